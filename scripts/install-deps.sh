@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs, idempotently, every Debian package the build and the tests need.
+# Safe to run again: apt-get skips what is already installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libboost-dev libboost-filesystem-dev libboost-system-dev
+  libspdlog-dev libfmt-dev libyaml-cpp-dev
+  libgtest-dev googletest
+  libtorch-dev libgloo-dev python3-torch
+  iproute2 nftables procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

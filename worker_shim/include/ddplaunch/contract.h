@@ -1,0 +1,121 @@
+// The environment contract between ddplaunch and every worker it starts, and the
+// status-channel message format the shim uses to report init progress.
+// Header-only and dependency-free: the launcher and the worker shim both include it,
+// so the names and the wire format cannot drift apart.
+#pragma once
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ddplaunch::contract {
+
+// torchrun-compatible variables (same names and meanings as torch.distributed.run).
+inline constexpr const char* kMasterAddr = "MASTER_ADDR";
+inline constexpr const char* kMasterPort = "MASTER_PORT";
+inline constexpr const char* kRank = "RANK";
+inline constexpr const char* kLocalRank = "LOCAL_RANK";
+inline constexpr const char* kWorldSize = "WORLD_SIZE";
+inline constexpr const char* kLocalWorldSize = "LOCAL_WORLD_SIZE";
+inline constexpr const char* kGroupRank = "GROUP_RANK";
+inline constexpr const char* kRoleRank = "ROLE_RANK";
+inline constexpr const char* kRoleWorldSize = "ROLE_WORLD_SIZE";
+inline constexpr const char* kRoleName = "ROLE_NAME";
+inline constexpr const char* kRestartCount = "TORCHELASTIC_RESTART_COUNT";
+inline constexpr const char* kMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";
+inline constexpr const char* kRunId = "TORCHELASTIC_RUN_ID";
+inline constexpr const char* kUseAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
+inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
+inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
+inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
+
+// ddplaunch's own variables.
+inline constexpr const char* kTimeoutSeconds = "DDPLAUNCH_TIMEOUT_S";      // process-group timeout
+inline constexpr const char* kGeneration = "DDPLAUNCH_GENERATION";         // restart round, 0-based
+inline constexpr const char* kNodeRank = "DDPLAUNCH_NODE_RANK";
+inline constexpr const char* kNodeCount = "DDPLAUNCH_NODE_COUNT";
+inline constexpr const char* kStatusSocket = "DDPLAUNCH_STATUS_SOCKET";    // AF_UNIX datagram path
+inline constexpr const char* kJobId = "DDPLAUNCH_JOB_ID";
+
+// Status channel: one AF_UNIX SOCK_DGRAM datagram per event, a single text line:
+//   "DDPL1 <event> <rank> <generation> <pid> <detail...>"
+// detail is free text (may be empty) with newlines folded to " | ".
+// Datagrams above kMaxStatusBytes are truncated by the sender.
+inline constexpr std::size_t kMaxStatusBytes = 4096;
+inline constexpr std::string_view kStatusMagic = "DDPL1";
+
+enum class StatusEvent { InitBegin, InitOk, InitFailed, Heartbeat };
+
+inline std::string_view to_string(StatusEvent e) {
+  switch (e) {
+    case StatusEvent::InitBegin: return "init_begin";
+    case StatusEvent::InitOk: return "init_ok";
+    case StatusEvent::InitFailed: return "init_failed";
+    case StatusEvent::Heartbeat: return "heartbeat";
+  }
+  return "unknown";
+}
+
+inline std::optional<StatusEvent> parse_status_event(std::string_view s) {
+  if (s == "init_begin") return StatusEvent::InitBegin;
+  if (s == "init_ok") return StatusEvent::InitOk;
+  if (s == "init_failed") return StatusEvent::InitFailed;
+  if (s == "heartbeat") return StatusEvent::Heartbeat;
+  return std::nullopt;
+}
+
+struct StatusMessage {
+  StatusEvent event = StatusEvent::Heartbeat;
+  int rank = -1;            // global rank
+  long generation = 0;
+  long pid = 0;
+  std::string detail;       // e.g. the NCCL error string for init_failed
+};
+
+inline std::string format_status(const StatusMessage& m) {
+  std::string detail;
+  detail.reserve(m.detail.size());
+  for (char c : m.detail) {
+    if (c == '\n') detail += " | ";
+    else if (c != '\r') detail += c;
+  }
+  std::string out = std::string(kStatusMagic) + " " + std::string(to_string(m.event)) + " " +
+                    std::to_string(m.rank) + " " + std::to_string(m.generation) + " " +
+                    std::to_string(m.pid) + " " + detail;
+  if (out.size() > kMaxStatusBytes) out.resize(kMaxStatusBytes);
+  return out;
+}
+
+namespace detail {
+// Splits the next space-delimited token off `rest`.
+inline std::string_view next_token(std::string_view& rest) {
+  auto space = rest.find(' ');
+  std::string_view token = rest.substr(0, space);
+  rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+  return token;
+}
+template <typename Int>
+inline bool parse_int(std::string_view s, Int& out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && ptr == s.data() + s.size() && !s.empty();
+}
+}  // namespace detail
+
+// Returns nullopt for anything that is not a well-formed status line: the channel is a
+// local socket any process can write to, so garbage must be ignored, not trusted.
+inline std::optional<StatusMessage> parse_status(std::string_view line) {
+  StatusMessage m;
+  std::string_view rest = line;
+  if (detail::next_token(rest) != kStatusMagic) return std::nullopt;
+  auto event = parse_status_event(detail::next_token(rest));
+  if (!event) return std::nullopt;
+  m.event = *event;
+  if (!detail::parse_int(detail::next_token(rest), m.rank) || m.rank < 0) return std::nullopt;
+  if (!detail::parse_int(detail::next_token(rest), m.generation) || m.generation < 0) return std::nullopt;
+  if (!detail::parse_int(detail::next_token(rest), m.pid) || m.pid <= 0) return std::nullopt;
+  m.detail = std::string(rest);
+  return m;
+}
+
+}  // namespace ddplaunch::contract
