@@ -1,0 +1,58 @@
+// The worker side of ddplaunch for C++ trainers: read and validate the environment
+// contract, and report init progress to the launcher over the status channel.
+// Depends only on libc/pthread and contract.h; safe to link into an LD_PRELOAD library.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ddplaunch/contract.h"
+
+namespace ddplaunch::shim {
+
+// Everything a worker needs to join its process group, as the launcher set it.
+struct WorkerContract {
+  std::string master_addr;
+  int master_port = 0;
+  int rank = -1;
+  int local_rank = -1;
+  int world_size = 0;
+  int local_world_size = 0;
+  int node_rank = 0;
+  int node_count = 1;
+  long generation = 0;
+  double timeout_s = 0;       // 0: not set by the launcher (use the library's default)
+  std::string status_socket;  // empty: no status channel
+  std::string job_id;
+};
+
+// Either a validated contract, or an error that names each variable at fault with its
+// value and says to start the program with ddplaunch or torchrun.
+struct ContractResult {
+  std::optional<WorkerContract> contract;
+  std::string error;
+};
+
+// Reads the contract from the process environment. The torchrun variables (MASTER_ADDR,
+// MASTER_PORT, RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE) are required; the
+// DDPLAUNCH_* ones are optional and fall back to defaults (node rank from GROUP_RANK,
+// node count from WORLD_SIZE / LOCAL_WORLD_SIZE, job id from TORCHELASTIC_RUN_ID).
+ContractResult read_contract();
+// Same, from an explicit map (for tests and for callers that hold their own environment).
+ContractResult read_contract(const std::map<std::string, std::string>& env);
+
+// Sends one status datagram to $DDPLAUNCH_STATUS_SOCKET (rank from $RANK, generation from
+// $DDPLAUNCH_GENERATION, pid = getpid()). Silently does nothing when the socket variable or
+// RANK is unset or invalid, or the socket is gone or full. Never blocks, never throws.
+void report(contract::StatusEvent event, std::string_view detail = {}) noexcept;
+
+// Starts a background thread that reports Heartbeat every `interval` (at least 10 ms).
+// Idempotent: a second call while running changes nothing. stop_heartbeat() stops and
+// joins it; it is also idempotent. The thread never keeps the process alive at exit.
+void start_heartbeat(std::chrono::milliseconds interval);
+void stop_heartbeat();
+
+}  // namespace ddplaunch::shim
