@@ -1,0 +1,178 @@
+// libddplaunch_nccl_preload.so: run the real nccl_probe under LD_PRELOAD and check the
+// launcher would hear init_begin and init_failed carrying NCCL's own error text; and check
+// the wrapper's answer when no NCCL is loaded at all (dlopen'ed into this test binary).
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ddplaunch/contract.h"
+
+extern char** environ;
+
+namespace {
+
+namespace c = ddplaunch::contract;
+
+class PreloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/shim_preload_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/status.sock";
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd_, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path_.c_str());
+    ASSERT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  }
+  void TearDown() override {
+    if (fd_ >= 0) ::close(fd_);
+    std::filesystem::remove_all(dir_);
+  }
+  // Parsed status messages until `count` arrived or `timeout` passed.
+  std::vector<c::StatusMessage> receive(std::size_t count, std::chrono::milliseconds timeout) {
+    std::vector<c::StatusMessage> out;
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (out.size() < count) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          end - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) != 1) break;
+      char buf[c::kMaxStatusBytes + 16];
+      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) continue;
+      auto m = c::parse_status(std::string_view(buf, static_cast<std::size_t>(n)));
+      EXPECT_TRUE(m) << "unparsable datagram: " << std::string(buf, static_cast<std::size_t>(n));
+      if (m) out.push_back(*m);
+    }
+    return out;
+  }
+  std::string dir_, path_;
+  int fd_ = -1;
+};
+
+// Waits for `pid` at most `timeout`; kills it after that. Returns the wait status or -1.
+int wait_bounded(pid_t pid, std::chrono::seconds timeout) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return -1;
+}
+
+TEST_F(PreloadTest, RealNcclInitFailureIsReportedWithNcclsOwnText) {
+#ifndef DDPLAUNCH_NCCL_PROBE
+  GTEST_SKIP() << "NCCL was not found at build time (no nccl.h/libnccl): nccl_probe not built";
+#else
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    if (entry.starts_with("LD_PRELOAD=") || entry.starts_with("RANK=") ||
+        entry.starts_with("DDPLAUNCH_"))
+      continue;
+    env_strings.emplace_back(entry);
+  }
+  env_strings.push_back(std::string("LD_PRELOAD=") + DDPLAUNCH_NCCL_PRELOAD);
+  env_strings.push_back("DDPLAUNCH_STATUS_SOCKET=" + path_);
+  env_strings.push_back("RANK=0");
+  env_strings.push_back("DDPLAUNCH_GENERATION=1");
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  char* argv[] = {const_cast<char*>(DDPLAUNCH_NCCL_PROBE), nullptr};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(::posix_spawn(&pid, DDPLAUNCH_NCCL_PROBE, &actions, nullptr, argv, envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+
+  auto messages = receive(2, std::chrono::seconds(60));
+  int status = wait_bounded(pid, std::chrono::seconds(60));
+  ASSERT_NE(status, -1) << "nccl_probe did not finish within 60 s";
+  ASSERT_EQ(messages.size(), 2u) << "expected init_begin and one outcome datagram";
+  EXPECT_EQ(messages[0].event, c::StatusEvent::InitBegin);
+  EXPECT_EQ(messages[0].rank, 0);
+  EXPECT_EQ(messages[0].generation, 1);
+  EXPECT_EQ(messages[0].pid, static_cast<long>(pid));
+  EXPECT_EQ(messages[0].detail, "ncclCommInitRank");
+  if (messages[1].event == c::StatusEvent::InitOk) {
+    // A machine with a working GPU: the probe succeeds and so must the report.
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    GTEST_SKIP() << "NCCL init succeeded here (GPU present): init_ok reported; the failure "
+                    "text could not be checked";
+  }
+  EXPECT_EQ(messages[1].event, c::StatusEvent::InitFailed);
+  EXPECT_EQ(messages[1].pid, static_cast<long>(pid));
+  // What NCCL 2.x itself prints for this failure on a machine without a usable GPU.
+  EXPECT_NE(messages[1].detail.find("ncclCommInitRank failed: unhandled cuda error"),
+            std::string::npos) << messages[1].detail;
+  EXPECT_NE(messages[1].detail.find("; last error: Cuda failure"), std::string::npos)
+      << messages[1].detail;
+  // The program's own result is unchanged: the probe saw the failure and exited 1.
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "wait status " << status;
+#endif
+}
+
+TEST_F(PreloadTest, WithoutNcclInTheProcessInitReturnsSystemErrorAndSaysSo) {
+  // This binary does not link NCCL, so the wrapper finds no real function after itself.
+  void* lib = ::dlopen(DDPLAUNCH_NCCL_PRELOAD, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << ::dlerror();
+  if (::dlsym(RTLD_DEFAULT, "ncclGetErrorString")) {
+    ::dlclose(lib);
+    GTEST_SKIP() << "NCCL is already loaded in this test process";
+  }
+  using InitAll = int (*)(void**, int, const int*);
+  auto init_all = reinterpret_cast<InitAll>(::dlsym(lib, "ncclCommInitAll"));
+  ASSERT_NE(init_all, nullptr);
+  ::setenv("DDPLAUNCH_STATUS_SOCKET", path_.c_str(), 1);
+  ::setenv("RANK", "2", 1);
+  void* comm = nullptr;
+  int res = init_all(&comm, 1, nullptr);
+  ::unsetenv("DDPLAUNCH_STATUS_SOCKET");
+  ::unsetenv("RANK");
+  EXPECT_EQ(res, 2) << "ncclSystemError expected";
+  auto messages = receive(2, std::chrono::seconds(5));
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0].event, c::StatusEvent::InitBegin);
+  EXPECT_EQ(messages[1].event, c::StatusEvent::InitFailed);
+  EXPECT_EQ(messages[1].rank, 2);
+  EXPECT_NE(messages[1].detail.find("NCCL was not found"), std::string::npos)
+      << messages[1].detail;
+  ::dlclose(lib);
+}
+
+TEST(PreloadLibrary, ExportsOnlyTheWrappedNcclFunctions) {
+  void* lib = ::dlopen(DDPLAUNCH_NCCL_PRELOAD, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << ::dlerror();
+  for (const char* name : {"ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll"})
+    EXPECT_NE(::dlsym(lib, name), nullptr) << name;
+  // The shim's own symbols stay inside the library (no clash with a trainer's copy).
+  EXPECT_EQ(::dlsym(lib, "_ZN9ddplaunch4shim6reportENS_8contract11StatusEventESt17basic_string_viewIcSt11char_traitsIcEE"),
+            nullptr);
+  ::dlclose(lib);
+}
+
+}  // namespace

@@ -1,0 +1,158 @@
+// report() and the heartbeat: datagrams arrive on a real AF_UNIX socket in the format
+// contract.h parses; nothing is sent (and nothing fails) when the channel is not configured.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "ddplaunch/shim.h"
+
+namespace {
+
+namespace c = ddplaunch::contract;
+namespace shim = ddplaunch::shim;
+
+// A bound datagram socket in a fresh temp dir, with the worker variables pointing at it.
+class StatusSocket : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/shim_report_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/status.sock";
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd_, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path_.c_str());
+    ASSERT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    ::setenv("DDPLAUNCH_STATUS_SOCKET", path_.c_str(), 1);
+    ::setenv("RANK", "3", 1);
+    ::setenv("DDPLAUNCH_GENERATION", "2", 1);
+  }
+  void TearDown() override {
+    shim::stop_heartbeat();
+    ::unsetenv("DDPLAUNCH_STATUS_SOCKET");
+    ::unsetenv("RANK");
+    ::unsetenv("DDPLAUNCH_GENERATION");
+    if (fd_ >= 0) ::close(fd_);
+    std::filesystem::remove_all(dir_);
+  }
+  // The next datagram, or nullopt after `timeout_ms`.
+  std::optional<std::string> receive(int timeout_ms) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) != 1) return std::nullopt;
+    char buf[c::kMaxStatusBytes + 16];
+    ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    if (n < 0) return std::nullopt;
+    return std::string(buf, static_cast<std::size_t>(n));
+  }
+  std::string dir_, path_;
+  int fd_ = -1;
+};
+
+TEST_F(StatusSocket, ReportSendsOneParsableDatagram) {
+  shim::report(c::StatusEvent::InitFailed, "ncclCommInitRank failed:\nunhandled cuda error");
+  auto line = receive(2000);
+  ASSERT_TRUE(line);
+  auto m = c::parse_status(*line);
+  ASSERT_TRUE(m) << *line;
+  EXPECT_EQ(m->event, c::StatusEvent::InitFailed);
+  EXPECT_EQ(m->rank, 3);
+  EXPECT_EQ(m->generation, 2);
+  EXPECT_EQ(m->pid, static_cast<long>(::getpid()));
+  EXPECT_EQ(m->detail, "ncclCommInitRank failed: | unhandled cuda error");
+  EXPECT_FALSE(receive(50)) << "exactly one datagram per report";
+}
+
+TEST_F(StatusSocket, EmptyDetailAndDefaultGeneration) {
+  ::unsetenv("DDPLAUNCH_GENERATION");
+  shim::report(c::StatusEvent::InitOk);
+  auto line = receive(2000);
+  ASSERT_TRUE(line);
+  auto m = c::parse_status(*line);
+  ASSERT_TRUE(m) << *line;
+  EXPECT_EQ(m->event, c::StatusEvent::InitOk);
+  EXPECT_EQ(m->generation, 0);
+  EXPECT_EQ(m->detail, "");
+}
+
+TEST_F(StatusSocket, LongDetailIsTruncatedToTheLimit) {
+  shim::report(c::StatusEvent::InitFailed, std::string(10000, 'e'));
+  auto line = receive(2000);
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->size(), c::kMaxStatusBytes);
+  EXPECT_TRUE(c::parse_status(*line));
+}
+
+TEST_F(StatusSocket, NoDatagramWhenSocketVariableOrRankUnset) {
+  ::unsetenv("DDPLAUNCH_STATUS_SOCKET");
+  shim::report(c::StatusEvent::InitBegin, "x");
+  EXPECT_FALSE(receive(100));
+  ::setenv("DDPLAUNCH_STATUS_SOCKET", path_.c_str(), 1);
+  ::unsetenv("RANK");
+  shim::report(c::StatusEvent::InitBegin, "x");
+  EXPECT_FALSE(receive(100));
+}
+
+TEST_F(StatusSocket, GoneOrFullSocketNeverBlocks) {
+  // Fill the receive queue: report() must return at once (MSG_DONTWAIT), not block.
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 2000; ++i) shim::report(c::StatusEvent::Heartbeat, std::string(1000, 'h'));
+  // Socket file removed: silently nothing.
+  std::filesystem::remove(path_);
+  shim::report(c::StatusEvent::InitBegin);
+  ::setenv("DDPLAUNCH_STATUS_SOCKET", (dir_ + "/no/such/dir/s").c_str(), 1);
+  shim::report(c::StatusEvent::InitBegin);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  auto first = receive(100);
+  ASSERT_TRUE(first) << "the queued datagrams should still be readable";
+  EXPECT_TRUE(c::parse_status(*first));
+}
+
+TEST_F(StatusSocket, SecondStartDoesNotAddAThread) {
+  shim::start_heartbeat(std::chrono::milliseconds(50));
+  shim::start_heartbeat(std::chrono::milliseconds(50));
+  // One thread sends ~11 beats in 500 ms, two would send ~22. Load only lowers the count.
+  int beats = 0;
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (std::chrono::steady_clock::now() < end) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+    if (receive(static_cast<int>(std::max<long>(left.count(), 0)))) ++beats;
+  }
+  shim::stop_heartbeat();
+  EXPECT_GE(beats, 1);
+  EXPECT_LE(beats, 15);
+}
+
+TEST_F(StatusSocket, HeartbeatRepeatsUntilStoppedAndIsIdempotent) {
+  shim::start_heartbeat(std::chrono::milliseconds(20));
+  shim::start_heartbeat(std::chrono::milliseconds(20));  // no second thread
+  int beats = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto line = receive(2000);
+    ASSERT_TRUE(line) << "heartbeat " << i << " did not arrive";
+    auto m = c::parse_status(*line);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->event, c::StatusEvent::Heartbeat);
+    ++beats;
+  }
+  EXPECT_EQ(beats, 5);
+  shim::stop_heartbeat();
+  shim::stop_heartbeat();
+  while (receive(0)) {  // drain what was sent before the stop
+  }
+  EXPECT_FALSE(receive(150)) << "heartbeat still running after stop_heartbeat()";
+  // Restartable after a stop.
+  shim::start_heartbeat(std::chrono::milliseconds(20));
+  EXPECT_TRUE(receive(2000));
+  shim::stop_heartbeat();
+}
+
+}  // namespace
