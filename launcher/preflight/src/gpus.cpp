@@ -1,0 +1,147 @@
+// GPU discovery through dlopen: libcuda first (authoritative, applies CUDA_VISIBLE_DEVICES),
+// NVML as fallback and for the driver version string, libnccl for its version. No CUDA headers.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "ddplaunch/preflight/gpus.h"
+
+namespace ddplaunch::preflight {
+namespace {
+
+using CuInit = int (*)(unsigned);
+using CuIntOut = int (*)(int*);
+using CuErrorName = int (*)(int, const char**);
+using NvmlVoid = int (*)();
+using NvmlCount = int (*)(unsigned*);
+using NvmlText = int (*)(char*, unsigned);
+using NvmlIntOut = int (*)(int*);
+using NvmlErrorString = const char* (*)(int);
+using NcclVersion = int (*)(int*);
+
+template <typename Fn>
+Fn symbol(void* lib, const char* name) {
+  return reinterpret_cast<Fn>(::dlsym(lib, name));
+}
+
+std::string cuda_version_text(int v) {  // 12020 -> "12.2"
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string nccl_version_text(int v) {  // 21805 -> "2.18.5"; before 2.9: 2708 -> "2.7.8"
+  if (v >= 10000) return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100) + "." + std::to_string(v % 100);
+}
+
+void append_note(GpuInfo& info, const std::string& text) {
+  if (!info.note.empty()) info.note += "; ";
+  info.note += text;
+}
+
+std::string dl_error() {
+  const char* e = ::dlerror();
+  return e ? e : "unknown error";
+}
+
+// Returns true when libcuda answered (count may be 0). The library stays loaded: unloading
+// a driver after cuInit is not supported.
+bool query_libcuda(GpuInfo& info) {
+  void* lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    append_note(info, "libcuda.so.1 not loadable (" + dl_error() + ")");
+    return false;
+  }
+  auto init = symbol<CuInit>(lib, "cuInit");
+  auto count = symbol<CuIntOut>(lib, "cuDeviceGetCount");
+  auto version = symbol<CuIntOut>(lib, "cuDriverGetVersion");
+  auto error_name = symbol<CuErrorName>(lib, "cuGetErrorName");
+  if (!init || !count) {
+    append_note(info, "libcuda.so.1 lacks cuInit/cuDeviceGetCount");
+    return false;
+  }
+  int v = 0;
+  if (version && version(&v) == 0 && v > 0) info.cuda_version = cuda_version_text(v);
+  int rc = init(0);
+  if (rc == 100) {  // CUDA_ERROR_NO_DEVICE: driver present, nothing visible
+    info.source = "libcuda";
+    info.count = 0;
+    append_note(info, "libcuda: no CUDA device visible (CUDA_ERROR_NO_DEVICE)");
+    return true;
+  }
+  if (rc != 0) {
+    const char* name = nullptr;
+    if (error_name) error_name(rc, &name);
+    append_note(info, "libcuda: cuInit failed with error " + std::to_string(rc) + (name ? std::string(" ") + name : ""));
+    return false;
+  }
+  int n = 0;
+  if (count(&n) != 0) {
+    append_note(info, "libcuda: cuDeviceGetCount failed");
+    return false;
+  }
+  info.source = "libcuda";
+  info.count = n;
+  append_note(info, "libcuda: " + std::to_string(n) + " device(s), CUDA_VISIBLE_DEVICES applied by the driver");
+  return true;
+}
+
+// Fills the driver version; when use_count, also the count (with CUDA_VISIBLE_DEVICES applied).
+void query_nvml(GpuInfo& info, bool use_count) {
+  void* lib = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    if (use_count) append_note(info, "libnvidia-ml.so.1 not loadable (" + dl_error() + ")");
+    return;
+  }
+  auto init = symbol<NvmlVoid>(lib, "nvmlInit_v2");
+  auto shutdown = symbol<NvmlVoid>(lib, "nvmlShutdown");
+  auto count = symbol<NvmlCount>(lib, "nvmlDeviceGetCount_v2");
+  auto driver = symbol<NvmlText>(lib, "nvmlSystemGetDriverVersion");
+  auto cuda = symbol<NvmlIntOut>(lib, "nvmlSystemGetCudaDriverVersion_v2");
+  auto error_string = symbol<NvmlErrorString>(lib, "nvmlErrorString");
+  int rc = init ? init() : -1;
+  if (rc != 0) {
+    if (use_count) {
+      append_note(info, "nvml: nvmlInit_v2 failed" +
+                            (error_string && init ? std::string(": ") + error_string(rc) : std::string()));
+    }
+    ::dlclose(lib);
+    return;
+  }
+  char text[96] = {};
+  if (driver && driver(text, sizeof text) == 0) info.driver_version = text;
+  int v = 0;
+  if (info.cuda_version.empty() && cuda && cuda(&v) == 0 && v > 0) info.cuda_version = cuda_version_text(v);
+  unsigned n = 0;
+  if (use_count && count && count(&n) == 0) {
+    const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+    info.count = visible_gpu_count(cvd ? std::optional<std::string_view>(cvd) : std::nullopt, static_cast<int>(n));
+    info.source = "nvml";
+    append_note(info, "nvml: " + std::to_string(n) + " device(s) installed, " + std::to_string(info.count) +
+                          " visible" + (cvd ? std::string(" with CUDA_VISIBLE_DEVICES=") + cvd : std::string()));
+  }
+  if (shutdown) shutdown();
+  ::dlclose(lib);
+}
+
+void query_nccl(GpuInfo& info) {
+  void* lib = ::dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
+  if (lib == nullptr) return;
+  auto version = symbol<NcclVersion>(lib, "ncclGetVersion");
+  int v = 0;
+  if (version && version(&v) == 0 && v > 0) info.nccl_version = nccl_version_text(v);
+  ::dlclose(lib);
+}
+
+}  // namespace
+
+GpuInfo detect_gpus() {
+  GpuInfo info;
+  bool from_cuda = query_libcuda(info);
+  query_nvml(info, /*use_count=*/!from_cuda);
+  query_nccl(info);
+  if (info.source == "none") append_note(info, "no NVIDIA driver found: treating this node as CPU-only");
+  return info;
+}
+
+}  // namespace ddplaunch::preflight
