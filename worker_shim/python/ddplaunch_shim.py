@@ -1,0 +1,181 @@
+"""The worker side of ddplaunch for Python trainers: report init progress to the launcher and
+apply its process-group timeout, without changing the training script.
+
+report(event, detail) sends one status datagram ("DDPL1 <event> <rank> <generation> <pid>
+<detail>", see worker_shim/include/ddplaunch/contract.h) to $DDPLAUNCH_STATUS_SOCKET.
+install() wraps torch.distributed.init_process_group (now, or when torch.distributed is
+first imported) to report init_begin / init_ok / init_failed and to pass
+timeout=timedelta(seconds=$DDPLAUNCH_TIMEOUT_S) when the caller gave none.
+Importing this module does not import torch.
+"""
+
+import datetime
+import functools
+import importlib.abc
+import inspect
+import os
+import socket
+import sys
+
+__all__ = ["report", "install", "EVENTS", "MAX_STATUS_BYTES"]
+
+EVENTS = ("init_begin", "init_ok", "init_failed", "heartbeat")
+MAX_STATUS_BYTES = 4096  # contract::kMaxStatusBytes
+_MAGIC = "DDPL1"
+_WRAPPED_MARK = "_ddplaunch_wrapped"
+
+
+def _env_int(name, default=None):
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+def format_status(event, rank, generation, pid, detail=""):
+    """The status line as bytes, newlines folded to " | ", at most MAX_STATUS_BYTES."""
+    detail = str(detail).replace("\r", "").replace("\n", " | ")
+    line = "%s %s %d %d %d %s" % (_MAGIC, event, rank, generation, pid, detail)
+    return line.encode("utf-8", "replace")[:MAX_STATUS_BYTES]
+
+
+def report(event, detail=""):
+    """Sends one status datagram; returns True when it was sent.
+
+    Does nothing (returns False) when DDPLAUNCH_STATUS_SOCKET or RANK is unset or invalid,
+    or the launcher's socket is gone or full. Never raises, never blocks.
+    """
+    try:
+        if event not in EVENTS:
+            return False
+        path = os.environ.get("DDPLAUNCH_STATUS_SOCKET")
+        rank = _env_int("RANK")
+        generation = _env_int("DDPLAUNCH_GENERATION", 0)
+        if not path or rank is None or rank < 0 or generation is None or generation < 0:
+            return False
+        data = format_status(event, rank, generation, os.getpid(), detail)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+            sock.setblocking(False)
+            sock.sendto(data, path)
+        return True
+    except Exception:  # the launcher being gone must never break training
+        return False
+
+
+def _launcher_timeout():
+    """timedelta from DDPLAUNCH_TIMEOUT_S, or None when unset or not a positive number."""
+    try:
+        seconds = float(os.environ.get("DDPLAUNCH_TIMEOUT_S", ""))
+    except ValueError:
+        return None
+    if not seconds > 0 or seconds == float("inf"):
+        return None
+    return datetime.timedelta(seconds=seconds)
+
+
+def _wrap(original):
+    if getattr(original, _WRAPPED_MARK, False):
+        return original
+    try:
+        signature = inspect.signature(original)
+    except (TypeError, ValueError):
+        signature = None
+
+    @functools.wraps(original)
+    def init_process_group(*args, **kwargs):
+        timeout = _launcher_timeout()
+        if timeout is not None and signature is not None:
+            try:
+                bound = signature.bind_partial(*args, **kwargs)
+                # Newer torch defaults timeout to None; treat that as "not given" too.
+                if bound.arguments.get("timeout") is None:
+                    bound.arguments["timeout"] = timeout
+                    args, kwargs = bound.args, bound.kwargs
+            except TypeError:
+                pass  # let the original report the bad call itself
+        backend = kwargs.get("backend", args[0] if args else "")
+        report("init_begin", str(backend or ""))
+        try:
+            result = original(*args, **kwargs)
+        except BaseException as error:
+            report("init_failed", "%s: %s" % (type(error).__name__, error))
+            raise
+        report("init_ok", str(backend or ""))
+        return result
+
+    setattr(init_process_group, _WRAPPED_MARK, True)
+    return init_process_group
+
+
+def _patch(dist):
+    """Replaces init_process_group in torch.distributed and torch.distributed.distributed_c10d."""
+    original = getattr(dist, "init_process_group", None)
+    if original is None:
+        return False
+    wrapped = _wrap(original)
+    dist.init_process_group = wrapped
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+    if c10d is not None and getattr(c10d, "init_process_group", None) is original:
+        c10d.init_process_group = wrapped
+    return True
+
+
+class _LoaderThatPatches(importlib.abc.Loader):
+    """Runs the real loader of torch.distributed, then patches the fresh module."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        try:
+            _patch(module)
+        except Exception:
+            pass
+
+    def __getattr__(self, name):  # get_resource_reader, is_package, ...
+        return getattr(self._loader, name)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Waits for the first import of torch.distributed, so that install() costs nothing for
+    programs that never use it (importing torch takes seconds)."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "torch.distributed":
+            return None
+        _remove_finder()
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            if find_spec is None:
+                continue
+            spec = find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _LoaderThatPatches(spec.loader)
+                return spec
+        return None
+
+
+def _remove_finder():
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _PatchOnImport)]
+
+
+def install():
+    """Wraps torch.distributed.init_process_group now if torch.distributed is loaded, else on
+    its first import. Idempotent. Returns True when the wrapper is (or will be) in place."""
+    try:
+        dist = sys.modules.get("torch.distributed")
+        if dist is not None:
+            return _patch(dist)
+        if not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
+            sys.meta_path.insert(0, _PatchOnImport())
+        return True
+    except Exception:
+        return False
