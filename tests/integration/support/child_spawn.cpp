@@ -120,6 +120,7 @@ SpawnedChild spawn_child(const std::vector<std::string>& argv,
 }
 
 void set_exit_status(RunResult& result, int wait_status) {
+  if (wait_status == -1) return;  // unknown: the child was reaped elsewhere
   if (WIFEXITED(wait_status)) {
     result.exit_code = WEXITSTATUS(wait_status);
     result.term_signal = 0;

@@ -22,7 +22,7 @@ SpawnedChild spawn_child(const std::vector<std::string>& argv,
                          const std::map<std::string, std::string>& extra_env,
                          const std::vector<std::string>& unset_env);
 
-// Fills exit_code / term_signal from a waitpid status.
+// Fills exit_code / term_signal from a waitpid status; -1 (status unknown) leaves them as they are.
 void set_exit_status(RunResult& result, int wait_status);
 
 // Reads what is available on a non-blocking fd into `out`; returns false at end-of-file or error.

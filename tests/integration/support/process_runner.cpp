@@ -59,9 +59,14 @@ RunResult run_command(const std::vector<std::string>& argv, milliseconds timeout
   int status = 0;
   Clock::time_point exited_at;
   while (true) {
-    if (!exited && ::waitpid(child.pid, &status, WNOHANG) == child.pid) {
-      exited = true;
-      exited_at = Clock::now();
+    if (!exited) {
+      pid_t r = ::waitpid(child.pid, &status, WNOHANG);
+      // ECHILD: someone else in this process reaped it (a SIGCHLD handler); the status is lost.
+      if (r == child.pid || (r < 0 && errno == ECHILD)) {
+        exited = true;
+        exited_at = Clock::now();
+        if (r < 0) status = -1;
+      }
     }
     const auto now = Clock::now();
     if (exited && (output_ended || now - exited_at >= kOutputGrace)) break;
