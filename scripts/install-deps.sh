@@ -12,6 +12,14 @@ packages=(
   iproute2 nftables procps
 )
 
+# --with-slurm: also the Slurm daemons and client for scripts/slurm-test-cluster.sh.
+for arg in "$@"; do
+  case "$arg" in
+    --with-slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
+    *) echo "install-deps: unknown option '$arg' (known: --with-slurm)" >&2; exit 2 ;;
+  esac
+done
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
