@@ -63,9 +63,24 @@ class PreloadTest : public ::testing::Test {
     }
     return out;
   }
+  struct Run {
+    int status = -1;  // wait status, -1: did not finish in time (killed)
+    pid_t pid = 0;
+    std::vector<c::StatusMessage> messages;
+  };
+  // Runs `program args` with the preload library and the status socket set up (RANK=0,
+  // generation 1, plus `extra_env`), collects up to `expect` datagrams, then reaps it.
+  Run run_preloaded(const std::string& program, std::vector<std::string> args,
+                    std::vector<std::string> extra_env, std::size_t expect);
   std::string dir_, path_;
   int fd_ = -1;
 };
+
+std::string describe(const std::vector<c::StatusMessage>& messages) {
+  std::string out;
+  for (auto& m : messages) out += "[" + c::format_status(m) + "] ";
+  return out;
+}
 
 // Waits for `pid` at most `timeout`; kills it after that. Returns the wait status or -1.
 int wait_bounded(pid_t pid, std::chrono::seconds timeout) {
@@ -81,15 +96,15 @@ int wait_bounded(pid_t pid, std::chrono::seconds timeout) {
   return -1;
 }
 
-TEST_F(PreloadTest, RealNcclInitFailureIsReportedWithNcclsOwnText) {
-#ifndef DDPLAUNCH_NCCL_PROBE
-  GTEST_SKIP() << "NCCL was not found at build time (no nccl.h/libnccl): nccl_probe not built";
-#else
+PreloadTest::Run PreloadTest::run_preloaded(const std::string& program,
+                                            std::vector<std::string> args,
+                                            std::vector<std::string> extra_env,
+                                            std::size_t expect) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
     if (entry.starts_with("LD_PRELOAD=") || entry.starts_with("RANK=") ||
-        entry.starts_with("DDPLAUNCH_"))
+        entry.starts_with("DDPLAUNCH_") || entry.starts_with("FAKE_NCCL_"))
       continue;
     env_strings.emplace_back(entry);
   }
@@ -97,22 +112,40 @@ TEST_F(PreloadTest, RealNcclInitFailureIsReportedWithNcclsOwnText) {
   env_strings.push_back("DDPLAUNCH_STATUS_SOCKET=" + path_);
   env_strings.push_back("RANK=0");
   env_strings.push_back("DDPLAUNCH_GENERATION=1");
+  for (auto& e : extra_env) env_strings.push_back(e);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  char* argv[] = {const_cast<char*>(DDPLAUNCH_NCCL_PROBE), nullptr};
+  args.insert(args.begin(), program);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
 
+  Run run;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(::posix_spawn(&pid, DDPLAUNCH_NCCL_PROBE, &actions, nullptr, argv, envp.data()), 0);
+  int rc = ::posix_spawn(&run.pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0) << "could not start " << program;
+  if (rc != 0) return run;
+  run.messages = receive(expect, std::chrono::seconds(60));
+  run.status = wait_bounded(run.pid, std::chrono::seconds(60));
+  // Anything beyond `expect` is a defect too: collect briefly.
+  for (auto& extra : receive(1, std::chrono::milliseconds(100))) run.messages.push_back(extra);
+  return run;
+}
 
-  auto messages = receive(2, std::chrono::seconds(60));
-  int status = wait_bounded(pid, std::chrono::seconds(60));
+TEST_F(PreloadTest, RealNcclInitFailureIsReportedWithNcclsOwnText) {
+#ifndef DDPLAUNCH_NCCL_PROBE
+  GTEST_SKIP() << "NCCL was not found at build time (no nccl.h/libnccl): nccl_probe not built";
+#else
+  Run run = run_preloaded(DDPLAUNCH_NCCL_PROBE, {}, {}, 2);
+  int status = run.status;
+  pid_t pid = run.pid;
+  auto& messages = run.messages;
   ASSERT_NE(status, -1) << "nccl_probe did not finish within 60 s";
-  ASSERT_EQ(messages.size(), 2u) << "expected init_begin and one outcome datagram";
+  ASSERT_EQ(messages.size(), 2u) << "expected init_begin and exactly one outcome datagram";
   EXPECT_EQ(messages[0].event, c::StatusEvent::InitBegin);
   EXPECT_EQ(messages[0].rank, 0);
   EXPECT_EQ(messages[0].generation, 1);
@@ -134,6 +167,46 @@ TEST_F(PreloadTest, RealNcclInitFailureIsReportedWithNcclsOwnText) {
   // The program's own result is unchanged: the probe saw the failure and exited 1.
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "wait status " << status;
 #endif
+}
+
+// With the fake NCCL: every outcome, and the program always sees NCCL's own result.
+TEST_F(PreloadTest, SuccessfulInitReportsInitOk) {
+  for (const char* which : {"rank", "config", "all"}) {
+    Run run = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {which}, {"FAKE_NCCL_INIT_RESULT=0"}, 2);
+    ASSERT_EQ(run.messages.size(), 2u) << which << ": " << describe(run.messages);
+    EXPECT_EQ(run.messages[0].event, c::StatusEvent::InitBegin) << which;
+    EXPECT_EQ(run.messages[1].event, c::StatusEvent::InitOk) << which;
+    EXPECT_EQ(run.messages[1].pid, static_cast<long>(run.pid));
+    EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << which;
+  }
+  Run all = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {"all"}, {}, 2);
+  ASSERT_EQ(all.messages.size(), 2u);
+  EXPECT_EQ(all.messages[1].detail, "ncclCommInitAll");
+}
+
+TEST_F(PreloadTest, FailedInitIsPassedThroughUnchangedWithNcclsText) {
+  Run run = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {"config"}, {"FAKE_NCCL_INIT_RESULT=5"}, 2);
+  ASSERT_EQ(run.messages.size(), 2u);
+  EXPECT_EQ(run.messages[1].event, c::StatusEvent::InitFailed);
+  EXPECT_EQ(run.messages[1].detail,
+            "ncclCommInitRankConfig failed: fake nccl error 5; last error: fake last error");
+  EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 5) << run.status;
+}
+
+TEST_F(PreloadTest, NonBlockingInitIsSettledByGetAsyncError) {
+  Run ok = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {"config"},
+                         {"FAKE_NCCL_INIT_RESULT=7", "FAKE_NCCL_ASYNC_RESULT=0"}, 2);
+  ASSERT_EQ(ok.messages.size(), 2u);
+  EXPECT_EQ(ok.messages[0].event, c::StatusEvent::InitBegin);
+  EXPECT_EQ(ok.messages[1].event, c::StatusEvent::InitOk);
+  EXPECT_TRUE(WIFEXITED(ok.status) && WEXITSTATUS(ok.status) == 7) << "ncclInProgress returned";
+
+  Run failed = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {"rank"},
+                             {"FAKE_NCCL_INIT_RESULT=7", "FAKE_NCCL_ASYNC_RESULT=3"}, 2);
+  ASSERT_EQ(failed.messages.size(), 2u);
+  EXPECT_EQ(failed.messages[1].event, c::StatusEvent::InitFailed);
+  EXPECT_EQ(failed.messages[1].detail,
+            "ncclCommInitRank failed: fake nccl error 3; last error: fake last error");
 }
 
 TEST_F(PreloadTest, WithoutNcclInTheProcessInitReturnsSystemErrorAndSaysSo) {
@@ -167,7 +240,8 @@ TEST_F(PreloadTest, WithoutNcclInTheProcessInitReturnsSystemErrorAndSaysSo) {
 TEST(PreloadLibrary, ExportsOnlyTheWrappedNcclFunctions) {
   void* lib = ::dlopen(DDPLAUNCH_NCCL_PRELOAD, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << ::dlerror();
-  for (const char* name : {"ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll"})
+  for (const char* name : {"ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll",
+                           "ncclCommGetAsyncError"})
     EXPECT_NE(::dlsym(lib, name), nullptr) << name;
   // The shim's own symbols stay inside the library (no clash with a trainer's copy).
   EXPECT_EQ(::dlsym(lib, "_ZN9ddplaunch4shim6reportENS_8contract11StatusEventESt17basic_string_viewIcSt11char_traitsIcEE"),

@@ -1,12 +1,16 @@
 // libddplaunch_nccl_preload.so: LD_PRELOAD'ed into a worker, it wraps NCCL communicator
 // init (ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitAll) and reports init_begin
-// and init_ok / init_failed to ddplaunch, with NCCL's own error text. It forwards every
-// call to the real NCCL unchanged and returns its result: the program behaves as without it.
+// and init_ok / init_failed to ddplaunch, with NCCL's own error text (a non-blocking init is
+// settled when ncclCommGetAsyncError first shows its outcome). It forwards every call to
+// the real NCCL unchanged and returns its result: the program behaves as without it.
 // Built without nccl.h: the few types it needs are declared here, ABI-compatible with NCCL 2.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "ddplaunch/shim.h"
 
@@ -26,6 +30,7 @@ using InitRankConfigFn = ncclResult_t (*)(ncclComm_t*, int, ncclUniqueId, int, v
 using InitAllFn = ncclResult_t (*)(ncclComm_t*, int, const int*);
 using ErrorStringFn = const char* (*)(ncclResult_t);
 using LastErrorFn = const char* (*)(ncclComm_t);
+using AsyncErrorFn = ncclResult_t (*)(ncclComm_t, ncclResult_t*);
 
 namespace c = ddplaunch::contract;
 namespace shim = ddplaunch::shim;
@@ -54,28 +59,81 @@ ncclResult_t nccl_missing(const char* function) {
                std::string(function) +
                    " failed: NCCL was not found in this process (libddplaunch_nccl_preload.so "
                    "found no real " + function + " after it); the program called NCCL without "
-                   "libnccl loaded — check that libnccl.so.2 is installed and on the library path");
+                   "libnccl loaded; check that libnccl.so.2 is installed and on the library path");
   return kNcclSystemError;
 }
 
-// Reports the outcome of one init call. ncclInProgress (non-blocking init) is neither:
-// the launcher falls back to its own init policy for that worker.
-void report_result(const char* function, ncclResult_t res) {
-  if (res == kNcclSuccess) {
-    shim::report(c::StatusEvent::InitOk, function);
-    return;
-  }
-  if (res == kNcclInProgress) return;
+void report_failure(const char* function, ncclResult_t res, ncclComm_t comm) noexcept try {
   auto error_string = reinterpret_cast<ErrorStringFn>(real_symbol("ncclGetErrorString"));
   auto last_error = reinterpret_cast<LastErrorFn>(real_symbol("ncclGetLastError"));
   const char* what = error_string ? error_string(res) : nullptr;
-  // After a failed init the communicator may be freed or unset: ask for the global error.
-  const char* last = last_error ? last_error(nullptr) : nullptr;
+  const char* last = last_error ? last_error(comm) : nullptr;
   std::string detail = std::string(function) + " failed: " +
                        (what ? what : "NCCL error " + std::to_string(res)) +
                        "; last error: " + (last && *last ? last : "(none reported by NCCL)");
   shim::report(c::StatusEvent::InitFailed, detail);
+} catch (...) {  // out of memory: unreported, the program is unaffected
 }
+
+// Communicators whose non-blocking init returned ncclInProgress, with the function that
+// started it; settled (and reported) by the first conclusive ncclCommGetAsyncError.
+struct PendingInit {
+  ncclComm_t comm;
+  const char* function;
+};
+struct PendingInits {
+  std::mutex mutex;
+  std::vector<PendingInit> inits;
+};
+// Never destroyed: NCCL threads may still call in while the process runs its exit handlers.
+PendingInits& pending() {
+  static PendingInits* p = new PendingInits;
+  return *p;
+}
+
+// Reports the outcome of one init call. ncclInProgress is not an outcome yet.
+void report_result(const char* function, ncclResult_t res, ncclComm_t* comm) {
+  if (res == kNcclSuccess) {
+    shim::report(c::StatusEvent::InitOk, function);
+  } else if (res == kNcclInProgress) {
+    if (!comm || !*comm) return;
+    PendingInits& p = pending();
+    std::lock_guard lock(p.mutex);
+    try {
+      p.inits.push_back({*comm, function});
+    } catch (...) {  // out of memory: this init goes unreported, the program is unaffected
+    }
+  } else {
+    // After a failed init the communicator may be freed or unset: ask for the global error.
+    report_failure(function, res, nullptr);
+  }
+}
+
+// Settles a pending non-blocking init of `comm` once its async state is conclusive.
+void settle_pending(ncclComm_t comm, ncclResult_t state) {
+  if (state == kNcclInProgress) return;
+  const char* function = nullptr;
+  {
+    PendingInits& p = pending();
+    std::lock_guard lock(p.mutex);
+    auto it = std::find_if(p.inits.begin(), p.inits.end(),
+                           [comm](const PendingInit& i) { return i.comm == comm; });
+    if (it == p.inits.end()) return;
+    function = it->function;
+    p.inits.erase(it);
+  }
+  if (state == kNcclSuccess) shim::report(c::StatusEvent::InitOk, function);
+  else report_failure(function, state, comm);
+}
+
+// An NCCL that implements one init function by calling another through its public symbol
+// would reach our wrapper twice: only the outermost call on a thread reports.
+thread_local int init_depth = 0;
+struct InitScope {
+  InitScope() { ++init_depth; }
+  ~InitScope() { --init_depth; }
+  bool outermost() const { return init_depth == 1; }
+};
 
 }  // namespace
 
@@ -86,9 +144,11 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRank(ncclComm_t*
   static std::atomic<void*> cache{nullptr};
   auto real = real_init_function<InitRankFn>(cache, "ncclCommInitRank");
   if (!real) return nccl_missing("ncclCommInitRank");
+  InitScope scope;
+  if (!scope.outermost()) return real(comm, nranks, id, rank);
   shim::report(c::StatusEvent::InitBegin, "ncclCommInitRank");
   ncclResult_t res = real(comm, nranks, id, rank);
-  report_result("ncclCommInitRank", res);
+  report_result("ncclCommInitRank", res, comm);
   return res;
 }
 
@@ -97,9 +157,11 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(
   static std::atomic<void*> cache{nullptr};
   auto real = real_init_function<InitRankConfigFn>(cache, "ncclCommInitRankConfig");
   if (!real) return nccl_missing("ncclCommInitRankConfig");
+  InitScope scope;
+  if (!scope.outermost()) return real(comm, nranks, id, rank, config);
   shim::report(c::StatusEvent::InitBegin, "ncclCommInitRankConfig");
   ncclResult_t res = real(comm, nranks, id, rank, config);
-  report_result("ncclCommInitRankConfig", res);
+  report_result("ncclCommInitRankConfig", res, comm);
   return res;
 }
 
@@ -108,9 +170,21 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitAll(ncclComm_t* 
   static std::atomic<void*> cache{nullptr};
   auto real = real_init_function<InitAllFn>(cache, "ncclCommInitAll");
   if (!real) return nccl_missing("ncclCommInitAll");
+  InitScope scope;
+  if (!scope.outermost()) return real(comms, ndev, devlist);
   shim::report(c::StatusEvent::InitBegin, "ncclCommInitAll");
   ncclResult_t res = real(comms, ndev, devlist);
-  report_result("ncclCommInitAll", res);
+  report_result("ncclCommInitAll", res, nullptr);  // always blocking
+  return res;
+}
+
+__attribute__((visibility("default"))) ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,
+                                                                          ncclResult_t* state) {
+  static std::atomic<void*> cache{nullptr};
+  auto real = real_init_function<AsyncErrorFn>(cache, "ncclCommGetAsyncError");
+  if (!real) return kNcclSystemError;  // no NCCL: the program cannot hold a communicator
+  ncclResult_t res = real(comm, state);
+  if (res == kNcclSuccess && state) settle_pending(comm, *state);
   return res;
 }
 
