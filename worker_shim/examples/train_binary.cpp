@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
 
   // Report: the checksum must match across ranks.
   double checksum = 0;
-  for (auto& p : model.parameters()) checksum += p.sum().item<double>();
+  for (auto& p : model.parameters()) checksum += p.to(torch::kDouble).sum().item<double>();
   std::printf("FINAL rank=%d loss_first=%.9g loss_last=%.9g checksum=%.9g\n", rank, loss_first,
               loss_last, checksum);
   std::fflush(stdout);

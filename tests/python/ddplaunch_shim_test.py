@@ -1,0 +1,244 @@
+"""Tests for worker_shim/python: report() datagrams in the DDPL1 format, install() wrapping of
+torch.distributed.init_process_group (events, injected timeout, errors re-raised), and the
+autoload sitecustomize (lazy, chains the one it shadows, never breaks the program).
+Run: /usr/bin/python3 tests/python/ddplaunch_shim_test.py -v
+"""
+
+import datetime
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHIM_DIR = os.environ.get("DDPLAUNCH_SHIM_PYTHON_DIR") or os.path.join(
+    HERE, "..", "..", "worker_shim", "python")
+AUTOLOAD_DIR = os.path.join(SHIM_DIR, "autoload")
+sys.path.insert(0, SHIM_DIR)
+
+import ddplaunch_shim  # noqa: E402
+
+try:
+    import torch.distributed  # noqa: F401
+    HAVE_TORCH = torch.distributed.is_available()
+except ImportError:
+    HAVE_TORCH = False
+
+_ENV_KEYS = ("DDPLAUNCH_STATUS_SOCKET", "RANK", "DDPLAUNCH_GENERATION", "DDPLAUNCH_TIMEOUT_S")
+
+
+def parse_status(data):
+    """Mirror of contract::parse_status: (event, rank, generation, pid, detail) or None."""
+    parts = data.decode("utf-8").split(" ", 5)
+    if len(parts) < 5 or parts[0] != "DDPL1" or parts[1] not in ddplaunch_shim.EVENTS:
+        return None
+    try:
+        rank, generation, pid = int(parts[2]), int(parts[3]), int(parts[4])
+    except ValueError:
+        return None
+    if rank < 0 or generation < 0 or pid <= 0:
+        return None
+    return parts[1], rank, generation, pid, parts[5] if len(parts) > 5 else ""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StatusChannelTest(unittest.TestCase):
+    """A bound datagram socket in a temp dir, with the worker's env pointing at it."""
+
+    def setUp(self):
+        self.saved = {k: os.environ.get(k) for k in _ENV_KEYS}
+        self.dir = tempfile.mkdtemp(prefix="ddpl-pyshim-")
+        self.path = os.path.join(self.dir, "status.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(5)
+        os.environ.update({"DDPLAUNCH_STATUS_SOCKET": self.path, "RANK": "3",
+                           "DDPLAUNCH_GENERATION": "2"})
+
+    def tearDown(self):
+        self.sock.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    def receive(self):
+        message = parse_status(self.sock.recv(8192))
+        self.assertIsNotNone(message, "datagram is not a valid DDPL1 status line")
+        return message
+
+    def assert_nothing_pending(self):
+        self.sock.settimeout(0.2)
+        with self.assertRaises(socket.timeout):
+            self.sock.recv(8192)
+
+
+class ReportTest(StatusChannelTest):
+    def test_sends_one_parseable_datagram(self):
+        self.assertTrue(ddplaunch_shim.report("init_failed", "boom\r\nsecond line"))
+        event, rank, generation, pid, detail = self.receive()
+        self.assertEqual((event, rank, generation, pid), ("init_failed", 3, 2, os.getpid()))
+        self.assertEqual(detail, "boom | second line")
+
+    def test_empty_detail(self):
+        self.assertTrue(ddplaunch_shim.report("heartbeat"))
+        self.assertEqual(self.receive()[0], "heartbeat")
+
+    def test_long_detail_is_truncated_to_the_limit(self):
+        self.assertTrue(ddplaunch_shim.report("init_failed", "x" * 10000))
+        data = self.sock.recv(10000)
+        self.assertEqual(len(data), ddplaunch_shim.MAX_STATUS_BYTES)
+
+    def test_does_nothing_without_socket_rank_or_with_bad_values(self):
+        self.assertFalse(ddplaunch_shim.report("no_such_event"))
+        os.environ["RANK"] = "-1"
+        self.assertFalse(ddplaunch_shim.report("init_ok"))
+        os.environ["RANK"] = "abc"
+        self.assertFalse(ddplaunch_shim.report("init_ok"))
+        os.environ["RANK"] = "0"
+        os.environ["DDPLAUNCH_GENERATION"] = "x"
+        self.assertFalse(ddplaunch_shim.report("init_ok"))
+        os.environ["DDPLAUNCH_GENERATION"] = "0"
+        os.environ["DDPLAUNCH_STATUS_SOCKET"] = os.path.join(self.dir, "gone.sock")
+        self.assertFalse(ddplaunch_shim.report("init_ok"))  # no listener: no exception
+        del os.environ["DDPLAUNCH_STATUS_SOCKET"]
+        self.assertFalse(ddplaunch_shim.report("init_ok"))
+        self.assert_nothing_pending()
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch.distributed is not available")
+class InstallTest(StatusChannelTest):
+    """install() over a recording stand-in for init_process_group with torch's signature."""
+
+    def setUp(self):
+        super().setUp()
+        import torch.distributed as dist
+        self.dist = dist
+        self.real = dist.init_process_group
+        self.calls = []
+        self.fail_with = None
+
+        def init_process_group(backend, init_method=None,
+                               timeout=datetime.timedelta(seconds=1800), world_size=-1,
+                               rank=-1, store=None, group_name="", pg_options=None):
+            self.calls.append({"backend": backend, "timeout": timeout})
+            if self.fail_with:
+                raise self.fail_with
+
+        dist.init_process_group = init_process_group
+        self.assertTrue(ddplaunch_shim.install())
+
+    def tearDown(self):
+        self.dist.init_process_group = self.real
+        super().tearDown()
+
+    def test_reports_begin_and_ok_and_applies_the_launcher_timeout(self):
+        os.environ["DDPLAUNCH_TIMEOUT_S"] = "42.5"
+        self.dist.init_process_group("gloo")
+        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=42.5))
+        self.assertEqual(self.receive()[:2], ("init_begin", 3))
+        self.assertEqual(self.receive()[:2], ("init_ok", 3))
+
+    def test_caller_timeout_wins_positional_or_keyword(self):
+        os.environ["DDPLAUNCH_TIMEOUT_S"] = "42"
+        self.dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=7))
+        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=7))
+        self.dist.init_process_group("gloo", "env://", datetime.timedelta(seconds=8))
+        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=8))
+
+    def test_without_launcher_timeout_the_default_stays(self):
+        os.environ.pop("DDPLAUNCH_TIMEOUT_S", None)
+        self.dist.init_process_group(backend="gloo")
+        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=1800))
+        os.environ["DDPLAUNCH_TIMEOUT_S"] = "not-a-number"
+        self.dist.init_process_group(backend="gloo")
+        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=1800))
+
+    def test_failure_is_reported_with_its_text_and_reraised(self):
+        self.fail_with = RuntimeError("Connection reset by peer\nat node 2")
+        with self.assertRaises(RuntimeError):
+            self.dist.init_process_group("gloo")
+        self.assertEqual(self.receive()[0], "init_begin")
+        event, _, _, _, detail = self.receive()
+        self.assertEqual(event, "init_failed")
+        self.assertEqual(detail, "RuntimeError: Connection reset by peer | at node 2")
+
+    def test_install_twice_wraps_once(self):
+        self.assertTrue(ddplaunch_shim.install())
+        self.dist.init_process_group("gloo")
+        self.receive()
+        self.receive()
+        self.assert_nothing_pending()
+
+
+class AutoloadTest(StatusChannelTest):
+    """The autoload folder on PYTHONPATH of a fresh interpreter, as ddplaunch runs workers."""
+
+    def run_python(self, code, extra_path=(), env=None):
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        full_env["PYTHONPATH"] = os.pathsep.join([AUTOLOAD_DIR, *extra_path])
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env,
+                              capture_output=True, text=True, timeout=120)
+
+    def test_is_lazy_and_chains_the_shadowed_sitecustomize(self):
+        other = os.path.join(self.dir, "other")
+        os.makedirs(other)
+        with open(os.path.join(other, "sitecustomize.py"), "w") as f:
+            f.write("import builtins\nbuiltins.DDPL_CHAINED = True\n")
+        result = self.run_python("""
+            import builtins, sys
+            print(getattr(builtins, "DDPL_CHAINED", False), "torch" in sys.modules,
+                  "ddplaunch_shim" in sys.modules)
+            """, extra_path=[other])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.split(), ["True", "False", "True"])
+
+    def test_broken_shadowed_sitecustomize_does_not_break_the_program(self):
+        other = os.path.join(self.dir, "broken")
+        os.makedirs(other)
+        with open(os.path.join(other, "sitecustomize.py"), "w") as f:
+            f.write("raise RuntimeError('broken site hook')\n")
+        result = self.run_python("print('ran')", extra_path=[other])
+        self.assertEqual((result.returncode, result.stdout.strip()), (0, "ran"), result.stderr)
+
+    def test_without_status_socket_nothing_is_installed(self):
+        result = self.run_python("import sys; print('ddplaunch_shim' in sys.modules)",
+                                 env={"DDPLAUNCH_STATUS_SOCKET": ""})
+        self.assertEqual(result.stdout.strip(), "False", result.stderr)
+
+    @unittest.skipUnless(HAVE_TORCH, "torch.distributed is not available")
+    def test_real_gloo_init_reports_and_gets_the_launcher_timeout(self):
+        result = self.run_python("""
+            import torch.distributed as dist
+            dist.init_process_group("gloo")
+            print(dist.distributed_c10d._get_default_store().timeout.total_seconds())
+            dist.destroy_process_group()
+            try:
+                dist.init_process_group("no_such_backend")
+            except Exception as e:
+                print("raised", type(e).__name__)
+            """, env={"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
+                      "RANK": "0", "WORLD_SIZE": "1", "DDPLAUNCH_TIMEOUT_S": "37"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.split(), ["37.0", "raised", "ValueError"], result.stderr)
+        events = [self.receive() for _ in range(4)]
+        self.assertEqual([e[0] for e in events],
+                         ["init_begin", "init_ok", "init_begin", "init_failed"])
+        self.assertEqual(events[0][1], 0)
+        self.assertIn("no_such_backend", events[3][4].lower())
+
+
+if __name__ == "__main__":
+    unittest.main()
