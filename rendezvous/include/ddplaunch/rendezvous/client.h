@@ -1,0 +1,70 @@
+// The rendezvous client: one per node, on the caller's io_context (single-threaded, never
+// blocks). Connects to the master (retrying until join_timeout), proves the token, joins,
+// keeps heartbeats, and reports assignments, refusals and loss through callbacks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "ddplaunch/rendezvous/types.h"
+
+namespace ddplaunch::rendezvous {
+
+struct ClientOptions {
+  std::string job_id;
+  std::string token;
+  std::string host;
+  std::uint16_t port = 0;
+  std::chrono::milliseconds connect_timeout{5000}, join_timeout{300000}, retry_interval{500},
+      heartbeat_interval{1000}, heartbeat_timeout{10000};
+  std::size_t max_frame_bytes = 1 << 20;
+  // Addition, for tests of the version check only: the protocol version this client claims.
+  int protocol_version = kProtocolVersion;
+};
+
+struct ClientCallbacks {
+  std::function<void(const Assignment&)> on_assignment;  // first one and every one after a rejoin
+  // Server refused us (job id, version, token, duplicate rank, too many nodes, plan refusal).
+  std::function<void(const std::string& reason)> on_refused;
+  std::function<void(const Message&)> on_message;  // launcher messages from the master
+  // Connection lost / heartbeat timeout / join timeout / could not connect (with host:port).
+  std::function<void(const std::string& why)> on_lost;
+  std::function<void(int joined, int expected, const std::vector<std::string>& missing)> on_progress;
+};
+
+// After on_refused or on_lost the client is closed; no callback fires after close().
+class Client {
+ public:
+  Client(boost::asio::io_context& io, ClientOptions options, ClientCallbacks callbacks);
+  ~Client();  // close()
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Resolve + connect (retry until join_timeout; connect_timeout per attempt), handshake, join.
+  void join(const NodeFacts& facts);
+  // After a restart order, when local workers are stopped. join_timeout applies again.
+  void rejoin(std::uint64_t generation);
+  void send(const Message& message);
+  std::string local_address() const;  // local IP of the connection (for NIC selection)
+  double rtt_ms() const;              // connect time at first, then smoothed heartbeat RTT
+  void close();
+
+  class Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// For `ddplaunch status`: connect, ask, get text, bounded by timeout. Runs its own private
+// io_context (it blocks the caller, so never call it from inside a running event loop).
+// Returns the text; on failure returns "" and sets error.
+std::string query_status(const std::string& host, std::uint16_t port, std::string job_id,
+                         std::string token, std::chrono::milliseconds timeout, std::string& error);
+
+}  // namespace ddplaunch::rendezvous

@@ -1,0 +1,55 @@
+// Wire framing: 4-byte big-endian length prefix + a text body, and the incremental reader.
+// Body: four header lines (kind, job id, generation, subtype) then `key=value` lines; '\', '\n'
+// and '=' are escaped in every string. Decoding returns an error for anything malformed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ddplaunch::rendezvous {
+
+struct Frame {
+  std::string kind;     // protocol kind: hello, join, assign, msg, hb, ...
+  std::string job_id;   // every frame carries the job id ...
+  std::uint64_t generation = 0;  // ... and the generation
+  std::string subtype;  // for kind "msg": the launcher's message type
+  std::map<std::string, std::string> fields;
+};
+
+// Escapes '\\', '\n' and '=' so that a value fits on one `key=value` line.
+std::string escape_text(std::string_view s);
+std::optional<std::string> unescape_text(std::string_view s);
+
+// Body only (no length prefix). `raw_tail` is appended verbatim: already-encoded `key=value\n`
+// lines shared by many frames (the node list), encoded once instead of once per node.
+std::string encode_body(const Frame& frame, std::string_view raw_tail = {});
+// Length prefix + body.
+std::string encode_frame(const Frame& frame, std::string_view raw_tail = {});
+// Never throws on garbage: returns nullopt and says what was wrong.
+std::optional<Frame> decode_body(std::string_view body, std::string& error);
+// One `key=value\n` line, escaped.
+void append_field_line(std::string& out, std::string_view key, std::string_view value);
+
+// Accumulates bytes from a socket and yields complete frames.
+class FrameReader {
+ public:
+  enum class Status { kNeedMore, kFrame, kError };
+  explicit FrameReader(std::size_t max_frame_bytes) : max_frame_bytes_(max_frame_bytes) {}
+  void append(const char* data, std::size_t n);
+  // kFrame: `out` holds the next frame. kError: `error` says why (oversize, malformed); the
+  // stream is unusable afterwards.
+  Status next(Frame& out, std::string& error);
+  std::size_t buffered() const { return buffer_.size() - offset_; }
+
+ private:
+  std::size_t max_frame_bytes_;
+  std::string buffer_;
+  std::size_t offset_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace ddplaunch::rendezvous

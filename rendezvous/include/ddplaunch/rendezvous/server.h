@@ -1,0 +1,79 @@
+// The rendezvous server: lives inside the master node's ddplaunch, on the caller's io_context
+// (single-threaded, never blocks). Admits nodes, assigns node ranks, hands out the launcher's
+// plan, keeps heartbeats, and relays launcher messages.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "ddplaunch/rendezvous/types.h"
+
+namespace ddplaunch::rendezvous {
+
+struct ServerOptions {
+  std::string job_id;
+  int expected_nodes = 1;
+  std::string token;  // empty: no auth
+  std::chrono::milliseconds join_timeout{300000}, handshake_timeout{5000},
+      heartbeat_interval{1000}, heartbeat_timeout{10000}, progress_interval{2000};
+  std::size_t max_frame_bytes = 1 << 20;
+  // Additions:
+  std::string launcher_version;        // non-empty: a join with a different one is refused
+  std::size_t max_listed_nodes = 256;  // Assignment::nodes is filled only up to this many nodes
+  std::chrono::milliseconds close_flush_bound{1000};  // close(): time allowed to flush writes
+};
+
+struct ServerCallbacks {
+  // All nodes (re)joined: the launcher decides. nodes are sorted by node_rank.
+  std::function<JobPlan(std::uint64_t generation, const std::vector<NodeRecord>& nodes)> plan;
+  std::function<void(int node_rank, const Message&)> on_message;
+  // Heartbeat timeout / connection closed after the first assignment. (Before it, a node that
+  // leaves frees its place and is reported through on_refused.)
+  std::function<void(const NodeRecord&, const std::string& why)> on_node_lost;
+  // Every progress_interval while waiting; missing = "node rank 2" / "2 more nodes (ranks
+  // unassigned)" (at most 16 entries, then "... and N more").
+  std::function<void(int joined, int expected, const std::vector<std::string>& missing)> on_progress;
+  // Called once; the server has told the clients and then closes itself.
+  std::function<void(const std::vector<std::string>& missing)> on_join_timeout;
+  // A join refused or a peer dropped (garbage, oversize, silent, bad token...) — for logging.
+  std::function<void(const std::string& peer, const std::string& reason)> on_refused;
+  // Answer to a "status" query connection (ddplaunch status).
+  std::function<std::string()> status_text;
+};
+
+class Server {
+ public:
+  Server(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks);
+  ~Server();  // close()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // "" on success, else error text (EADDRINUSE etc. spelled out). bind_address "" = all IPv4.
+  std::string listen(const std::string& bind_address, std::uint16_t port);
+  std::uint16_t port() const;
+  void send(int node_rank, const Message& message);  // to one node
+  void broadcast(const Message& message);            // to all joined nodes
+  // After the launcher broadcast its restart order: wait for every node's rejoin(generation),
+  // then call plan() again and send new Assignments. join_timeout applies again.
+  void begin_generation(std::uint64_t generation);
+  // Stop accepting, close all connections (flushing pending writes, bounded). No callback
+  // fires afterwards. Idempotent.
+  void close();
+
+  // Additions:
+  std::uint64_t generation() const;
+  int joined_count() const;
+
+  class Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace ddplaunch::rendezvous

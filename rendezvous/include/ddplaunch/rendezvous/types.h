@@ -1,0 +1,67 @@
+// Plain data the rendezvous exchanges: node facts, the launcher's plan, the per-node assignment.
+// The launcher layers its own meaning on Message types; the rendezvous only carries them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ddplaunch::rendezvous {
+
+using Clock = std::chrono::steady_clock;
+inline constexpr int kProtocolVersion = 1;
+
+// A generic message the launcher layers its own meaning on (type names are the launcher's).
+struct Message {
+  std::string type;
+  std::uint64_t generation = 0;
+  std::map<std::string, std::string> fields;
+};
+
+struct NodeFacts {
+  std::string hostname;
+  std::vector<std::string> addresses;
+  int requested_node_rank = -1;  // -1: any; the server assigns the lowest free rank in join order
+  int nproc = 1;
+  int gpu_count = 0;
+  std::string launcher_version, program_fingerprint, driver_version, cuda_version, nccl_version;
+};
+
+struct NodeRecord {
+  NodeFacts facts;
+  int node_rank = -1;
+  std::string observed_address;  // peer IP as the server saw it
+  double rtt_ms = 0;
+};
+
+// The launcher's decision for one generation, made once all nodes are present.
+struct JobPlan {
+  std::string refusal;  // non-empty: the job cannot start; sent to every node, then the server stops
+  std::string worker_master_addr;
+  int worker_master_port = 0;
+  double timeout_s = 0;
+  std::string run_id;
+  std::map<std::string, std::string> extra;
+};
+
+// What each node receives.
+struct Assignment {
+  std::uint64_t generation = 0;
+  int node_rank = 0;
+  int node_count = 0;
+  int rank_offset = 0;  // sum of nproc of all lower node ranks
+  int world_size = 0;   // sum of nproc of all nodes
+  std::string worker_master_addr;
+  int worker_master_port = 0;
+  double timeout_s = 0;
+  std::string run_id;
+  std::string address_seen_by_master;  // this node's IP as the master's socket saw it
+  std::map<std::string, std::string> extra;
+  // All nodes sorted by node_rank — filled only when node_count <= ServerOptions::max_listed_nodes
+  // (default 256); above that it is empty, so that assignments stay O(K) in total, not O(K^2).
+  std::vector<NodeRecord> nodes;
+};
+
+}  // namespace ddplaunch::rendezvous

@@ -1,0 +1,274 @@
+// Rendezvous client: connect with retries, handshake (token proof), join, heartbeats, and the
+// frames the master sends (assignment, refusal, abort, progress, launcher messages).
+#include "ddplaunch/rendezvous/client.h"
+
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio.hpp>
+
+#include "connection.h"
+#include "ddplaunch/rendezvous/sha256.h"
+#include "wire.h"
+
+namespace ddplaunch::rendezvous {
+
+class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  enum class Phase { kIdle, kConnecting, kHandshake, kWaiting, kAssigned, kClosed };
+
+  Impl(boost::asio::io_context& io, ClientOptions o, ClientCallbacks c)
+      : io_(io), opt_(std::move(o)), cb_(std::move(c)), resolver_(io), socket_(io),
+        join_timer_(io), attempt_timer_(io), retry_timer_(io), heartbeat_timer_(io),
+        where_(opt_.host + ":" + std::to_string(opt_.port)) {}
+
+  void join(const NodeFacts& facts) {
+    if (phase_ != Phase::kIdle) return;
+    facts_ = facts;
+    phase_ = Phase::kConnecting;
+    start_join_timer();
+    attempt();
+  }
+
+  void start_join_timer() {
+    join_timer_.expires_after(opt_.join_timeout);
+    join_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec) self->on_join_deadline();
+    });
+  }
+
+  void on_join_deadline() {
+    if (phase_ == Phase::kConnecting) {
+      return lost("could not connect to the master at " + where_ + " within " +
+                  detail::format_seconds(opt_.join_timeout) + " (" + std::to_string(attempts_) +
+                  " attempts; last error: " + last_error_ +
+                  "); is ddplaunch running on the master node, and is the port reachable?");
+    }
+    if (phase_ != Phase::kHandshake && phase_ != Phase::kWaiting) return;
+    std::string why = "join timeout: no assignment from the master at " + where_ + " after " +
+                      detail::format_seconds(opt_.join_timeout);
+    if (!last_missing_.empty()) why += "; the master was still waiting for: " + detail::join_list(last_missing_);
+    lost(why);
+  }
+
+  void attempt() {
+    ++attempts_;
+    auto id = ++attempt_id_;
+    resolver_.async_resolve(opt_.host, std::to_string(opt_.port),
+        [self = shared_from_this(), id](const boost::system::error_code& ec,
+                                        tcp::resolver::results_type results) {
+          if (self->phase_ != Phase::kConnecting || id != self->attempt_id_) return;
+          if (ec) {
+            self->last_error_ = "cannot resolve '" + self->opt_.host + "': " + ec.message();
+            return self->schedule_retry();
+          }
+          self->connect(results, id);
+        });
+  }
+
+  void connect(const tcp::resolver::results_type& results, std::uint64_t id) {
+    socket_ = tcp::socket(io_);
+    connect_started_ = Clock::now();
+    timed_out_ = false;
+    attempt_timer_.expires_after(opt_.connect_timeout);
+    attempt_timer_.async_wait([self = shared_from_this(), id](const boost::system::error_code& ec) {
+      if (ec || id != self->attempt_id_ || self->phase_ != Phase::kConnecting) return;
+      self->timed_out_ = true;
+      boost::system::error_code ignored;
+      self->socket_.close(ignored);
+    });
+    boost::asio::async_connect(socket_, results,
+        [self = shared_from_this(), id](const boost::system::error_code& ec, const tcp::endpoint&) {
+          if (self->phase_ != Phase::kConnecting || id != self->attempt_id_) return;
+          self->attempt_timer_.cancel();
+          if (ec) {
+            self->last_error_ = self->timed_out_ ? "connect timed out after " +
+                                                       detail::format_seconds(self->opt_.connect_timeout)
+                                                 : ec.message();
+            return self->schedule_retry();
+          }
+          self->on_connected();
+        });
+  }
+
+  void schedule_retry() {
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    retry_timer_.expires_after(opt_.retry_interval);
+    retry_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec && self->phase_ == Phase::kConnecting) self->attempt();
+    });
+  }
+
+  void on_connected() {
+    phase_ = Phase::kHandshake;
+    rtt_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - connect_started_).count();
+    conn_ = std::make_shared<detail::Connection>(std::move(socket_), opt_.max_frame_bytes);
+    std::weak_ptr<Impl> weak = shared_from_this();
+    conn_->start([weak](Frame& f) { if (auto s = weak.lock()) s->on_frame(f); },
+                 [weak](const std::string& why) {
+                   if (auto s = weak.lock()) s->lost("connection to the master at " + s->where_ + " lost: " + why);
+                 });
+    last_heard_ = Clock::now();
+    attempt_timer_.expires_after(opt_.connect_timeout);
+    attempt_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec || self->phase_ != Phase::kHandshake) return;
+      self->lost("the master at " + self->where_ + " accepted the connection but sent no greeting within " +
+                 detail::format_seconds(self->opt_.connect_timeout) + "; is that port a ddplaunch rendezvous?");
+    });
+    heartbeat_tick();
+  }
+
+  Frame frame_of(const char* kind) const {
+    Frame f;
+    f.kind = kind;
+    f.job_id = opt_.job_id;
+    f.generation = generation_;
+    return f;
+  }
+
+  void on_frame(Frame& f) {
+    last_heard_ = Clock::now();
+    if (phase_ == Phase::kHandshake) {
+      if (f.kind != detail::kHello)
+        return lost("the master at " + where_ + " sent '" + f.kind + "' instead of a greeting");
+      attempt_timer_.cancel();
+      Frame join = frame_of(detail::kJoin);
+      join.fields["protocol"] = std::to_string(opt_.protocol_version);
+      if (!opt_.token.empty()) {
+        auto* nonce = detail::find_field(f.fields, "nonce");
+        join.fields["proof"] = join_proof(opt_.token, nonce ? *nonce : "", opt_.job_id);
+      }
+      detail::put_facts(join.fields, "f.", facts_);
+      phase_ = Phase::kWaiting;
+      conn_->send(join);
+      return;
+    }
+    if (f.kind == detail::kAssign) {
+      Assignment a;
+      std::string error;
+      if (!detail::get_assignment(f, a, error))
+        return lost("malformed assignment from the master at " + where_ + ": " + error);
+      phase_ = Phase::kAssigned;
+      generation_ = a.generation;
+      join_timer_.cancel();
+      if (cb_.on_assignment) cb_.on_assignment(a);
+    } else if (f.kind == detail::kRefuse) {
+      auto* reason = detail::find_field(f.fields, "reason");
+      std::string why = reason ? *reason : "(no reason given)";
+      close();
+      if (cb_.on_refused) cb_.on_refused(why);
+    } else if (f.kind == detail::kAbort) {
+      auto* reason = detail::find_field(f.fields, "reason");
+      lost("the master at " + where_ + " gave up: " + (reason ? *reason : "(no reason given)"));
+    } else if (f.kind == detail::kProgress) {
+      long long joined = 0, expected = 0;
+      auto* j = detail::find_field(f.fields, "joined");
+      auto* e = detail::find_field(f.fields, "expected");
+      auto* m = detail::find_field(f.fields, "missing");
+      if (!j || !e || !detail::parse_int(*j, 0, 1 << 30, joined) || !detail::parse_int(*e, 0, 1 << 30, expected)) return;
+      last_missing_ = m ? detail::split_list(*m) : std::vector<std::string>{};
+      if (cb_.on_progress) cb_.on_progress(static_cast<int>(joined), static_cast<int>(expected), last_missing_);
+    } else if (f.kind == detail::kHeartbeat) {
+      Frame ack = frame_of(detail::kHeartbeatAck);
+      ack.fields = std::move(f.fields);
+      conn_->send(ack);
+    } else if (f.kind == detail::kHeartbeatAck) {
+      auto* seq = detail::find_field(f.fields, "seq");
+      if (seq && *seq == std::to_string(hb_seq_)) {
+        double rtt = std::chrono::duration<double, std::milli>(Clock::now() - hb_sent_).count();
+        rtt_ms_ = 0.75 * rtt_ms_ + 0.25 * rtt;
+      }
+    } else if (f.kind == detail::kMsg) {
+      if (cb_.on_message) cb_.on_message(Message{f.subtype, f.generation, std::move(f.fields)});
+    }
+  }
+
+  void heartbeat_tick() {
+    if (phase_ != Phase::kHandshake && phase_ != Phase::kWaiting && phase_ != Phase::kAssigned) return;
+    auto now = Clock::now();
+    if (now - last_heard_ > opt_.heartbeat_timeout) {
+      auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard_);
+      return lost("no message from the master at " + where_ + " for " + detail::format_seconds(quiet) +
+                  " (heartbeat timeout " + detail::format_seconds(opt_.heartbeat_timeout) + ")");
+    }
+    if (phase_ != Phase::kHandshake) {
+      Frame hb = frame_of(detail::kHeartbeat);
+      hb.fields["seq"] = std::to_string(++hb_seq_);
+      hb_sent_ = now;
+      conn_->send(hb);
+    }
+    heartbeat_timer_.expires_after(opt_.heartbeat_interval);
+    heartbeat_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec) self->heartbeat_tick();
+    });
+  }
+
+  void rejoin(std::uint64_t generation) {
+    if (phase_ != Phase::kAssigned && phase_ != Phase::kWaiting) return;
+    generation_ = generation;
+    conn_->send(frame_of(detail::kRejoin));
+    phase_ = Phase::kWaiting;
+    last_missing_.clear();
+    start_join_timer();
+  }
+
+  void send(const Message& m) {
+    if (phase_ != Phase::kWaiting && phase_ != Phase::kAssigned) return;
+    Frame f = frame_of(detail::kMsg);
+    f.generation = m.generation;
+    f.subtype = m.type;
+    f.fields = m.fields;
+    conn_->send(f);
+  }
+
+  void lost(const std::string& why) {
+    if (phase_ == Phase::kClosed) return;
+    close();
+    if (cb_.on_lost) cb_.on_lost(why);
+  }
+
+  void close() {
+    if (phase_ == Phase::kClosed) return;
+    phase_ = Phase::kClosed;
+    resolver_.cancel();
+    join_timer_.cancel();
+    attempt_timer_.cancel();
+    retry_timer_.cancel();
+    heartbeat_timer_.cancel();
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    if (conn_) conn_->close_graceful(std::chrono::milliseconds(1000));
+  }
+
+  boost::asio::io_context& io_;
+  ClientOptions opt_;
+  ClientCallbacks cb_;
+  tcp::resolver resolver_;
+  tcp::socket socket_;
+  boost::asio::steady_timer join_timer_, attempt_timer_, retry_timer_, heartbeat_timer_;
+  std::string where_;
+  std::shared_ptr<detail::Connection> conn_;
+  NodeFacts facts_;
+  Phase phase_ = Phase::kIdle;
+  std::string last_error_ = "(none)";
+  int attempts_ = 0;
+  std::uint64_t attempt_id_ = 0;
+  bool timed_out_ = false;
+  Clock::time_point connect_started_, last_heard_, hb_sent_;
+  std::uint64_t hb_seq_ = 0, generation_ = 0;
+  double rtt_ms_ = 0;
+  std::vector<std::string> last_missing_;
+};
+
+Client::Client(boost::asio::io_context& io, ClientOptions options, ClientCallbacks callbacks)
+    : impl_(std::make_shared<Impl>(io, std::move(options), std::move(callbacks))) {}
+Client::~Client() { impl_->close(); }
+void Client::join(const NodeFacts& facts) { impl_->join(facts); }
+void Client::rejoin(std::uint64_t generation) { impl_->rejoin(generation); }
+void Client::send(const Message& message) { impl_->send(message); }
+std::string Client::local_address() const { return impl_->conn_ ? impl_->conn_->local_ip() : ""; }
+double Client::rtt_ms() const { return impl_->rtt_ms_; }
+void Client::close() { impl_->close(); }
+
+}  // namespace ddplaunch::rendezvous

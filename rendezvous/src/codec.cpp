@@ -1,0 +1,180 @@
+// Wire framing: encode/decode of the text body and the incremental length-prefixed reader.
+// Decoding is strict and total: every malformed input yields an error string, never a crash.
+#include "ddplaunch/rendezvous/codec.h"
+
+#include <charconv>
+
+namespace ddplaunch::rendezvous {
+
+std::string escape_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '=': out += "\\e"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> unescape_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '=' || c == '\n') return std::nullopt;
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (++i == s.size()) return std::nullopt;
+    switch (s[i]) {
+      case '\\': out += '\\'; break;
+      case 'n': out += '\n'; break;
+      case 'e': out += '='; break;
+      default: return std::nullopt;
+    }
+  }
+  return out;
+}
+
+void append_field_line(std::string& out, std::string_view key, std::string_view value) {
+  out += escape_text(key);
+  out += '=';
+  out += escape_text(value);
+  out += '\n';
+}
+
+std::string encode_body(const Frame& frame, std::string_view raw_tail) {
+  std::string body;
+  body += escape_text(frame.kind);
+  body += '\n';
+  body += escape_text(frame.job_id);
+  body += '\n';
+  body += std::to_string(frame.generation);
+  body += '\n';
+  body += escape_text(frame.subtype);
+  body += '\n';
+  for (const auto& [k, v] : frame.fields) append_field_line(body, k, v);
+  body += raw_tail;
+  return body;
+}
+
+std::string encode_frame(const Frame& frame, std::string_view raw_tail) {
+  std::string body = encode_body(frame, raw_tail);
+  std::uint32_t n = static_cast<std::uint32_t>(body.size());
+  std::string out;
+  out.reserve(4 + body.size());
+  out += static_cast<char>((n >> 24) & 0xff);
+  out += static_cast<char>((n >> 16) & 0xff);
+  out += static_cast<char>((n >> 8) & 0xff);
+  out += static_cast<char>(n & 0xff);
+  out += body;
+  return out;
+}
+
+std::optional<Frame> decode_body(std::string_view body, std::string& error) {
+  if (body.empty() || body.back() != '\n') {
+    error = "message body does not end with a newline";
+    return std::nullopt;
+  }
+  Frame f;
+  std::size_t pos = 0;
+  int line_no = 0;
+  while (pos < body.size()) {
+    std::size_t end = body.find('\n', pos);  // exists: body ends with '\n'
+    std::string_view line = body.substr(pos, end - pos);
+    pos = end + 1;
+    if (line_no < 4) {
+      if (line_no == 2) {
+        const char* b = line.data();
+        const char* e = b + line.size();
+        auto [p, ec] = std::from_chars(b, e, f.generation);
+        if (line.empty() || ec != std::errc() || p != e) {
+          error = "generation is not a number";
+          return std::nullopt;
+        }
+      } else {
+        auto text = unescape_text(line);
+        if (!text) {
+          error = "bad escape in message header line " + std::to_string(line_no + 1);
+          return std::nullopt;
+        }
+        (line_no == 0 ? f.kind : line_no == 1 ? f.job_id : f.subtype) = std::move(*text);
+      }
+      ++line_no;
+      continue;
+    }
+    std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      error = "field line without '='";
+      return std::nullopt;
+    }
+    auto key = unescape_text(line.substr(0, eq));
+    auto value = unescape_text(line.substr(eq + 1));
+    if (!key || !value || key->empty()) {
+      error = "malformed field line";
+      return std::nullopt;
+    }
+    if (!f.fields.emplace(std::move(*key), std::move(*value)).second) {
+      error = "duplicate field";
+      return std::nullopt;
+    }
+  }
+  if (line_no < 4) {
+    error = "message header is incomplete";
+    return std::nullopt;
+  }
+  if (f.kind.empty()) {
+    error = "message has no kind";
+    return std::nullopt;
+  }
+  return f;
+}
+
+void FrameReader::append(const char* data, std::size_t n) {
+  if (offset_ > 0 && offset_ == buffer_.size()) {
+    buffer_.clear();
+    offset_ = 0;
+  }
+  buffer_.append(data, n);
+}
+
+FrameReader::Status FrameReader::next(Frame& out, std::string& error) {
+  if (failed_) {
+    error = "stream already failed";
+    return Status::kError;
+  }
+  std::size_t avail = buffer_.size() - offset_;
+  if (avail < 4) return Status::kNeedMore;
+  const auto* p = reinterpret_cast<const unsigned char*>(buffer_.data() + offset_);
+  std::uint32_t n = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) |
+                    (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
+  if (n > max_frame_bytes_) {
+    failed_ = true;
+    error = "message of " + std::to_string(n) + " bytes exceeds the limit of " +
+            std::to_string(max_frame_bytes_) + " bytes";
+    return Status::kError;
+  }
+  if (avail - 4 < n) return Status::kNeedMore;
+  std::string_view body(buffer_.data() + offset_ + 4, n);
+  offset_ += 4 + n;
+  auto frame = decode_body(body, error);
+  // Compact once consumed data dominates, so a long stream does not grow the buffer.
+  if (offset_ > 65536 && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+  }
+  if (!frame) {
+    failed_ = true;
+    error = "malformed message: " + error;
+    return Status::kError;
+  }
+  out = std::move(*frame);
+  return Status::kFrame;
+}
+
+}  // namespace ddplaunch::rendezvous

@@ -1,0 +1,57 @@
+// One framed TCP connection on the caller's io_context: reads frames, queues writes, closes
+// gracefully (flush, then shut down) within a bound. Internal to rendezvous.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>  // before Asio: Boost 1.74 awaitable.hpp uses std::exchange unincluded
+
+#include <boost/asio.hpp>
+
+#include "ddplaunch/rendezvous/codec.h"
+
+namespace ddplaunch::rendezvous::detail {
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  using FrameHandler = std::function<void(Frame&)>;
+  using ErrorHandler = std::function<void(const std::string&)>;
+
+  Connection(tcp::socket socket, std::size_t max_frame_bytes);
+  // Starts reading. Handlers are dropped (never called again) once the connection closes.
+  void start(FrameHandler on_frame, ErrorHandler on_error);
+  // Queues a frame; a peer that lets too much pile up (it does not read) is failed.
+  void send(const Frame& frame, std::string_view raw_tail = {});
+  // Stops delivering frames; flushes what is queued, shuts down, closes. Bounded by `bound`.
+  void close_graceful(std::chrono::milliseconds bound);
+  void close_now();
+  bool is_open() const { return open_; }
+  const std::string& peer() const { return peer_; }        // "ip:port"
+  const std::string& peer_ip() const { return peer_ip_; }
+  std::string local_ip() const;
+
+ private:
+  void read_more();
+  void on_read(const boost::system::error_code& ec, std::size_t n);
+  void write_more();
+  void begin_shutdown();
+  void finish_close();
+  void fail(const std::string& why);
+
+  tcp::socket socket_;
+  FrameReader reader_;
+  std::size_t write_limit_;
+  std::array<char, 4096> buf_{};
+  std::string queue_, in_flight_;
+  bool open_ = true, closing_ = false, shut_ = false, writing_ = false, reading_ = false;
+  boost::asio::steady_timer close_timer_;
+  FrameHandler on_frame_;
+  ErrorHandler on_error_;
+  std::string peer_, peer_ip_;
+};
+
+}  // namespace ddplaunch::rendezvous::detail

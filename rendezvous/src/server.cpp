@@ -1,0 +1,307 @@
+// Rendezvous server: listening, per-connection plumbing, heartbeats, progress and join deadline.
+// Admission (who may join, which rank, the plan) is in server_admission.cpp.
+#include <sys/random.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "ddplaunch/rendezvous/sha256.h"
+#include "server_impl.h"
+
+namespace ddplaunch::rendezvous {
+namespace {
+
+std::string random_nonce() {
+  unsigned char bytes[16] = {};
+  ssize_t got = getrandom(bytes, sizeof bytes, 0);
+  if (got != static_cast<ssize_t>(sizeof bytes)) {  // practically never; still unique-ish
+    std::random_device rd;
+    for (auto& b : bytes) b = static_cast<unsigned char>(rd());
+  }
+  return to_hex(bytes, sizeof bytes);
+}
+
+std::string listen_error_hint(const boost::system::error_code& ec) {
+  if (ec == boost::asio::error::address_in_use)
+    return " (EADDRINUSE: another process — maybe an earlier ddplaunch — holds this port; "
+           "stop it or choose another rendezvous port)";
+  if (ec == boost::asio::error::access_denied)
+    return " (EACCES: ports below 1024 need privileges; choose a port above 1024)";
+  if (ec == boost::system::errc::address_not_available)
+    return " (EADDRNOTAVAIL: this machine has no such address; bind to one of its own addresses "
+           "or leave the bind address empty)";
+  return "";
+}
+
+}  // namespace
+
+Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
+    : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)), acceptor_(io),
+      join_timer_(io), progress_timer_(io), heartbeat_timer_(io), accept_retry_timer_(io) {}
+
+std::string Server::Impl::listen(const std::string& bind_address, std::uint16_t port) {
+  if (phase_ != Phase::kIdle) return "the rendezvous server is already listening or closed";
+  if (opt_.expected_nodes < 1) return "expected_nodes must be at least 1";
+  boost::system::error_code ec;
+  auto address = bind_address.empty() ? boost::asio::ip::address(boost::asio::ip::address_v4::any())
+                                      : boost::asio::ip::make_address(bind_address, ec);
+  if (ec) return "cannot listen on '" + bind_address + "': not an IP address";
+  tcp::endpoint ep(address, port);
+  std::string where = bind_address + ":" + std::to_string(port);
+  if (acceptor_.open(ep.protocol(), ec) ||
+      acceptor_.set_option(tcp::acceptor::reuse_address(true), ec) || acceptor_.bind(ep, ec) ||
+      acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec)) {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    return "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec);
+  }
+  by_rank_.assign(static_cast<std::size_t>(opt_.expected_nodes), nullptr);
+  phase_ = Phase::kWaitingJoins;
+  start_wait_timers();
+  heartbeat_tick();
+  accept_next();
+  return "";
+}
+
+void Server::Impl::accept_next() {
+  acceptor_.async_accept([self = shared_from_this()](const boost::system::error_code& ec,
+                                                     tcp::socket socket) {
+    if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
+    if (ec) {  // EMFILE and friends: say so, back off briefly instead of spinning
+      self->notify_refused("(listener)", "could not accept a connection: " + ec.message());
+      self->accept_retry_timer_.expires_after(std::chrono::milliseconds(100));
+      self->accept_retry_timer_.async_wait([self](const boost::system::error_code& e) {
+        if (!e && self->phase_ != Phase::kClosed) self->accept_next();
+      });
+      return;
+    }
+    self->on_accept(std::move(socket));
+    self->accept_next();
+  });
+}
+
+Frame Server::Impl::frame_of(const char* kind) const {
+  Frame f;
+  f.kind = kind;
+  f.job_id = opt_.job_id;
+  f.generation = generation_;
+  return f;
+}
+
+void Server::Impl::on_accept(tcp::socket socket) {
+  auto peer = std::make_shared<ServerPeer>();
+  peer->conn = std::make_shared<detail::Connection>(std::move(socket), opt_.max_frame_bytes);
+  peer->nonce = random_nonce();
+  peer->hello_sent = peer->last_heard = Clock::now();
+  handshaking_.emplace(peer.get(), peer);
+  std::weak_ptr<ServerPeer> weak = peer;
+  auto self = shared_from_this();
+  peer->conn->start(
+      [self, weak](Frame& f) {
+        if (auto p = weak.lock()) self->on_frame(p, f);
+      },
+      [self, weak](const std::string& why) {
+        if (auto p = weak.lock()) self->drop(p, why);
+      });
+  Frame hello = frame_of(detail::kHello);
+  hello.fields["nonce"] = peer->nonce;
+  hello.fields["protocol"] = std::to_string(kProtocolVersion);
+  hello.fields["launcher"] = opt_.launcher_version;
+  peer->conn->send(hello);
+  peer->handshake_timer = std::make_unique<boost::asio::steady_timer>(io_);
+  peer->handshake_timer->expires_after(opt_.handshake_timeout);
+  peer->handshake_timer->async_wait([self, weak](const boost::system::error_code& ec) {
+    auto p = weak.lock();
+    if (ec || !p || p->state != ServerPeer::State::kHandshake) return;
+    self->drop(p, "sent no complete join or status request within " +
+                      detail::format_seconds(self->opt_.handshake_timeout) +
+                      " (handshake timeout); dropped");
+  });
+}
+
+void Server::Impl::on_frame(const PeerPtr& peer, Frame& f) {
+  peer->last_heard = Clock::now();
+  if (peer->state == ServerPeer::State::kHandshake) {
+    if (f.kind == detail::kJoin) handle_join(peer, f);
+    else if (f.kind == detail::kStatus) handle_status(peer, f);
+    else drop(peer, "expected a join or status request first, got '" + f.kind + "'");
+    return;
+  }
+  if (peer->state != ServerPeer::State::kJoined) return;
+  if (f.job_id != opt_.job_id) {
+    drop(peer, "sent a message for job '" + f.job_id + "' instead of '" + opt_.job_id + "'");
+    return;
+  }
+  if (f.kind == detail::kHeartbeat) {
+    Frame ack = frame_of(detail::kHeartbeatAck);
+    ack.fields = std::move(f.fields);
+    peer->conn->send(ack);
+  } else if (f.kind == detail::kHeartbeatAck) {
+    auto* seq = detail::find_field(f.fields, "seq");
+    if (seq && *seq == std::to_string(peer->hb_seq)) {
+      double rtt = std::chrono::duration<double, std::milli>(Clock::now() - peer->hb_sent).count();
+      peer->record.rtt_ms = 0.75 * peer->record.rtt_ms + 0.25 * rtt;
+    }
+  } else if (f.kind == detail::kMsg) {
+    if (cb_.on_message && phase_ != Phase::kClosed)
+      cb_.on_message(peer->record.node_rank, Message{f.subtype, f.generation, std::move(f.fields)});
+  } else if (f.kind == detail::kRejoin) {
+    handle_rejoin(peer, f);
+  }  // unknown kinds are ignored: a newer peer may send more
+}
+
+void Server::Impl::notify_refused(const std::string& peer, const std::string& reason) {
+  if (cb_.on_refused && phase_ != Phase::kClosed) cb_.on_refused(peer, reason);
+}
+
+void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
+  if (peer->state == ServerPeer::State::kGone) return;
+  auto old_state = peer->state;
+  peer->state = ServerPeer::State::kGone;
+  peer->conn->close_now();
+  if (peer->handshake_timer) peer->handshake_timer->cancel();
+  if (old_state == ServerPeer::State::kHandshake) {
+    handshaking_.erase(peer.get());
+    notify_refused(peer->conn->peer(), why);
+    return;
+  }
+  joined_.erase(std::remove(joined_.begin(), joined_.end(), peer), joined_.end());
+  int rank = peer->record.node_rank;
+  bool holds_slot = rank >= 0 && rank < static_cast<int>(by_rank_.size()) && by_rank_[rank] == peer;
+  if (holds_slot) by_rank_[rank] = nullptr;
+  if (!planned_once_) {
+    notify_refused(peer->conn->peer(), describe(*peer) + " left before all nodes joined: " + why +
+                                           "; its place is free again");
+    return;
+  }
+  if (peer->rejoined) --rejoined_count_;
+  if (cb_.on_node_lost && phase_ != Phase::kClosed) cb_.on_node_lost(peer->record, why);
+}
+
+void Server::Impl::heartbeat_tick() {
+  if (phase_ == Phase::kClosed) return;
+  auto now = Clock::now();
+  std::vector<PeerPtr> silent;
+  for (const auto& p : joined_) {
+    if (now - p->last_heard > opt_.heartbeat_timeout) {
+      silent.push_back(p);
+      continue;
+    }
+    Frame hb = frame_of(detail::kHeartbeat);
+    hb.fields["seq"] = std::to_string(++p->hb_seq);
+    p->hb_sent = now;
+    p->conn->send(hb);
+  }
+  for (const auto& p : silent) {
+    auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - p->last_heard);
+    drop(p, "no message from " + describe(*p) + " for " + detail::format_seconds(quiet) +
+                " (heartbeat timeout " + detail::format_seconds(opt_.heartbeat_timeout) + ")");
+  }
+  heartbeat_timer_.expires_after(opt_.heartbeat_interval);
+  heartbeat_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->heartbeat_tick();
+  });
+}
+
+void Server::Impl::start_wait_timers() {
+  wait_started_ = Clock::now();
+  join_timer_.expires_after(opt_.join_timeout);
+  join_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->on_join_deadline();
+  });
+  progress_timer_.expires_after(opt_.progress_interval);
+  progress_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->progress_tick();
+  });
+}
+
+void Server::Impl::progress_tick() {
+  if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
+  int expected = opt_.expected_nodes;
+  int joined = phase_ == Phase::kWaitingJoins ? static_cast<int>(joined_.size()) : rejoined_count_;
+  auto miss = missing();
+  Frame progress = frame_of(detail::kProgress);
+  progress.fields["joined"] = std::to_string(joined);
+  progress.fields["expected"] = std::to_string(expected);
+  progress.fields["missing"] = detail::join_list(miss);
+  for (const auto& p : joined_) p->conn->send(progress);
+  if (cb_.on_progress) cb_.on_progress(joined, expected, miss);
+  if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
+  progress_timer_.expires_after(opt_.progress_interval);
+  progress_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->progress_tick();
+  });
+}
+
+void Server::Impl::on_join_deadline() {
+  if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
+  auto miss = missing();
+  std::string what = phase_ == Phase::kWaitingJoins
+                         ? "join timeout: after " + detail::format_seconds(opt_.join_timeout) +
+                               " only " + std::to_string(joined_.size()) + " of " +
+                               std::to_string(opt_.expected_nodes) + " nodes have joined"
+                         : "rejoin timeout for generation " + std::to_string(generation_) +
+                               ": after " + detail::format_seconds(opt_.join_timeout) + " only " +
+                               std::to_string(rejoined_count_) + " of " +
+                               std::to_string(opt_.expected_nodes) + " nodes have rejoined";
+  Frame abort = frame_of(detail::kAbort);
+  abort.fields["reason"] = what + "; missing: " + detail::join_list(miss) +
+                           " (check that ddplaunch runs on those nodes with the same --job-id "
+                           "and master address)";
+  for (const auto& p : joined_) p->conn->send(abort);
+  if (cb_.on_join_timeout) cb_.on_join_timeout(miss);
+  close();
+}
+
+void Server::Impl::send_message(const PeerPtr& peer, const Message& m) {
+  Frame f = frame_of(detail::kMsg);
+  f.generation = m.generation;
+  f.subtype = m.type;
+  f.fields = m.fields;
+  peer->conn->send(f);
+}
+
+void Server::Impl::close() {
+  if (phase_ == Phase::kClosed) return;
+  phase_ = Phase::kClosed;
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  join_timer_.cancel();
+  progress_timer_.cancel();
+  heartbeat_timer_.cancel();
+  accept_retry_timer_.cancel();
+  for (auto& [raw, p] : handshaking_) {
+    if (p->handshake_timer) p->handshake_timer->cancel();
+    p->conn->close_graceful(opt_.close_flush_bound);
+  }
+  for (auto& p : joined_) p->conn->close_graceful(opt_.close_flush_bound);
+  handshaking_.clear();
+  joined_.clear();
+  by_rank_.clear();
+}
+
+Server::Server(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
+    : impl_(std::make_shared<Impl>(io, std::move(options), std::move(callbacks))) {}
+Server::~Server() { impl_->close(); }
+std::string Server::listen(const std::string& bind_address, std::uint16_t port) {
+  return impl_->listen(bind_address, port);
+}
+std::uint16_t Server::port() const {
+  boost::system::error_code ec;
+  auto ep = impl_->acceptor_.local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+void Server::send(int node_rank, const Message& m) {
+  if (node_rank < 0 || node_rank >= static_cast<int>(impl_->by_rank_.size())) return;
+  if (auto& p = impl_->by_rank_[node_rank]; p && p->state == ServerPeer::State::kJoined)
+    impl_->send_message(p, m);
+}
+void Server::broadcast(const Message& m) {
+  for (const auto& p : impl_->joined_) impl_->send_message(p, m);
+}
+void Server::begin_generation(std::uint64_t generation) { impl_->begin_generation(generation); }
+void Server::close() { impl_->close(); }
+std::uint64_t Server::generation() const { return impl_->generation_; }
+int Server::joined_count() const { return static_cast<int>(impl_->joined_.size()); }
+
+}  // namespace ddplaunch::rendezvous

@@ -1,0 +1,229 @@
+// Rendezvous server admission: credential checks, join/rejoin/status handling, node-rank
+// assignment, and turning the launcher's plan into one Assignment per node.
+#include <algorithm>
+
+#include "ddplaunch/rendezvous/sha256.h"
+#include "server_impl.h"
+
+namespace ddplaunch::rendezvous {
+
+std::string Server::Impl::describe(const ServerPeer& peer) const {
+  std::string host = peer.record.facts.hostname.empty() ? "?" : peer.record.facts.hostname;
+  std::string rank = peer.record.node_rank >= 0 ? "node rank " + std::to_string(peer.record.node_rank) + " "
+                                                : "node ";
+  return rank + "(host '" + host + "', " + peer.conn->peer_ip() + ")";
+}
+
+void Server::Impl::refuse(const PeerPtr& peer, const std::string& reason) {
+  Frame f = frame_of(detail::kRefuse);
+  f.fields["reason"] = reason;
+  peer->conn->send(f);
+  peer->conn->close_graceful(opt_.close_flush_bound);
+  peer->state = ServerPeer::State::kGone;
+  if (peer->handshake_timer) peer->handshake_timer->cancel();
+  handshaking_.erase(peer.get());
+  notify_refused(peer->conn->peer(), reason);
+}
+
+// Returns a refusal reason, or "" when protocol version, job id and token are right.
+std::string Server::Impl::check_credentials(const PeerPtr& peer, const Frame& f) {
+  auto* protocol = detail::find_field(f.fields, "protocol");
+  if (!protocol || *protocol != std::to_string(kProtocolVersion)) {
+    return "rendezvous protocol version mismatch: this node speaks version " +
+           (protocol ? *protocol : std::string("(none)")) + ", the master speaks version " +
+           std::to_string(kProtocolVersion) + "; run the same ddplaunch version on all nodes";
+  }
+  if (f.job_id != opt_.job_id) {
+    return "job id mismatch: this node has job id '" + f.job_id + "', the master has '" +
+           opt_.job_id + "'; --job-id must be the same on all nodes";
+  }
+  auto* proof = detail::find_field(f.fields, "proof");
+  bool has_proof = proof && !proof->empty();
+  if (opt_.token.empty()) {
+    if (has_proof)
+      return "this node has a rendezvous token but the master has none; configure the same "
+             "token on all nodes, or none";
+    return "";
+  }
+  if (!has_proof)
+    return "the master requires a rendezvous token and this node has none; set the same "
+           "token on all nodes";
+  if (!equal_constant_time(*proof, join_proof(opt_.token, peer->nonce, opt_.job_id)))
+    return "authentication failed: this node's rendezvous token differs from the master's; "
+           "set the same token on all nodes";
+  return "";
+}
+
+void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
+  if (auto why = check_credentials(peer, f); !why.empty()) {
+    refuse(peer, "status query refused: " + why);
+    return;
+  }
+  Frame reply = frame_of(detail::kStatusReply);
+  reply.fields["text"] = cb_.status_text ? cb_.status_text() : "(the master provides no status)";
+  if (phase_ == Phase::kClosed) return;
+  peer->conn->send(reply);
+  peer->conn->close_graceful(opt_.close_flush_bound);
+  peer->state = ServerPeer::State::kGone;
+  if (peer->handshake_timer) peer->handshake_timer->cancel();
+  handshaking_.erase(peer.get());
+}
+
+void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
+  if (auto why = check_credentials(peer, f); !why.empty()) return refuse(peer, why);
+  NodeFacts facts;
+  std::string error;
+  if (!detail::get_facts(f.fields, "f.", facts, error))
+    return refuse(peer, "malformed join from " + peer->conn->peer_ip() + ": " + error);
+  std::string who = "host '" + facts.hostname + "' (" + peer->conn->peer_ip() + ")";
+  if (!opt_.launcher_version.empty() && facts.launcher_version != opt_.launcher_version) {
+    return refuse(peer, "launcher version mismatch: " + who + " runs ddplaunch '" +
+                            facts.launcher_version + "', the master runs '" +
+                            opt_.launcher_version + "'; install the same ddplaunch on all nodes");
+  }
+  int expected = opt_.expected_nodes;
+  if (phase_ != Phase::kWaitingJoins || static_cast<int>(joined_.size()) >= expected) {
+    return refuse(peer, "too many nodes: the job expects " + std::to_string(expected) +
+                            " nodes and all have joined already; " + who +
+                            " is one too many (check --nodes, or whether a job with this "
+                            "--job-id is already running)");
+  }
+  int req = facts.requested_node_rank;
+  if (req >= expected) {
+    return refuse(peer, who + " asks for node rank " + std::to_string(req) + " but the job has " +
+                            std::to_string(expected) + " nodes (ranks 0.." +
+                            std::to_string(expected - 1) + "); check --node-rank and --nodes");
+  }
+  if (req >= 0 && by_rank_[req]) {
+    const auto& holder = by_rank_[req];
+    return refuse(peer, "duplicate node rank " + std::to_string(req) + ": " + who +
+                            " asks for it but host '" + holder->record.facts.hostname + "' (" +
+                            holder->conn->peer_ip() +
+                            ") already holds it; every node needs a distinct --node-rank");
+  }
+  peer->handshake_timer->cancel();
+  handshaking_.erase(peer.get());
+  peer->state = ServerPeer::State::kJoined;
+  peer->record.facts = std::move(facts);
+  peer->record.node_rank = req;
+  peer->rank_requested = req >= 0;
+  peer->record.observed_address = peer->conn->peer_ip();
+  peer->record.rtt_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - peer->hello_sent).count();
+  if (req >= 0) by_rank_[req] = peer;
+  joined_.push_back(peer);
+  if (static_cast<int>(joined_.size()) == expected) plan_generation();
+}
+
+void Server::Impl::handle_rejoin(const PeerPtr& peer, const Frame& f) {
+  if (!planned_once_) return;  // nothing to rejoin yet
+  peer->has_rejoin = true;
+  peer->rejoin_generation = f.generation;
+  if (phase_ == Phase::kWaitingRejoins && f.generation == generation_ && !peer->rejoined) {
+    peer->rejoined = true;
+    ++rejoined_count_;
+    maybe_plan();
+  }
+}
+
+void Server::Impl::begin_generation(std::uint64_t generation) {
+  if (phase_ == Phase::kClosed || !planned_once_) return;
+  generation_ = generation;
+  phase_ = Phase::kWaitingRejoins;
+  rejoined_count_ = 0;
+  for (const auto& p : joined_) {
+    p->rejoined = p->has_rejoin && p->rejoin_generation == generation;
+    rejoined_count_ += p->rejoined ? 1 : 0;
+  }
+  start_wait_timers();
+  // Deferred: plan() must not run inside the launcher's own begin_generation call.
+  boost::asio::post(io_, [self = shared_from_this()] { self->maybe_plan(); });
+}
+
+void Server::Impl::maybe_plan() {
+  if (phase_ == Phase::kWaitingRejoins && rejoined_count_ == opt_.expected_nodes) plan_generation();
+}
+
+std::vector<std::string> Server::Impl::missing() const {
+  constexpr std::size_t kMaxListed = 16;
+  std::vector<std::string> out;
+  std::size_t total = 0;
+  auto add = [&](std::string s) {
+    if (++total <= kMaxListed) out.push_back(std::move(s));
+  };
+  if (phase_ == Phase::kWaitingRejoins) {
+    for (std::size_t r = 0; r < by_rank_.size(); ++r) {
+      const auto& p = by_rank_[r];
+      if (!p) add("node rank " + std::to_string(r) + " (lost)");
+      else if (!p->rejoined) add("node rank " + std::to_string(r) + " (host '" + p->record.facts.hostname + "')");
+    }
+  } else {
+    int unranked = 0;
+    for (const auto& p : joined_) unranked += p->rank_requested ? 0 : 1;
+    int missing_count = opt_.expected_nodes - static_cast<int>(joined_.size());
+    if (unranked == 0) {
+      for (std::size_t r = 0; r < by_rank_.size(); ++r)
+        if (!by_rank_[r]) add("node rank " + std::to_string(r));
+    } else if (missing_count > 0) {
+      add(std::to_string(missing_count) + " more node" + (missing_count == 1 ? "" : "s") +
+          " (ranks unassigned)");
+    }
+  }
+  if (total > kMaxListed) out.push_back("... and " + std::to_string(total - kMaxListed) + " more");
+  return out;
+}
+
+void Server::Impl::plan_generation() {
+  if (!planned_once_) {  // unrequested nodes take the lowest free ranks, in join order
+    std::size_t next_free = 0;
+    for (const auto& p : joined_) {
+      if (p->rank_requested) continue;
+      while (by_rank_[next_free]) ++next_free;
+      p->record.node_rank = static_cast<int>(next_free);
+      by_rank_[next_free] = p;
+    }
+    planned_once_ = true;
+  }
+  phase_ = Phase::kRunning;
+  join_timer_.cancel();
+  progress_timer_.cancel();
+  std::vector<NodeRecord> records;
+  records.reserve(by_rank_.size());
+  for (const auto& p : by_rank_) records.push_back(p->record);
+  JobPlan plan = cb_.plan ? cb_.plan(generation_, records) : JobPlan{};
+  if (phase_ == Phase::kClosed) return;
+  long long world = 0;
+  std::vector<int> offsets(records.size());
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    offsets[r] = static_cast<int>(world);
+    world += records[r].facts.nproc;
+  }
+  if (plan.refusal.empty() && world > 2147483647LL) plan.refusal = "world size too large";
+  if (!plan.refusal.empty()) {
+    Frame f = frame_of(detail::kRefuse);
+    f.fields["reason"] = plan.refusal;
+    for (const auto& p : joined_) p->conn->send(f);
+    close();
+    return;
+  }
+  std::string tail = records.size() <= opt_.max_listed_nodes ? detail::encode_node_list(records) : "";
+  Assignment a;
+  a.generation = generation_;
+  a.node_count = static_cast<int>(records.size());
+  a.world_size = static_cast<int>(world);
+  a.worker_master_addr = plan.worker_master_addr;
+  a.worker_master_port = plan.worker_master_port;
+  a.timeout_s = plan.timeout_s;
+  a.run_id = plan.run_id;
+  a.extra = plan.extra;
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    a.node_rank = static_cast<int>(r);
+    a.rank_offset = offsets[r];
+    a.address_seen_by_master = records[r].observed_address;
+    Frame f = frame_of(detail::kAssign);
+    detail::put_assignment(f, a);
+    by_rank_[r]->conn->send(f, tail);
+  }
+}
+
+}  // namespace ddplaunch::rendezvous

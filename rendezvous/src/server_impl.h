@@ -1,0 +1,84 @@
+// Server internals shared by server.cpp (connections, heartbeats, timers) and
+// server_admission.cpp (join/status checks, rank assignment, plans).
+#pragma once
+
+#include <memory>
+#include <random>
+#include <unordered_map>
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio.hpp>
+
+#include "connection.h"
+#include "ddplaunch/rendezvous/server.h"
+#include "wire.h"
+
+namespace ddplaunch::rendezvous {
+
+struct ServerPeer {
+  enum class State { kHandshake, kJoined, kGone };
+  std::shared_ptr<detail::Connection> conn;
+  std::unique_ptr<boost::asio::steady_timer> handshake_timer;
+  State state = State::kHandshake;
+  std::string nonce;
+  Clock::time_point hello_sent, last_heard;
+  NodeRecord record;
+  bool rank_requested = false;
+  bool rejoined = false;  // rejoined for the generation the server waits on
+  std::uint64_t rejoin_generation = 0;
+  bool has_rejoin = false;
+  std::uint64_t hb_seq = 0;
+  Clock::time_point hb_sent;
+};
+
+class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  using PeerPtr = std::shared_ptr<ServerPeer>;
+  enum class Phase { kIdle, kWaitingJoins, kRunning, kWaitingRejoins, kClosed };
+
+  Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks);
+
+  // server.cpp
+  std::string listen(const std::string& bind_address, std::uint16_t port);
+  void accept_next();
+  void on_accept(tcp::socket socket);
+  void on_frame(const PeerPtr& peer, Frame& frame);
+  void drop(const PeerPtr& peer, const std::string& why);
+  void heartbeat_tick();
+  void progress_tick();
+  void start_wait_timers();
+  void on_join_deadline();
+  void send_message(const PeerPtr& peer, const Message& m);
+  void close();
+  Frame frame_of(const char* kind) const;
+  void notify_refused(const std::string& peer, const std::string& reason);
+
+  // server_admission.cpp
+  void handle_join(const PeerPtr& peer, Frame& frame);
+  void handle_status(const PeerPtr& peer, Frame& frame);
+  std::string check_credentials(const PeerPtr& peer, const Frame& frame);
+  void refuse(const PeerPtr& peer, const std::string& reason);
+  void handle_rejoin(const PeerPtr& peer, const Frame& frame);
+  void begin_generation(std::uint64_t generation);
+  void maybe_plan();
+  void plan_generation();
+  std::vector<std::string> missing() const;
+  std::string describe(const ServerPeer& peer) const;
+
+  boost::asio::io_context& io_;
+  ServerOptions opt_;
+  ServerCallbacks cb_;
+  tcp::acceptor acceptor_;
+  boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_, accept_retry_timer_;
+  std::unordered_map<ServerPeer*, PeerPtr> handshaking_;
+  std::vector<PeerPtr> joined_;   // join order
+  std::vector<PeerPtr> by_rank_;  // size expected_nodes; requested ranks at once, others at plan
+  Phase phase_ = Phase::kIdle;
+  bool planned_once_ = false;
+  std::uint64_t generation_ = 0;
+  int rejoined_count_ = 0;
+  Clock::time_point wait_started_;
+};
+
+}  // namespace ddplaunch::rendezvous

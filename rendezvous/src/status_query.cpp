@@ -1,0 +1,67 @@
+// `ddplaunch status`: a short-lived connection that proves the token, asks for the master's
+// status text and returns it. Runs its own io_context, bounded by the caller's timeout.
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio.hpp>
+
+#include "connection.h"
+#include "ddplaunch/rendezvous/client.h"
+#include "ddplaunch/rendezvous/sha256.h"
+#include "wire.h"
+
+namespace ddplaunch::rendezvous {
+
+std::string query_status(const std::string& host, std::uint16_t port, std::string job_id,
+                         std::string token, std::chrono::milliseconds timeout, std::string& error) {
+  using tcp = boost::asio::ip::tcp;
+  boost::asio::io_context io;
+  std::string where = host + ":" + std::to_string(port);
+  std::string text;
+  bool answered = false;
+  error = "no answer from the master at " + where + " within " + detail::format_seconds(timeout);
+  tcp::resolver resolver(io);
+  tcp::socket socket(io);
+  std::shared_ptr<detail::Connection> conn;
+  auto finish = [&](const std::string& why) {
+    if (!why.empty()) error = why;
+    io.stop();
+  };
+  resolver.async_resolve(host, std::to_string(port), [&](const boost::system::error_code& ec,
+                                                          tcp::resolver::results_type results) {
+    if (ec) return finish("cannot resolve '" + host + "': " + ec.message());
+    boost::asio::async_connect(socket, results, [&](const boost::system::error_code& ec2,
+                                                    const tcp::endpoint&) {
+      if (ec2) return finish("cannot connect to the master at " + where + ": " + ec2.message());
+      conn = std::make_shared<detail::Connection>(std::move(socket), std::size_t{1} << 24);
+      conn->start(
+          [&](Frame& f) {
+            if (f.kind == detail::kHello) {
+              Frame ask;
+              ask.kind = detail::kStatus;
+              ask.job_id = job_id;
+              ask.fields["protocol"] = std::to_string(kProtocolVersion);
+              auto* nonce = detail::find_field(f.fields, "nonce");
+              if (!token.empty()) ask.fields["proof"] = join_proof(token, nonce ? *nonce : "", job_id);
+              conn->send(ask);
+            } else if (f.kind == detail::kStatusReply) {
+              auto* t = detail::find_field(f.fields, "text");
+              text = t ? *t : "";
+              answered = true;
+              error.clear();
+              io.stop();
+            } else if (f.kind == detail::kRefuse) {
+              auto* r = detail::find_field(f.fields, "reason");
+              finish("the master at " + where + " refused: " + (r ? *r : "(no reason)"));
+            }
+          },
+          [&](const std::string& why) {
+            finish("connection to the master at " + where + " lost before it answered: " + why);
+          });
+    });
+  });
+  io.run_for(timeout);
+  if (conn) conn->close_now();
+  return answered ? text : std::string();
+}
+
+}  // namespace ddplaunch::rendezvous

@@ -1,0 +1,193 @@
+// Protocol vocabulary: facts, assignments and lists to and from frame fields, strictly checked.
+#include "wire.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace ddplaunch::rendezvous::detail {
+
+std::string join_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += '\n';
+    out += items[i];
+  }
+  return out;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  std::size_t pos = 0;
+  for (;;) {
+    std::size_t nl = text.find('\n', pos);
+    out.push_back(text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos));
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  return out;
+}
+
+std::string format_double(double v) {
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, p) : "0";
+}
+
+bool parse_int(const std::string& text, long long min, long long max, long long& out) {
+  long long v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || v < min || v > max)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parse_double(const std::string& text, double& out) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size()) return false;
+  out = v;
+  return true;
+}
+
+std::string format_seconds(std::chrono::milliseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
+
+const std::string* find_field(const Fields& f, const std::string& key) {
+  auto it = f.find(key);
+  return it == f.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+std::string get_or_empty(const Fields& f, const std::string& key) {
+  auto* v = find_field(f, key);
+  return v ? *v : std::string();
+}
+
+bool get_int(const Fields& f, const std::string& key, long long min, long long max, int& out,
+             std::string& error) {
+  long long v = 0;
+  auto* text = find_field(f, key);
+  if (!text || !parse_int(*text, min, max, v)) {
+    error = "field '" + key + "' is missing or not a number in [" + std::to_string(min) + ", " +
+            std::to_string(max) + "]";
+    return false;
+  }
+  out = static_cast<int>(v);
+  return true;
+}
+
+constexpr long long kMaxNodes = 1 << 20;
+constexpr long long kMaxProcs = 1 << 16;  // per node: keeps world_size far from int overflow
+
+}  // namespace
+
+void put_facts(Fields& f, const std::string& prefix, const NodeFacts& facts) {
+  f[prefix + "host"] = facts.hostname;
+  f[prefix + "addrs"] = join_list(facts.addresses);
+  f[prefix + "req"] = std::to_string(facts.requested_node_rank);
+  f[prefix + "nproc"] = std::to_string(facts.nproc);
+  f[prefix + "gpus"] = std::to_string(facts.gpu_count);
+  f[prefix + "lv"] = facts.launcher_version;
+  f[prefix + "fp"] = facts.program_fingerprint;
+  f[prefix + "drv"] = facts.driver_version;
+  f[prefix + "cuda"] = facts.cuda_version;
+  f[prefix + "nccl"] = facts.nccl_version;
+}
+
+bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::string& error) {
+  NodeFacts facts;
+  facts.hostname = get_or_empty(f, prefix + "host");
+  facts.addresses = split_list(get_or_empty(f, prefix + "addrs"));
+  if (!get_int(f, prefix + "req", -1, kMaxNodes, facts.requested_node_rank, error) ||
+      !get_int(f, prefix + "nproc", 1, kMaxProcs, facts.nproc, error) ||
+      !get_int(f, prefix + "gpus", 0, kMaxProcs, facts.gpu_count, error))
+    return false;
+  facts.launcher_version = get_or_empty(f, prefix + "lv");
+  facts.program_fingerprint = get_or_empty(f, prefix + "fp");
+  facts.driver_version = get_or_empty(f, prefix + "drv");
+  facts.cuda_version = get_or_empty(f, prefix + "cuda");
+  facts.nccl_version = get_or_empty(f, prefix + "nccl");
+  out = std::move(facts);
+  return true;
+}
+
+std::string encode_node_list(const std::vector<NodeRecord>& nodes) {
+  std::string out;
+  append_field_line(out, "n.count", std::to_string(nodes.size()));
+  Fields f;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    std::string prefix = "n." + std::to_string(i) + ".";
+    f.clear();
+    put_facts(f, prefix, nodes[i].facts);
+    f[prefix + "rank"] = std::to_string(nodes[i].node_rank);
+    f[prefix + "obs"] = nodes[i].observed_address;
+    f[prefix + "rtt"] = format_double(nodes[i].rtt_ms);
+    for (const auto& [k, v] : f) append_field_line(out, k, v);
+  }
+  return out;
+}
+
+void put_assignment(Frame& frame, const Assignment& a) {
+  Fields& f = frame.fields;
+  frame.generation = a.generation;
+  f["node_rank"] = std::to_string(a.node_rank);
+  f["node_count"] = std::to_string(a.node_count);
+  f["rank_offset"] = std::to_string(a.rank_offset);
+  f["world_size"] = std::to_string(a.world_size);
+  f["master_addr"] = a.worker_master_addr;
+  f["master_port"] = std::to_string(a.worker_master_port);
+  f["timeout_s"] = format_double(a.timeout_s);
+  f["run_id"] = a.run_id;
+  f["seen_addr"] = a.address_seen_by_master;
+  for (const auto& [k, v] : a.extra) f["x." + k] = v;
+}
+
+bool get_assignment(const Frame& frame, Assignment& out, std::string& error) {
+  const Fields& f = frame.fields;
+  Assignment a;
+  a.generation = frame.generation;
+  if (!get_int(f, "node_count", 1, kMaxNodes, a.node_count, error) ||
+      !get_int(f, "node_rank", 0, a.node_count - 1, a.node_rank, error) ||
+      !get_int(f, "world_size", 1, 2147483647, a.world_size, error) ||
+      !get_int(f, "rank_offset", 0, a.world_size - 1, a.rank_offset, error) ||
+      !get_int(f, "master_port", 0, 65535, a.worker_master_port, error))
+    return false;
+  auto* timeout = find_field(f, "timeout_s");
+  if (!timeout || !parse_double(*timeout, a.timeout_s)) {
+    error = "field 'timeout_s' is missing or not a number";
+    return false;
+  }
+  a.worker_master_addr = get_or_empty(f, "master_addr");
+  a.run_id = get_or_empty(f, "run_id");
+  a.address_seen_by_master = get_or_empty(f, "seen_addr");
+  for (auto it = f.lower_bound("x."); it != f.end() && it->first.rfind("x.", 0) == 0; ++it)
+    a.extra[it->first.substr(2)] = it->second;
+  if (auto* count_text = find_field(f, "n.count")) {
+    long long count = 0;
+    if (!parse_int(*count_text, 0, kMaxNodes, count)) {
+      error = "field 'n.count' is not a number";
+      return false;
+    }
+    a.nodes.reserve(static_cast<std::size_t>(count));
+    for (long long i = 0; i < count; ++i) {
+      std::string prefix = "n." + std::to_string(i) + ".";
+      NodeRecord r;
+      if (!get_facts(f, prefix, r.facts, error) ||
+          !get_int(f, prefix + "rank", 0, kMaxNodes, r.node_rank, error))
+        return false;
+      r.observed_address = get_or_empty(f, prefix + "obs");
+      if (auto* rtt = find_field(f, prefix + "rtt")) parse_double(*rtt, r.rtt_ms);
+      a.nodes.push_back(std::move(r));
+    }
+  }
+  out = std::move(a);
+  return true;
+}
+
+}  // namespace ddplaunch::rendezvous::detail

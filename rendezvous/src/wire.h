@@ -1,0 +1,48 @@
+// Protocol vocabulary: frame kinds and how facts, assignments and lists become frame fields.
+// Internal to rendezvous; the public types live in types.h.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ddplaunch/rendezvous/codec.h"
+#include "ddplaunch/rendezvous/types.h"
+
+namespace ddplaunch::rendezvous::detail {
+
+// Frame kinds. Server → client: hello, assign, refuse, abort, progress, status_reply.
+// Client → server: join, status, rejoin. Both ways: hb, hb_ack, msg.
+inline constexpr const char* kHello = "hello";
+inline constexpr const char* kJoin = "join";
+inline constexpr const char* kStatus = "status";
+inline constexpr const char* kStatusReply = "status_reply";
+inline constexpr const char* kAssign = "assign";
+inline constexpr const char* kRefuse = "refuse";
+inline constexpr const char* kAbort = "abort";
+inline constexpr const char* kProgress = "progress";
+inline constexpr const char* kRejoin = "rejoin";
+inline constexpr const char* kHeartbeat = "hb";
+inline constexpr const char* kHeartbeatAck = "hb_ack";
+inline constexpr const char* kMsg = "msg";
+
+using Fields = std::map<std::string, std::string>;
+
+std::string join_list(const std::vector<std::string>& items);  // '\n'-separated
+std::vector<std::string> split_list(const std::string& text);
+std::string format_double(double v);
+bool parse_int(const std::string& text, long long min, long long max, long long& out);
+bool parse_double(const std::string& text, double& out);
+std::string format_seconds(std::chrono::milliseconds d);  // "2.5 s"
+const std::string* find_field(const Fields& f, const std::string& key);
+
+void put_facts(Fields& f, const std::string& prefix, const NodeFacts& facts);
+bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::string& error);
+
+// Node list as pre-encoded `key=value` lines, shared by every assignment frame.
+std::string encode_node_list(const std::vector<NodeRecord>& nodes);
+void put_assignment(Frame& frame, const Assignment& a);  // everything but `nodes`
+bool get_assignment(const Frame& frame, Assignment& out, std::string& error);
+
+}  // namespace ddplaunch::rendezvous::detail
