@@ -47,6 +47,7 @@ TEST(PreflightPort, FreePortIsBindableAndThenInUseWhileHeld) {
   ASSERT_EQ(::listen(fd, 4), 0);
   auto busy = check_port_bindable("127.0.0.1", *port);
   auto busy_any = check_port_bindable("0.0.0.0", *port);
+  auto busy_all = check_port_bindable("", *port);  // dual-stack "::" collides with the IPv4 holder
   ::close(fd);
   ASSERT_FALSE(busy.ok);
   EXPECT_NE(busy.message.find("already in use"), std::string::npos) << busy.message;
@@ -54,6 +55,8 @@ TEST(PreflightPort, FreePortIsBindableAndThenInUseWhileHeld) {
   EXPECT_NE(busy.message.find("--worker-port auto"), std::string::npos) << busy.message;
   EXPECT_NE(busy.message.find("ss -ltnp"), std::string::npos) << busy.message;
   EXPECT_FALSE(busy_any.ok) << "0.0.0.0 overlaps 127.0.0.1";
+  EXPECT_FALSE(busy_all.ok) << busy_all.message;
+  EXPECT_NE(busy_all.message.find("*:" + std::to_string(*port)), std::string::npos) << busy_all.message;
 }
 
 TEST(PreflightPort, BadBindAddresses) {
@@ -64,6 +67,9 @@ TEST(PreflightPort, BadBindAddresses) {
   EXPECT_FALSE(foreign.ok);
   EXPECT_NE(foreign.message.find("does not belong to this node"), std::string::npos) << foreign.message;
   EXPECT_FALSE(find_free_port("not-an-ip").ok());
+  auto any = find_free_port("");
+  ASSERT_TRUE(any.ok()) << any.error;
+  EXPECT_TRUE(check_port_bindable("", *any).ok);
 }
 
 TEST(PreflightPort, LikelyHolderNamesTheUsualSuspects) {

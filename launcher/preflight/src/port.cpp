@@ -21,9 +21,19 @@ struct BindAttempt {
   std::string failed;   // "socket" / "bind" / "listen" / "address"
 };
 
+BindAttempt bind_listen_on(const std::string& addr, int port);
+
+// "" means every address, as c10d's TCPStore binds it: dual-stack "::" (which also conflicts
+// with IPv4 holders of the port), or 0.0.0.0 where the kernel has no IPv6.
 BindAttempt bind_listen(const std::string& bind_address, int port) {
+  if (!bind_address.empty()) return bind_listen_on(bind_address, port);
+  BindAttempt a = bind_listen_on("::", port);
+  if (a.failed == "socket" && a.err == EAFNOSUPPORT) return bind_listen_on("0.0.0.0", port);
+  return a;
+}
+
+BindAttempt bind_listen_on(const std::string& addr, int port) {
   BindAttempt a;
-  std::string addr = bind_address.empty() ? "0.0.0.0" : bind_address;
   sockaddr_storage ss{};
   auto len = parse_ip_literal(addr, port, ss);
   if (!len) {
@@ -59,7 +69,7 @@ BindAttempt bind_listen(const std::string& bind_address, int port) {
 }
 
 std::string endpoint(const std::string& bind_address, int port) {
-  std::string addr = bind_address.empty() ? "0.0.0.0" : bind_address;
+  std::string addr = bind_address.empty() ? "*" : bind_address;
   if (addr.find(':') != std::string::npos && addr.front() != '[') addr = "[" + addr + "]";
   return addr + ":" + std::to_string(port);
 }

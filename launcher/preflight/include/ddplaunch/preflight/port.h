@@ -15,8 +15,9 @@ CheckOutcome check_port_in_range(int port, std::string_view what = "worker port"
 // The rendezvous server (inside ddplaunch on node 0) and rank 0's c10d store cannot share a port.
 CheckOutcome check_ports_distinct(int rendezvous_port, int worker_port);
 
-// Binds and listens on bind_address:port (IP literal; "" or "0.0.0.0" = all IPv4, "::" = all
-// IPv6) with SO_REUSEADDR, then closes. Passing means the port was free at that instant only.
+// Binds and listens on bind_address:port with SO_REUSEADDR, then closes. bind_address is an IP
+// literal, or "" for every address the way c10d's TCPStore binds (dual-stack "::", which also
+// collides with IPv4 holders; 0.0.0.0 when the kernel lacks IPv6). Passing means the port was free at that instant only.
 // EADDRINUSE: names the likely holder (likely_port_holder) and suggests --worker-port auto.
 CheckOutcome check_port_bindable(const std::string& bind_address, int port);
 
