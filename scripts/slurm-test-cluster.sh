@@ -40,22 +40,32 @@ pid_alive() {
   echo "$pid"
 }
 
-# stop_pid PIDFILE NAME: SIGTERM, up to 10 s, then SIGKILL. Only that pid, only if it is NAME.
-stop_pid() {
-  local pid i
-  pid="$(pid_alive "$1" "$2")" || { echo "  $2: not running ($1)"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
+# stop_pids PIDFILE:NAME...: SIGTERM to each live pid whose process is NAME (all at once,
+# so the daemons shut down in parallel), wait up to 10 s in all, then SIGKILL what is left.
+stop_pids() {
+  local spec pid i alive pids=() names=() files=()
+  for spec in "$@"; do
+    if pid="$(pid_alive "${spec%%:*}" "${spec##*:}")"; then
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid"); names+=("${spec##*:}"); files+=("${spec%%:*}")
+    else
+      echo "  ${spec##*:}: not running (${spec%%:*})"
+    fi
+  done
   for i in $(seq 100); do
-    [ -d "/proc/$pid" ] || break
+    alive=0
+    for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && alive=1; done
+    [ "$alive" -eq 0 ] && break
     sleep 0.1
   done
-  if [ -d "/proc/$pid" ]; then
-    echo "  $2 (pid $pid) ignored SIGTERM for 10 s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    sleep 0.2
-  fi
-  echo "  $2 (pid $pid) stopped"
-  rm -f "$1"
+  for i in "${!pids[@]}"; do
+    if [ -d "/proc/${pids[$i]}" ]; then
+      echo "  ${names[$i]} (pid ${pids[$i]}) ignored SIGTERM for 10 s; sending SIGKILL"
+      kill -KILL "${pids[$i]}" 2>/dev/null || true
+    fi
+    echo "  ${names[$i]} (pid ${pids[$i]}) stopped"
+    rm -f "${files[$i]}"
+  done
 }
 
 write_conf() {
@@ -110,13 +120,11 @@ stop_all() {
   if pid_alive "$D/slurmctld.pid" slurmctld >/dev/null; then
     timeout 10 scancel --quiet --partition=p >/dev/null 2>&1 || true
   fi
-  stop_pid "$D/slurmd.n2.pid" slurmd
-  stop_pid "$D/slurmd.n1.pid" slurmd
-  stop_pid "$D/slurmctld.pid" slurmctld
+  stop_pids "$D/slurmd.n2.pid:slurmd" "$D/slurmd.n1.pid:slurmd" "$D/slurmctld.pid:slurmctld"
   if [ -f "$D/munged.started" ]; then
     # Ours only if the pid we recorded is still the running munged.
     if [ "$(pid_alive "$MUNGE_PID_FILE" munged || true)" = "$(tr -dc 0-9 < "$D/munged.started")" ]; then
-      stop_pid "$MUNGE_PID_FILE" munged
+      stop_pids "$MUNGE_PID_FILE:munged"
     else
       echo "  munged: the one we started is gone; leaving any other alone"
     fi
