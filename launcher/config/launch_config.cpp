@@ -1,0 +1,124 @@
+// Validation and printing of LaunchConfig: the single place where values are checked.
+#include "config/launch_config.h"
+
+#include <charconv>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace ddplaunch {
+
+namespace {
+bool is_port_text(const std::string& s) {
+  int port = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), port);
+  return ec == std::errc{} && ptr == s.data() + s.size() && port >= 1 && port <= 65535;
+}
+
+bool is_positive_int_text(const std::string& s) {
+  int n = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  return ec == std::errc{} && ptr == s.data() + s.size() && n >= 1;
+}
+}  // namespace
+
+std::optional<HostPort> parse_host_port(const std::string& text) {
+  HostPort out;
+  std::string port_text;
+  if (!text.empty() && text.front() == '[') {  // [v6]:port
+    auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') return std::nullopt;
+    out.host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string::npos || text.find(':') != colon) return std::nullopt;
+    out.host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+  }
+  if (out.host.empty() || !is_port_text(port_text)) return std::nullopt;
+  out.port = std::stoi(port_text);
+  return out;
+}
+
+std::vector<std::string> validate(const LaunchConfig& c) {
+  std::vector<std::string> errors;
+  auto need = [&](bool ok, std::string message) {
+    if (!ok) errors.push_back(std::move(message));
+  };
+  need(c.nodes >= 1, fmt::format("nodes must be at least 1 (got {})", c.nodes));
+  need(c.nproc_per_node == "auto" || is_positive_int_text(c.nproc_per_node),
+       fmt::format("nproc_per_node must be 'auto' or a positive integer (got '{}')", c.nproc_per_node));
+  need(c.node_rank >= -1 && c.node_rank < c.nodes,
+       fmt::format("node_rank {} is outside 0..{} (nodes = {})", c.node_rank, c.nodes - 1, c.nodes));
+  need(c.worker_port == "auto" || is_port_text(c.worker_port),
+       fmt::format("worker_port must be 'auto' or 1..65535 (got '{}')", c.worker_port));
+  if (c.standalone) {
+    need(c.nodes == 1, fmt::format("--standalone runs one node, but nodes = {}; drop --standalone or use --nodes 1", c.nodes));
+  } else if (c.nodes > 1 || !c.master.empty()) {
+    need(!c.master.empty(),
+         fmt::format("a {}-node job needs the rendezvous endpoint: pass --master HOST:PORT (HOST = node 0's address)", c.nodes));
+    need(c.master.empty() || parse_host_port(c.master).has_value(),
+         fmt::format("master '{}' is not HOST:PORT (e.g. node01:29400 or [fe80::1]:29400)", c.master));
+  }
+  need(c.join_timeout_s > 0, fmt::format("join_timeout_s must be > 0 (got {})", c.join_timeout_s));
+  need(c.connect_timeout_s > 0, fmt::format("connect_timeout_s must be > 0 (got {})", c.connect_timeout_s));
+  need(c.heartbeat_interval_s > 0, fmt::format("heartbeat_interval_s must be > 0 (got {})", c.heartbeat_interval_s));
+  need(c.heartbeat_timeout_s > c.heartbeat_interval_s,
+       fmt::format("heartbeat_timeout_s ({}) must exceed heartbeat_interval_s ({})", c.heartbeat_timeout_s,
+                   c.heartbeat_interval_s));
+  need(c.grace_s >= 0, fmt::format("grace_s must be >= 0 (got {})", c.grace_s));
+  need(c.init_grace_s >= 0, fmt::format("init_grace_s must be >= 0 (got {})", c.init_grace_s));
+  if (auto timeout = preflight::validate(c.timeout); !timeout) errors.push_back("timeout: " + timeout.message);
+  const RestartSettings& r = c.restart;
+  need(r.max_restarts >= 0, fmt::format("restart.max_restarts must be >= 0 (got {})", r.max_restarts));
+  need(r.backoff_s >= 0 && r.backoff_max_s >= r.backoff_s,
+       fmt::format("restart: need 0 <= backoff_s <= backoff_max_s (got {}, {})", r.backoff_s, r.backoff_max_s));
+  need(r.jitter >= 0 && r.jitter <= 1, fmt::format("restart.jitter must be within 0..1 (got {})", r.jitter));
+  static const std::set<std::string> shims{"auto", "preload", "python", "none"};
+  need(shims.count(c.shim) == 1, fmt::format("shim must be auto, preload, python or none (got '{}')", c.shim));
+  need(c.version_mismatch == "warn" || c.version_mismatch == "refuse",
+       fmt::format("version_mismatch must be warn or refuse (got '{}')", c.version_mismatch));
+  for (int r : c.pause_ranks) need(r >= 0, fmt::format("pause rank {} is negative", r));
+  need(!c.program.empty() || c.dry_run,
+       "no program to run: put it after '--', e.g. ddplaunch --nproc-per-node 2 -- python3 train.py");
+  return errors;
+}
+
+std::string describe(const LaunchConfig& c) {
+  std::string s;
+  auto line = [&](std::string_view key, const auto& value) { s += fmt::format("{}: {}\n", key, value); };
+  line("nodes", c.nodes);
+  line("nproc_per_node", c.nproc_per_node);
+  line("node_rank", c.node_rank < 0 ? std::string("assigned") : std::to_string(c.node_rank));
+  line("master", c.master.empty() ? std::string("(standalone)") : c.master);
+  line("standalone", c.standalone);
+  line("job_id", c.job_id);
+  line("token", c.token.empty() ? "(none)" : "(set)");
+  line("worker_port", c.worker_port);
+  line("role", c.role);
+  line("join_timeout_s", c.join_timeout_s);
+  line("connect_timeout_s", c.connect_timeout_s);
+  line("heartbeat_interval_s", c.heartbeat_interval_s);
+  line("heartbeat_timeout_s", c.heartbeat_timeout_s);
+  line("grace_s", c.grace_s);
+  line("init_grace_s", c.init_grace_s);
+  s += fmt::format("timeout: {{base_s: {}, per_node_s: {}, dedicated_nic_s: {}, rtt_factor: {}, min_s: {}, max_s: {}, restart_factor: {}}}\n",
+                   c.timeout.base_s, c.timeout.per_node_s, c.timeout.dedicated_nic_s, c.timeout.rtt_factor,
+                   c.timeout.min_s, c.timeout.max_s, c.timeout.restart_factor);
+  std::vector<std::string> on;
+  if (c.restart.on_init_failure) on.push_back("init");
+  if (c.restart.on_runtime_failure) on.push_back("runtime");
+  s += fmt::format("restart: {{max_restarts: {}, restart_on: [{}], backoff_s: {}, backoff_max_s: {}, jitter: {}}}\n",
+                   c.restart.max_restarts, fmt::join(on, ", "), c.restart.backoff_s, c.restart.backoff_max_s,
+                   c.restart.jitter);
+  line("shim", c.shim);
+  line("log_dir", c.log_dir.empty() ? std::string("(none)") : c.log_dir);
+  line("pause_ranks", fmt::format("[{}]", fmt::join(c.pause_ranks, ", ")));
+  line("version_mismatch", c.version_mismatch);
+  line("program", fmt::format("[{}]", fmt::join(c.program, ", ")));
+  return s;
+}
+
+}  // namespace ddplaunch

@@ -1,0 +1,73 @@
+// LaunchConfig: the one source of truth for a ddplaunch run. Filled from YAML, then the
+// command line, then environment fallbacks (DDPLAUNCH_TOKEN, Slurm/Kubeflow hints), and
+// validated once; `--dry-run` prints it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddplaunch/preflight/timeout_policy.h"
+
+namespace ddplaunch {
+
+// The timeout formula lives with the preflight checks; the config only holds its knobs.
+using TimeoutSettings = preflight::TimeoutPolicy;
+
+struct RestartSettings {
+  int max_restarts = 3;
+  bool on_init_failure = true;     // restart_on: [init]
+  bool on_runtime_failure = false; // restart_on: [init, runtime]
+  double backoff_s = 0.0;          // wait before restart n: backoff_s * 2^(n-1), plus jitter
+  double backoff_max_s = 30.0;
+  double jitter = 0.1;             // fraction of the backoff added at random
+};
+
+struct LaunchConfig {
+  // Job shape.
+  int nodes = 1;
+  std::string nproc_per_node = "auto";  // "auto" (GPU count, else 1) or a positive integer
+  int node_rank = -1;                   // -1: assigned by the master in join order
+  std::string master;                   // HOST:PORT of the rendezvous; empty with --standalone
+  bool standalone = false;
+  std::string job_id;                   // default: derived from the master endpoint
+  std::string token;                    // shared secret; joins prove it (HMAC), never sent
+  std::string worker_port = "auto";     // MASTER_PORT for workers: "auto" or 1..65535
+  std::string role = "default";
+  bool slurm = false;                   // take the job shape from the Slurm step
+
+  // Timing (seconds).
+  double join_timeout_s = 300;
+  double connect_timeout_s = 5;
+  double heartbeat_interval_s = 1;
+  double heartbeat_timeout_s = 10;
+  double grace_s = 5;                   // SIGTERM → SIGKILL
+  double init_grace_s = 0;              // programs without shim: initialised after this long (0: at first output)
+  TimeoutSettings timeout;
+  RestartSettings restart;
+
+  // Workers.
+  std::string shim = "auto";            // auto | preload | python | none
+  std::string log_dir;                  // per-rank log files (append, generation headers)
+  std::vector<int> pause_ranks;         // start these ranks stopped for a debugger
+  std::string version_mismatch = "warn";  // warn | refuse: differing launcher/program/NCCL versions
+
+  // Run mode.
+  bool dry_run = false;
+  std::vector<std::string> program;     // PROGRAM [ARGS...]
+};
+
+// Checks every value once; returns one user-facing message per problem (empty = valid).
+std::vector<std::string> validate(const LaunchConfig& config);
+
+// Human-readable YAML-like dump of the resolved config (for --dry-run).
+std::string describe(const LaunchConfig& config);
+
+// Splits "host:port" / "[v6]:port"; nullopt when malformed.
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+std::optional<HostPort> parse_host_port(const std::string& text);
+
+}  // namespace ddplaunch

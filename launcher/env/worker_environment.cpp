@@ -1,0 +1,64 @@
+// The environment contract, written once. Values match torch.distributed.run for a
+// single-role job so existing scripts work unchanged.
+#include "env/worker_environment.h"
+
+#include <fmt/format.h>
+
+#include "ddplaunch/contract.h"
+
+extern char** environ;
+
+namespace ddplaunch {
+
+namespace c = contract;
+
+Environment current_environment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+Environment build_worker_environment(const Environment& base, const NodeAssignment& a, int local_rank) {
+  Environment env = base;
+  const int rank = a.rank_offset + local_rank;
+  env[c::kMasterAddr] = a.master_addr;
+  env[c::kMasterPort] = std::to_string(a.master_port);
+  env[c::kRank] = std::to_string(rank);
+  env[c::kLocalRank] = std::to_string(local_rank);
+  env[c::kWorldSize] = std::to_string(a.world_size);
+  env[c::kLocalWorldSize] = std::to_string(a.local_world_size);
+  env[c::kGroupRank] = std::to_string(a.node_rank);
+  env[c::kRoleRank] = std::to_string(rank);  // one role: role rank = global rank
+  env[c::kRoleWorldSize] = std::to_string(a.world_size);
+  env[c::kRoleName] = a.role;
+  env[c::kRestartCount] = std::to_string(a.generation);
+  env[c::kMaxRestarts] = std::to_string(a.max_restarts);
+  env[c::kRunId] = a.run_id;
+  env[c::kUseAgentStore] = "False";  // rank 0 hosts the c10d store on MASTER_PORT, not the launcher
+  env.try_emplace(c::kOmpNumThreads, "1");
+  env[c::kTimeoutSeconds] = fmt::format("{:g}", a.timeout_s);
+  env[c::kGeneration] = std::to_string(a.generation);
+  env[c::kNodeRank] = std::to_string(a.node_rank);
+  env[c::kNodeCount] = std::to_string(a.node_count);
+  env[c::kJobId] = a.job_id;
+  if (!a.status_socket.empty()) env[c::kStatusSocket] = a.status_socket;
+  // A user's explicit choice wins; we only fill in the NIC the rendezvous proved routes.
+  if (!a.socket_ifname.empty() && !base.count(c::kNcclSocketIfname) && !base.count(c::kGlooSocketIfname)) {
+    env[c::kNcclSocketIfname] = a.socket_ifname;
+    env[c::kGlooSocketIfname] = a.socket_ifname;
+  }
+  return env;
+}
+
+std::vector<std::string> to_env_strings(const Environment& env) {
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace ddplaunch

@@ -1,0 +1,149 @@
+// ddplaunch: one per node. Reads as the pipeline it runs:
+// parse → config → preflight → rendezvous → spawn → supervise → report.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/node_agent.h"
+#include "config/command_line.h"
+#include "config/job_setup.h"
+#include "ddplaunch/preflight/gpus.h"
+#include "ddplaunch/preflight/interfaces.h"
+#include "ddplaunch/preflight/resolve.h"
+#include "ddplaunch/rendezvous/client.h"
+#include "env/worker_environment.h"
+#include "log_setup.h"
+#include "node_facts.h"
+#include "supervise/orphan_guard.h"
+
+using namespace ddplaunch;
+
+namespace {
+
+constexpr int kUsageError = 2;
+
+int fail(const std::vector<std::string>& errors) {
+  for (const auto& e : errors) spdlog::error("{}", e);
+  return kUsageError;
+}
+
+// True when `ip` is one of this machine's addresses (then this node hosts the rendezvous).
+bool is_local_address(const std::string& ip) {
+  if (preflight::is_loopback(ip)) return true;
+  auto interfaces = preflight::list_interfaces();
+  if (!interfaces) return false;
+  for (const auto& i : *interfaces)
+    for (const auto& a : i.ipv4) if (a == ip) return true;
+  return false;
+}
+
+int print_status(const LaunchConfig& config) {
+  auto endpoint = parse_host_port(config.master);
+  if (!endpoint) return fail({"ddplaunch status needs --master HOST:PORT of the running job's rendezvous"});
+  std::string error;
+  std::string text = rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port),
+                                              config.job_id, config.token, std::chrono::seconds(5), error);
+  if (!error.empty()) {
+    spdlog::error("cannot get the status from {}: {}", config.master, error);
+    return 1;
+  }
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+// --dry-run: the resolved config and every local worker's environment, as node 0 of a
+// job whose ports are not chosen yet.
+int print_dry_run(const LaunchConfig& config, const NodePlan& plan) {
+  std::printf("# resolved configuration\n%s", describe(config).c_str());
+  NodeAssignment a;
+  a.node_rank = std::max(config.node_rank, 0);
+  a.node_count = config.nodes;
+  a.local_world_size = plan.nproc;
+  a.rank_offset = a.node_rank * plan.nproc;
+  a.world_size = config.nodes * plan.nproc;
+  a.master_addr = plan.master_ip;
+  a.master_port = config.worker_port == "auto" ? 0 : std::stoi(config.worker_port);
+  a.timeout_s = preflight::compute_timeout(config.timeout, config.nodes, false, 0, 0);
+  a.max_restarts = config.restart.max_restarts;
+  a.run_id = config.job_id;
+  a.role = config.role;
+  a.job_id = config.job_id;
+  a.status_socket = "(created at start)";
+  std::printf("# timeout: %s\n", preflight::explain_timeout(config.timeout, config.nodes, false, 0, 0).c_str());
+  if (config.worker_port == "auto") std::printf("# MASTER_PORT: 0 here; a free port is picked on the master at start\n");
+  for (int local = 0; local < plan.nproc; ++local) {
+    std::printf("# environment of local rank %d (global rank %d)\n", local, a.rank_offset + local);
+    Environment env = build_worker_environment(plan.base_env, a, local);
+    for (const auto& [key, value] : env) std::printf("%s=%s\n", key.c_str(), value.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The guard must be forked before anything can start a thread.
+  OrphanGuard guard;
+  std::string guard_error = guard.start();
+  init_logging();
+  if (!guard_error.empty()) spdlog::warn("{}; workers may outlive a SIGKILLed launcher", guard_error);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  // Parse the command line.
+  CommandLine cl = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  if (cl.help) return std::fputs(usage_text().c_str(), stdout), 0;
+  if (cl.version) return std::printf("ddplaunch %s\n", DDPLAUNCH_VERSION), 0;
+  if (!cl.errors.empty()) return fail(cl.errors);
+
+  // Resolve the config: YAML, flags, environment, cluster.
+  Environment env = current_environment();
+  JobSetup setup = resolve_job_setup(cl, env);
+  for (const auto& note : setup.notes) spdlog::info("{}", note);
+  if (!setup.errors.empty()) return fail(setup.errors);
+  LaunchConfig& config = setup.config;
+  if (cl.subcommand == Subcommand::Status) return print_status(config);
+
+  // Local preflight: the master resolves, GPUs fit nproc.
+  NodePlan plan;
+  plan.config = config;
+  plan.doctor = cl.subcommand == Subcommand::Doctor;
+  plan.hostname = local_hostname();
+  if (config.standalone) {
+    plan.master_host = plan.master_ip = "127.0.0.1";
+  } else {
+    auto endpoint = parse_host_port(config.master);
+    plan.master_host = endpoint->host;
+    plan.rendezvous_port = endpoint->port;
+    auto resolved = preflight::resolve_host(endpoint->host);
+    if (!resolved) return fail({resolved.error});
+    plan.master_ip = resolved->front();
+    auto loopback = preflight::check_master_not_loopback(endpoint->host, *resolved, config.nodes);
+    if (!loopback) spdlog::warn("{} (fine only when every node runs on this machine)", loopback.message);
+  }
+  preflight::GpuInfo gpus = preflight::detect_gpus();
+  auto nproc = preflight::resolve_nproc(config.nproc_per_node, gpus.count);
+  if (!nproc) return fail({nproc.error});
+  plan.nproc = *nproc;
+  plan.gpu_count = gpus.count;
+  plan.base_env = env;
+  for (const auto& note : add_shim_environment(config.shim, config.program, plan.base_env)) spdlog::warn("{}", note);
+  plan.facts = gather_node_facts(config, plan.nproc, gpus);
+  if (config.dry_run) return print_dry_run(config, plan);
+  plan.host_server = config.standalone || config.node_rank == 0 ||
+                     (config.node_rank < 0 && is_local_address(plan.master_ip));
+
+  // Rendezvous, spawn and supervise: all inside the one event loop.
+  boost::asio::io_context io;
+  NodeAgent agent(io, guard, plan);
+  if (std::string error = agent.start(); !error.empty()) return fail({error});
+  io.run();
+  return agent.exit_code();
+}

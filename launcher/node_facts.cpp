@@ -1,0 +1,104 @@
+// Node facts and shim environment.
+#include "node_facts.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "ddplaunch/preflight/interfaces.h"
+
+namespace ddplaunch {
+
+namespace {
+// FNV-1a over at most `limit` bytes: cheap, and only compared for equality across nodes.
+std::string hash_file(const std::string& path, std::size_t limit = 64 << 20) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::uint64_t h = 1469598103934665603ull;
+  char buf[65536];
+  std::size_t total = 0;
+  while (in && total < limit) {
+    in.read(buf, sizeof buf);
+    for (std::streamsize i = 0; i < in.gcount(); ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+    total += static_cast<std::size_t>(in.gcount());
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string find_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    auto end = dirs.find(':', start);
+    std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return name;
+}
+
+bool is_python(const std::vector<std::string>& program) {
+  if (program.empty()) return false;
+  return std::filesystem::path(program[0]).filename().string().rfind("python", 0) == 0;
+}
+}  // namespace
+
+std::string local_hostname() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+std::string program_fingerprint(const std::vector<std::string>& program) {
+  std::string fp;
+  for (std::size_t i = 0; i < program.size() && i < 2; ++i) {
+    std::string path = i == 0 ? find_on_path(program[0]) : program[i];
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    fp += (fp.empty() ? "" : "+") + hash_file(path);
+  }
+  return fp;
+}
+
+rendezvous::NodeFacts gather_node_facts(const LaunchConfig& config, int nproc, const preflight::GpuInfo& gpus) {
+  rendezvous::NodeFacts facts;
+  facts.hostname = local_hostname();
+  if (auto interfaces = preflight::list_interfaces())
+    for (const auto& i : *interfaces)
+      if (!i.loopback && i.up)
+        for (const auto& a : i.ipv4) facts.addresses.push_back(a);
+  facts.requested_node_rank = config.node_rank;
+  facts.nproc = nproc;
+  facts.gpu_count = gpus.count;
+  facts.launcher_version = DDPLAUNCH_VERSION;
+  facts.program_fingerprint = program_fingerprint(config.program);
+  facts.driver_version = gpus.driver_version;
+  facts.cuda_version = gpus.cuda_version;
+  facts.nccl_version = gpus.nccl_version;
+  return facts;
+}
+
+std::vector<std::string> add_shim_environment(const std::string& shim, const std::vector<std::string>& program,
+                                              Environment& env) {
+  std::vector<std::string> notes;
+  auto prepend = [&](const char* variable, const std::string& value, char separator) {
+    auto it = env.find(variable);
+    env[variable] = it == env.end() || it->second.empty() ? value : value + separator + it->second;
+  };
+  const bool want_preload = shim == "preload" || (shim == "auto" && DDPLAUNCH_BUILT_WITH_NCCL);
+  const bool want_python = shim == "python" || (shim == "auto" && is_python(program));
+  if (want_preload) {
+    if (access(DDPLAUNCH_PRELOAD_LIB, R_OK) == 0) prepend("LD_PRELOAD", DDPLAUNCH_PRELOAD_LIB, ':');
+    else notes.push_back(fmt::format("shim: {} is missing; NCCL init will not be reported", DDPLAUNCH_PRELOAD_LIB));
+  }
+  if (want_python) prepend("PYTHONPATH", DDPLAUNCH_PYTHON_SHIM_DIR, ':');
+  return notes;
+}
+
+}  // namespace ddplaunch

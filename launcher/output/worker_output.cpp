@@ -1,0 +1,79 @@
+// Terminal and log-file output of worker lines.
+#include "output/worker_output.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace ddplaunch {
+
+namespace {
+// Writes all of `data`, retrying short writes and EINTR; output errors are not fatal.
+void write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+}  // namespace
+
+std::string worker_prefix(int node_rank, int node_count, int rank) {
+  return node_count > 1 ? fmt::format("[node {} rank {}]", node_rank, rank) : fmt::format("[rank {}]", rank);
+}
+
+void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line) {
+  std::string text;
+  text.reserve(prefix.size() + line.size() + 2);
+  text.append(prefix).append(" ").append(line).append("\n");
+  write_all(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
+}
+
+RankLogFile& RankLogFile::operator=(RankLogFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+RankLogFile::~RankLogFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string RankLogFile::open(const std::string& log_dir, int rank, long generation, int node_rank,
+                              const std::string& host) {
+  std::error_code ec;
+  std::filesystem::create_directories(log_dir, ec);
+  if (ec) return fmt::format("cannot create log directory '{}': {}", log_dir, ec.message());
+  path_ = fmt::format("{}/rank_{}.log", log_dir, rank);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) return fmt::format("cannot open log file '{}': {}", path_, std::strerror(errno));
+  std::time_t now = std::time(nullptr);
+  char when[64];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
+  write_all(fd_, fmt::format("===== ddplaunch generation {} | rank {} | node {} ({}) | started {} =====\n", generation,
+                             rank, node_rank, host, when));
+  return {};
+}
+
+void RankLogFile::write_line(OutputStream stream, std::string_view line) {
+  if (fd_ < 0) return;
+  std::string text;
+  text.reserve(line.size() + 8);
+  text.append(stream == OutputStream::Stderr ? "[err] " : "").append(line).append("\n");
+  write_all(fd_, text);
+}
+
+}  // namespace ddplaunch

@@ -1,0 +1,39 @@
+// Where worker lines go: the terminal with a "[rank R]" / "[node N rank R]" prefix (one
+// write per line), and optionally a per-rank log file that survives restarts.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ddplaunch {
+
+enum class OutputStream { Stdout, Stderr };
+
+std::string worker_prefix(int node_rank, int node_count, int rank);
+
+// Writes "<prefix> <line>\n" to the launcher's stdout or stderr in a single write().
+void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line);
+
+// Per-rank log file under --log-dir: rank_<R>.log, opened for append so earlier
+// generations are kept; each generation starts with a header line.
+class RankLogFile {
+ public:
+  RankLogFile() = default;
+  RankLogFile(const RankLogFile&) = delete;
+  RankLogFile& operator=(const RankLogFile&) = delete;
+  RankLogFile(RankLogFile&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) { other.fd_ = -1; }
+  RankLogFile& operator=(RankLogFile&& other) noexcept;
+  ~RankLogFile();
+
+  // Returns "" or a user-facing error naming the path.
+  std::string open(const std::string& log_dir, int rank, long generation, int node_rank, const std::string& host);
+  void write_line(OutputStream stream, std::string_view line);
+  bool is_open() const { return fd_ >= 0; }
+  const std::string& path() const { return path_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace ddplaunch

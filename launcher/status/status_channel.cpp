@@ -1,0 +1,55 @@
+// Receive loop of the status channel.
+#include "status/status_channel.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace ddplaunch {
+
+StatusChannel::StatusChannel(boost::asio::io_context& io, Handler handler)
+    : socket_(io), handler_(std::move(handler)) {}
+
+StatusChannel::~StatusChannel() { close(); }
+
+std::string StatusChannel::open() {
+  std::string base = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  std::string templ = base + "/ddplaunch-XXXXXX";
+  if (!mkdtemp(templ.data())) return fmt::format("cannot create a directory under {}: {}", base, std::strerror(errno));
+  directory_ = templ;
+  path_ = directory_ + "/status.sock";
+  boost::system::error_code ec;
+  socket_.open(boost::asio::local::datagram_protocol(), ec);
+  if (!ec) socket_.bind(boost::asio::local::datagram_protocol::endpoint(path_), ec);
+  if (ec) return fmt::format("cannot bind the status socket {}: {}", path_, ec.message());
+  receive_next();
+  return {};
+}
+
+void StatusChannel::receive_next() {
+  socket_.async_receive(boost::asio::buffer(buffer_, contract::kMaxStatusBytes),
+                        [this](const boost::system::error_code& ec, std::size_t n) {
+                          if (ec == boost::asio::error::operation_aborted || !socket_.is_open()) return;
+                          if (!ec) {
+                            if (auto message = contract::parse_status(std::string_view(buffer_, n))) handler_(*message);
+                          }
+                          receive_next();
+                        });
+}
+
+void StatusChannel::close() {
+  boost::system::error_code ec;
+  if (socket_.is_open()) socket_.close(ec);
+  if (!directory_.empty()) {
+    std::error_code fs_ec;
+    std::filesystem::remove_all(directory_, fs_ec);
+    directory_.clear();
+  }
+}
+
+}  // namespace ddplaunch

@@ -1,0 +1,38 @@
+// StatusChannel: the AF_UNIX datagram socket workers' shims report on. Lives in a
+// private temporary directory; malformed datagrams are ignored (any local process can
+// write to a socket file).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/datagram_protocol.hpp>
+
+#include "ddplaunch/contract.h"
+
+namespace ddplaunch {
+
+class StatusChannel {
+ public:
+  using Handler = std::function<void(const contract::StatusMessage&)>;
+
+  StatusChannel(boost::asio::io_context& io, Handler handler);
+  ~StatusChannel();
+
+  std::string open();  // "" or an error; creates the directory and binds the socket
+  const std::string& path() const { return path_; }
+  void close();
+
+ private:
+  void receive_next();
+
+  boost::asio::local::datagram_protocol::socket socket_;
+  Handler handler_;
+  std::string directory_;
+  std::string path_;
+  char buffer_[contract::kMaxStatusBytes + 1];
+};
+
+}  // namespace ddplaunch

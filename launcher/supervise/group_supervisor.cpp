@@ -1,0 +1,294 @@
+// GroupSupervisor: spawn, output, status, exit, deadlines and stop of one generation.
+#include "supervise/group_supervisor.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include "supervise/init_signatures.h"
+#include "supervise/process_spawner.h"
+
+namespace ddplaunch {
+
+namespace {
+constexpr auto kDrainBound = std::chrono::seconds(2);  // output EOF after a worker was reaped
+
+std::chrono::milliseconds seconds_to_ms(double s) {
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000.0));
+}
+}  // namespace
+
+bool GroupOutcome::all_succeeded() const {
+  return std::all_of(statuses.begin(), statuses.end(), [](const auto& s) { return s.second.success(); });
+}
+
+GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard, GroupCallbacks callbacks)
+    : io_(io),
+      guard_(guard),
+      callbacks_(std::move(callbacks)),
+      init_deadline_(io),
+      init_grace_(io),
+      kill_timer_(io),
+      drain_timer_(io) {}
+
+GroupSupervisor::~GroupSupervisor() {
+  kill_all(SIGKILL);
+  for (auto& w : workers_)
+    if (w->pid > 0 && !w->status) waitpid(w->pid, nullptr, 0);
+}
+
+bool GroupSupervisor::active() const {
+  return std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return !w->finished(); });
+}
+
+void GroupSupervisor::start(const GroupSpec& spec) {
+  workers_.clear();
+  assignment_ = spec.assignment;
+  generation_ = spec.assignment.generation;
+  init_grace_s_ = spec.init_grace_s;
+  stopping_ = false;
+  finished_reported_ = false;
+  const auto now = std::chrono::steady_clock::now();
+
+  for (int local = 0; local < spec.assignment.local_world_size; ++local) {
+    auto worker = std::make_shared<Worker>(io_, local, spec.assignment.rank_offset + local);
+    worker->prefix = worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
+    worker->started = worker->last_heartbeat = now;
+    workers_.push_back(worker);
+  }
+  for (auto& worker : workers_) {
+    if (!spec.log_dir.empty()) {
+      std::string error = worker->log.open(spec.log_dir, worker->global_rank, generation_,
+                                           spec.assignment.node_rank, spec.hostname);
+      if (!error.empty()) write_prefixed_line(OutputStream::Stderr, "[ddplaunch]", error);
+    }
+    SpawnRequest request;
+    request.argv = spec.program;
+    request.env = to_env_strings(build_worker_environment(spec.base_env, spec.assignment, worker->local_rank));
+    request.start_stopped = std::count(spec.pause_ranks.begin(), spec.pause_ranks.end(), worker->global_rank) > 0;
+    SpawnedProcess process = spawn_worker_process(request);
+    if (process.pid < 0) {
+      worker->status = ExitStatus{false, 127, 0, false};
+      report_failure(*worker, FailurePhase::Init, "spawn_failed", process.error);
+      break;  // the others are stopped below; one clear error is enough
+    }
+    worker->pid = process.pid;
+    guard_.watch(process.pid);
+    worker->stdout_pipe.assign(process.stdout_fd);
+    worker->stderr_pipe.assign(process.stderr_fd);
+    worker->open_pipes = 2;
+    read_output(*worker, true);
+    read_output(*worker, false);
+    if (request.start_stopped && callbacks_.on_paused) callbacks_.on_paused(*worker);
+  }
+  // Workers not reached because an earlier spawn failed count as never started.
+  for (auto& worker : workers_)
+    if (worker->pid < 0 && !worker->status) worker->status = ExitStatus{false, 127, 0, false};
+
+  if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->pid < 0; })) {
+    stop(std::chrono::milliseconds(0));
+    return;
+  }
+  if (spec.assignment.timeout_s > 0) {
+    init_deadline_.expires_after(seconds_to_ms(spec.assignment.timeout_s));
+    init_deadline_.async_wait([this, gen = generation_](const boost::system::error_code& ec) {
+      if (!ec && gen == generation_) on_init_deadline();
+    });
+  }
+  if (init_grace_s_ > 0) {
+    init_grace_.expires_after(seconds_to_ms(init_grace_s_));
+    init_grace_.async_wait([this, gen = generation_](const boost::system::error_code& ec) {
+      if (ec || gen != generation_) return;
+      for (auto& w : workers_)
+        if (!w->shim_seen && w->init == InitState::Pending && !w->status) mark_initialized(*w);
+    });
+  }
+}
+
+void GroupSupervisor::read_output(Worker& worker, bool is_stdout) {
+  auto& pipe = is_stdout ? worker.stdout_pipe : worker.stderr_pipe;
+  char* buffer = is_stdout ? worker.stdout_buffer : worker.stderr_buffer;
+  auto self = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w.get() == &worker; });
+  std::shared_ptr<Worker> keep = *self;
+  pipe.async_read_some(boost::asio::buffer(buffer, sizeof worker.stdout_buffer),
+                       [this, keep, is_stdout](const boost::system::error_code& ec, std::size_t n) {
+                         Worker& w = *keep;
+                         const OutputStream stream = is_stdout ? OutputStream::Stdout : OutputStream::Stderr;
+                         auto& splitter = is_stdout ? w.stdout_lines : w.stderr_lines;
+                         auto emit = [&](std::string_view line) { on_line(w, stream, line); };
+                         if (!ec) {
+                           splitter.feed(std::string_view(is_stdout ? w.stdout_buffer : w.stderr_buffer, n), emit);
+                           read_output(w, is_stdout);
+                           return;
+                         }
+                         if (ec == boost::asio::error::operation_aborted && w.open_pipes == 0) return;  // closed by us
+                         splitter.finish(emit);
+                         auto& pipe = is_stdout ? w.stdout_pipe : w.stderr_pipe;
+                         boost::system::error_code ignored;
+                         if (pipe.is_open()) pipe.close(ignored);
+                         if (w.open_pipes > 0 && --w.open_pipes == 0 && w.finished()) on_worker_finished(w);
+                       });
+}
+
+void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_view line) {
+  write_prefixed_line(stream, worker.prefix, line);
+  worker.log.write_line(stream, line);
+  worker.remember(line);
+  if (!worker.shim_seen && worker.init == InitState::Pending && init_grace_s_ <= 0) mark_initialized(worker);
+}
+
+void GroupSupervisor::mark_initialized(Worker& worker) {
+  worker.init = InitState::Initialized;
+  if (callbacks_.on_initialized) callbacks_.on_initialized(worker);
+}
+
+void GroupSupervisor::handle_status(const contract::StatusMessage& m) {
+  if (m.generation != generation_) return;  // a late report from a previous generation
+  auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == m.rank; });
+  if (it == workers_.end()) return;
+  Worker& w = **it;
+  w.shim_seen = true;
+  w.last_heartbeat = std::chrono::steady_clock::now();
+  switch (m.event) {
+    case contract::StatusEvent::InitBegin:
+      if (w.init != InitState::Failed) w.init = InitState::Begun;  // the shim is authoritative from now on
+      break;
+    case contract::StatusEvent::InitOk:
+      if (w.init != InitState::Failed) mark_initialized(w);
+      break;
+    case contract::StatusEvent::InitFailed:
+      w.init = InitState::Failed;
+      w.init_detail = m.detail;
+      // Report at once: waiting for the exit would let other ranks hang in init.
+      report_failure(w, FailurePhase::Init, "init_failed", m.detail);
+      break;
+    case contract::StatusEvent::Heartbeat:
+      break;
+  }
+}
+
+void GroupSupervisor::handle_child_exit() {
+  for (auto& worker : workers_) {
+    if (worker->pid <= 0 || worker->status) continue;
+    siginfo_t info{};
+    // WNOWAIT: kill the worker's group while the zombie still pins its process-group id.
+    if (waitid(P_PID, static_cast<id_t>(worker->pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
+      continue;
+    kill(-worker->pid, SIGKILL);  // grandchildren left in its group go with it
+    int wait_status = 0;
+    if (waitpid(worker->pid, &wait_status, 0) == worker->pid) reap(*worker, wait_status);
+  }
+}
+
+void GroupSupervisor::reap(Worker& worker, int wait_status) {
+  worker.status = exit_status_from_wait(wait_status);
+  guard_.forget(worker.pid);
+  if (worker.finished()) {
+    on_worker_finished(worker);
+    return;
+  }
+  // Output still open (a descendant holds the pipe, or data is in flight): bounded drain.
+  drain_timer_.expires_after(kDrainBound);
+  drain_timer_.async_wait([this, gen = generation_](const boost::system::error_code& ec) {
+    if (ec || gen != generation_) return;
+    for (auto& w : workers_)
+      if (w->status && w->open_pipes > 0) close_pipes(*w);
+  });
+}
+
+void GroupSupervisor::close_pipes(Worker& worker) {
+  auto emit_out = [&](std::string_view line) { on_line(worker, OutputStream::Stdout, line); };
+  auto emit_err = [&](std::string_view line) { on_line(worker, OutputStream::Stderr, line); };
+  worker.stdout_lines.finish(emit_out);
+  worker.stderr_lines.finish(emit_err);
+  worker.open_pipes = 0;
+  boost::system::error_code ignored;
+  worker.stdout_pipe.close(ignored);
+  worker.stderr_pipe.close(ignored);
+  on_worker_finished(worker);
+}
+
+void GroupSupervisor::on_worker_finished(Worker& worker) {
+  const ExitStatus& status = *worker.status;
+  if (!stopping_ && !worker.stop_requested && !status.success() && !worker.failure_reported) {
+    // Classify: before init (or init errors in its output) is an init failure.
+    auto signature = match_init_signature(worker.tail);
+    bool init_phase = worker.init != InitState::Initialized || signature.has_value();
+    std::string detail = !worker.init_detail.empty() ? worker.init_detail
+                         : signature                 ? fmt::format("output matches '{}'", signature->signature)
+                         : worker.init == InitState::Initialized ? std::string()
+                                                                 : std::string("exited before initialising");
+    report_failure(worker, init_phase ? FailurePhase::Init : FailurePhase::Runtime, "exited", detail);
+  }
+  if (!finished_reported_ && !active()) {
+    finished_reported_ = true;
+    init_deadline_.cancel();
+    init_grace_.cancel();
+    kill_timer_.cancel();
+    drain_timer_.cancel();
+    GroupOutcome outcome;
+    outcome.stopped_by_request = stopping_;
+    for (auto& w : workers_) outcome.statuses.emplace_back(w->global_rank, *w->status);
+    if (callbacks_.on_finished) callbacks_.on_finished(outcome);
+  }
+}
+
+void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, std::string kind, std::string detail) {
+  if (worker.failure_reported || stopping_) return;
+  worker.failure_reported = true;
+  WorkerFailure failure;
+  failure.node_rank = assignment_.node_rank;
+  failure.global_rank = worker.global_rank;
+  failure.local_rank = worker.local_rank;
+  failure.pid = worker.pid;
+  failure.phase = phase;
+  failure.kind = std::move(kind);
+  failure.status = worker.status;
+  failure.detail = std::move(detail);
+  failure.tail = worker.tail;
+  if (callbacks_.on_failure) callbacks_.on_failure(failure);
+}
+
+void GroupSupervisor::on_init_deadline() {
+  for (auto& w : workers_) {
+    if (w->status || w->init == InitState::Initialized || w->failure_reported) continue;
+    w->init = InitState::Failed;
+    report_failure(*w, FailurePhase::Init, "init_timeout",
+                   fmt::format("not initialised within the {:g} s init deadline (the computed process-group timeout)",
+                               assignment_.timeout_s));
+  }
+}
+
+void GroupSupervisor::kill_all(int signal) {
+  for (auto& w : workers_)
+    if (w->pid > 0 && !w->status) kill(-w->pid, signal);
+}
+
+void GroupSupervisor::stop(std::chrono::milliseconds grace) {
+  if (stopping_ && grace.count() > 0) return;
+  stopping_ = true;
+  for (auto& w : workers_) w->stop_requested = true;
+  init_deadline_.cancel();
+  init_grace_.cancel();
+  if (!active()) {
+    if (!finished_reported_ && !workers_.empty()) on_worker_finished(*workers_.front());
+    return;
+  }
+  resume_paused();  // a stopped process cannot act on SIGTERM
+  kill_all(grace.count() > 0 ? SIGTERM : SIGKILL);
+  kill_timer_.expires_after(grace);
+  kill_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) kill_all(SIGKILL);
+  });
+}
+
+void GroupSupervisor::resume_paused() {
+  for (auto& w : workers_)
+    if (w->pid > 0 && !w->status) kill(-w->pid, SIGCONT);
+}
+
+}  // namespace ddplaunch

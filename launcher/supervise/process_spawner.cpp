@@ -1,0 +1,128 @@
+// Boost.Process v1 spawn with an exec-setup hook for what the standard options cannot
+// express: a new process group, parent-death signal, clean signal state, ptrace stop.
+#include "supervise/process_spawner.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+
+#include <boost/process.hpp>
+#include <boost/process/extend.hpp>
+#include <boost/process/posix.hpp>
+#include <fmt/format.h>
+
+namespace bp = boost::process;
+
+namespace ddplaunch {
+
+namespace {
+
+// Runs in the forked child before exec: only async-signal-safe calls here.
+struct WorkerExecSetup : bp::extend::handler {
+  pid_t launcher_pid;
+  bool start_stopped;
+
+  template <typename Executor>
+  void on_exec_setup(Executor&) const {
+    setpgid(0, 0);                        // own group: signals reach its whole tree
+    prctl(PR_SET_PDEATHSIG, SIGKILL);     // launcher SIGKILLed → worker dies too
+    if (getppid() != launcher_pid) _exit(127);  // launcher died before prctl took effect
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT}) signal(sig, SIG_DFL);
+    if (start_stopped) ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);  // stops with SIGTRAP after exec
+  }
+};
+
+bool make_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC) == 0; }
+
+void close_fd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+// The ptrace'd child stopped at its first instruction after exec; hand it over stopped
+// and untraced so a debugger can attach.
+std::string detach_stopped(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status))
+    return "the paused worker did not stop after exec";
+  if (ptrace(PTRACE_DETACH, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(SIGSTOP))) != 0)
+    return fmt::format("could not detach from the paused worker: {}", std::strerror(errno));
+  return {};
+}
+
+}  // namespace
+
+SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
+  SpawnedProcess out;
+  if (request.argv.empty()) {
+    out.error = "no program given";
+    return out;
+  }
+  std::string exe = request.argv[0];
+  if (exe.find('/') == std::string::npos) {
+    auto found = bp::search_path(exe);
+    if (found.empty()) {
+      out.error = fmt::format("program '{}' was not found on PATH; give its full path", exe);
+      return out;
+    }
+    exe = found.string();
+  } else if (access(exe.c_str(), X_OK) != 0) {
+    out.error = fmt::format("program '{}' cannot be executed: {}", exe, std::strerror(errno));
+    return out;
+  }
+
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (!make_pipe(out_pipe) || !make_pipe(err_pipe)) {
+    out.error = fmt::format("cannot create output pipes: {}", std::strerror(errno));
+    close_fd(out_pipe[0]), close_fd(out_pipe[1]), close_fd(err_pipe[0]), close_fd(err_pipe[1]);
+    return out;
+  }
+
+  bp::environment env;
+  env.clear();
+  for (const auto& entry : request.env) {
+    auto eq = entry.find('=');
+    if (eq != std::string::npos && eq > 0) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  std::vector<std::string> args(request.argv.begin() + 1, request.argv.end());
+
+  std::error_code ec;
+  WorkerExecSetup setup;
+  setup.launcher_pid = getpid();
+  setup.start_stopped = request.start_stopped;
+  bp::child child(bp::exe = exe, bp::args = args, env, bp::std_in<bp::null, bp::posix::fd.bind(1, out_pipe[1]),
+                  bp::posix::fd.bind(2, err_pipe[1]), setup, ec);
+  close_fd(out_pipe[1]);
+  close_fd(err_pipe[1]);
+  if (ec) {
+    close_fd(out_pipe[0]);
+    close_fd(err_pipe[0]);
+    out.error = fmt::format("cannot start '{}': {}", exe, ec.message());
+    return out;
+  }
+  out.pid = child.id();
+  child.detach();  // we reap it ourselves (GroupSupervisor), by pid
+  out.stdout_fd = out_pipe[0];
+  out.stderr_fd = err_pipe[0];
+  if (request.start_stopped) {
+    out.error = detach_stopped(out.pid);
+    if (!out.error.empty()) {  // never hand back a half-started worker
+      kill(out.pid, SIGKILL);
+      waitpid(out.pid, nullptr, __WALL);
+      close_fd(out.stdout_fd);
+      close_fd(out.stderr_fd);
+      out.pid = -1;
+    }
+  }
+  return out;
+}
+
+}  // namespace ddplaunch

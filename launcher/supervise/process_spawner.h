@@ -1,0 +1,29 @@
+// Starts one worker process. The only translation unit that includes Boost.Process
+// (it is slow to compile); everything else sees this small header.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ddplaunch {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;  // argv[0] is searched on PATH when it has no '/'
+  std::vector<std::string> env;   // complete environment, "KEY=VALUE"
+  bool start_stopped = false;     // stop at the program's first instruction (for gdb -p)
+};
+
+struct SpawnedProcess {
+  pid_t pid = -1;                 // also the process-group id: every worker leads its own group
+  int stdout_fd = -1;             // read ends, close-on-exec, owned by the caller
+  int stderr_fd = -1;
+  std::string error;              // non-empty: nothing was started
+};
+
+// The child: own process group, stdin /dev/null, SIGKILL when the launcher dies
+// (PR_SET_PDEATHSIG), default signal dispositions and an empty signal mask.
+SpawnedProcess spawn_worker_process(const SpawnRequest& request);
+
+}  // namespace ddplaunch
