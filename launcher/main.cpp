@@ -126,7 +126,11 @@ int main(int argc, char** argv) {
     if (!resolved) return fail({resolved.error});
     plan.master_ip = resolved->front();
     auto loopback = preflight::check_master_not_loopback(endpoint->host, *resolved, config.nodes);
-    if (!loopback) spdlog::warn("{} (fine only when every node runs on this machine)", loopback.message);
+    // Loopback is right when every "node" runs on this machine (tests, one-box debugging);
+    // the master refuses the job if a node joins from elsewhere.
+    if (!loopback)
+      spdlog::info("master {} is loopback: every node must run on this machine (otherwise pass node 0's "
+                   "routable address to --master)", plan.master_ip);
   }
   preflight::GpuInfo gpus = preflight::detect_gpus();
   auto nproc = preflight::resolve_nproc(config.nproc_per_node, gpus.count);

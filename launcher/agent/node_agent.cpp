@@ -48,6 +48,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                                 w.global_rank, plan_.hostname, w.pid, w.pid, getpid());
                           },
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
+                      .drain_status = [this]() { status_.drain(); },
                   }) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);

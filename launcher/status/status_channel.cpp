@@ -1,6 +1,7 @@
 // Receive loop of the status channel.
 #include "status/status_channel.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +41,16 @@ void StatusChannel::receive_next() {
                           }
                           receive_next();
                         });
+}
+
+void StatusChannel::drain() {
+  if (!socket_.is_open()) return;
+  char buffer[contract::kMaxStatusBytes + 1];
+  for (int i = 0; i < 1024; ++i) {  // bounded: a flood cannot stall the loop
+    ssize_t n = ::recv(socket_.native_handle(), buffer, contract::kMaxStatusBytes, MSG_DONTWAIT);
+    if (n < 0) return;
+    if (auto message = contract::parse_status(std::string_view(buffer, static_cast<std::size_t>(n)))) handler_(*message);
+  }
 }
 
 void StatusChannel::close() {

@@ -214,6 +214,7 @@ void GroupSupervisor::close_pipes(Worker& worker) {
 
 void GroupSupervisor::on_worker_finished(Worker& worker) {
   const ExitStatus& status = *worker.status;
+  if (callbacks_.drain_status && !status.success()) callbacks_.drain_status();
   if (!stopping_ && !worker.stop_requested && !status.success() && !worker.failure_reported) {
     // Classify: before init (or init errors in its output) is an init failure.
     auto signature = match_init_signature(worker.tail);

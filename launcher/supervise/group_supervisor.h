@@ -40,6 +40,7 @@ struct GroupCallbacks {
   std::function<void(const Worker&)> on_initialized;
   std::function<void(const Worker&)> on_paused;               // started stopped, waiting for a debugger
   std::function<void(const GroupOutcome&)> on_finished;       // every worker reaped and drained
+  std::function<void()> drain_status;                         // read queued shim reports now
 };
 
 class GroupSupervisor {
