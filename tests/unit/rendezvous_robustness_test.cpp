@@ -138,7 +138,8 @@ TEST(RendezvousRobustness, SilentNodeLostWithinHeartbeatTimeout) {
   // The peer now neither reads nor writes: no heartbeats, no acks.
   ASSERT_TRUE(run_until(io, [&] { return !log.lost.empty(); }, 3000ms));
   auto after = Clock::now() - assigned_at;
-  EXPECT_LE(after, 400ms + 50ms + 150ms);  // heartbeat_timeout + one interval + slack
+  EXPECT_GE(after, 350ms);                // it was the heartbeat timeout, not something else
+  EXPECT_LE(after, 400ms + 50ms + 400ms);  // heartbeat_timeout + one interval + slack for a busy box
   EXPECT_TRUE(contains(log.lost[0], "node 0 mute") && contains(log.lost[0], "heartbeat timeout")) << log.lost[0];
 }
 
@@ -176,7 +177,7 @@ TEST(RendezvousRobustness, ClientNoticesSilentMaster) {
   c.client->join(facts("c"));
   auto start = Clock::now();
   ASSERT_TRUE(run_until(io, [&] { return !c.log->losses.empty(); }, 3000ms));
-  EXPECT_LE(Clock::now() - start, 400ms + 50ms + 200ms);
+  EXPECT_LE(Clock::now() - start, 400ms + 50ms + 400ms);
   EXPECT_TRUE(contains(c.log->losses[0], "heartbeat timeout") &&
               contains(c.log->losses[0], "127.0.0.1:")) << c.log->losses[0];
 }
