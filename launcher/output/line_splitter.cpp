@@ -3,27 +3,28 @@
 
 namespace ddplaunch {
 
+// Invariant: partial_ is always shorter than max_line_bytes_.
 void LineSplitter::feed(std::string_view chunk, const LineHandler& on_line) {
   while (!chunk.empty()) {
-    auto newline = chunk.find('\n');
-    std::string_view piece = chunk.substr(0, newline);
-    if (partial_.size() + piece.size() >= max_line_bytes_ && newline == std::string_view::npos) {
+    const auto newline = chunk.find('\n');
+    const std::size_t piece = newline == std::string_view::npos ? chunk.size() : newline;
+    const std::size_t room = max_line_bytes_ - partial_.size();
+    if (piece > room || (piece == room && newline == std::string_view::npos)) {
       // Too long without a newline: emit what fits as a line of its own.
-      std::size_t take = max_line_bytes_ - partial_.size();
-      partial_.append(piece.substr(0, take));
+      partial_.append(chunk.substr(0, room));
       on_line(partial_);
       partial_.clear();
-      chunk.remove_prefix(take);
+      chunk.remove_prefix(room);
       continue;
     }
     if (newline == std::string_view::npos) {
-      partial_.append(piece);
+      partial_.append(chunk);
       return;
     }
     if (partial_.empty()) {
-      on_line(piece);
+      on_line(chunk.substr(0, newline));
     } else {
-      partial_.append(piece);
+      partial_.append(chunk.substr(0, newline));
       on_line(partial_);
       partial_.clear();
     }

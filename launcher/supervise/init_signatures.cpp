@@ -26,6 +26,7 @@ const std::vector<Signature>& signatures() {
       {"c10d store connection refused", {"TCPStore", "Connection refused"}},
       {"c10d store timeout", {"Timed out", "TCPStore"}},
       {"c10d client socket timeout", {"Socket Timeout"}},
+      {"c10d client socket timeout", {"client socket has timed out"}},
       {"c10d: address already in use", {"EADDRINUSE"}},
       {"c10d: address already in use", {"address already in use"}},
       {"process group init timeout", {"Timed out initializing process group"}},
