@@ -9,7 +9,7 @@ packages=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev googletest
   libtorch-dev libgloo-dev python3-torch
-  iproute2 nftables procps
+  iproute2 nftables procps time
 )
 
 # --with-slurm: also the Slurm daemons and client for scripts/slurm-test-cluster.sh.
