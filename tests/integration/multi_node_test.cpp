@@ -1,0 +1,457 @@
+// Several real ddplaunch processes as separate nodes on 127.0.0.1 (own --node-rank, same --master
+// and --nodes) running fake_worker: environment across nodes, join progress and timeout, refusals,
+// garbage on the rendezvous port, group completion, a node killed mid-run, and `ddplaunch status`.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <map>
+#include <memory>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "process_runner.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using ddplaunch::testing::BackgroundProcess;
+using ddplaunch::testing::RunResult;
+
+constexpr auto kJobBound = 60s;  // "finished, not hung": generous for a busy 2-core machine
+
+// One job's shared flags; each node adds its own --node-rank and --nproc-per-node.
+struct JobShape {
+  int nodes = 2;
+  int port = 0;
+  std::string job_id = "it2-job";
+  std::vector<std::string> extra;  // flags common to every node
+};
+
+std::vector<std::string> node_argv(const JobShape& job, int node_rank, int nproc,
+                                   const std::vector<std::string>& node_flags,
+                                   const std::vector<std::string>& worker_args) {
+  std::vector<std::string> argv{DDPLAUNCH_BIN,
+                                "--nodes",
+                                std::to_string(job.nodes),
+                                "--nproc-per-node",
+                                std::to_string(nproc),
+                                "--master",
+                                "127.0.0.1:" + std::to_string(job.port),
+                                "--node-rank",
+                                std::to_string(node_rank),
+                                "--job-id",
+                                job.job_id,
+                                "--join-timeout",
+                                "30",
+                                "--grace",
+                                "1"};
+  argv.insert(argv.end(), job.extra.begin(), job.extra.end());
+  argv.insert(argv.end(), node_flags.begin(), node_flags.end());  // later flags win
+  argv.push_back("--");
+  argv.push_back(FAKE_WORKER_BIN);
+  argv.insert(argv.end(), worker_args.begin(), worker_args.end());
+  return argv;
+}
+
+// Starts node 0 first and waits until it listens, so the others never race the server.
+std::unique_ptr<BackgroundProcess> start_node(const std::vector<std::string>& argv) {
+  auto p = std::make_unique<BackgroundProcess>();
+  EXPECT_TRUE(p->start(argv)) << p->output_so_far();
+  return p;
+}
+
+bool wait_listening(const BackgroundProcess& node0) {
+  return node0.wait_for_output("hosting the rendezvous on port", 20s);
+}
+
+JobShape new_job(int nodes, const std::string& job_id) {
+  JobShape job;
+  job.nodes = nodes;
+  job.port = ddplaunch::testing::free_tcp_port();
+  job.job_id = job_id;
+  EXPECT_GT(job.port, 0);
+  return job;
+}
+
+// Waits for every node; each must finish within the bound.
+std::vector<RunResult> wait_all(std::vector<std::unique_ptr<BackgroundProcess>>& nodes,
+                                std::chrono::milliseconds bound = kJobBound) {
+  std::vector<RunResult> results;
+  for (auto& n : nodes) {
+    results.push_back(n->wait(bound));
+    EXPECT_FALSE(results.back().timed_out) << "node " << results.size() - 1 << " hung:\n" << results.back().output;
+  }
+  return results;
+}
+
+std::string all_output(const std::vector<RunResult>& results) {
+  std::string s;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    s += "===== node " + std::to_string(i) + " (exit " + std::to_string(results[i].exit_code) + ")\n" +
+         results[i].output;
+  return s;
+}
+
+// "[node N rank R] ENV NAME=value" → env[(N, R)][NAME] = value.
+using EnvByRank = std::map<std::pair<int, int>, std::map<std::string, std::string>>;
+void collect_env(const std::string& output, EnvByRank& env, int& lines_seen) {
+  static const std::regex line(R"(^\[node (\d+) rank (\d+)\] ENV ([A-Z_]+)=(.*)$)");
+  std::istringstream in(output);
+  std::string text;
+  while (std::getline(in, text)) {
+    std::smatch m;
+    if (!std::regex_match(text, m, line)) continue;
+    ++lines_seen;
+    env[{std::stoi(m[1]), std::stoi(m[2])}][m[3]] = m[4];
+  }
+}
+
+std::vector<pid_t> worker_pids(const std::string& output) {
+  static const std::regex pid(R"(FAKE_WORKER_PID=(\d+))");
+  std::vector<pid_t> pids;
+  for (std::sregex_iterator it(output.begin(), output.end(), pid), end; it != end; ++it)
+    pids.push_back(static_cast<pid_t>(std::stol((*it)[1])));
+  return pids;
+}
+
+int count_of(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
+// Runs a job of nodes with the given nproc each, all printing their env; checks the contract.
+void check_environment_across_nodes(const std::vector<int>& nprocs, const std::string& job_id) {
+  JobShape job = new_job(static_cast<int>(nprocs.size()), job_id);
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  for (int r = 0; r < job.nodes; ++r) {
+    nodes.push_back(start_node(node_argv(job, r, nprocs[r], {}, {"--print-env"})));
+    if (r == 0) {
+      ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+    }
+  }
+  auto results = wait_all(nodes);
+  const std::string everything = all_output(results);
+  for (int r = 0; r < job.nodes; ++r) EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << everything;
+
+  int world = 0;
+  std::vector<int> offset;
+  for (int n : nprocs) offset.push_back(world), world += n;
+
+  EnvByRank env;
+  for (int r = 0; r < job.nodes; ++r) {
+    EnvByRank mine;
+    int lines = 0;
+    collect_env(results[r].output, mine, lines);
+    EXPECT_GT(lines, 0) << "node " << r << " printed no ENV lines:\n" << results[r].output;
+    for (auto& [key, vars] : mine) {
+      EXPECT_EQ(key.first, r) << "node " << r << "'s output carries a line of node " << key.first;
+      env[key] = vars;
+    }
+  }
+  std::set<int> ranks;
+  std::string master_addr, master_port;
+  for (auto& [key, vars] : env) {
+    auto [node, prefix_rank] = key;
+    SCOPED_TRACE("node " + std::to_string(node) + " rank " + std::to_string(prefix_rank));
+    ASSERT_TRUE(vars.count("RANK") && vars.count("LOCAL_RANK") && vars.count("MASTER_ADDR") &&
+                vars.count("MASTER_PORT"))
+        << everything;
+    int rank = std::stoi(vars["RANK"]);
+    int local = std::stoi(vars["LOCAL_RANK"]);
+    EXPECT_EQ(rank, prefix_rank);
+    EXPECT_TRUE(ranks.insert(rank).second) << "rank " << rank << " twice";
+    EXPECT_EQ(vars["WORLD_SIZE"], std::to_string(world));
+    EXPECT_EQ(vars["GROUP_RANK"], std::to_string(node));
+    EXPECT_EQ(vars["LOCAL_WORLD_SIZE"], std::to_string(nprocs[node]));
+    EXPECT_EQ(rank, offset[node] + local);
+    EXPECT_GE(local, 0);
+    EXPECT_LT(local, nprocs[node]);
+    if (master_addr.empty()) master_addr = vars["MASTER_ADDR"], master_port = vars["MASTER_PORT"];
+    EXPECT_EQ(vars["MASTER_ADDR"], master_addr);
+    EXPECT_EQ(vars["MASTER_PORT"], master_port);
+  }
+  EXPECT_EQ(static_cast<int>(ranks.size()), world) << everything;
+  if (!ranks.empty()) {
+    EXPECT_EQ(*ranks.begin(), 0);
+    EXPECT_EQ(*ranks.rbegin(), world - 1);
+  }
+  EXPECT_FALSE(master_port.empty());
+  EXPECT_NE(master_port, "0");
+}
+
+TEST(MultiNode, TwoNodesTwoWorkersGetAConsistentEnvironment) {
+  check_environment_across_nodes({2, 2}, "it2-env-2x2");
+}
+
+TEST(MultiNode, FourNodesWithDifferentNprocGetConsistentRanks) {
+  check_environment_across_nodes({1, 2, 1, 3}, "it2-env-hetero");
+}
+
+TEST(MultiNode, JoinProgressAndTimeoutNameTheMissingNode) {
+  JobShape job = new_job(3, "it2-join-timeout");
+  job.extra = {"--join-timeout", "3"};
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  auto started = std::chrono::steady_clock::now();
+  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 1, {}, {})));
+  auto results = wait_all(nodes, 30s);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const std::string everything = all_output(results);
+
+  EXPECT_TRUE(results[0].output.find("waiting for nodes: 2/3 joined") != std::string::npos ||
+              results[0].output.find("waiting for nodes: 1/3 joined") != std::string::npos)
+      << everything;
+  // The timeout message names the one node that never came.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(results[0].output, m, std::regex(R"(join timeout[^\n]*missing ([^\n]*))")))
+      << everything;
+  EXPECT_NE(m[1].str().find("node rank 2"), std::string::npos) << "missing list does not name node rank 2: " << m[1];
+  EXPECT_EQ(m[1].str().find("node rank 1"), std::string::npos) << "node 1 joined but is named missing: " << m[1];
+  for (std::size_t i = 0; i < results.size(); ++i) EXPECT_NE(results[i].exit_code, 0) << "node " << i << everything;
+  EXPECT_LT(seconds, 15.0 * 2) << "join timeout of 3 s took " << seconds << " s to end the job\n" << everything;
+}
+
+// Node 0 runs a 2-node job alone with a short join timeout; a node with `bad_flags` is refused.
+void check_refused(const std::vector<std::string>& node0_flags, const std::vector<std::string>& bad_flags,
+                   const std::string& job_id, const std::vector<std::string>& expected_words) {
+  JobShape job = new_job(2, job_id);
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  std::vector<std::string> flags0 = node0_flags;
+  flags0.insert(flags0.end(), {"--join-timeout", "6"});
+  nodes.push_back(start_node(node_argv(job, 0, 1, flags0, {})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 1, bad_flags, {})));
+  auto results = wait_all(nodes, 30s);
+  const std::string everything = all_output(results);
+  EXPECT_NE(results[1].exit_code, 0) << everything;
+  EXPECT_NE(results[1].output.find("refused"), std::string::npos) << everything;
+  for (const auto& word : expected_words)
+    EXPECT_NE(results[1].output.find(word), std::string::npos) << "refused node should mention '" << word << "'\n"
+                                                                << everything;
+  EXPECT_EQ(results[1].output.find("FAKE_WORKER_PID"), std::string::npos) << "a refused node started workers\n"
+                                                                          << everything;
+  EXPECT_NE(results[0].exit_code, 0) << "node 0 should give up at its join timeout\n" << everything;
+}
+
+TEST(MultiNode, WrongJobIdIsRefusedOnThatNode) {
+  check_refused({}, {"--job-id", "some-other-job"}, "it2-right-job", {"job id", "some-other-job"});
+}
+
+TEST(MultiNode, BadTokenIsRefusedOnThatNode) {
+  check_refused({"--token", "secret-of-node-0"}, {"--token", "another-secret"}, "it2-token", {"token"});
+}
+
+TEST(MultiNode, DuplicateNodeRankIsRefused) {
+  JobShape job = new_job(3, "it2-duplicate");
+  job.extra = {"--join-timeout", "6"};
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 1, {}, {})));
+  ASSERT_TRUE(nodes[0]->wait_for_output("waiting for nodes: 2/3", 20s)) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 1, {}, {})));  // rank 1 again
+  auto results = wait_all(nodes, 30s);
+  const std::string everything = all_output(results);
+  EXPECT_NE(results[2].exit_code, 0) << everything;
+  EXPECT_NE(results[2].output.find("duplicate node rank 1"), std::string::npos) << everything;
+  for (std::size_t i = 0; i < results.size(); ++i) EXPECT_NE(results[i].exit_code, 0) << "node " << i << everything;
+}
+
+TEST(MultiNode, ANodeTooManyIsRefusedAndTheJobGoesOn) {
+  JobShape job = new_job(2, "it2-too-many");
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  const std::vector<std::string> worker{"--report-init", "--sleep-ms", "3000"};
+  nodes.push_back(start_node(node_argv(job, 0, 1, {}, worker)));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 1, {}, worker)));
+  ASSERT_TRUE(nodes[1]->wait_for_output("FAKE_WORKER_PID", 20s)) << nodes[1]->output_so_far();
+  auto third = start_node(node_argv(job, 1, 1, {}, worker));  // a third node for a 2-node job
+  RunResult refused = third->wait(30s);
+  auto results = wait_all(nodes);
+  const std::string everything = all_output(results) + "===== third node\n" + refused.output;
+  ASSERT_FALSE(refused.timed_out) << everything;
+  EXPECT_NE(refused.exit_code, 0) << everything;
+  EXPECT_NE(refused.output.find("too many nodes"), std::string::npos) << everything;
+  EXPECT_EQ(results[0].exit_code, 0) << everything;
+  EXPECT_EQ(results[1].exit_code, 0) << everything;
+}
+
+// A TCP connection to 127.0.0.1:port; -1 on failure. Closed by the caller.
+int connect_raw(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+TEST(MultiNode, GarbageAndHalfOpenConnectionsDoNotDisturbTheRendezvous) {
+  std::signal(SIGPIPE, SIG_IGN);  // the server may drop us mid-write
+  JobShape job = new_job(2, "it2-garbage");
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(node_argv(job, 0, 2, {}, {"--report-init"})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+
+  FdCloser silent{connect_raw(job.port)};  // half-open: connects, never says anything
+  FdCloser noisy{connect_raw(job.port)};
+  ASSERT_GE(silent.fd, 0);
+  ASSERT_GE(noisy.fd, 0);
+  std::mt19937 rng(12345);
+  std::string garbage(8192, '\0');
+  for (auto& ch : garbage) ch = static_cast<char>(rng());
+  garbage.replace(0, 4, "\xff\xff\xff\x7f");  // an absurd length prefix first
+  (void)!::send(noisy.fd, garbage.data(), garbage.size(), MSG_NOSIGNAL);
+
+  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init"})));
+  FdCloser late{connect_raw(job.port)};  // more garbage while node 1 joins
+  if (late.fd >= 0) (void)!::send(late.fd, garbage.data() + 100, 1000, MSG_NOSIGNAL);
+
+  auto results = wait_all(nodes);
+  const std::string everything = all_output(results);
+  EXPECT_EQ(results[0].exit_code, 0) << everything;
+  EXPECT_EQ(results[1].exit_code, 0) << everything;
+  EXPECT_EQ(count_of(everything, "] FAKE_WORKER_PID="), 4) << everything;
+}
+
+TEST(MultiNode, AWorkerFailureOnNode1EndsEveryNodeWithItsCode) {
+  JobShape job = new_job(2, "it2-group-exit");
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(node_argv(job, 0, 2, {}, {"--report-init", "--sleep-ms", "300"})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init", "--sleep-ms", "300", "--exit", "5"})));
+  auto results = wait_all(nodes);
+  const std::string everything = all_output(results);
+  EXPECT_EQ(results[0].exit_code, 5) << everything;
+  EXPECT_EQ(results[1].exit_code, 5) << everything;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(results[0].output, m, std::regex(R"(JOB FAILED — root cause: rank (\d+) [^\n]* on node (\d+))")))
+      << everything;
+  EXPECT_EQ(m[2].str(), "1") << everything;
+  int rank = std::stoi(m[1]);
+  EXPECT_TRUE(rank == 2 || rank == 3) << "root cause rank " << rank << " is not on node 1\n" << everything;
+  EXPECT_NE(results[0].output.find("during runtime"), std::string::npos) << everything;
+}
+
+TEST(MultiNode, ANodeKilledMidRunStopsTheOthersAndLeavesNoWorker) {
+  JobShape job = new_job(2, "it2-node-lost");
+  job.extra = {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"};
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(node_argv(job, 0, 2, {}, {"--report-init", "--hang"})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init", "--hang"})));
+
+  // Both nodes' workers are up: collect their pids.
+  auto both_up = [&](int node) {
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (worker_pids(nodes[node]->output_so_far()).size() >= 2) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  };
+  ASSERT_TRUE(both_up(0)) << nodes[0]->output_so_far();
+  ASSERT_TRUE(both_up(1)) << nodes[1]->output_so_far();
+  auto pids0 = worker_pids(nodes[0]->output_so_far());
+  auto pids1 = worker_pids(nodes[1]->output_so_far());
+
+  auto killed_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(nodes[1]->send_signal(SIGKILL));
+  RunResult lost = nodes[1]->wait(10s);
+  ASSERT_FALSE(lost.timed_out);
+  EXPECT_EQ(lost.term_signal, SIGKILL);
+
+  // heartbeat timeout 2 s + grace 1 s + a wide margin for a busy machine.
+  RunResult r0 = nodes[0]->wait(30s);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  const std::string everything = "===== node 0\n" + r0.output + "===== node 1 (killed)\n" + lost.output;
+  ASSERT_FALSE(r0.timed_out) << everything;
+  EXPECT_NE(r0.exit_code, 0) << everything;
+  EXPECT_TRUE(std::regex_search(r0.output, std::regex(R"(node 1 [^\n]*was lost)"))) << everything;
+  EXPECT_LT(seconds, 2 + 1 + 12.0) << "node 0 took " << seconds << " s to give up on node 1\n" << everything;
+  for (pid_t pid : pids0)
+    EXPECT_TRUE(ddplaunch::testing::wait_until_gone(pid, 5s)) << "node 0's worker " << pid << " survived";
+  // Node 1's own workers: its orphan guard must take them down although ddplaunch got SIGKILL.
+  for (pid_t pid : pids1)
+    EXPECT_TRUE(ddplaunch::testing::wait_until_gone(pid, 10s)) << "node 1's worker " << pid << " survived";
+  for (pid_t pid : pids1)
+    if (ddplaunch::testing::process_alive(pid)) ::kill(pid, SIGKILL);  // leave nothing behind either way
+}
+
+TEST(MultiNode, StatusListsEveryNodeOfARunningJob) {
+  JobShape job = new_job(2, "it2-status");
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {"--report-init", "--hang"})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init", "--hang"})));
+  ASSERT_TRUE(nodes[0]->wait_for_output("FAKE_WORKER_PID", 20s)) << nodes[0]->output_so_far();
+  ASSERT_TRUE(nodes[1]->wait_for_output("FAKE_WORKER_PID", 20s)) << nodes[1]->output_so_far();
+
+  RunResult status = ddplaunch::testing::run_command(
+      {DDPLAUNCH_BIN, "status", "--master", "127.0.0.1:" + std::to_string(job.port), "--job-id", job.job_id}, 20s);
+  ASSERT_FALSE(status.timed_out) << status.output;
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+
+  // The node table: a header line starting with "node" and naming "host", then one row per node
+  // (node host address nproc ...) up to the first blank line; other tables may follow.
+  std::map<int, int> nproc_by_node;
+  bool header = false;
+  std::istringstream in(status.output);
+  std::string line;
+  static const std::regex row(R"(^(\d+)\s+\S+\s+(\S+)\s+(\d+)\s+)");
+  while (std::getline(in, line)) {
+    if (!header) {
+      header = line.rfind("node ", 0) == 0 && line.find("host") != std::string::npos;
+      continue;
+    }
+    if (line.find_first_not_of(" \t") == std::string::npos) break;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(line, m, row)) << "not a node row: '" << line << "'\n" << status.output;
+    nproc_by_node[std::stoi(m[1])] = std::stoi(m[3]);
+    EXPECT_EQ(m[2].str(), "127.0.0.1") << line;
+  }
+  EXPECT_TRUE(header) << status.output;
+  ASSERT_EQ(nproc_by_node.size(), 2u) << status.output;
+  EXPECT_EQ(nproc_by_node[0], 1) << status.output;
+  EXPECT_EQ(nproc_by_node[1], 2) << status.output;
+  EXPECT_NE(status.output.find(job.job_id), std::string::npos) << status.output;
+
+  // A status query with the wrong job id is refused, and the job is undisturbed by both.
+  RunResult wrong = ddplaunch::testing::run_command(
+      {DDPLAUNCH_BIN, "status", "--master", "127.0.0.1:" + std::to_string(job.port), "--job-id", "not-this-job"}, 20s);
+  ASSERT_FALSE(wrong.timed_out) << wrong.output;
+  EXPECT_NE(wrong.exit_code, 0) << wrong.output;
+  EXPECT_NE(wrong.output.find("job id"), std::string::npos) << wrong.output;
+
+  for (auto& n : nodes) n->send_signal(SIGTERM);
+  auto results = wait_all(nodes, 30s);
+  for (std::size_t i = 0; i < results.size(); ++i)
+    EXPECT_NE(results[i].exit_code, 0) << "node " << i << "\n" << all_output(results);
+}
+
+}  // namespace
