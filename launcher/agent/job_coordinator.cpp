@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <random>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -125,6 +126,9 @@ void JobCoordinator::on_message(int node_rank, const rendezvous::Message& m) {
     last_error_by_node_[node_rank] = what;
     spdlog::error("node {}: {}", node_rank, what);
     if (!decided_) order_stop(messages::int_field(m, "exit_code", 1), fmt::format("node {}: {}", node_rank, what));
+  } else if (m.type == messages::kWorkerStates) {
+    worker_states_[node_rank] = NodeStates{messages::field(m, "host"), static_cast<long>(m.generation),
+                                           messages::field(m, "states"), std::chrono::steady_clock::now()};
   } else if (m.type == messages::kNodeReport) {
     on_doctor_report(node_rank, m);
   }
@@ -238,7 +242,7 @@ void JobCoordinator::on_doctor_report(int node_rank, const rendezvous::Message& 
 }
 
 std::string JobCoordinator::status_text() const {
-  std::string s = fmt::format("job {} generation {} restarts {}/{} timeout {:g}s worker port {}\n",
+  std::string s = fmt::format("job {}  generation {}  restarts {}/{}  timeout {:g} s  worker port {}\n",
                               settings_.config.job_id, generation_, restarts_used_,
                               settings_.config.restart.max_restarts, timeout_s_, worker_port_);
   s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8} {}\n", "node", "host", "address", "nproc", "rtt_ms", "last error");
@@ -246,6 +250,16 @@ std::string JobCoordinator::status_text() const {
     auto err = last_error_by_node_.find(n.node_rank);
     s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8.2f} {}\n", n.node_rank, n.facts.hostname, n.observed_address,
                      n.facts.nproc, n.rtt_ms, err == last_error_by_node_.end() ? "-" : err->second);
+  }
+  s += fmt::format("\n{:<6} {:<5} {:<20} {:<8} {:<14} {:<4} {:<9} {}\n", "rank", "node", "host", "pid", "state", "gen",
+                   "restarts", "last report");
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [node, report] : worker_states_) {
+    const double age = std::chrono::duration<double>(now - report.received).count();
+    std::istringstream lines(report.states);
+    for (std::string rank, pid, state; lines >> rank >> pid >> state;)
+      s += fmt::format("{:<6} {:<5} {:<20} {:<8} {:<14} {:<4} {:<9} {:.1f} s ago\n", rank, node, report.host, pid, state,
+                       report.generation, restarts_used_, age);
   }
   return s;
 }

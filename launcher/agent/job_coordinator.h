@@ -3,6 +3,7 @@
 // failures, decides restart or stop by policy, and ends the job with one root cause.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <set>
@@ -65,6 +66,13 @@ class JobCoordinator {
   std::vector<rendezvous::NodeRecord> nodes_;
   std::map<int, rendezvous::Message> doctor_rows_;
   std::map<int, std::string> last_error_by_node_;
+  struct NodeStates {
+    std::string host;
+    long generation = 0;
+    std::string states;  // "rank pid state" lines
+    std::chrono::steady_clock::time_point received;
+  };
+  std::map<int, NodeStates> worker_states_;
   bool ended_ = false;
 };
 

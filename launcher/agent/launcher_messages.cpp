@@ -72,6 +72,18 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   return r;
 }
 
+std::string worker_state_name(const Worker& w) {
+  if (w.status) return w.status->signaled ? "killed:" + signal_name(w.status->signal) : "exited:" + std::to_string(w.status->code);
+  if (w.paused) return "paused";
+  switch (w.init) {
+    case InitState::Pending: return "starting";
+    case InitState::Begun: return "init";
+    case InitState::Initialized: return "running";
+    case InitState::Failed: return "failed";
+  }
+  return "unknown";
+}
+
 rendezvous::Message encode_node_finished(long generation, int exit_code, const std::string& summary) {
   return make_message(kNodeFinished, generation, {{"exit_code", std::to_string(exit_code)}, {"summary", summary}});
 }

@@ -15,7 +15,8 @@ namespace ddplaunch::messages {
 inline constexpr const char* kWorkerFailed = "worker_failed";
 inline constexpr const char* kNodeFinished = "node_finished";    // all local workers ended
 inline constexpr const char* kNodeProblem = "node_problem";      // local check failed / interrupted
-inline constexpr const char* kNodeReport = "node_report";        // doctor row, worker states
+inline constexpr const char* kNodeReport = "node_report";        // doctor row
+inline constexpr const char* kWorkerStates = "worker_states";    // snapshot for `ddplaunch status`
 // master → nodes
 inline constexpr const char* kRestart = "restart";               // generation = the new one
 inline constexpr const char* kStop = "stop";                     // stop workers, then report finished
@@ -32,6 +33,10 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& message);
 
 // Worst status of a node's workers: 0 when all succeeded, else the first failing shell code.
 rendezvous::Message encode_node_finished(long generation, int exit_code, const std::string& summary);
+
+// One line per worker: "rank pid state" (state: starting, init, running, failed, exited:<code>,
+// killed:<signal>, paused).
+std::string worker_state_name(const Worker& worker);
 
 rendezvous::Message make_message(const char* type, long generation,
                                  std::vector<std::pair<std::string, std::string>> fields = {});

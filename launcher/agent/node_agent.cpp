@@ -13,7 +13,9 @@
 #include "agent/root_cause.h"
 #include "ddplaunch/preflight/env_conflicts.h"
 #include "ddplaunch/preflight/interfaces.h"
+#include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/socket_ifname.h"
+#include "ddplaunch/preflight/tcp_probe.h"
 #include "log_setup.h"
 
 namespace ddplaunch {
@@ -31,21 +33,26 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
       plan_(std::move(plan)),
       signals_(io, SIGINT, SIGTERM, SIGCHLD),
       exit_timer_(io),
+      state_timer_(io),
+      join_timer_(io),
+      terminal_(io),
       status_(io, [this](const contract::StatusMessage& m) { supervisor_.handle_status(m); }),
       supervisor_(io, guard,
                   GroupCallbacks{
                       .on_failure =
                           [this](const WorkerFailure& f) {
                             if (client_) client_->send(messages::encode_failure(generation_, f, plan_.hostname));
+                            send_worker_states();
                           },
-                      .on_initialized = nullptr,
+                      .on_initialized = [this](const Worker&) { send_worker_states(); },
                       .on_paused =
                           [this](const Worker& w) {
                             spdlog::warn(
                                 "rank {} is paused before its first instruction on {} (pid {}). Attach with:  gdb -p {}"
                                 "   — then continue it; send SIGCONT to ddplaunch (kill -CONT {}) to resume every "
-                                "paused rank",
+                                "paused rank, or press Enter here",
                                 w.global_rank, plan_.hostname, w.pid, w.pid, getpid());
+                            wait_for_enter();
                           },
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
                       .drain_status = [this]() { status_.drain(); },
@@ -132,8 +139,57 @@ std::string NodeAgent::start() {
   rendezvous::NodeFacts facts = plan_.facts;
   facts.requested_node_rank = plan_.host_server ? 0 : c.node_rank;
   client_->join(facts);
+  if (!plan_.host_server) watch_join();
   wait_for_signals();
   return {};
+}
+
+// While this node has not joined, probe the master the way the job will use it (TCP, no
+// ICMP) and say why it cannot get in. A master that never answers (blackholed, wrong
+// address) fails the node after three probes instead of waiting out the join timeout;
+// a refused connection is normal while node 0 starts, unless the master is this
+// machine's own loopback on a multi-node job: the classic MASTER_ADDR=127.0.0.1 mistake.
+void NodeAgent::watch_join() {
+  const double interval = std::max(2.0, plan_.config.connect_timeout_s);
+  join_timer_.expires_after(ms(interval));
+  join_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
+    if (ec || finished_ || node_rank_ >= 0) return;
+    if (!client_->local_address().empty()) {  // connected: waiting for the other nodes
+      unanswered_probes_ = refused_probes_ = 0;
+      watch_join();
+      return;
+    }
+    const auto probe_timeout = std::min(ms(plan_.config.connect_timeout_s), std::chrono::milliseconds(2000));
+    auto probe = preflight::probe_tcp(plan_.master_ip, plan_.rendezvous_port, probe_timeout);
+    if (probe.ok()) {
+      unanswered_probes_ = refused_probes_ = 0;
+    } else if (probe.status == preflight::ProbeStatus::Refused) {
+      ++refused_probes_;
+      unanswered_probes_ = 0;
+    } else {
+      ++unanswered_probes_;
+    }
+    const bool loopback = preflight::is_loopback(plan_.master_ip) && plan_.config.nodes > 1;
+    if (!probe.ok())
+      spdlog::warn("cannot reach the master {}:{} yet: {} — retrying until the join timeout ({:g} s)",
+                   plan_.master_host, plan_.rendezvous_port, probe.message, plan_.config.join_timeout_s);
+    if (unanswered_probes_ >= 3) {
+      spdlog::error("giving up: the master {} ({}:{}) has not answered TCP for {:.0f} s. Check --master (node 0's "
+                    "address and rendezvous port), that node 0 is running, and that no firewall drops the port",
+                    plan_.master_host, plan_.master_ip, plan_.rendezvous_port, 3 * interval);
+      finish(1);
+      return;
+    }
+    if (loopback && refused_probes_ >= 3) {
+      spdlog::error("giving up: the master {} is this machine's loopback and nothing listens on port {} here. On a "
+                    "multi-node job every node must reach node 0 by a routable address: pass --master <node 0's "
+                    "IP or name>:{} (the classic MASTER_ADDR=127.0.0.1 mistake)",
+                    plan_.master_ip, plan_.rendezvous_port, plan_.rendezvous_port);
+      finish(kConfigErrorExit);
+      return;
+    }
+    watch_join();
+  });
 }
 
 void NodeAgent::wait_for_signals() {
@@ -151,6 +207,7 @@ void NodeAgent::on_signal(int signal) {
   }
   if (signal == SIGCONT) {
     supervisor_.resume_paused();
+    send_worker_states();
     return;
   }
   const int code = 128 + signal;
@@ -254,6 +311,42 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   spdlog::info("generation {}: starting {} worker(s), global ranks {}..{} of {}", generation_, plan_.nproc,
                a.rank_offset, a.rank_offset + plan_.nproc - 1, a.world_size);
   supervisor_.start(spec);
+  send_worker_states();
+  schedule_state_reports();
+}
+
+void NodeAgent::send_worker_states() {
+  if (!client_ || finished_) return;
+  std::string states;
+  for (const auto& w : supervisor_.workers())
+    states += fmt::format("{} {} {}\n", w->global_rank, w->pid, messages::worker_state_name(*w));
+  client_->send(messages::make_message(messages::kWorkerStates, generation_,
+                                       {{"host", plan_.hostname}, {"states", states}}));
+}
+
+void NodeAgent::schedule_state_reports() {
+  state_timer_.expires_after(std::chrono::seconds(2));
+  state_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || finished_ || !supervisor_.active()) return;
+    send_worker_states();
+    schedule_state_reports();
+  });
+}
+
+// Reads the terminal once (only when paused ranks exist): a line resumes them all.
+void NodeAgent::wait_for_enter() {
+  if (terminal_.is_open() || !isatty(STDIN_FILENO)) return;
+  int fd = dup(STDIN_FILENO);
+  if (fd < 0) return;
+  terminal_.assign(fd);
+  terminal_.async_read_some(boost::asio::buffer(terminal_buffer_), [this](const boost::system::error_code& ec, std::size_t) {
+    boost::system::error_code ignored;
+    terminal_.close(ignored);
+    if (ec || finished_) return;
+    spdlog::info("resuming paused ranks");
+    supervisor_.resume_paused();
+    send_worker_states();
+  });
 }
 
 void NodeAgent::run_doctor_checks(const rendezvous::Assignment& a) {
@@ -297,6 +390,7 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
     finish(messages::int_field(m, "exit_code", 1));
   } else if (m.type == messages::kResume) {
     supervisor_.resume_paused();
+    send_worker_states();
   }
 }
 
@@ -310,6 +404,7 @@ void NodeAgent::on_lost(const std::string& why) {
 }
 
 void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
+  send_worker_states();
   if (lost_master_) {
     finish(exit_code_ == kConfigErrorExit ? kConfigErrorExit : 1);
     return;
@@ -339,6 +434,9 @@ void NodeAgent::finish(int exit_code) {
   boost::system::error_code ignored;
   signals_.cancel(ignored);
   exit_timer_.cancel();
+  state_timer_.cancel();
+  join_timer_.cancel();
+  terminal_.close(ignored);
   if (supervisor_.active()) supervisor_.stop(std::chrono::milliseconds(0));
   status_.close();
   if (client_) client_->close();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -56,6 +57,10 @@ class NodeAgent {
   void report_problem(const std::string& message, int exit_code);
   void finish(int exit_code);
   void wait_for_signals();
+  void send_worker_states();
+  void schedule_state_reports();
+  void wait_for_enter();
+  void watch_join();
   NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
 
   boost::asio::io_context& io_;
@@ -63,6 +68,11 @@ class NodeAgent {
   NodePlan plan_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer exit_timer_;   // bounds waiting for the master after a local stop
+  boost::asio::steady_timer state_timer_;
+  boost::asio::steady_timer join_timer_;   // explains (and bounds) a master that cannot be reached
+  int unanswered_probes_ = 0;
+  int refused_probes_ = 0;  // periodic worker-state reports for `ddplaunch status`
+  boost::asio::posix::stream_descriptor terminal_;  // Enter resumes paused ranks
   StatusChannel status_;
   GroupSupervisor supervisor_;
   std::unique_ptr<JobCoordinator> coordinator_;
@@ -78,6 +88,7 @@ class NodeAgent {
   bool finished_ = false;
   bool env_conflicts_reported_ = false;
   int exit_code_ = 1;
+  char terminal_buffer_[256];
 };
 
 }  // namespace ddplaunch

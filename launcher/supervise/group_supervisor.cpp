@@ -83,6 +83,7 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     worker->open_pipes = 2;
     read_output(*worker, true);
     read_output(*worker, false);
+    worker->paused = request.start_stopped;
     if (request.start_stopped && callbacks_.on_paused) callbacks_.on_paused(*worker);
   }
   // Workers not reached because an earlier spawn failed count as never started.
@@ -279,8 +280,9 @@ void GroupSupervisor::stop(std::chrono::milliseconds grace) {
     if (!finished_reported_ && !workers_.empty()) on_worker_finished(*workers_.front());
     return;
   }
-  resume_paused();  // a stopped process cannot act on SIGTERM
+  resume_paused();
   kill_all(grace.count() > 0 ? SIGTERM : SIGKILL);
+  kill_all(SIGCONT);  // a stopped worker (paused, or in a debugger's hands) cannot act on SIGTERM
   kill_timer_.expires_after(grace);
   kill_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) kill_all(SIGKILL);
@@ -288,8 +290,10 @@ void GroupSupervisor::stop(std::chrono::milliseconds grace) {
 }
 
 void GroupSupervisor::resume_paused() {
-  for (auto& w : workers_)
-    if (w->pid > 0 && !w->status) kill(-w->pid, SIGCONT);
+  for (auto& w : workers_) {
+    if (w->pid > 0 && !w->status && w->paused) kill(-w->pid, SIGCONT);
+    w->paused = false;
+  }
 }
 
 }  // namespace ddplaunch

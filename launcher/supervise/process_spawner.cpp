@@ -55,6 +55,11 @@ std::string detach_stopped(pid_t pid) {
     return "the paused worker did not stop after exec";
   if (ptrace(PTRACE_DETACH, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(SIGSTOP))) != 0)
     return fmt::format("could not detach from the paused worker: {}", std::strerror(errno));
+  // Return only once the SIGSTOP has taken effect, so "paused" is true when we say it.
+  // WNOWAIT: the stop (or an exit) stays reportable to the supervisor's own waits.
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &info, WSTOPPED | WEXITED | WNOWAIT) != 0)
+    return fmt::format("the paused worker could not be waited for: {}", std::strerror(errno));
   return {};
 }
 

@@ -56,6 +56,7 @@ struct Worker {
   int open_pipes = 0;            // stdout/stderr not at EOF yet
   bool failure_reported = false;
   bool stop_requested = false;
+  bool paused = false;           // started stopped (--pause-ranks) and not yet resumed
   std::chrono::steady_clock::time_point started;
   std::chrono::steady_clock::time_point last_heartbeat;
   std::deque<std::string> tail;
