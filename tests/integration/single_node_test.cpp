@@ -1,0 +1,373 @@
+// Single-node integration tests of the real ddplaunch binary with fake_worker: the environment
+// contract of every rank, exit-status propagation, Ctrl-C and SIGKILL leaving no process behind,
+// output prefixing under heavy output, --log-dir across a restart, --dry-run, and bad input.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "process_runner.h"
+
+namespace dt = ddplaunch::testing;
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+namespace {
+
+constexpr auto kRunLimit = seconds(120);
+const std::string kFake = FAKE_WORKER_BIN;
+
+// Runs ddplaunch with `args`, bounded by kRunLimit.
+dt::RunResult run_launcher(const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& extra_env = {},
+                        const std::vector<std::string>& unset_env = {}) {
+  std::vector<std::string> argv{DDPLAUNCH_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return dt::run_command(argv, kRunLimit, extra_env, unset_env);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+// "[rank R] ENV NAME=value" → env[R][NAME] = value; "[rank R] ENV NAME unset" → not in the map,
+// but in unset[R].
+struct RankEnv {
+  std::map<int, std::map<std::string, std::string>> set;
+  std::map<int, std::set<std::string>> unset;
+};
+
+RankEnv parse_rank_env(const std::string& output) {
+  static const std::regex kSet(R"(^\[rank (\d+)\] ENV ([A-Z_0-9]+)=(.*)$)");
+  static const std::regex kUnset(R"(^\[rank (\d+)\] ENV ([A-Z_0-9]+) unset$)");
+  RankEnv env;
+  for (const auto& line : lines_of(output)) {
+    std::smatch m;
+    if (std::regex_match(line, m, kSet)) env.set[std::stoi(m[1])][m[2]] = m[3];
+    else if (std::regex_match(line, m, kUnset)) env.unset[std::stoi(m[1])].insert(m[2]);
+  }
+  return env;
+}
+
+// Every "<tag>=<pid>" in the output (worker lines are prefixed, so search anywhere in a line).
+std::vector<pid_t> pids_after(const std::string& output, const std::string& tag) {
+  std::vector<pid_t> pids;
+  const std::regex re(tag + R"(=(\d+))");
+  for (std::sregex_iterator it(output.begin(), output.end(), re), end; it != end; ++it)
+    pids.push_back(static_cast<pid_t>(std::stol((*it)[1])));
+  return pids;
+}
+
+// Kills, at the end of a test, any collected fake_worker process that is still alive (a failed
+// test must not leave hanging workers behind). Checks the command line first: pids get reused.
+struct StrayKiller {
+  std::vector<pid_t> pids;
+  ~StrayKiller() {
+    for (pid_t pid : pids) {
+      std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+      std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+      if (dt::process_alive(pid) && text.find("fake_worker") != std::string::npos) ::kill(pid, SIGKILL);
+    }
+  }
+};
+
+// True once /proc/<pid>/status shows SIGTERM ignored (fake_worker sets it after printing its pid).
+bool wait_sigterm_ignored(pid_t pid, milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  do {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("SigIgn:", 0) == 0 && (std::stoull(line.substr(7), nullptr, 16) >> (SIGTERM - 1)) & 1)
+        return true;
+    }
+    ::usleep(20 * 1000);
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
+
+// A shell command line for one worker: rank 1 runs `rank1_args`, the others `other_args`.
+std::vector<std::string> per_rank_program(const std::string& rank1_args, const std::string& other_args) {
+  return {"/bin/sh", "-c",
+          "if [ \"$RANK\" = 1 ]; then exec \"$0\" " + rank1_args + "; else exec \"$0\" " + other_args + "; fi",
+          kFake};
+}
+
+template <typename T>
+std::vector<T> concat(std::vector<T> a, const std::vector<T>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+TEST(SingleNode, EveryRankGetsTheEnvironmentContract) {
+  dt::RunResult r = run_launcher({"--nproc-per-node", "3", "--", kFake, "--print-env"}, {},
+                              {"OMP_NUM_THREADS", "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  RankEnv env = parse_rank_env(r.output);
+  ASSERT_EQ(env.set.size(), 3u) << r.output;
+
+  const std::string port = env.set[0]["MASTER_PORT"];
+  const std::string run_id = env.set[0]["TORCHELASTIC_RUN_ID"];
+  ASSERT_FALSE(port.empty()) << r.output;
+  EXPECT_GE(std::stol(port), 1);
+  EXPECT_LE(std::stol(port), 65535);
+  EXPECT_FALSE(run_id.empty());
+  for (int rank = 0; rank < 3; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    auto& e = env.set[rank];
+    const std::string r_str = std::to_string(rank);
+    EXPECT_EQ(e["RANK"], r_str);
+    EXPECT_EQ(e["LOCAL_RANK"], r_str);
+    EXPECT_EQ(e["WORLD_SIZE"], "3");
+    EXPECT_EQ(e["LOCAL_WORLD_SIZE"], "3");
+    EXPECT_EQ(e["GROUP_RANK"], "0");
+    EXPECT_EQ(e["ROLE_RANK"], r_str);
+    EXPECT_EQ(e["ROLE_WORLD_SIZE"], "3");
+    EXPECT_EQ(e["ROLE_NAME"], "default");
+    EXPECT_EQ(e["MASTER_ADDR"], "127.0.0.1");
+    EXPECT_EQ(e["MASTER_PORT"], port) << "every rank must use one c10d store port";
+    EXPECT_EQ(e["TORCHELASTIC_RESTART_COUNT"], "0");
+    EXPECT_EQ(e["TORCHELASTIC_MAX_RESTARTS"], "3");
+    EXPECT_EQ(e["TORCHELASTIC_USE_AGENT_STORE"], "False");
+    EXPECT_EQ(e["TORCHELASTIC_RUN_ID"], run_id);
+    EXPECT_EQ(e["OMP_NUM_THREADS"], "1");
+    ASSERT_FALSE(e["DDPLAUNCH_TIMEOUT_S"].empty());
+    EXPECT_GT(std::stod(e["DDPLAUNCH_TIMEOUT_S"]), 0.0);
+    EXPECT_EQ(e["DDPLAUNCH_GENERATION"], "0");
+    EXPECT_EQ(e.count("NCCL_SOCKET_IFNAME"), 0u) << "set on a single node: " << e["NCCL_SOCKET_IFNAME"];
+    EXPECT_EQ(env.unset[rank].count("NCCL_SOCKET_IFNAME"), 1u);
+  }
+}
+
+TEST(SingleNode, KeepsTheUsersOmpNumThreads) {
+  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--", kFake, "--print-env"}, {{"OMP_NUM_THREADS", "4"}});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  RankEnv env = parse_rank_env(r.output);
+  ASSERT_EQ(env.set.size(), 2u) << r.output;
+  for (int rank = 0; rank < 2; ++rank) EXPECT_EQ(env.set[rank]["OMP_NUM_THREADS"], "4") << "rank " << rank;
+}
+
+TEST(SingleNode, PropagatesAWorkersExitCode) {
+  dt::RunResult r = run_launcher(concat<std::string>({"--nproc-per-node", "2", "--grace", "2", "--"},
+                                     per_rank_program("--exit 7", "--hang")));
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 7) << r.output;
+  EXPECT_NE(r.output.find("JOB FAILED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("root cause: rank 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exit code 7"), std::string::npos) << r.output;
+}
+
+TEST(SingleNode, PropagatesAWorkersDeathBySignal) {
+  dt::RunResult r = run_launcher(concat<std::string>({"--nproc-per-node", "2", "--grace", "2", "--"},
+                                     per_rank_program("--signal 9", "--hang")));
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.output;
+  EXPECT_NE(r.output.find("root cause: rank 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("SIGKILL"), std::string::npos) << r.output;
+}
+
+TEST(SingleNode, ExitsZeroWhenEveryWorkerDoes) {
+  dt::RunResult r = run_launcher({"--nproc-per-node", "3", "--", kFake, "--exit", "0"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(pids_after(r.output, "FAKE_WORKER_PID").size(), 3u) << r.output;
+  EXPECT_EQ(r.output.find("JOB FAILED"), std::string::npos) << r.output;
+}
+
+TEST(SingleNode, CtrlCStopsWorkersThatIgnoreSigterm) {
+  dt::BackgroundProcess launcher;
+  StrayKiller strays;
+  ASSERT_TRUE(launcher.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--grace", "1", "--", kFake,
+                              "--ignore-sigterm", "--hang"}))
+      << launcher.output_so_far();
+  ASSERT_TRUE(launcher.wait_for_output("[rank 0] FAKE_WORKER_PID=", seconds(30))) << launcher.output_so_far();
+  ASSERT_TRUE(launcher.wait_for_output("[rank 1] FAKE_WORKER_PID=", seconds(30))) << launcher.output_so_far();
+  strays.pids = pids_after(launcher.output_so_far(), "FAKE_WORKER_PID");
+  ASSERT_EQ(strays.pids.size(), 2u) << launcher.output_so_far();
+  for (pid_t pid : strays.pids) ASSERT_TRUE(wait_sigterm_ignored(pid, seconds(10))) << "worker " << pid;
+
+  ASSERT_TRUE(launcher.send_signal(SIGINT));
+  dt::RunResult r = launcher.wait(seconds(10));
+  ASSERT_FALSE(r.timed_out) << "ddplaunch did not exit within 10 s of SIGINT:\n" << r.output;
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  for (pid_t pid : strays.pids)
+    EXPECT_TRUE(dt::wait_until_gone(pid, seconds(5))) << "worker " << pid << " survived Ctrl-C\n" << r.output;
+}
+
+TEST(SingleNode, KilledLauncherLeavesNoWorkerOrGrandchild) {
+  dt::BackgroundProcess launcher;
+  StrayKiller strays;
+  ASSERT_TRUE(launcher.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--", kFake, "--fork-grandchild", "--hang"}))
+      << launcher.output_so_far();
+  ASSERT_TRUE(launcher.wait_for_output("[rank 0] GRANDCHILD_PID=", seconds(30))) << launcher.output_so_far();
+  ASSERT_TRUE(launcher.wait_for_output("[rank 1] GRANDCHILD_PID=", seconds(30))) << launcher.output_so_far();
+  const std::string seen = launcher.output_so_far();
+  std::vector<pid_t> workers = pids_after(seen, "FAKE_WORKER_PID");
+  std::vector<pid_t> grandchildren = pids_after(seen, "GRANDCHILD_PID");
+  ASSERT_EQ(workers.size(), 2u) << seen;
+  ASSERT_EQ(grandchildren.size(), 2u) << seen;
+  strays.pids = concat(workers, grandchildren);
+  for (pid_t pid : strays.pids) ASSERT_TRUE(dt::process_alive(pid)) << "pid " << pid << " gone too early";
+
+  ASSERT_TRUE(launcher.send_signal(SIGKILL));  // the launcher only, not its process group
+  dt::RunResult r = launcher.wait(seconds(10));
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  for (pid_t pid : workers) EXPECT_TRUE(dt::wait_until_gone(pid, seconds(5))) << "worker " << pid << " survived";
+  for (pid_t pid : grandchildren)
+    EXPECT_TRUE(dt::wait_until_gone(pid, seconds(5))) << "grandchild " << pid << " survived";
+}
+
+TEST(SingleNode, PrefixesEveryLineWholeUnderHeavyOutput) {
+  constexpr int kRanks = 4, kLines = 5000, kBytes = 200;
+  // ddplaunch's stdout alone: its stderr (launcher log, workers' stderr) goes to a file.
+  const std::string dir = dt::temp_dir("it1-flood-");
+  const std::string err_file = dir + "/stderr.txt";
+  dt::RunResult r = dt::run_command(
+      {"/bin/sh", "-c", "f=$1; shift; exec \"$@\" 2>\"$f\"", "sh", err_file, DDPLAUNCH_BIN, "--nproc-per-node",
+       std::to_string(kRanks), "--", kFake, "--lines", std::to_string(kLines), "--line-bytes",
+       std::to_string(kBytes)},
+      kRunLimit);
+  std::ifstream err_in(err_file);
+  std::string err((std::istreambuf_iterator<char>(err_in)), std::istreambuf_iterator<char>());
+  fs::remove_all(dir);
+  ASSERT_FALSE(r.timed_out) << err;
+  ASSERT_EQ(r.exit_code, 0) << err;
+
+  static const std::regex kLine(R"(^\[rank (\d)\] rank (\d) line (\d+) (x*)$)");
+  static const std::regex kOther(R"(^\[rank (\d)\] (FAKE_WORKER_PID=\d+ RANK=(\d)|rank (\d) err \d+)$)");
+  std::vector<long> next(kRanks, 0);
+  std::size_t bad = 0;
+  for (const auto& line : lines_of(r.output)) {
+    std::smatch m;
+    if (std::regex_match(line, m, kLine)) {
+      int rank = std::stoi(m[1]);
+      long i = std::stol(m[3]);
+      // The payload is the worker's whole line: same rank, full length, in the worker's order.
+      bool whole = rank < kRanks && m[2] == m[1] && line.size() - (8 + m[1].length()) == kBytes - 1;
+      if (whole && i == next[rank]) {
+        ++next[rank];
+        continue;
+      }
+    } else if (std::regex_match(line, m, kOther) && (m[3] == m[1] || m[4] == m[1])) {
+      continue;
+    }
+    if (++bad <= 5) ADD_FAILURE() << "not one whole prefixed worker line: '" << line.substr(0, 300) << "'";
+  }
+  EXPECT_EQ(bad, 0u);
+  for (int rank = 0; rank < kRanks; ++rank) EXPECT_EQ(next[rank], kLines) << "lines of rank " << rank;
+}
+
+TEST(SingleNode, LogDirKeepsEveryGenerationOfARank) {
+  const std::string dir = dt::temp_dir("it1-logs-");
+  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--log-dir", dir, "--", kFake, "--fail-init-on-gen", "0",
+                               "--fail-rank", "1", "--report-init"});
+  std::ifstream in(dir + "/rank_1.log");
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bool rank0_log = fs::exists(dir + "/rank_0.log");
+  fs::remove_all(dir);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("restart 1 of 3"), std::string::npos) << r.output;
+  EXPECT_TRUE(rank0_log);
+
+  EXPECT_EQ(count_of(log, "===== ddplaunch generation"), 2u) << log;
+  auto gen0 = log.find("===== ddplaunch generation 0");
+  auto failure = log.find("fake init failure on generation 0");
+  auto gen1 = log.find("===== ddplaunch generation 1");
+  ASSERT_NE(gen0, std::string::npos) << log;
+  ASSERT_NE(failure, std::string::npos) << log;
+  ASSERT_NE(gen1, std::string::npos) << log;
+  EXPECT_LT(gen0, failure);
+  EXPECT_LT(failure, gen1);
+  EXPECT_EQ(count_of(log, "FAKE_WORKER_PID="), 2u) << log;
+  EXPECT_NE(log.find("FAKE_WORKER_PID=", gen1), std::string::npos) << "generation 1's output missing:\n" << log;
+}
+
+TEST(SingleNode, DryRunPrintsConfigAndEnvironmentsAndStartsNothing) {
+  dt::RunResult r = run_launcher({"--dry-run", "--nproc-per-node", "2", "--", "/bin/false"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << "/bin/false must not have run:\n" << r.output;
+  EXPECT_NE(r.output.find("nproc_per_node: 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nRANK=0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nRANK=1\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nWORLD_SIZE=2\n"), std::string::npos) << r.output;
+
+  const std::string dir = dt::temp_dir("it1-dry-");
+  const std::string marker = dir + "/ran";
+  r = run_launcher({"--dry-run", "--nproc-per-node", "1", "--", "/bin/sh", "-c", "touch " + marker});
+  bool ran = fs::exists(marker);
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(ran) << "--dry-run started a worker";
+}
+
+TEST(SingleNodeBadInput, UnknownFlagIsNamed) {
+  dt::RunResult r = run_launcher({"--no-such-flag", "--", kFake});
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--no-such-flag"), std::string::npos) << r.output;
+}
+
+TEST(SingleNodeBadInput, ConfigErrorsNameTheKeyLineAndPath) {
+  const std::string dir = dt::temp_dir("it1-cfg-");
+  std::ofstream(dir + "/unknown.yaml") << "nodes: 1\nnproc_per_node: 2\nno_such_key: 3\n";
+  std::ofstream(dir + "/badvalue.yaml") << "nproc_per_node: 2\nnodes: abc\n";
+  dt::RunResult unknown = run_launcher({"--config", dir + "/unknown.yaml", "--", kFake});
+  dt::RunResult bad_value = run_launcher({"--config", dir + "/badvalue.yaml", "--", kFake});
+  dt::RunResult missing = run_launcher({"--config", dir + "/missing.yaml", "--", kFake});
+  fs::remove_all(dir);
+
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("no_such_key"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("unknown.yaml:3"), std::string::npos) << "line number missing:\n" << unknown.output;
+  EXPECT_EQ(bad_value.exit_code, 2) << bad_value.output;
+  EXPECT_NE(bad_value.output.find("'nodes'"), std::string::npos) << bad_value.output;
+  EXPECT_NE(bad_value.output.find("abc"), std::string::npos) << bad_value.output;
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find(dir + "/missing.yaml"), std::string::npos) << missing.output;
+  EXPECT_EQ(unknown.output.find("FAKE_WORKER_PID"), std::string::npos) << "a worker ran despite the error";
+}
+
+TEST(SingleNodeBadInput, ProgramNotFoundIsReported) {
+  dt::RunResult r = run_launcher({"--nproc-per-node", "1", "--", "ddpl-it1-no-such-program"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("not found"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ddpl-it1-no-such-program"), std::string::npos) << r.output;
+
+  r = run_launcher({"--nproc-per-node", "1", "--", "/nonexistent/ddpl-it1-prog"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/ddpl-it1-prog"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("restart 1 of"), std::string::npos) << "a missing program is not worth a restart";
+}
+
+TEST(SingleNodeBadInput, ZeroWorkersIsAConfigError) {
+  dt::RunResult r = run_launcher({"--nproc-per-node", "0", "--", kFake});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nproc_per_node"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("FAKE_WORKER_PID"), std::string::npos) << r.output;
+}
