@@ -1,5 +1,5 @@
 // Hints from a Slurm job step's environment (what srun sets for every task), the
-// deterministic port pair for a step, and the environment capture and detection helpers.
+// deterministic port pair for a step, and the step detection helper.
 #include <cstdint>
 #include <string>
 
@@ -9,7 +9,6 @@
 #include "ddplaunch/cluster/hostlist.h"
 #include "env_values.h"
 
-extern char** environ;
 
 namespace ddplaunch::cluster {
 namespace {
@@ -27,17 +26,6 @@ std::optional<std::pair<const char*, std::string>> first_set(
 }
 
 }  // namespace
-
-EnvMap current_environment() {
-  EnvMap env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string entry(*e);
-    auto eq = entry.find('=');
-    if (eq == std::string::npos) continue;
-    env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-  }
-  return env;
-}
 
 bool detect_slurm_step(const EnvMap& env) {
   return env_values::get(env, "SLURM_JOB_ID") && env_values::get(env, "SLURM_NODEID") &&

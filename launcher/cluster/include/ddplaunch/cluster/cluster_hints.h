@@ -24,9 +24,6 @@ struct ClusterHints {
   bool ok() const { return !error.has_value(); }
 };
 
-// The process environment (environ) as a map; the only impure function here.
-EnvMap current_environment();
-
 // True inside a Slurm job step (srun): SLURM_JOB_ID, SLURM_NODEID and
 // SLURM_STEP_ID (or the older SLURM_STEPID) are all set.
 bool detect_slurm_step(const EnvMap& env);
