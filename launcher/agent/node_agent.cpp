@@ -196,7 +196,9 @@ void NodeAgent::wait_for_signals() {
   signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
     if (ec || finished_) return;
     on_signal(signal);
-    wait_for_signals();
+    // on_signal may have finished the node (SIGCHLD of the last worker after the master was
+    // lost); waiting again would keep io.run() from ever returning.
+    if (!finished_) wait_for_signals();
   });
 }
 
