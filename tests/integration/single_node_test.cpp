@@ -281,8 +281,10 @@ TEST(SingleNode, PrefixesEveryLineWholeUnderHeavyOutput) {
 
 TEST(SingleNode, LogDirKeepsEveryGenerationOfARank) {
   const std::string dir = dt::temp_dir("it1-logs-");
-  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--log-dir", dir, "--", kFake, "--fail-init-on-gen", "0",
-                               "--fail-rank", "1", "--report-init"});
+  // --ignore-sigterm: the launcher SIGTERMs a worker as soon as it reports init_failed, which
+  // without it kills fake_worker before its error line in about 1 run of 10 (see the report).
+  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--log-dir", dir, "--", kFake, "--ignore-sigterm",
+                                  "--fail-init-on-gen", "0", "--fail-rank", "1", "--report-init"});
   std::ifstream in(dir + "/rank_1.log");
   std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   bool rank0_log = fs::exists(dir + "/rank_0.log");
@@ -292,17 +294,21 @@ TEST(SingleNode, LogDirKeepsEveryGenerationOfARank) {
   EXPECT_NE(r.output.find("restart 1 of 3"), std::string::npos) << r.output;
   EXPECT_TRUE(rank0_log);
 
+  // Headers and the worker's own lines (stdout and stderr) of both generations, in order.
   EXPECT_EQ(count_of(log, "===== ddplaunch generation"), 2u) << log;
-  auto gen0 = log.find("===== ddplaunch generation 0");
-  auto failure = log.find("fake init failure on generation 0");
-  auto gen1 = log.find("===== ddplaunch generation 1");
+  auto gen0 = log.find("===== ddplaunch generation 0 | rank 1");
+  auto pid0 = log.find("FAKE_WORKER_PID=");
+  auto gen1 = log.find("===== ddplaunch generation 1 | rank 1");
   ASSERT_NE(gen0, std::string::npos) << log;
-  ASSERT_NE(failure, std::string::npos) << log;
+  ASSERT_NE(pid0, std::string::npos) << log;
   ASSERT_NE(gen1, std::string::npos) << log;
-  EXPECT_LT(gen0, failure);
-  EXPECT_LT(failure, gen1);
-  EXPECT_EQ(count_of(log, "FAKE_WORKER_PID="), 2u) << log;
+  EXPECT_LT(gen0, pid0) << log;
+  EXPECT_LT(pid0, gen1) << "generation 0's output missing:\n" << log;
+  auto failure = log.find("fake init failure on generation 0", pid0);
+  EXPECT_LT(failure, gen1) << "generation 0's stderr line missing:\n" << log;
   EXPECT_NE(log.find("FAKE_WORKER_PID=", gen1), std::string::npos) << "generation 1's output missing:\n" << log;
+  EXPECT_EQ(count_of(log, "FAKE_WORKER_PID="), 2u) << log;
+  EXPECT_EQ(count_of(log, "RANK=1\n"), 2u) << log;
 }
 
 TEST(SingleNode, DryRunPrintsConfigAndEnvironmentsAndStartsNothing) {
