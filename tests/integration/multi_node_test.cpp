@@ -403,6 +403,64 @@ TEST(MultiNode, ANodeKilledMidRunStopsTheOthersAndLeavesNoWorker) {
     if (ddplaunch::testing::process_alive(pid)) ::kill(pid, SIGKILL);  // leave nothing behind either way
 }
 
+// The master (node 0) killed: node 1 must notice, stop its workers and exit by itself.
+TEST(MultiNode, TheMasterKilledMidRunEndsTheOtherNode) {
+  JobShape job = new_job(2, "it2-master-lost");
+  job.extra = {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"};
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {"--report-init", "--hang"})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init", "--hang"})));
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (worker_pids(nodes[1]->output_so_far()).size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  auto pids1 = worker_pids(nodes[1]->output_so_far());
+  ASSERT_EQ(pids1.size(), 2u) << nodes[1]->output_so_far();
+  ASSERT_TRUE(nodes[0]->wait_for_output("] FAKE_WORKER_PID=", 20s)) << nodes[0]->output_so_far();
+
+  ASSERT_TRUE(nodes[0]->send_signal(SIGKILL));
+  RunResult r0 = nodes[0]->wait(10s);
+  RunResult r1 = nodes[1]->wait(30s);
+  const std::string everything = "===== node 0 (killed)\n" + r0.output + "===== node 1\n" + r1.output;
+  ASSERT_FALSE(r1.timed_out) << "node 1 did not exit after losing the master\n" << everything;
+  EXPECT_NE(r1.exit_code, 0) << everything;
+  EXPECT_NE(r1.output.find("lost the master"), std::string::npos) << everything;
+  for (pid_t pid : pids1)
+    EXPECT_TRUE(ddplaunch::testing::wait_until_gone(pid, 10s)) << "node 1's worker " << pid << " survived";
+  for (pid_t pid : worker_pids(r0.output))  // node 0's own, via its orphan guard
+    EXPECT_TRUE(ddplaunch::testing::wait_until_gone(pid, 10s)) << "node 0's worker " << pid << " survived";
+}
+
+// SIGSTOP keeps node 1's socket open but silent: only the heartbeat timeout can find it.
+TEST(MultiNode, ASilentNodeIsLostAtTheHeartbeatTimeout) {
+  JobShape job = new_job(2, "it2-node-silent");
+  job.extra = {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"};
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {"--report-init", "--hang"})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(node_argv(job, 1, 1, {}, {"--report-init", "--hang"})));
+  ASSERT_TRUE(nodes[0]->wait_for_output("] FAKE_WORKER_PID=", 20s)) << nodes[0]->output_so_far();
+  ASSERT_TRUE(nodes[1]->wait_for_output("] FAKE_WORKER_PID=", 20s)) << nodes[1]->output_so_far();
+
+  auto stopped_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(nodes[1]->send_signal(SIGSTOP));
+  RunResult r0 = nodes[0]->wait(30s);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped_at).count();
+  nodes[1]->send_signal(SIGCONT);  // it finds the master gone and stops its worker
+  RunResult r1 = nodes[1]->wait(30s);
+  const std::string everything = "===== node 0\n" + r0.output + "===== node 1 (stopped)\n" + r1.output;
+  ASSERT_FALSE(r0.timed_out) << everything;
+  ASSERT_FALSE(r1.timed_out) << everything;
+  EXPECT_NE(r0.exit_code, 0) << everything;
+  EXPECT_NE(r1.exit_code, 0) << everything;
+  EXPECT_TRUE(std::regex_search(r0.output, std::regex(R"(node 1 [^\n]*was lost)"))) << everything;
+  EXPECT_GE(seconds, 1.5) << "node 1 was declared lost before its heartbeat timeout\n" << everything;
+  EXPECT_LT(seconds, 2 + 1 + 12.0) << everything;
+  for (auto& result : {r0, r1})
+    for (pid_t pid : worker_pids(result.output))
+      EXPECT_TRUE(ddplaunch::testing::wait_until_gone(pid, 10s)) << "worker " << pid << " survived\n" << everything;
+}
+
 TEST(MultiNode, StatusListsEveryNodeOfARunningJob) {
   JobShape job = new_job(2, "it2-status");
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
