@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
   plan.nproc = *nproc;
   plan.gpu_count = gpus.count;
   plan.base_env = env;
+  plan.base_env.erase("DDPLAUNCH_TOKEN");  // the launcher's secret, not the workers'
   for (const auto& note : add_shim_environment(config.shim, config.program, plan.base_env)) spdlog::warn("{}", note);
   plan.facts = gather_node_facts(config, plan.nproc, gpus);
   if (config.dry_run) return print_dry_run(config, plan);

@@ -9,7 +9,7 @@ namespace {
 std::string how_it_ended(const WorkerFailure& f) {
   if (f.kind == "init_timeout") return "hung in init";
   if (f.kind == "spawn_failed") return "could not be started";
-  if (f.kind == "init_failed" && !f.status) return "reported an init failure";
+  if (f.kind == "init_failed") return "reported an init failure";
   return f.status ? f.status->describe() : std::string("failed");
 }
 
@@ -45,6 +45,7 @@ std::string describe_root_cause(const messages::FailureReport& first, int other_
       f.global_rank, f.local_rank, f.node_rank, first.host, f.pid, how_it_ended(f),
       f.phase == FailurePhase::Init ? "init" : "runtime", generation);
   if (!f.detail.empty()) s += fmt::format("  error: {}\n", f.detail);
+  if (f.kind == "init_failed" && f.status) s += fmt::format("  then: {}\n", f.status->describe());
   s += fmt::format("  likely cause: {}\n", likely_cause(f));
   s += fmt::format("  restarts used: {} of {}; other failures: {}\n", restarts_used, max_restarts, other_failures);
   if (!f.tail.empty()) {

@@ -16,6 +16,7 @@ namespace ddplaunch {
 
 namespace {
 constexpr auto kDrainBound = std::chrono::seconds(2);  // output EOF after a worker was reaped
+constexpr auto kInitFailureSettle = std::chrono::milliseconds(500);
 
 std::chrono::milliseconds seconds_to_ms(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000.0));
@@ -161,12 +162,20 @@ void GroupSupervisor::handle_status(const contract::StatusMessage& m) {
     case contract::StatusEvent::InitOk:
       if (w.init != InitState::Failed) mark_initialized(w);
       break;
-    case contract::StatusEvent::InitFailed:
+    case contract::StatusEvent::InitFailed: {
       w.init = InitState::Failed;
       w.init_detail = m.detail;
-      // Report at once: waiting for the exit would let other ranks hang in init.
-      report_failure(w, FailurePhase::Init, "init_failed", m.detail);
+      // A worker that reports init_failed usually prints its error and exits at once: report
+      // at its exit, with those last lines; if it lingers, report after a short settle time
+      // anyway, since the other ranks may be hanging in init meanwhile.
+      auto keep = *it;
+      w.settle_timer.expires_after(kInitFailureSettle);
+      w.settle_timer.async_wait([this, keep, gen = generation_](const boost::system::error_code& ec) {
+        if (!ec && gen == generation_ && !keep->status)
+          report_failure(*keep, FailurePhase::Init, "init_failed", keep->init_detail);
+      });
       break;
+    }
     case contract::StatusEvent::Heartbeat:
       break;
   }
@@ -224,7 +233,8 @@ void GroupSupervisor::on_worker_finished(Worker& worker) {
                          : signature                 ? fmt::format("output matches '{}'", signature->signature)
                          : worker.init == InitState::Initialized ? std::string()
                                                                  : std::string("exited before initialising");
-    report_failure(worker, init_phase ? FailurePhase::Init : FailurePhase::Runtime, "exited", detail);
+    const char* kind = worker.init_detail.empty() ? "exited" : "init_failed";  // the shim spoke first
+    report_failure(worker, init_phase ? FailurePhase::Init : FailurePhase::Runtime, kind, detail);
   }
   if (!finished_reported_ && !active()) {
     finished_reported_ = true;
@@ -242,6 +252,7 @@ void GroupSupervisor::on_worker_finished(Worker& worker) {
 void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, std::string kind, std::string detail) {
   if (worker.failure_reported || stopping_) return;
   worker.failure_reported = true;
+  worker.settle_timer.cancel();
   WorkerFailure failure;
   failure.node_rank = assignment_.node_rank;
   failure.global_rank = worker.global_rank;

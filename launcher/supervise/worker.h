@@ -11,6 +11,7 @@
 #include <string>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "output/line_splitter.h"
 #include "output/worker_output.h"
@@ -43,7 +44,7 @@ struct Worker {
   static constexpr std::size_t kTailLines = 20;
 
   Worker(boost::asio::io_context& io, int local, int global)
-      : local_rank(local), global_rank(global), stdout_pipe(io), stderr_pipe(io) {}
+      : local_rank(local), global_rank(global), stdout_pipe(io), stderr_pipe(io), settle_timer(io) {}
 
   int local_rank;
   int global_rank;
@@ -63,6 +64,7 @@ struct Worker {
   LineSplitter stdout_lines, stderr_lines;
   RankLogFile log;
   boost::asio::posix::stream_descriptor stdout_pipe, stderr_pipe;
+  boost::asio::steady_timer settle_timer;  // after init_failed: wait briefly for its exit and last words
   char stdout_buffer[8192];
   char stderr_buffer[8192];
 
