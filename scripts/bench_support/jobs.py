@@ -45,6 +45,7 @@ class Job:
         self.env[TAG_VAR] = tag
         self.procs, self.outs = [], []
         self.seen = set()  # every tagged PID observed while the job ran
+        self.exited_at = {}  # launcher index -> time.monotonic() when its exit was first seen
 
     def start(self, argv, extra_env=None):
         i = len(self.procs)
@@ -63,6 +64,9 @@ class Job:
         """Waits until every launcher exited or time.monotonic() passes deadline; True if all exited."""
         while time.monotonic() < deadline:
             self.poll_pids()
+            for i, p in enumerate(self.procs):
+                if p.poll() is not None and i not in self.exited_at:
+                    self.exited_at[i] = time.monotonic()
             if all(p.poll() is not None for p in self.procs):
                 return True
             time.sleep(0.05)
