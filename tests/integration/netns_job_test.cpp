@@ -1,0 +1,231 @@
+// Multi-host jobs on a fake cluster of network namespaces (3 hosts, 198.18.0.11-13): real gloo
+// training across hosts (Python and C++), the environment the workers get, and what happens when
+// a node dies or its link is cut mid-run. One ddplaunch per host, exactly as a user runs it.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "netns_cluster.h"
+#include "process_runner.h"
+
+namespace dt = ddplaunch::testing;
+using namespace std::chrono;
+
+namespace {
+
+constexpr int kRendezvousPort = 29400;
+
+// Variables of the test's own environment that would change what the launcher does.
+const std::vector<std::string> kUnsetEnv = {
+    "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE",
+    "LOCAL_RANK", "SLURM_JOB_ID", "SLURM_NODEID", "SLURM_STEP_ID", "PET_NNODES", "DDPLAUNCH_TOKEN"};
+
+bool torch_available() {
+  return dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, seconds(120)).exit_code == 0;
+}
+
+// `ddplaunch --nodes N --nproc-per-node 1 --master MASTER --node-rank R FLAGS -- PROGRAM`.
+std::vector<std::string> launcher_argv(int nodes, const std::string& master, int rank,
+                                       const std::vector<std::string>& flags, const std::vector<std::string>& program) {
+  std::vector<std::string> argv = {DDPLAUNCH_BIN,  "--nodes", std::to_string(nodes), "--nproc-per-node", "1",
+                                   "--master",     master,    "--node-rank",         std::to_string(rank)};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), program.begin(), program.end());
+  return argv;
+}
+
+// One ddplaunch per host of the cluster (node rank = host - 1), all started at once.
+class Job {
+ public:
+  Job(const dt::NetnsCluster& cluster, const std::vector<std::string>& flags, const std::vector<std::string>& program) {
+    const std::string master = cluster.address(1) + ":" + std::to_string(kRendezvousPort);
+    for (int host = 1; host <= cluster.hosts(); ++host) {
+      nodes_.push_back(std::make_unique<dt::BackgroundProcess>());
+      EXPECT_TRUE(nodes_.back()->start(
+          cluster.exec_argv(host, launcher_argv(cluster.hosts(), master, host - 1, flags, program)), {}, kUnsetEnv))
+          << nodes_.back()->output_so_far();
+    }
+  }
+
+  dt::BackgroundProcess& node(int rank) { return *nodes_.at(rank); }
+  int size() const { return static_cast<int>(nodes_.size()); }
+
+  // Waits for every node (each at most `timeout` from now); results by node rank.
+  std::vector<dt::RunResult> wait_all(milliseconds timeout) {
+    const auto deadline = steady_clock::now() + timeout;
+    std::vector<dt::RunResult> results;
+    for (auto& n : nodes_) {
+      auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
+      results.push_back(n->wait(std::max(left, milliseconds(1))));
+    }
+    return results;
+  }
+
+  // True once every node's output contains `text` (e.g. its worker is running).
+  bool wait_all_for(const std::string& text, milliseconds timeout) {
+    const auto deadline = steady_clock::now() + timeout;
+    for (auto& n : nodes_) {
+      auto left = duration_cast<milliseconds>(deadline - steady_clock::now());
+      if (!n->wait_for_output(text, std::max(left, milliseconds(1)))) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes_;
+};
+
+std::string describe(const std::vector<dt::RunResult>& results) {
+  std::string s;
+  for (size_t i = 0; i < results.size(); ++i)
+    s += "===== node " + std::to_string(i) + ": exit " + std::to_string(results[i].exit_code) +
+         (results[i].timed_out ? " (TIMED OUT)" : "") + "\n" + results[i].output + "\n";
+  return s;
+}
+
+struct FinalLine {
+  int rank;
+  double loss_first, loss_last;
+  std::string checksum;
+};
+
+// "FINAL rank=R loss_first=A loss_last=B checksum=C" lines, from any node's output.
+std::vector<FinalLine> final_lines(const std::vector<dt::RunResult>& results) {
+  static const std::regex re(R"(FINAL rank=(\d+) loss_first=(\S+) loss_last=(\S+) checksum=(\S+))");
+  std::vector<FinalLine> out;
+  for (const auto& r : results)
+    for (std::sregex_iterator it(r.output.begin(), r.output.end(), re), end; it != end; ++it)
+      out.push_back({std::stoi((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]), (*it)[4]});
+  return out;
+}
+
+// Real training across the three hosts: all succeed, same parameters everywhere, loss went down,
+// and each launcher auto-selected eth0 (the interface its rendezvous connection uses).
+void expect_training_agrees(const std::vector<dt::RunResult>& results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_FALSE(results[i].timed_out) << "node " << i << " hung\n" << describe(results);
+    EXPECT_EQ(results[i].exit_code, 0) << "node " << i << "\n" << describe(results);
+    EXPECT_NE(results[i].output.find("NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME unset: using eth0"), std::string::npos)
+        << "node " << i << " did not auto-select eth0\n" << results[i].output;
+  }
+  std::vector<FinalLine> finals = final_lines(results);
+  ASSERT_EQ(finals.size(), results.size()) << describe(results);
+  std::set<int> ranks;
+  for (const auto& f : finals) {
+    ranks.insert(f.rank);
+    EXPECT_EQ(f.checksum, finals.front().checksum) << "rank " << f.rank << " differs from rank " << finals.front().rank;
+    EXPECT_LT(f.loss_last, f.loss_first) << "rank " << f.rank << " did not learn";
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2}));
+}
+
+// Hanging workers on three hosts with fast failure detection, every worker started.
+const std::vector<std::string> kFastDetection = {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2",
+                                                 "--grace", "1"};
+const std::vector<std::string> kHangingWorker = {FAKE_WORKER_BIN, "--print-env", "--hang"};
+
+// Processes left in a host's namespace (its launcher, orphan guard, workers); polls until none
+// or the deadline. Returns the pids still there.
+std::string processes_left(const dt::NetnsCluster& cluster, int host, milliseconds timeout) {
+  const auto deadline = steady_clock::now() + timeout;
+  std::string pids;
+  do {
+    pids = dt::run_command({"ip", "netns", "pids", cluster.namespace_of(host)}, seconds(10)).output;
+    if (pids.find_first_not_of(" \n") == std::string::npos) return "";
+    std::this_thread::sleep_for(milliseconds(100));
+  } while (steady_clock::now() < deadline);
+  return pids;
+}
+
+}  // namespace
+
+TEST(NetnsJob, WorkersGetRoutableMasterAndAutoSelectedInterface) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("jen"), 3);
+  Job job(cluster, {}, {FAKE_WORKER_BIN, "--print-env"});
+  auto results = job.wait_all(seconds(60));
+  for (int i = 0; i < 3; ++i) {
+    const std::string& out = results[i].output;
+    const std::string prefix = "[node " + std::to_string(i) + " rank " + std::to_string(i) + "] ENV ";
+    EXPECT_EQ(results[i].exit_code, 0) << describe(results);
+    EXPECT_NE(out.find(prefix + "MASTER_ADDR=198.18.0.11\n"), std::string::npos) << out;
+    EXPECT_NE(out.find(prefix + "RANK=" + std::to_string(i) + "\n"), std::string::npos) << out;
+    EXPECT_NE(out.find(prefix + "WORLD_SIZE=3\n"), std::string::npos) << out;
+    EXPECT_NE(out.find(prefix + "NCCL_SOCKET_IFNAME=eth0\n"), std::string::npos) << out;
+    EXPECT_NE(out.find(prefix + "GLOO_SOCKET_IFNAME=eth0\n"), std::string::npos) << out;
+    EXPECT_EQ(out.find("MASTER_ADDR=127."), std::string::npos) << out;
+  }
+}
+
+TEST(NetnsJob, PythonGlooTrainingAgreesAcrossHosts) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  if (!torch_available()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch.distributed";
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("jpy"), 3);
+  Job job(cluster, {},
+          {PYTHON_WITH_TORCH, std::string(SOURCE_DIR) + "/worker_shim/examples/train_ddp.py", "--steps", "20"});
+  expect_training_agrees(job.wait_all(seconds(240)));
+}
+
+TEST(NetnsJob, CppGlooTrainingAgreesAcrossHosts) {
+#ifndef TRAIN_BINARY_BIN
+  GTEST_SKIP() << "train_binary was not built (no libtorch)";
+#else
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("jcc"), 3);
+  Job job(cluster, {}, {TRAIN_BINARY_BIN, "--steps", "20"});
+  expect_training_agrees(job.wait_all(seconds(240)));
+#endif
+}
+
+TEST(NetnsJob, KilledNodeStopsTheOthersAndIsNamed) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("jki"), 3);
+  Job job(cluster, kFastDetection, kHangingWorker);
+  ASSERT_TRUE(job.wait_all_for("ENV RANK=", seconds(60))) << describe(job.wait_all(seconds(1)));
+
+  ASSERT_TRUE(job.node(2).send_signal(SIGKILL));  // node 2 = host 3: its ddplaunch dies without a word
+  auto results = job.wait_all(seconds(30));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_FALSE(results[i].timed_out) << "node " << i << " did not stop\n" << describe(results);
+    EXPECT_NE(results[i].exit_code, 0) << describe(results);
+  }
+  EXPECT_EQ(results[2].term_signal, SIGKILL);
+  EXPECT_NE(results[0].output.find("node 2 ("), std::string::npos) << results[0].output;
+  EXPECT_NE(results[0].output.find("was lost"), std::string::npos) << results[0].output;
+  EXPECT_NE(results[1].output.find("was lost"), std::string::npos)
+      << "node 1 was not told why the job stopped\n" << results[1].output;
+  // The killed launcher's worker goes too (orphan guard), and nothing stays on the other hosts.
+  for (int host = 1; host <= 3; ++host)
+    EXPECT_EQ(processes_left(cluster, host, seconds(10)), "") << "processes left on host " << host;
+}
+
+TEST(NetnsJob, CutLinkEndsTheJobOnEveryHost) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("jli"), 3);
+  Job job(cluster, kFastDetection, kHangingWorker);
+  ASSERT_TRUE(job.wait_all_for("ENV RANK=", seconds(60))) << describe(job.wait_all(seconds(1)));
+
+  cluster.set_link(3, false);  // host 3 (node 2) drops off the network; its processes live on
+  const auto cut = steady_clock::now();
+  auto results = job.wait_all(seconds(30));
+  const double seconds_to_end = duration<double>(steady_clock::now() - cut).count();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(results[i].timed_out) << "node " << i << " did not stop\n" << describe(results);
+    EXPECT_NE(results[i].exit_code, 0) << describe(results);
+  }
+  EXPECT_LT(seconds_to_end, 30.0);
+  EXPECT_NE(results[0].output.find("node 2 ("), std::string::npos) << results[0].output;
+  EXPECT_NE(results[0].output.find("was lost"), std::string::npos) << results[0].output;
+  EXPECT_NE(results[2].output.find("lost the master"), std::string::npos)
+      << "node 2 did not notice that the master is gone\n" << results[2].output;
+  for (int host = 1; host <= 3; ++host)
+    EXPECT_EQ(processes_left(cluster, host, seconds(10)), "") << "processes left on host " << host;
+}
