@@ -20,6 +20,7 @@
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "env/worker_environment.h"
+#include "exit_codes.h"
 #include "log_setup.h"
 #include "node_facts.h"
 #include "supervise/orphan_guard.h"
@@ -28,11 +29,9 @@ using namespace ddplaunch;
 
 namespace {
 
-constexpr int kUsageError = 2;
-
 int fail(const std::vector<std::string>& errors) {
   for (const auto& e : errors) spdlog::error("{}", e);
-  return kUsageError;
+  return kExitConfigError;
 }
 
 // True when `ip` is one of this machine's addresses (then this node hosts the rendezvous).

@@ -11,16 +11,13 @@
 
 #include "supervise/init_signatures.h"
 #include "supervise/process_spawner.h"
+#include "time_units.h"
 
 namespace ddplaunch {
 
 namespace {
 constexpr auto kDrainBound = std::chrono::seconds(2);  // output EOF after a worker was reaped
 constexpr auto kInitFailureSettle = std::chrono::milliseconds(500);
-
-std::chrono::milliseconds seconds_to_ms(double s) {
-  return std::chrono::milliseconds(static_cast<long long>(s * 1000.0));
-}
 }  // namespace
 
 bool GroupOutcome::all_succeeded() const {
