@@ -62,6 +62,11 @@ std::vector<std::string> validate(const LaunchConfig& c) {
     need(c.master.empty() || parse_host_port(c.master).has_value(),
          fmt::format("master '{}' is not HOST:PORT (e.g. node01:29400 or [fe80::1]:29400)", c.master));
   }
+  if (auto endpoint = parse_host_port(c.master); endpoint && is_port_text(c.worker_port))
+    need(std::stoi(c.worker_port) != endpoint->port,
+         fmt::format("worker_port {} is the rendezvous port of --master {}: the workers' c10d store needs its own "
+                     "port; use --worker-port auto",
+                     c.worker_port, c.master));
   need(c.join_timeout_s > 0, fmt::format("join_timeout_s must be > 0 (got {})", c.join_timeout_s));
   need(c.connect_timeout_s > 0, fmt::format("connect_timeout_s must be > 0 (got {})", c.connect_timeout_s));
   need(c.heartbeat_interval_s > 0, fmt::format("heartbeat_interval_s must be > 0 (got {})", c.heartbeat_interval_s));

@@ -144,6 +144,12 @@ TEST(Validate, NamesEachBadValue) {
   EXPECT_TRUE(any_contains(errors, "grace_s"));
   EXPECT_TRUE(any_contains(errors, "shim"));
   EXPECT_TRUE(any_contains(errors, "timeout"));
+  LaunchConfig same_ports;
+  same_ports.program = {"p"};
+  same_ports.nodes = 2;
+  same_ports.master = "n1:29400";
+  same_ports.worker_port = "29400";
+  EXPECT_TRUE(any_contains(validate(same_ports), "rendezvous port"));
   LaunchConfig no_program;
   EXPECT_TRUE(any_contains(validate(no_program), "no program to run"));
 }
