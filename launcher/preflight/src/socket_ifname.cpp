@@ -155,9 +155,15 @@ CheckOutcome check_socket_ifname(std::string_view variable_name, std::string_vie
     problems.push_back(var + " selects no interface with an address on this node (interfaces here: " +
                        interface_names(interfaces) + "); unset it or name an interface that is up");
   }
+  const std::string to_master =
+      "the route to the master" + (master_address.empty() ? std::string() : " " + std::string(master_address));
+  if (!route_interface.empty() && selected.empty()) {
+    // Nothing usable selected: say which interface would work, so the fix is one edit.
+    problems.push_back(to_master + " leaves through " + std::string(route_interface) + ": set " +
+                       std::string(variable_name) + "=" + std::string(route_interface) +
+                       ", or unset it and ddplaunch selects that interface");
+  }
   if (!route_interface.empty() && !selected.empty()) {
-    const std::string to_master =
-        "the route to the master" + (master_address.empty() ? std::string() : " " + std::string(master_address));
     if (std::find(selected.begin(), selected.end(), route_interface) == selected.end()) {
       problems.push_back(var + " but " + to_master + " leaves through " + std::string(route_interface) + "; set " +
                          std::string(variable_name) + "=" + std::string(route_interface) + " or unset it");
