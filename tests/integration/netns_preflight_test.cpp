@@ -220,8 +220,9 @@ TEST(NetnsPreflight, BogusSocketIfnameNamesItAndTheRouteToTheMaster) {
   for (int i = 0; i < 3; ++i) EXPECT_NE(results[i].exit_code, 0) << describe(results);
   EXPECT_EQ(results[1].exit_code, 2) << describe(results);
   EXPECT_FALSE(has(results[1], "ENV RANK=")) << "node 1 started a worker\n" << describe(results);
-  EXPECT_TRUE(has(results[1], "NCCL_SOCKET_IFNAME=eth9")) << describe(results);
-  EXPECT_TRUE(has(results[1], "eth0")) << describe(results);
+  EXPECT_TRUE(error_says(results[1], "no interface starting with 'eth9'")) << describe(results);
+  // ... and the fix: the interface that routes to the master.
+  EXPECT_TRUE(error_says(results[1], "leaves through eth0: set NCCL_SOCKET_IFNAME=eth0")) << describe(results);
   // The master says which node is at fault.
   EXPECT_TRUE(has(results[0], "node 1: NCCL_SOCKET_IFNAME=eth9")) << describe(results);
 }
