@@ -87,6 +87,20 @@ ClusterHints read_slurm_hints(const EnvMap& env) {
   h.nodes = static_cast<int>(*nodes);
   h.node_rank = static_cast<int>(*rank);
 
+  // One ddplaunch per node: with several tasks per node, each would claim the same node rank
+  // (the ones on node 0 fight over the rendezvous port, the others join a half-formed job).
+  if (auto tasks = env_values::get(env, "SLURM_STEP_NUM_TASKS")) {
+    std::string ignored;
+    auto count = env_values::parse_count("SLURM_STEP_NUM_TASKS", *tasks, 1ull << 32, ignored);
+    if (count && *count > *nodes)
+      return failed(fmt::format(
+          "this Slurm step runs {} tasks on {} node(s) (SLURM_STEP_NUM_TASKS={}, "
+          "SLURM_STEP_TASKS_PER_NODE={}): ddplaunch must run once per node and starts the workers "
+          "itself. Use srun --ntasks-per-node=1 (scripts/ddplaunch-srun does) and give the workers "
+          "per node with --nproc-per-node N",
+          *count, *nodes, *tasks, env_values::get(env, "SLURM_STEP_TASKS_PER_NODE").value_or("unset")));
+  }
+
   // Master: the first host of the step's node list (node rank 0 under srun).
   auto list_var = first_set(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"});
   if (!list_var) return missing("SLURM_STEP_NODELIST (and SLURM_JOB_NODELIST)");

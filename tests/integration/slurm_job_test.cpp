@@ -376,6 +376,24 @@ TEST_F(SlurmJobTest, TerminatedSrunLeavesNoProcessOfTheStep) {
   EXPECT_TRUE(left.empty()) << "after srun got SIGTERM these still run: " << describe(left);
 }
 
+// A common mistake: two tasks per node start two ddplaunch per node. Every one must refuse at
+// once (configuration error, exit 2), saying to use --ntasks-per-node=1, and start no worker.
+TEST_F(SlurmJobTest, TwoTasksPerNodeAreRefusedWithTheFix) {
+  RunResult run = run_on_cluster({"srun", "-N", "2", "--ntasks-per-node=2", output_pattern("task"), DDPLAUNCH_BIN,
+                                  "--slurm", "--join-timeout", "20", "--", FAKE_WORKER_BIN, "--print-env"},
+                                 120s);
+  auto logs = read_task_logs(out_dir_, "task");
+  EXPECT_EQ(run.exit_code, 2) << "srun should report the launchers' configuration error:\n"
+                              << run.output << all_logs(logs);
+  ASSERT_EQ(logs.size(), 4u) << all_logs(logs);
+  for (const TaskLog& log : logs) {
+    SCOPED_TRACE(log.path.string());
+    EXPECT_NE(log.text.find("runs 4 tasks on 2 node(s)"), std::string::npos) << log.text;
+    EXPECT_NE(log.text.find("srun --ntasks-per-node=1"), std::string::npos) << log.text;
+    EXPECT_EQ(log.text.find("FAKE_WORKER_PID="), std::string::npos) << "a worker started:\n" << log.text;
+  }
+}
+
 // A real PyTorch DDP job over gloo on the two Slurm nodes: every rank ends with the same checksum.
 TEST_F(SlurmJobTest, GlooTrainingUnderSrunGivesIdenticalChecksums) {
   if (run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, 120s).exit_code != 0)
