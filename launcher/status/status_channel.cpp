@@ -32,15 +32,15 @@ std::string StatusChannel::open() {
   return {};
 }
 
+// Waits for readability and reads in the handler, never in the reactor: an async_receive can
+// take a datagram off the socket and leave its handler queued behind a worker's exit, so
+// drain() would miss an init_failed sent just before that exit.
 void StatusChannel::receive_next() {
-  socket_.async_receive(boost::asio::buffer(buffer_, contract::kMaxStatusBytes),
-                        [this](const boost::system::error_code& ec, std::size_t n) {
-                          if (ec == boost::asio::error::operation_aborted || !socket_.is_open()) return;
-                          if (!ec) {
-                            if (auto message = contract::parse_status(std::string_view(buffer_, n))) handler_(*message);
-                          }
-                          receive_next();
-                        });
+  socket_.async_wait(boost::asio::socket_base::wait_read, [this](const boost::system::error_code& ec) {
+    if (ec == boost::asio::error::operation_aborted || !socket_.is_open()) return;
+    if (!ec) drain();
+    receive_next();
+  });
 }
 
 void StatusChannel::drain() {
