@@ -103,12 +103,16 @@ std::map<int, std::vector<std::string>> env_values(const std::string& output, co
 
 TEST(Restart, InitFailureOnNode1RestartsTheWholeGroupOnce) {
   Job job = new_job("it2-fail-once", {"--max-restarts", "3"});
-  // Node 1 holds ranks 2 and 3; rank 3 fails init in generation 0 only. Node 1's workers start
-  // 1 s late so that node 0's have printed and are still running (not yet done) when the restart comes.
-  std::vector<std::string> late_start = {"/bin/sh", "-c", "sleep 1; exec \"$0\" \"$@\""};
-  auto node1 = fake_worker({"--print-env", "--report-init", "--fail-init-on-gen", "0", "--fail-rank", "3"});
+  // Node 1 holds ranks 2 and 3; rank 3 fails init in generation 0 only, and starts 2 s late in
+  // generation 0 so that every other rank has printed (even on a loaded machine) and is still
+  // running when the restart comes.
+  std::vector<std::string> late_start = {
+      "/bin/sh", "-c",
+      "if [ \"$DDPLAUNCH_GENERATION\" = 0 ] && [ \"$RANK\" = 3 ]; then sleep 2; fi; exec \"$0\" \"$@\""};
+  auto node1 = fake_worker(
+      {"--print-env", "--report-init", "--fail-init-on-gen", "0", "--fail-rank", "3", "--sleep-ms", "4000"});
   late_start.insert(late_start.end(), node1.begin(), node1.end());
-  auto results = run_job(job, {fake_worker({"--print-env", "--report-init", "--sleep-ms", "3000"}), late_start});
+  auto results = run_job(job, {fake_worker({"--print-env", "--report-init", "--sleep-ms", "4000"}), late_start});
   ASSERT_EQ(results.size(), 2u);
   const std::string everything = all_output(results);
   EXPECT_EQ(results[0].exit_code, 0) << everything;
