@@ -266,7 +266,12 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
 void NodeAgent::on_lost(const std::string& why) {
   if (finished_) return;
   lost_master_ = true;
-  spdlog::error("lost the master ({}:{}): {}. Stopping this node's workers.", plan_.master_host, plan_.rendezvous_port,
+  if (node_rank_ < 0) {  // never got in: the master is unreachable or the job never formed
+    spdlog::error("could not join the job at the master {}:{} — {}", plan_.master_host, plan_.rendezvous_port, why);
+    finish(kExitConfigError);
+    return;
+  }
+  spdlog::error("lost the master {}:{} — {} — stopping this node's workers", plan_.master_host, plan_.rendezvous_port,
                 why);
   if (supervisor_.active()) supervisor_.stop(seconds_to_ms(plan_.config.grace_s));
   else finish(kExitFailure);

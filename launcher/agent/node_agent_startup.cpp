@@ -77,7 +77,8 @@ std::string NodeAgent::start() {
   rendezvous::ClientCallbacks callbacks;
   callbacks.on_assignment = [this](const rendezvous::Assignment& a) { on_assignment(a); };
   callbacks.on_refused = [this](const std::string& reason) {
-    spdlog::error("the master refused this node: {}", reason);
+    if (plan_.host_server) spdlog::error("{}", reason);  // our own plan refused the job
+    else spdlog::error("the master refused this node: {}", reason);
     lost_master_ = true;
     if (supervisor_.active()) supervisor_.stop(seconds_to_ms(plan_.config.grace_s));
     else finish(kExitConfigError);
@@ -130,7 +131,7 @@ void NodeAgent::watch_join() {
       spdlog::error("giving up: the master {} ({}:{}) has not answered TCP for {:.0f} s. Check --master (node 0's "
                     "address and rendezvous port), that node 0 is running, and that no firewall drops the port",
                     plan_.master_host, plan_.master_ip, plan_.rendezvous_port, 3 * interval);
-      finish(kExitFailure);
+      finish(kExitConfigError);
       return;
     }
     if (loopback && refused_probes_ >= 3) {

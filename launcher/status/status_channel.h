@@ -35,7 +35,6 @@ class StatusChannel {
   Handler handler_;
   std::string directory_;
   std::string path_;
-  char buffer_[contract::kMaxStatusBytes + 1];
 };
 
 }  // namespace ddplaunch
