@@ -106,7 +106,7 @@ rendezvous::JobPlan JobCoordinator::plan(std::uint64_t generation, const std::ve
   plan.timeout_s = timeout_s_;
   plan.run_id = c.job_id;
   plan.extra["restarts_used"] = std::to_string(restarts_used_);
-  plan.extra["timeout_explained"] =
+  timeout_explained_ =
       preflight::explain_timeout(c.timeout, node_count_, dedicated_nic, rtt_ms, static_cast<int>(generation));
   int world = 0;
   for (const auto& n : nodes) world += n.facts.nproc;
@@ -223,19 +223,24 @@ void JobCoordinator::end_job(int exit_code) {
 void JobCoordinator::on_doctor_report(int node_rank, const rendezvous::Message& m) {
   doctor_rows_[node_rank] = m;
   if (static_cast<int>(doctor_rows_.size()) < node_count_) return;
-  std::string table = fmt::format("{:<5} {:<16} {:<16} {:<10} {:<6} {:<5} {:<10} {}\n", "node", "host", "address",
-                                  "nic", "port", "gpus", "nccl", "verdict");
+  const std::string row_format = "{:<5} {:<16} {:<16} {:<8} {:<6} {:<5} {:<5} {:<10} {:<10} {:<9} {}\n";
+  std::string table = fmt::format(fmt::runtime(row_format), "node", "host", "address", "nic", "port", "nproc", "gpus",
+                                  "driver", "nccl", "launcher", "verdict");
   bool all_ok = true;
-  for (const auto& [rank, row] : doctor_rows_) {
-    bool ok = messages::field(row, "ok") == "1";
+  for (const auto& node : nodes_) {
+    auto row = doctor_rows_.find(node.node_rank);
+    if (row == doctor_rows_.end()) continue;
+    const bool ok = messages::field(row->second, "ok") == "1";
     all_ok = all_ok && ok;
-    table += fmt::format("{:<5} {:<16} {:<16} {:<10} {:<6} {:<5} {:<10} {}\n", rank, messages::field(row, "host"),
-                         messages::field(row, "address"), messages::field(row, "nic", "-"), worker_port_,
-                         messages::field(row, "gpus", "0"), messages::field(row, "nccl", "-"),
-                         ok ? "ok" : "FAIL: " + messages::field(row, "problems"));
+    auto or_dash = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
+    table += fmt::format(fmt::runtime(row_format), node.node_rank, node.facts.hostname, node.observed_address,
+                         messages::field(row->second, "nic", "-"), worker_port_, node.facts.nproc, node.facts.gpu_count,
+                         or_dash(node.facts.driver_version), or_dash(node.facts.nccl_version),
+                         or_dash(node.facts.launcher_version),
+                         ok ? "ok" : "FAIL: " + messages::field(row->second, "problems"));
   }
   std::printf("%s", table.c_str());
-  std::printf("timeout: %s\n", preflight::explain_timeout(settings_.config.timeout, node_count_, false, 0, 0).c_str());
+  std::printf("timeout: %s\n", timeout_explained_.c_str());
   std::printf("%s\n", all_ok ? "doctor: the job would start." : "doctor: the job would NOT start (see FAIL rows).");
   std::fflush(stdout);
   end_job(all_ok ? 0 : 1);

@@ -57,6 +57,7 @@ class JobCoordinator {
   int worker_port_ = 0;
   bool port_at_fault_ = false;
   double timeout_s_ = 0;
+  std::string timeout_explained_;  // the formula with this generation's numbers
   bool decided_ = false;                     // restart or stop ordered for this generation
   std::optional<int> stop_exit_code_;
   std::optional<messages::FailureReport> first_failure_;  // of the current generation

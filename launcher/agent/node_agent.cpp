@@ -218,16 +218,15 @@ void NodeAgent::wait_for_enter() {
   });
 }
 
-void NodeAgent::run_doctor_checks(const rendezvous::Assignment& a) {
+void NodeAgent::run_doctor_checks(const rendezvous::Assignment&) {
   std::vector<std::string> problems;
   std::string ifname;
   if (std::string problem = check_socket_ifnames(ifname); !problem.empty()) problems.push_back(problem);
+  if (auto user_choice = plan_.base_env.find(contract::kNcclSocketIfname); user_choice != plan_.base_env.end())
+    ifname = user_choice->second;
+  // Host, address, GPUs and versions are in the node facts the master already holds.
   client_->send(messages::make_message(messages::kNodeReport, generation_,
-                                       {{"host", plan_.hostname},
-                                        {"address", a.address_seen_by_master},
-                                        {"nic", ifname.empty() ? "-" : ifname},
-                                        {"gpus", std::to_string(plan_.gpu_count)},
-                                        {"nccl", plan_.facts.nccl_version.empty() ? "-" : plan_.facts.nccl_version},
+                                       {{"nic", ifname.empty() ? "-" : ifname},
                                         {"ok", problems.empty() ? "1" : "0"},
                                         {"problems", fmt::format("{}", fmt::join(problems, "; "))}}));
 }
