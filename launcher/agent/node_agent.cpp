@@ -1,9 +1,6 @@
 // NodeAgent: wiring of rendezvous, supervisor, status channel and signals for one node.
 #include "agent/node_agent.h"
 
-#include "exit_codes.h"
-#include "time_units.h"
-
 #include <unistd.h>
 
 #include <csignal>
@@ -19,7 +16,9 @@
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/socket_ifname.h"
 #include "ddplaunch/preflight/tcp_probe.h"
+#include "exit_codes.h"
 #include "log_setup.h"
+#include "time_units.h"
 
 namespace ddplaunch {
 
@@ -96,13 +95,13 @@ void NodeAgent::on_signal(int signal) {
          {"exit_code", std::to_string(code)}}));
   stop_generation_ = generation_;
   if (supervisor_.active()) supervisor_.stop(seconds_to_ms(plan_.config.grace_s));
-  else if (node_rank_ < 0) finish(code);  // not joined yet: nothing to wait for
+  else if (node_rank_ < 0) return finish(code);  // not joined yet: nothing to wait for
   // Whatever the master does, this node exits within grace + a bound.
   exit_timer_.expires_after(seconds_to_ms(plan_.config.grace_s + 5));
   exit_timer_.async_wait([this, code](const boost::system::error_code& ec) {
     if (!ec && !finished_) finish(code);
   });
-  exit_code_ = code;
+  local_problem_code_ = code;
 }
 
 NodeAssignment NodeAgent::to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const {
@@ -233,7 +232,7 @@ void NodeAgent::run_doctor_checks(const rendezvous::Assignment&) {
 
 void NodeAgent::report_problem(const std::string& message, int exit_code) {
   spdlog::error("{}", message);
-  exit_code_ = exit_code;
+  local_problem_code_ = exit_code;
   client_->send(messages::make_message(messages::kNodeProblem, generation_,
                                        {{"message", message}, {"exit_code", std::to_string(exit_code)}}));
 }
@@ -253,7 +252,7 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
     stop_generation_ = static_cast<long>(m.generation);
     rejoin_generation_.reset();
     if (supervisor_.active()) supervisor_.stop(seconds_to_ms(plan_.config.grace_s));
-    else client_->send(messages::encode_node_finished(*stop_generation_, exit_code_ == 1 ? 0 : exit_code_, "stopped"));
+    else client_->send(messages::encode_node_finished(*stop_generation_, local_problem_code_, "stopped"));
   } else if (m.type == messages::kJobEnd) {
     finish(messages::int_field(m, "exit_code", 1));
   } else if (m.type == messages::kResume) {
@@ -279,7 +278,7 @@ void NodeAgent::on_lost(const std::string& why) {
 void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
   send_worker_states();
   if (lost_master_) {
-    finish(exit_code_ == kExitConfigError ? kExitConfigError : kExitFailure);
+    finish(local_problem_code_ == kExitConfigError ? kExitConfigError : kExitFailure);
     return;
   }
   if (rejoin_generation_) {
@@ -296,7 +295,7 @@ void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
     summary = fmt::format("rank {}: {}", rank, status.describe());
     break;
   }
-  if (interrupted_) code = exit_code_;
+  if (interrupted_) code = local_problem_code_;
   client_->send(messages::encode_node_finished(stop_generation_.value_or(generation_), code, summary));
 }
 

@@ -87,7 +87,8 @@ class NodeAgent {
   bool lost_master_ = false;
   bool finished_ = false;
   bool env_conflicts_reported_ = false;
-  int exit_code_ = 1;
+  int exit_code_ = 1;        // what main returns; set by finish()
+  int local_problem_code_ = 0;  // a local interrupt or failed check: what this node reports as its own status
   char terminal_buffer_[256];
 };
 

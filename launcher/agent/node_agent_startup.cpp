@@ -2,9 +2,6 @@
 // join it as a client on every node, and explain a master that cannot be reached.
 #include "agent/node_agent.h"
 
-#include "exit_codes.h"
-#include "time_units.h"
-
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -13,6 +10,8 @@
 
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/tcp_probe.h"
+#include "exit_codes.h"
+#include "time_units.h"
 
 namespace ddplaunch {
 
