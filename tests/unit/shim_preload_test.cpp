@@ -4,20 +4,17 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bound_status_socket.h"
 #include "ddplaunch/contract.h"
 
 extern char** environ;
@@ -28,22 +25,7 @@ namespace c = ddplaunch::contract;
 
 class PreloadTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/shim_preload_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/status.sock";
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(fd_, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path_.c_str());
-    ASSERT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  }
-  void TearDown() override {
-    if (fd_ >= 0) ::close(fd_);
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(socket_.open("/tmp/shim_preload_XXXXXX")); }
   // Parsed status messages until `count` arrived or `timeout` passed.
   std::vector<c::StatusMessage> receive(std::size_t count, std::chrono::milliseconds timeout) {
     std::vector<c::StatusMessage> out;
@@ -52,13 +34,11 @@ class PreloadTest : public ::testing::Test {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           end - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) != 1) break;
-      char buf[c::kMaxStatusBytes + 16];
-      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n <= 0) continue;
-      auto m = c::parse_status(std::string_view(buf, static_cast<std::size_t>(n)));
-      EXPECT_TRUE(m) << "unparsable datagram: " << std::string(buf, static_cast<std::size_t>(n));
+      auto datagram = socket_.receive(static_cast<int>(left.count()));
+      if (!datagram) break;
+      if (datagram->empty()) continue;
+      auto m = c::parse_status(*datagram);
+      EXPECT_TRUE(m) << "unparsable datagram: " << *datagram;
       if (m) out.push_back(*m);
     }
     return out;
@@ -72,8 +52,7 @@ class PreloadTest : public ::testing::Test {
   // generation 1, plus `extra_env`), collects up to `expect` datagrams, then reaps it.
   Run run_preloaded(const std::string& program, std::vector<std::string> args,
                     std::vector<std::string> extra_env, std::size_t expect);
-  std::string dir_, path_;
-  int fd_ = -1;
+  ddplaunch::testing::BoundStatusSocket socket_;
 };
 
 std::string describe(const std::vector<c::StatusMessage>& messages) {
@@ -109,7 +88,7 @@ PreloadTest::Run PreloadTest::run_preloaded(const std::string& program,
     env_strings.emplace_back(entry);
   }
   env_strings.push_back(std::string("LD_PRELOAD=") + DDPLAUNCH_NCCL_PRELOAD);
-  env_strings.push_back("DDPLAUNCH_STATUS_SOCKET=" + path_);
+  env_strings.push_back("DDPLAUNCH_STATUS_SOCKET=" + socket_.path());
   env_strings.push_back("RANK=0");
   env_strings.push_back("DDPLAUNCH_GENERATION=1");
   for (auto& e : extra_env) env_strings.push_back(e);
@@ -220,7 +199,7 @@ TEST_F(PreloadTest, WithoutNcclInTheProcessInitReturnsSystemErrorAndSaysSo) {
   using InitAll = int (*)(void**, int, const int*);
   auto init_all = reinterpret_cast<InitAll>(::dlsym(lib, "ncclCommInitAll"));
   ASSERT_NE(init_all, nullptr);
-  ::setenv("DDPLAUNCH_STATUS_SOCKET", path_.c_str(), 1);
+  ::setenv("DDPLAUNCH_STATUS_SOCKET", socket_.path().c_str(), 1);
   ::setenv("RANK", "2", 1);
   void* comm = nullptr;
   int res = init_all(&comm, 1, nullptr);

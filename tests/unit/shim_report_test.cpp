@@ -1,9 +1,6 @@
 // report() and the heartbeat: datagrams arrive on a real AF_UNIX socket in the format
 // contract.h parses; nothing is sent (and nothing fails) when the channel is not configured.
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bound_status_socket.h"
 #include "ddplaunch/shim.h"
 
 namespace {
@@ -22,17 +20,8 @@ namespace shim = ddplaunch::shim;
 class StatusSocket : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/shim_report_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/status.sock";
-    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(fd_, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path_.c_str());
-    ASSERT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    ::setenv("DDPLAUNCH_STATUS_SOCKET", path_.c_str(), 1);
+    ASSERT_NO_FATAL_FAILURE(socket_.open("/tmp/shim_report_XXXXXX"));
+    ::setenv("DDPLAUNCH_STATUS_SOCKET", socket_.path().c_str(), 1);
     ::setenv("RANK", "3", 1);
     ::setenv("DDPLAUNCH_GENERATION", "2", 1);
   }
@@ -41,20 +30,10 @@ class StatusSocket : public ::testing::Test {
     ::unsetenv("DDPLAUNCH_STATUS_SOCKET");
     ::unsetenv("RANK");
     ::unsetenv("DDPLAUNCH_GENERATION");
-    if (fd_ >= 0) ::close(fd_);
-    std::filesystem::remove_all(dir_);
   }
   // The next datagram, or nullopt after `timeout_ms`.
-  std::optional<std::string> receive(int timeout_ms) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) != 1) return std::nullopt;
-    char buf[c::kMaxStatusBytes + 16];
-    ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-    if (n < 0) return std::nullopt;
-    return std::string(buf, static_cast<std::size_t>(n));
-  }
-  std::string dir_, path_;
-  int fd_ = -1;
+  std::optional<std::string> receive(int timeout_ms) { return socket_.receive(timeout_ms); }
+  ddplaunch::testing::BoundStatusSocket socket_;  // closed and removed after TearDown
 };
 
 TEST_F(StatusSocket, ReportSendsOneParsableDatagram) {
@@ -95,7 +74,7 @@ TEST_F(StatusSocket, NoDatagramWhenSocketVariableOrRankUnset) {
   ::unsetenv("DDPLAUNCH_STATUS_SOCKET");
   shim::report(c::StatusEvent::InitBegin, "x");
   EXPECT_FALSE(receive(100));
-  ::setenv("DDPLAUNCH_STATUS_SOCKET", path_.c_str(), 1);
+  ::setenv("DDPLAUNCH_STATUS_SOCKET", socket_.path().c_str(), 1);
   ::unsetenv("RANK");
   shim::report(c::StatusEvent::InitBegin, "x");
   EXPECT_FALSE(receive(100));
@@ -106,9 +85,9 @@ TEST_F(StatusSocket, GoneOrFullSocketNeverBlocks) {
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 2000; ++i) shim::report(c::StatusEvent::Heartbeat, std::string(1000, 'h'));
   // Socket file removed: silently nothing.
-  std::filesystem::remove(path_);
+  std::filesystem::remove(socket_.path());
   shim::report(c::StatusEvent::InitBegin);
-  ::setenv("DDPLAUNCH_STATUS_SOCKET", (dir_ + "/no/such/dir/s").c_str(), 1);
+  ::setenv("DDPLAUNCH_STATUS_SOCKET", (socket_.dir() + "/no/such/dir/s").c_str(), 1);
   shim::report(c::StatusEvent::InitBegin);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   auto first = receive(100);
