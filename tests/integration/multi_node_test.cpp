@@ -20,100 +20,44 @@
 
 #include <gtest/gtest.h>
 
+#include "multi_node_job.h"
+#include "output_parsing.h"
 #include "process_runner.h"
 
 namespace {
 
 using namespace std::chrono_literals;
+using ddplaunch::testing::all_output;
 using ddplaunch::testing::BackgroundProcess;
+using ddplaunch::testing::count_of;
+using ddplaunch::testing::MultiNodeJob;
 using ddplaunch::testing::RunResult;
+using ddplaunch::testing::start_node;
+using ddplaunch::testing::wait_all;
+using ddplaunch::testing::wait_listening;
 
 constexpr auto kJobBound = 60s;  // "finished, not hung": generous for a busy 2-core machine
 
-// One job's shared flags; each node adds its own --node-rank and --nproc-per-node.
-struct JobShape {
-  int nodes = 2;
-  int port = 0;
-  std::string job_id = "it2-job";
-  std::vector<std::string> extra;  // flags common to every node
-};
-
-std::vector<std::string> node_argv(const JobShape& job, int node_rank, int nproc,
-                                   const std::vector<std::string>& node_flags,
-                                   const std::vector<std::string>& worker_args) {
-  std::vector<std::string> argv{DDPLAUNCH_BIN,
-                                "--nodes",
-                                std::to_string(job.nodes),
-                                "--nproc-per-node",
-                                std::to_string(nproc),
-                                "--master",
-                                "127.0.0.1:" + std::to_string(job.port),
-                                "--node-rank",
-                                std::to_string(node_rank),
-                                "--job-id",
-                                job.job_id,
-                                "--join-timeout",
-                                "30",
-                                "--grace",
-                                "1"};
-  argv.insert(argv.end(), job.extra.begin(), job.extra.end());
-  argv.insert(argv.end(), node_flags.begin(), node_flags.end());  // later flags win
-  argv.push_back("--");
-  argv.push_back(FAKE_WORKER_BIN);
-  argv.insert(argv.end(), worker_args.begin(), worker_args.end());
-  return argv;
+MultiNodeJob new_job(int nodes, const std::string& job_id, const std::vector<std::string>& flags = {}) {
+  return ddplaunch::testing::new_loopback_job(DDPLAUNCH_BIN, nodes, job_id, flags);
 }
 
-// Starts node 0 first and waits until it listens, so the others never race the server.
-std::unique_ptr<BackgroundProcess> start_node(const std::vector<std::string>& argv) {
-  auto p = std::make_unique<BackgroundProcess>();
-  EXPECT_TRUE(p->start(argv)) << p->output_so_far();
-  return p;
-}
-
-bool wait_listening(const BackgroundProcess& node0) {
-  return node0.wait_for_output("hosting the rendezvous on port", 20s);
-}
-
-JobShape new_job(int nodes, const std::string& job_id) {
-  JobShape job;
-  job.nodes = nodes;
-  job.port = ddplaunch::testing::free_tcp_port();
-  job.job_id = job_id;
-  EXPECT_GT(job.port, 0);
-  return job;
-}
-
-// Waits for every node; each must finish within the bound.
-std::vector<RunResult> wait_all(std::vector<std::unique_ptr<BackgroundProcess>>& nodes,
-                                std::chrono::milliseconds bound = kJobBound) {
-  std::vector<RunResult> results;
-  for (auto& n : nodes) {
-    results.push_back(n->wait(bound));
-    EXPECT_FALSE(results.back().timed_out) << "node " << results.size() - 1 << " hung:\n" << results.back().output;
-  }
-  return results;
-}
-
-std::string all_output(const std::vector<RunResult>& results) {
-  std::string s;
-  for (std::size_t i = 0; i < results.size(); ++i)
-    s += "===== node " + std::to_string(i) + " (exit " + std::to_string(results[i].exit_code) + ")\n" +
-         results[i].output;
-  return s;
+// One node of the job running fake_worker with `worker_args`.
+std::vector<std::string> fake_worker_node(const MultiNodeJob& job, int node_rank, int nproc,
+                                          const std::vector<std::string>& node_flags,
+                                          const std::vector<std::string>& worker_args) {
+  std::vector<std::string> program{FAKE_WORKER_BIN};
+  program.insert(program.end(), worker_args.begin(), worker_args.end());
+  return ddplaunch::testing::node_argv(job, node_rank, nproc, node_flags, program);
 }
 
 // "[node N rank R] ENV NAME=value" → env[(N, R)][NAME] = value.
 using EnvByRank = std::map<std::pair<int, int>, std::map<std::string, std::string>>;
 void collect_env(const std::string& output, EnvByRank& env, int& lines_seen) {
-  static const std::regex line(R"(^\[node (\d+) rank (\d+)\] ENV ([A-Z_]+)=(.*)$)");
-  std::istringstream in(output);
-  std::string text;
-  while (std::getline(in, text)) {
-    std::smatch m;
-    if (!std::regex_match(text, m, line)) continue;
+  for (const auto& line : ddplaunch::testing::env_lines(output)) {
+    if (line.node < 0 || !line.value) continue;
     ++lines_seen;
-    env[{std::stoi(m[1]), std::stoi(m[2])}][m[3]] = m[4];
+    env[{line.node, line.rank}][line.name] = *line.value;
   }
 }
 
@@ -125,23 +69,13 @@ std::vector<pid_t> worker_pids(const std::string& output) {
   return pids;
 }
 
-int count_of(const std::string& haystack, const std::string& needle) {
-  int n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
-  return n;
-}
-
 // Runs a job of nodes with the given nproc each, all printing their env; checks the contract.
 void check_environment_across_nodes(const std::vector<int>& nprocs, const std::string& job_id) {
-  JobShape job = new_job(static_cast<int>(nprocs.size()), job_id);
-  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  for (int r = 0; r < job.nodes; ++r) {
-    nodes.push_back(start_node(node_argv(job, r, nprocs[r], {}, {"--print-env"})));
-    if (r == 0) {
-      ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-    }
-  }
-  auto results = wait_all(nodes);
+  MultiNodeJob job = new_job(static_cast<int>(nprocs.size()), job_id);
+  std::vector<std::vector<std::string>> argv_by_node;
+  for (int r = 0; r < job.nodes; ++r) argv_by_node.push_back(fake_worker_node(job, r, nprocs[r], {}, {"--print-env"}));
+  auto results = ddplaunch::testing::run_job_nodes(argv_by_node, kJobBound);
+  ASSERT_EQ(results.size(), nprocs.size()) << "node 0 never listened";
   const std::string everything = all_output(results);
   for (int r = 0; r < job.nodes; ++r) EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << everything;
 
@@ -200,13 +134,12 @@ TEST(MultiNode, FourNodesWithDifferentNprocGetConsistentRanks) {
 }
 
 TEST(MultiNode, JoinProgressAndTimeoutNameTheMissingNode) {
-  JobShape job = new_job(3, "it2-join-timeout");
-  job.extra = {"--join-timeout", "3"};
+  MultiNodeJob job = new_job(3, "it2-join-timeout", {"--join-timeout", "3"});
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
   auto started = std::chrono::steady_clock::now();
-  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, {}, {})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 1, {}, {})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 1, {}, {})));
   auto results = wait_all(nodes, 30s);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::string everything = all_output(results);
@@ -227,13 +160,13 @@ TEST(MultiNode, JoinProgressAndTimeoutNameTheMissingNode) {
 // Node 0 runs a 2-node job alone with a short join timeout; a node with `bad_flags` is refused.
 void check_refused(const std::vector<std::string>& node0_flags, const std::vector<std::string>& bad_flags,
                    const std::string& job_id, const std::vector<std::string>& expected_words) {
-  JobShape job = new_job(2, job_id);
+  MultiNodeJob job = new_job(2, job_id);
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
   std::vector<std::string> flags0 = node0_flags;
   flags0.insert(flags0.end(), {"--join-timeout", "6"});
-  nodes.push_back(start_node(node_argv(job, 0, 1, flags0, {})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, flags0, {})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 1, bad_flags, {})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 1, bad_flags, {})));
   auto results = wait_all(nodes, 30s);
   const std::string everything = all_output(results);
   EXPECT_NE(results[1].exit_code, 0) << everything;
@@ -255,14 +188,13 @@ TEST(MultiNode, BadTokenIsRefusedOnThatNode) {
 }
 
 TEST(MultiNode, DuplicateNodeRankIsRefused) {
-  JobShape job = new_job(3, "it2-duplicate");
-  job.extra = {"--join-timeout", "6"};
+  MultiNodeJob job = new_job(3, "it2-duplicate", {"--join-timeout", "6"});
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, {}, {})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 1, {}, {})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 1, {}, {})));
   ASSERT_TRUE(nodes[0]->wait_for_output("waiting for nodes: 2/3", 20s)) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 1, {}, {})));  // rank 1 again
+  nodes.push_back(start_node(fake_worker_node(job, 1, 1, {}, {})));  // rank 1 again
   auto results = wait_all(nodes, 30s);
   const std::string everything = all_output(results);
   EXPECT_NE(results[2].exit_code, 0) << everything;
@@ -271,16 +203,16 @@ TEST(MultiNode, DuplicateNodeRankIsRefused) {
 }
 
 TEST(MultiNode, ANodeTooManyIsRefusedAndTheJobGoesOn) {
-  JobShape job = new_job(2, "it2-too-many");
+  MultiNodeJob job = new_job(2, "it2-too-many");
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
   const std::vector<std::string> worker{"--report-init", "--sleep-ms", "3000"};
-  nodes.push_back(start_node(node_argv(job, 0, 1, {}, worker)));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, {}, worker)));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 1, {}, worker)));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 1, {}, worker)));
   ASSERT_TRUE(nodes[1]->wait_for_output("FAKE_WORKER_PID", 20s)) << nodes[1]->output_so_far();
-  auto third = start_node(node_argv(job, 1, 1, {}, worker));  // a third node for a 2-node job
+  auto third = start_node(fake_worker_node(job, 1, 1, {}, worker));  // a third node for a 2-node job
   RunResult refused = third->wait(30s);
-  auto results = wait_all(nodes);
+  auto results = wait_all(nodes, kJobBound);
   const std::string everything = all_output(results) + "===== third node\n" + refused.output;
   ASSERT_FALSE(refused.timed_out) << everything;
   EXPECT_NE(refused.exit_code, 0) << everything;
@@ -313,9 +245,9 @@ struct FdCloser {
 
 TEST(MultiNode, GarbageAndHalfOpenConnectionsDoNotDisturbTheRendezvous) {
   std::signal(SIGPIPE, SIG_IGN);  // the server may drop us mid-write
-  JobShape job = new_job(2, "it2-garbage");
+  MultiNodeJob job = new_job(2, "it2-garbage");
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  nodes.push_back(start_node(node_argv(job, 0, 2, {}, {"--report-init"})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 2, {}, {"--report-init"})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
 
   FdCloser silent{connect_raw(job.port)};  // half-open: connects, never says anything
@@ -328,11 +260,11 @@ TEST(MultiNode, GarbageAndHalfOpenConnectionsDoNotDisturbTheRendezvous) {
   garbage.replace(0, 4, "\xff\xff\xff\x7f");  // an absurd length prefix first
   (void)!::send(noisy.fd, garbage.data(), garbage.size(), MSG_NOSIGNAL);
 
-  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init"})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 2, {}, {"--report-init"})));
   FdCloser late{connect_raw(job.port)};  // more garbage while node 1 joins
   if (late.fd >= 0) (void)!::send(late.fd, garbage.data() + 100, 1000, MSG_NOSIGNAL);
 
-  auto results = wait_all(nodes);
+  auto results = wait_all(nodes, kJobBound);
   const std::string everything = all_output(results);
   EXPECT_EQ(results[0].exit_code, 0) << everything;
   EXPECT_EQ(results[1].exit_code, 0) << everything;
@@ -340,12 +272,12 @@ TEST(MultiNode, GarbageAndHalfOpenConnectionsDoNotDisturbTheRendezvous) {
 }
 
 TEST(MultiNode, AWorkerFailureOnNode1EndsEveryNodeWithItsCode) {
-  JobShape job = new_job(2, "it2-group-exit");
+  MultiNodeJob job = new_job(2, "it2-group-exit");
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  nodes.push_back(start_node(node_argv(job, 0, 2, {}, {"--report-init", "--sleep-ms", "300"})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 2, {}, {"--report-init", "--sleep-ms", "300"})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init", "--sleep-ms", "300", "--exit", "5"})));
-  auto results = wait_all(nodes);
+  nodes.push_back(start_node(fake_worker_node(job, 1, 2, {}, {"--report-init", "--sleep-ms", "300", "--exit", "5"})));
+  auto results = wait_all(nodes, kJobBound);
   const std::string everything = all_output(results);
   EXPECT_EQ(results[0].exit_code, 5) << everything;
   EXPECT_EQ(results[1].exit_code, 5) << everything;
@@ -359,12 +291,11 @@ TEST(MultiNode, AWorkerFailureOnNode1EndsEveryNodeWithItsCode) {
 }
 
 TEST(MultiNode, ANodeKilledMidRunStopsTheOthersAndLeavesNoWorker) {
-  JobShape job = new_job(2, "it2-node-lost");
-  job.extra = {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"};
+  MultiNodeJob job = new_job(2, "it2-node-lost", {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"});
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  nodes.push_back(start_node(node_argv(job, 0, 2, {}, {"--report-init", "--hang"})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 2, {}, {"--report-init", "--hang"})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init", "--hang"})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 2, {}, {"--report-init", "--hang"})));
 
   // Both nodes' workers are up: collect their pids.
   auto both_up = [&](int node) {
@@ -405,12 +336,11 @@ TEST(MultiNode, ANodeKilledMidRunStopsTheOthersAndLeavesNoWorker) {
 
 // The master (node 0) killed: node 1 must notice, stop its workers and exit by itself.
 TEST(MultiNode, TheMasterKilledMidRunEndsTheOtherNode) {
-  JobShape job = new_job(2, "it2-master-lost");
-  job.extra = {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"};
+  MultiNodeJob job = new_job(2, "it2-master-lost", {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"});
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {"--report-init", "--hang"})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, {}, {"--report-init", "--hang"})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init", "--hang"})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 2, {}, {"--report-init", "--hang"})));
   auto deadline = std::chrono::steady_clock::now() + 20s;
   while (worker_pids(nodes[1]->output_so_far()).size() < 2 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(50ms);
@@ -433,12 +363,11 @@ TEST(MultiNode, TheMasterKilledMidRunEndsTheOtherNode) {
 
 // SIGSTOP keeps node 1's socket open but silent: only the heartbeat timeout can find it.
 TEST(MultiNode, ASilentNodeIsLostAtTheHeartbeatTimeout) {
-  JobShape job = new_job(2, "it2-node-silent");
-  job.extra = {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"};
+  MultiNodeJob job = new_job(2, "it2-node-silent", {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1"});
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {"--report-init", "--hang"})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, {}, {"--report-init", "--hang"})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 1, {}, {"--report-init", "--hang"})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 1, {}, {"--report-init", "--hang"})));
   ASSERT_TRUE(nodes[0]->wait_for_output("] FAKE_WORKER_PID=", 20s)) << nodes[0]->output_so_far();
   ASSERT_TRUE(nodes[1]->wait_for_output("] FAKE_WORKER_PID=", 20s)) << nodes[1]->output_so_far();
 
@@ -462,16 +391,16 @@ TEST(MultiNode, ASilentNodeIsLostAtTheHeartbeatTimeout) {
 }
 
 TEST(MultiNode, StatusListsEveryNodeOfARunningJob) {
-  JobShape job = new_job(2, "it2-status");
+  MultiNodeJob job = new_job(2, "it2-status");
   std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  nodes.push_back(start_node(node_argv(job, 0, 1, {}, {"--report-init", "--hang"})));
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, {}, {"--report-init", "--hang"})));
   ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-  nodes.push_back(start_node(node_argv(job, 1, 2, {}, {"--report-init", "--hang"})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 2, {}, {"--report-init", "--hang"})));
   ASSERT_TRUE(nodes[0]->wait_for_output("FAKE_WORKER_PID", 20s)) << nodes[0]->output_so_far();
   ASSERT_TRUE(nodes[1]->wait_for_output("FAKE_WORKER_PID", 20s)) << nodes[1]->output_so_far();
 
   RunResult status = ddplaunch::testing::run_command(
-      {DDPLAUNCH_BIN, "status", "--master", "127.0.0.1:" + std::to_string(job.port), "--job-id", job.job_id}, 20s);
+      {DDPLAUNCH_BIN, "status", "--master", job.master(), "--job-id", job.job_id}, 20s);
   ASSERT_FALSE(status.timed_out) << status.output;
   EXPECT_EQ(status.exit_code, 0) << status.output;
 
@@ -501,7 +430,7 @@ TEST(MultiNode, StatusListsEveryNodeOfARunningJob) {
 
   // A status query with the wrong job id is refused, and the job is undisturbed by both.
   RunResult wrong = ddplaunch::testing::run_command(
-      {DDPLAUNCH_BIN, "status", "--master", "127.0.0.1:" + std::to_string(job.port), "--job-id", "not-this-job"}, 20s);
+      {DDPLAUNCH_BIN, "status", "--master", job.master(), "--job-id", "not-this-job"}, 20s);
   ASSERT_FALSE(wrong.timed_out) << wrong.output;
   EXPECT_NE(wrong.exit_code, 0) << wrong.output;
   EXPECT_NE(wrong.output.find("job id"), std::string::npos) << wrong.output;

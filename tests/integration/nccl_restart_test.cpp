@@ -6,17 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include "output_parsing.h"
 #include "process_runner.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-
-int count_of(const std::string& haystack, const std::string& needle) {
-  int n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
-  return n;
-}
+using ddplaunch::testing::count_of;
 
 TEST(NcclRestart, RealNcclInitFailureIsReportedRestartedAndQuoted) {
 #ifndef NCCL_PROBE_BIN

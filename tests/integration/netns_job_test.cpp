@@ -6,13 +6,14 @@
 #include <csignal>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "multi_node_job.h"
 #include "netns_cluster.h"
+#include "output_parsing.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -31,26 +32,16 @@ bool torch_available() {
   return dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, seconds(120)).exit_code == 0;
 }
 
-// `ddplaunch --nodes N --nproc-per-node 1 --master MASTER --node-rank R FLAGS -- PROGRAM`.
-std::vector<std::string> launcher_argv(int nodes, const std::string& master, int rank,
-                                       const std::vector<std::string>& flags, const std::vector<std::string>& program) {
-  std::vector<std::string> argv = {DDPLAUNCH_BIN,  "--nodes", std::to_string(nodes), "--nproc-per-node", "1",
-                                   "--master",     master,    "--node-rank",         std::to_string(rank)};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.push_back("--");
-  argv.insert(argv.end(), program.begin(), program.end());
-  return argv;
-}
-
 // One ddplaunch per host of the cluster (node rank = host - 1), all started at once.
 class Job {
  public:
   Job(const dt::NetnsCluster& cluster, const std::vector<std::string>& flags, const std::vector<std::string>& program) {
-    const std::string master = cluster.address(1) + ":" + std::to_string(kRendezvousPort);
+    const dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = cluster.hosts(), .master_host = cluster.address(1),
+                               .port = kRendezvousPort, .flags = flags};
     for (int host = 1; host <= cluster.hosts(); ++host) {
       nodes_.push_back(std::make_unique<dt::BackgroundProcess>());
-      EXPECT_TRUE(nodes_.back()->start(
-          cluster.exec_argv(host, launcher_argv(cluster.hosts(), master, host - 1, flags, program)), {}, kUnsetEnv))
+      EXPECT_TRUE(nodes_.back()->start(cluster.exec_argv(host, dt::node_argv(job, host - 1, 1, {}, program)), {},
+                                       kUnsetEnv))
           << nodes_.back()->output_so_far();
     }
   }
@@ -83,27 +74,13 @@ class Job {
   std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes_;
 };
 
-std::string describe(const std::vector<dt::RunResult>& results) {
-  std::string s;
-  for (size_t i = 0; i < results.size(); ++i)
-    s += "===== node " + std::to_string(i) + ": exit " + std::to_string(results[i].exit_code) +
-         (results[i].timed_out ? " (TIMED OUT)" : "") + "\n" + results[i].output + "\n";
-  return s;
-}
-
-struct FinalLine {
-  int rank;
-  double loss_first, loss_last;
-  std::string checksum;
-};
+std::string describe(const std::vector<dt::RunResult>& results) { return dt::all_output(results); }
 
 // "FINAL rank=R loss_first=A loss_last=B checksum=C" lines, from any node's output.
-std::vector<FinalLine> final_lines(const std::vector<dt::RunResult>& results) {
-  static const std::regex re(R"(FINAL rank=(\d+) loss_first=(\S+) loss_last=(\S+) checksum=(\S+))");
-  std::vector<FinalLine> out;
+std::vector<dt::FinalLine> final_lines(const std::vector<dt::RunResult>& results) {
+  std::vector<dt::FinalLine> out;
   for (const auto& r : results)
-    for (std::sregex_iterator it(r.output.begin(), r.output.end(), re), end; it != end; ++it)
-      out.push_back({std::stoi((*it)[1]), std::stod((*it)[2]), std::stod((*it)[3]), (*it)[4]});
+    for (auto& line : dt::final_lines(r.output)) out.push_back(std::move(line));
   return out;
 }
 
@@ -116,7 +93,7 @@ void expect_training_agrees(const std::vector<dt::RunResult>& results) {
     EXPECT_NE(results[i].output.find("NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME unset: using eth0"), std::string::npos)
         << "node " << i << " did not auto-select eth0\n" << results[i].output;
   }
-  std::vector<FinalLine> finals = final_lines(results);
+  std::vector<dt::FinalLine> finals = final_lines(results);
   ASSERT_EQ(finals.size(), results.size()) << describe(results);
   std::set<int> ranks;
   for (const auto& f : finals) {

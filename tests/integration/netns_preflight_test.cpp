@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "netns_cluster.h"
+#include "output_parsing.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -26,14 +27,7 @@ const std::vector<std::string> kUnsetEnv = {
     "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE",
     "LOCAL_RANK", "SLURM_JOB_ID", "SLURM_NODEID", "SLURM_STEP_ID", "PET_NNODES", "DDPLAUNCH_TOKEN"};
 
-std::string describe(const std::vector<dt::RunResult>& results) {
-  std::string s;
-  for (size_t i = 0; i < results.size(); ++i)
-    s += "===== process " + std::to_string(i) + ": exit " + std::to_string(results[i].exit_code) +
-         (results[i].timed_out ? " (TIMED OUT)" : "") + " after " + std::to_string(results[i].seconds) + " s\n" +
-         results[i].output + "\n";
-  return s;
-}
+std::string describe(const std::vector<dt::RunResult>& results) { return dt::all_output(results, "process"); }
 
 // What one node runs: its host, its flags (after --nodes), extra environment, and the program
 // (empty for doctor).

@@ -6,15 +6,16 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "output_parsing.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
 namespace fs = std::filesystem;
 using std::chrono::seconds;
+using dt::count_of;
 
 namespace {
 
@@ -40,12 +41,6 @@ dt::RunResult run_launcher(const std::vector<std::string>& args) {
   std::vector<std::string> argv{DDPLAUNCH_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
   return dt::run_command(argv, kRunLimit);
-}
-
-std::size_t count_of(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
 }
 
 // A script in a temporary directory, removed with it.
@@ -124,17 +119,14 @@ TEST(PythonSingleNode, ExampleDdpTrainerConvergesInLockstep) {
   ASSERT_FALSE(r.timed_out) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
 
-  static const std::regex kFinal(
-      R"(\[rank (\d)\] FINAL rank=(\d) loss_first=(\S+) loss_last=(\S+) checksum=(\S+))");
   std::map<int, std::string> checksum;
-  for (std::sregex_iterator it(r.output.begin(), r.output.end(), kFinal), end; it != end; ++it) {
-    const auto& m = *it;
-    int rank = std::stoi(m[1]);
-    EXPECT_EQ(m[2], m[1]) << "line of rank " << m[2] << " prefixed as rank " << m[1];
-    EXPECT_LT(std::stod(m[4]), std::stod(m[3])) << "rank " << rank << " did not learn: " << m[0];
-    checksum[rank] = m[5];
+  for (const auto& f : dt::final_lines(r.output)) {
+    if (f.prefix_node >= 0 || f.prefix_rank < 0) continue;  // only "[rank R] FINAL ..." lines
+    EXPECT_EQ(f.rank, f.prefix_rank) << "line of rank " << f.rank << " prefixed as rank " << f.prefix_rank;
+    EXPECT_LT(f.loss_last, f.loss_first) << "rank " << f.prefix_rank << " did not learn: " << f.text;
+    checksum[f.prefix_rank] = f.checksum;
   }
   ASSERT_EQ(checksum.size(), 2u) << r.output;
   EXPECT_EQ(checksum[0], checksum[1]) << "ranks diverged:\n" << r.output;
-  EXPECT_EQ(count_of(r.output, "FINAL rank="), 2u) << r.output;
+  EXPECT_EQ(count_of(r.output, "FINAL rank="), 2) << r.output;
 }

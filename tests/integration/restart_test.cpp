@@ -3,51 +3,30 @@
 // never initialises uses up the restarts and gets a root-cause report; runtime failures do not restart.
 #include <chrono>
 #include <map>
-#include <memory>
 #include <regex>
-#include <sstream>
+#include <tuple>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "multi_node_job.h"
+#include "output_parsing.h"
 #include "process_runner.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-using ddplaunch::testing::BackgroundProcess;
+using ddplaunch::testing::all_output;
+using ddplaunch::testing::count_of;
+using ddplaunch::testing::MultiNodeJob;
 using ddplaunch::testing::RunResult;
 
 constexpr auto kJobBound = 90s;  // "finished, not hung", with restarts, on a busy 2-core machine
+constexpr int kNproc = 2;        // workers on each of the 2 nodes
 
-struct Job {
-  int nodes = 2;
-  int nproc = 2;
-  int port = 0;
-  std::string job_id;
-  std::vector<std::string> flags;  // common to every node
-};
-
-Job new_job(const std::string& job_id, std::vector<std::string> flags) {
-  Job job;
-  job.port = ddplaunch::testing::free_tcp_port();
-  job.job_id = job_id;
-  job.flags = std::move(flags);
-  EXPECT_GT(job.port, 0);
-  return job;
-}
-
-// One node's ddplaunch command; program is everything after "--".
-std::vector<std::string> node_argv(const Job& job, int node_rank, const std::vector<std::string>& program) {
-  std::vector<std::string> argv{DDPLAUNCH_BIN,  "--nodes",        std::to_string(job.nodes),
-                                "--nproc-per-node", std::to_string(job.nproc), "--master",
-                                "127.0.0.1:" + std::to_string(job.port), "--node-rank", std::to_string(node_rank),
-                                "--job-id",     job.job_id,     "--join-timeout", "30", "--grace", "1"};
-  argv.insert(argv.end(), job.flags.begin(), job.flags.end());
-  argv.push_back("--");
-  argv.insert(argv.end(), program.begin(), program.end());
-  return argv;
+MultiNodeJob new_job(const std::string& job_id, const std::vector<std::string>& flags) {
+  return ddplaunch::testing::new_loopback_job(DDPLAUNCH_BIN, 2, job_id, flags);
 }
 
 std::vector<std::string> fake_worker(std::vector<std::string> args) {
@@ -56,53 +35,23 @@ std::vector<std::string> fake_worker(std::vector<std::string> args) {
 }
 
 // Starts node 0 (waiting until it listens), then the others; waits for all, bounded.
-std::vector<RunResult> run_job(const Job& job, const std::vector<std::vector<std::string>>& program_by_node) {
-  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
-  for (int r = 0; r < job.nodes; ++r) {
-    nodes.push_back(std::make_unique<BackgroundProcess>());
-    EXPECT_TRUE(nodes.back()->start(node_argv(job, r, program_by_node[r]))) << nodes.back()->output_so_far();
-    if (r == 0 && !nodes[0]->wait_for_output("hosting the rendezvous on port", 20s)) {
-      ADD_FAILURE() << "node 0 never listened:\n" << nodes[0]->output_so_far();
-      return {};
-    }
-  }
-  std::vector<RunResult> results;
-  for (auto& n : nodes) {
-    results.push_back(n->wait(kJobBound));
-    EXPECT_FALSE(results.back().timed_out) << "node " << results.size() - 1 << " hung:\n" << results.back().output;
-  }
-  return results;
-}
-
-std::string all_output(const std::vector<RunResult>& results) {
-  std::string s;
-  for (std::size_t i = 0; i < results.size(); ++i)
-    s += "===== node " + std::to_string(i) + " (exit " + std::to_string(results[i].exit_code) + ")\n" +
-         results[i].output;
-  return s;
-}
-
-int count_of(const std::string& haystack, const std::string& needle) {
-  int n = 0;
-  for (auto at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
-  return n;
+std::vector<RunResult> run_job(const MultiNodeJob& job, const std::vector<std::vector<std::string>>& program_by_node) {
+  std::vector<std::vector<std::string>> argv_by_node;
+  for (int r = 0; r < job.nodes; ++r)
+    argv_by_node.push_back(ddplaunch::testing::node_argv(job, r, kNproc, {}, program_by_node[r]));
+  return ddplaunch::testing::run_job_nodes(argv_by_node, kJobBound);
 }
 
 // Values of ENV NAME printed by each rank, in the order printed: env_values(out, "DDPLAUNCH_GENERATION")[rank].
 std::map<int, std::vector<std::string>> env_values(const std::string& output, const std::string& name) {
   std::map<int, std::vector<std::string>> values;
-  std::regex line(R"(^\[node \d+ rank (\d+)\] ENV )" + name + "=(.*)$");
-  std::istringstream in(output);
-  std::string text;
-  while (std::getline(in, text)) {
-    std::smatch m;
-    if (std::regex_match(text, m, line)) values[std::stoi(m[1])].push_back(m[2]);
-  }
+  for (const auto& line : ddplaunch::testing::env_lines(output))
+    if (line.node >= 0 && line.name == name && line.value) values[line.rank].push_back(*line.value);
   return values;
 }
 
 TEST(Restart, InitFailureOnNode1RestartsTheWholeGroupOnce) {
-  Job job = new_job("it2-fail-once", {"--max-restarts", "3"});
+  MultiNodeJob job = new_job("it2-fail-once", {"--max-restarts", "3"});
   // Node 1 holds ranks 2 and 3; rank 3 fails init in generation 0 only, and starts 2 s late in
   // generation 0 so that every other rank has printed (even on a loaded machine) and is still
   // running when the restart comes.
@@ -118,8 +67,8 @@ TEST(Restart, InitFailureOnNode1RestartsTheWholeGroupOnce) {
   EXPECT_EQ(results[0].exit_code, 0) << everything;
   EXPECT_EQ(results[1].exit_code, 0) << everything;
   // Workers started for generation 0 and 1 on both nodes: 2 × nproc each.
-  EXPECT_EQ(count_of(results[0].output, "] FAKE_WORKER_PID="), 2 * job.nproc) << everything;
-  EXPECT_EQ(count_of(results[1].output, "] FAKE_WORKER_PID="), 2 * job.nproc) << everything;
+  EXPECT_EQ(count_of(results[0].output, "] FAKE_WORKER_PID="), 2 * kNproc) << everything;
+  EXPECT_EQ(count_of(results[1].output, "] FAKE_WORKER_PID="), 2 * kNproc) << everything;
   EXPECT_EQ(count_of(results[0].output, "restart 1 of"), 1) << everything;
   EXPECT_EQ(count_of(everything, "restart 2 of"), 0) << everything;
   EXPECT_NE(results[0].output.find("fake init failure on generation 0"), std::string::npos) << everything;
@@ -137,7 +86,7 @@ TEST(Restart, InitFailureOnNode1RestartsTheWholeGroupOnce) {
 }
 
 TEST(Restart, RankHungInInitIsCaughtAtTheInitDeadline) {
-  Job job = new_job("it2-hang-init", {"--max-restarts", "2", "--set", "timeout.base_s=2", "--set", "timeout.min_s=2",
+  MultiNodeJob job = new_job("it2-hang-init", {"--max-restarts", "2", "--set", "timeout.base_s=2", "--set", "timeout.min_s=2",
                                       "--set", "timeout.per_node_s=0", "--set", "timeout.rtt_factor=0"});
   const auto program = fake_worker({"--report-init", "--hang-init-on-gen", "0", "--fail-rank", "0"});
   auto results = run_job(job, {program, program});
@@ -151,13 +100,13 @@ TEST(Restart, RankHungInInitIsCaughtAtTheInitDeadline) {
       << everything;
   EXPECT_EQ(count_of(results[0].output, "restart 1 of"), 1) << everything;
   EXPECT_EQ(count_of(everything, "restart 2 of"), 0) << everything;
-  EXPECT_EQ(count_of(results[1].output, "] FAKE_WORKER_PID="), 2 * job.nproc) << everything;
+  EXPECT_EQ(count_of(results[1].output, "] FAKE_WORKER_PID="), 2 * kNproc) << everything;
 }
 
 TEST(Restart, ProgramThatNeverInitialisesUsesUpTheRestartsWithARootCause) {
   // The program prints a line and exits 3 before initialising, every generation. With a long
   // init grace its output does not count as initialised, so each exit is an init failure.
-  Job job = new_job("it2-always-fail", {"--max-restarts", "2", "--init-grace", "60", "--shim", "none"});
+  MultiNodeJob job = new_job("it2-always-fail", {"--max-restarts", "2", "--init-grace", "60", "--shim", "none"});
   const std::vector<std::string> healthy = {"/bin/sh", "-c", "echo healthy rank $RANK; sleep 30"};
   const std::vector<std::string> failing = {
       "/bin/sh", "-c",
@@ -188,7 +137,7 @@ TEST(Restart, ProgramThatNeverInitialisesUsesUpTheRestartsWithARootCause) {
 }
 
 TEST(Restart, RuntimeFailureStopsTheJobWithoutRestart) {
-  Job job = new_job("it2-runtime", {});
+  MultiNodeJob job = new_job("it2-runtime", {});
   auto results = run_job(job, {fake_worker({"--report-init", "--sleep-ms", "200"}),
                                fake_worker({"--report-init", "--sleep-ms", "200", "--exit", "4"})});
   ASSERT_EQ(results.size(), 2u);
@@ -197,7 +146,7 @@ TEST(Restart, RuntimeFailureStopsTheJobWithoutRestart) {
   EXPECT_EQ(results[1].exit_code, 4) << everything;
   EXPECT_EQ(everything.find("restarting the whole group"), std::string::npos) << everything;
   EXPECT_EQ(everything.find("restart 1 of"), std::string::npos) << everything;
-  EXPECT_EQ(count_of(everything, "] FAKE_WORKER_PID="), job.nodes * job.nproc) << everything;
+  EXPECT_EQ(count_of(everything, "] FAKE_WORKER_PID="), job.nodes * kNproc) << everything;
   EXPECT_NE(results[0].output.find("restarts used: 0 of"), std::string::npos) << everything;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(results[0].output, m, std::regex(R"(JOB FAILED — root cause: ([^\n]*)\n)")))

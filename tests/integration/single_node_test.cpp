@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "output_parsing.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using dt::count_of;
 
 namespace {
 
@@ -42,12 +44,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-std::size_t count_of(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
-}
-
 // "[rank R] ENV NAME=value" → env[R][NAME] = value; "[rank R] ENV NAME unset" → not in the map,
 // but in unset[R].
 struct RankEnv {
@@ -56,13 +52,11 @@ struct RankEnv {
 };
 
 RankEnv parse_rank_env(const std::string& output) {
-  static const std::regex kSet(R"(^\[rank (\d+)\] ENV ([A-Z_0-9]+)=(.*)$)");
-  static const std::regex kUnset(R"(^\[rank (\d+)\] ENV ([A-Z_0-9]+) unset$)");
   RankEnv env;
-  for (const auto& line : lines_of(output)) {
-    std::smatch m;
-    if (std::regex_match(line, m, kSet)) env.set[std::stoi(m[1])][m[2]] = m[3];
-    else if (std::regex_match(line, m, kUnset)) env.unset[std::stoi(m[1])].insert(m[2]);
+  for (const auto& line : dt::env_lines(output)) {
+    if (line.node >= 0) continue;  // a "[node N rank R] " line: not a single-node job's
+    if (line.value) env.set[line.rank][line.name] = *line.value;
+    else env.unset[line.rank].insert(line.name);
   }
   return env;
 }
@@ -295,7 +289,7 @@ TEST(SingleNode, LogDirKeepsEveryGenerationOfARank) {
   EXPECT_TRUE(rank0_log);
 
   // Headers and the worker's own lines (stdout and stderr) of both generations, in order.
-  EXPECT_EQ(count_of(log, "===== ddplaunch generation"), 2u) << log;
+  EXPECT_EQ(count_of(log, "===== ddplaunch generation"), 2) << log;
   auto gen0 = log.find("===== ddplaunch generation 0 | rank 1");
   auto pid0 = log.find("FAKE_WORKER_PID=");
   auto gen1 = log.find("===== ddplaunch generation 1 | rank 1");
@@ -307,8 +301,8 @@ TEST(SingleNode, LogDirKeepsEveryGenerationOfARank) {
   auto failure = log.find("fake init failure on generation 0", pid0);
   EXPECT_LT(failure, gen1) << "generation 0's stderr line missing:\n" << log;
   EXPECT_NE(log.find("FAKE_WORKER_PID=", gen1), std::string::npos) << "generation 1's output missing:\n" << log;
-  EXPECT_EQ(count_of(log, "FAKE_WORKER_PID="), 2u) << log;
-  EXPECT_EQ(count_of(log, "RANK=1\n"), 2u) << log;
+  EXPECT_EQ(count_of(log, "FAKE_WORKER_PID="), 2) << log;
+  EXPECT_EQ(count_of(log, "RANK=1\n"), 2) << log;
 }
 
 TEST(SingleNode, DryRunPrintsConfigAndEnvironmentsAndStartsNothing) {

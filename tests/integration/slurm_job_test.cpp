@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "output_parsing.h"
 #include "process_runner.h"
 
 extern char** environ;
@@ -127,14 +128,8 @@ std::vector<TaskLog> read_task_logs(const fs::path& dir, const std::string& pref
 // "[node N rank R] ENV NAME=value" lines of one worker, as NAME -> value ("unset" lines skipped).
 std::map<std::string, std::string> worker_env(const std::string& text, long node, long rank) {
   std::map<std::string, std::string> env;
-  const std::string prefix = "[node " + std::to_string(node) + " rank " + std::to_string(rank) + "] ENV ";
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix, 0) != 0) continue;
-    std::string rest = line.substr(prefix.size());
-    auto eq = rest.find('=');
-    if (eq != std::string::npos) env[rest.substr(0, eq)] = rest.substr(eq + 1);
-  }
+  for (const auto& line : ddplaunch::testing::env_lines(text))
+    if (line.node == node && line.rank == rank && line.value) env[line.name] = *line.value;
   return env;
 }
 
@@ -405,18 +400,17 @@ TEST_F(SlurmJobTest, GlooTrainingUnderSrunGivesIdenticalChecksums) {
   ASSERT_EQ(run.exit_code, 0) << run.output << all_logs(logs);
   ASSERT_EQ(logs.size(), 2u) << all_logs(logs);
 
-  const std::regex final_line(
-      R"(\[node (\d+) rank (\d+)\] FINAL rank=(\d+) loss_first=(\S+) loss_last=(\S+) checksum=(\S+))");
   std::map<long, std::string> checksums;
   for (const TaskLog& log : logs) {
     SCOPED_TRACE("SLURM_NODEID " + std::to_string(log.node));
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(log.text, m, final_line)) << "no FINAL line:\n" << log.text;
-    EXPECT_EQ(std::stol(m[1]), log.node) << m[0];
-    EXPECT_EQ(std::stol(m[2]), log.node) << m[0];
-    EXPECT_EQ(std::stol(m[3]), log.node) << "torch's rank differs from the launcher's: " << m[0];
-    EXPECT_LT(std::stod(m[5]), std::stod(m[4])) << "training did not reduce the loss: " << m[0];
-    checksums[log.node] = m[6];
+    const auto finals = ddplaunch::testing::final_lines(log.text);
+    auto f = std::find_if(finals.begin(), finals.end(), [](const auto& l) { return l.prefix_node >= 0; });
+    ASSERT_TRUE(f != finals.end()) << "no FINAL line:\n" << log.text;
+    EXPECT_EQ(f->prefix_node, log.node) << f->text;
+    EXPECT_EQ(f->prefix_rank, log.node) << f->text;
+    EXPECT_EQ(f->rank, log.node) << "torch's rank differs from the launcher's: " << f->text;
+    EXPECT_LT(f->loss_last, f->loss_first) << "training did not reduce the loss: " << f->text;
+    checksums[log.node] = f->checksum;
   }
   ASSERT_EQ(checksums.size(), 2u);
   EXPECT_EQ(checksums[0], checksums[1]) << "ranks disagree after DDP training:\n" << all_logs(logs);

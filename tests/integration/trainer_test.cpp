@@ -10,6 +10,8 @@
 #include <regex>
 #include <set>
 
+#include "multi_node_job.h"
+#include "output_parsing.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -17,18 +19,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct FinalLine {
-  double loss_first = 0, loss_last = 0;
-  std::string checksum;
-};
-
-// "FINAL rank=R loss_first=A loss_last=B checksum=C" → by rank.
-std::map<int, FinalLine> final_lines(const std::string& output) {
-  std::map<int, FinalLine> out;
-  std::regex re(R"(FINAL rank=(\d+) loss_first=(\S+) loss_last=(\S+) checksum=(\S+))");
-  for (std::sregex_iterator it(output.begin(), output.end(), re), end; it != end; ++it)
-    out[std::stoi((*it)[1])] = FinalLine{std::stod((*it)[2]), std::stod((*it)[3]), (*it)[4]};
-  return out;
+// The FINAL lines of `output` by the trainer's rank (a later line of a rank replaces an earlier one).
+std::map<int, dt::FinalLine> final_lines_by_rank(const std::string& output) {
+  std::map<int, dt::FinalLine> by_rank;
+  for (auto& line : dt::final_lines(output)) by_rank[line.rank] = line;
+  return by_rank;
 }
 
 bool python_has_torch() {
@@ -36,17 +31,12 @@ bool python_has_torch() {
 }
 
 // Runs `program` on two loopback nodes with 2 workers each; returns both nodes' output.
+// Node 1 starts first, before node 0 hosts the rendezvous: nodes of a real job start in any order.
 std::string run_two_nodes(const std::vector<std::string>& program) {
-  const int port = dt::free_tcp_port();
-  auto node = [&](int rank) {
-    std::vector<std::string> argv{DDPLAUNCH_BIN, "--nodes", "2", "--nproc-per-node", "2", "--master",
-                                  "127.0.0.1:" + std::to_string(port), "--node-rank", std::to_string(rank), "--"};
-    argv.insert(argv.end(), program.begin(), program.end());
-    return argv;
-  };
+  const dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .port = dt::free_tcp_port()};
   dt::BackgroundProcess node1;
-  EXPECT_TRUE(node1.start(node(1)));
-  dt::RunResult node0 = dt::run_command(node(0), 240s);
+  EXPECT_TRUE(node1.start(dt::node_argv(job, 1, 2, {}, program)));
+  dt::RunResult node0 = dt::run_command(dt::node_argv(job, 0, 2, {}, program), 240s);
   dt::RunResult other = node1.wait(60s);
   EXPECT_FALSE(node0.timed_out);
   EXPECT_FALSE(other.timed_out);
@@ -55,7 +45,7 @@ std::string run_two_nodes(const std::vector<std::string>& program) {
   return node0.output + other.output;
 }
 
-void expect_converged_identically(const std::map<int, FinalLine>& finals, int world) {
+void expect_converged_identically(const std::map<int, dt::FinalLine>& finals, int world) {
   ASSERT_EQ(static_cast<int>(finals.size()), world);
   std::set<std::string> checksums;
   for (const auto& [rank, f] : finals) {
@@ -70,14 +60,14 @@ void expect_converged_identically(const std::map<int, FinalLine>& finals, int wo
 #ifdef TRAIN_BINARY_BIN
 TEST(Trainer, CxxTrainerOnTwoNodesTimesTwoWorkers) {
   std::string out = run_two_nodes({TRAIN_BINARY_BIN, "--steps", "30"});
-  expect_converged_identically(final_lines(out), 4);
+  expect_converged_identically(final_lines_by_rank(out), 4);
 }
 #endif
 
 TEST(Trainer, PythonDdpOnTwoNodesMatchesTorchrun) {
   if (!python_has_torch()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch (install python3-torch)";
   const std::string script = std::string(SOURCE_DIR) + "/worker_shim/examples/train_ddp.py";
-  auto ours = final_lines(run_two_nodes({PYTHON_WITH_TORCH, script, "--steps", "30"}));
+  auto ours = final_lines_by_rank(run_two_nodes({PYTHON_WITH_TORCH, script, "--steps", "30"}));
   expect_converged_identically(ours, 4);
 
   // Debian's torchrun needs -r 1 -t 1 --log_dir on Python 3.11 (crashes on its default redirects).
@@ -94,7 +84,7 @@ TEST(Trainer, PythonDdpOnTwoNodesMatchesTorchrun) {
     dt::RunResult cat = dt::run_command({"sh", "-c", "cat " + logs + "/*/attempt_0/" + std::to_string(rank) + "/stdout.log"}, 10s);
     collected += cat.output;
   }
-  auto theirs = final_lines(collected);
+  auto theirs = final_lines_by_rank(collected);
   expect_converged_identically(theirs, 4);
   EXPECT_EQ(theirs.begin()->second.checksum, ours.begin()->second.checksum)
       << "same world size and data under torchrun and ddplaunch must give the same parameters";
