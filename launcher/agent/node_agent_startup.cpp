@@ -70,6 +70,9 @@ std::string NodeAgent::start() {
   options.host = plan_.master_ip;
   options.port = static_cast<std::uint16_t>(port);
   options.connect_timeout = seconds_to_ms(c.connect_timeout_s);
+  // Nodes usually start within milliseconds of each other: a node that beats node 0 to it
+  // retries a refused connect soon, not after the library's 500 ms default.
+  options.retry_interval = std::chrono::milliseconds(100);
   options.join_timeout = seconds_to_ms(c.join_timeout_s);
   options.heartbeat_interval = seconds_to_ms(c.heartbeat_interval_s);
   options.heartbeat_timeout = seconds_to_ms(c.heartbeat_timeout_s);
