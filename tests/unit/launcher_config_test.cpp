@@ -99,6 +99,20 @@ TEST(CommandLine, FlagsBothSpellingsAndProgram) {
   EXPECT_TRUE(c.standalone);
 }
 
+TEST(CommandLine, TorchrunSpellingsAreAliases) {
+  auto cl = parse_command_line({"--nnodes=2", "--nproc_per_node=4", "--node_rank=1", "--rdzv_endpoint=n1:29400",
+                                "--max_restarts=2", "train.py"});
+  ASSERT_TRUE(cl.errors.empty());
+  LaunchConfig c;
+  ASSERT_TRUE(apply_settings(cl.settings, "command line", c).empty());
+  EXPECT_EQ(c.nodes, 2);
+  EXPECT_EQ(c.nproc_per_node, "4");
+  EXPECT_EQ(c.node_rank, 1);
+  EXPECT_EQ(c.master, "n1:29400");
+  EXPECT_EQ(c.restart.max_restarts, 2);
+  EXPECT_EQ(cl.program, (std::vector<std::string>{"train.py"}));
+}
+
 TEST(CommandLine, DoubleDashKeepsProgramFlags) {
   auto cl = parse_command_line({"--nodes", "1", "--", "python3", "--nodes", "9"});
   EXPECT_EQ(cl.program, (std::vector<std::string>{"python3", "--nodes", "9"}));
