@@ -38,10 +38,7 @@ int fail(const std::vector<std::string>& errors) {
 bool is_local_address(const std::string& ip) {
   if (preflight::is_loopback(ip)) return true;
   auto interfaces = preflight::list_interfaces();
-  if (!interfaces) return false;
-  for (const auto& i : *interfaces)
-    for (const auto& a : i.ipv4) if (a == ip) return true;
-  return false;
+  return interfaces && preflight::interface_for_address(ip, *interfaces).has_value();
 }
 
 int print_status(const LaunchConfig& config) {

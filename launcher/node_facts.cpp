@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/preflight/interfaces.h"
+#include "supervise/process_spawner.h"
 
 namespace ddplaunch {
 
@@ -29,20 +30,6 @@ std::string hash_file(const std::string& path, std::size_t limit = 64 << 20) {
   return fmt::format("{:016x}", h);
 }
 
-std::string find_on_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  for (std::size_t start = 0; start <= dirs.size();) {
-    auto end = dirs.find(':', start);
-    std::string candidate = dirs.substr(start, end - start) + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return name;
-}
-
 bool is_python(const std::vector<std::string>& program) {
   if (program.empty()) return false;
   return std::filesystem::path(program[0]).filename().string().rfind("python", 0) == 0;
@@ -58,7 +45,7 @@ std::string local_hostname() {
 std::string program_fingerprint(const std::vector<std::string>& program) {
   std::string fp;
   for (std::size_t i = 0; i < program.size() && i < 2; ++i) {
-    std::string path = i == 0 ? find_on_path(program[0]) : program[i];
+    std::string path = i == 0 ? find_program(program[0]) : program[i];
     struct stat st {};
     if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     fp += (fp.empty() ? "" : "+") + hash_file(path);

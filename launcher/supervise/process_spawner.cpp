@@ -65,6 +65,11 @@ std::string detach_stopped(pid_t pid) {
 
 }  // namespace
 
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  return bp::search_path(name).string();
+}
+
 SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
   SpawnedProcess out;
   if (request.argv.empty()) {
@@ -73,12 +78,12 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
   }
   std::string exe = request.argv[0];
   if (exe.find('/') == std::string::npos) {
-    auto found = bp::search_path(exe);
+    std::string found = find_program(exe);
     if (found.empty()) {
       out.error = fmt::format("program '{}' was not found on PATH; give its full path", exe);
       return out;
     }
-    exe = found.string();
+    exe = found;
   } else if (access(exe.c_str(), X_OK) != 0) {
     out.error = fmt::format("program '{}' cannot be executed: {}", exe, std::strerror(errno));
     return out;

@@ -22,6 +22,10 @@ struct SpawnedProcess {
   std::string error;              // non-empty: nothing was started
 };
 
+// The program the launcher would run for `name`: itself when it contains a '/', else the
+// first executable match on PATH; "" when PATH has none.
+std::string find_program(const std::string& name);
+
 // The child: own process group, stdin /dev/null, SIGKILL when the launcher dies
 // (PR_SET_PDEATHSIG), default signal dispositions and an empty signal mask.
 SpawnedProcess spawn_worker_process(const SpawnRequest& request);
