@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
   plan.base_env.erase("DDPLAUNCH_TOKEN");  // the launcher's secret, not the workers'
   for (const auto& note : add_shim_environment(config.shim, config.program, plan.base_env)) spdlog::warn("{}", note);
   plan.facts = gather_node_facts(config, plan.nproc, gpus);
+  if (auto ifname = env.find("NCCL_SOCKET_IFNAME"); ifname != env.end()) plan.facts.socket_ifname = ifname->second;
   if (config.dry_run) return print_dry_run(config, plan);
   plan.host_server = config.standalone || config.node_rank == 0 ||
                      (config.node_rank < 0 && is_local_address(plan.master_ip));

@@ -1,12 +1,10 @@
-// JobCoordinator: the master's decisions, made once for the whole job. It plans each
-// generation (worker port, MASTER_ADDR, timeout, cross-node checks), hears every node's
-// failures, decides restart or stop by policy, and ends the job with one root cause.
+// JobCoordinator: the master's shell around the JobPolicy. It turns rendezvous events and
+// node messages into policy events, and carries out the policy's decisions: logs, timers
+// (restart backoff, the group's init deadline, a periodic sweep), the worker-port check,
+// and broadcasts. It decides nothing itself.
 #pragma once
 
-#include <chrono>
 #include <map>
-#include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "agent/launcher_messages.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/server.h"
+#include "policy/job_policy.h"
 
 namespace ddplaunch {
 
@@ -32,49 +31,31 @@ class JobCoordinator {
   JobCoordinator(boost::asio::io_context& io, CoordinatorSettings settings);
   void attach(rendezvous::Server& server) { server_ = &server; }
 
+  // Rendezvous server callbacks.
   rendezvous::JobPlan plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes);
   void on_message(int node_rank, const rendezvous::Message& message);
   void on_node_lost(const rendezvous::NodeRecord& node, const std::string& why);
+  void on_join_timeout(const rendezvous::JoinTimeout& timeout);
   std::string status_text() const;
 
  private:
-  void on_failure(const messages::FailureReport& report, long generation);
-  void order_restart(const messages::FailureReport& cause);
-  void order_stop(int exit_code, const std::string& reason);
-  void on_node_finished(int node_rank, long generation, int exit_code);
-  void end_job(int exit_code);
-  void on_doctor_report(int node_rank, const rendezvous::Message& message);
-  std::string check_node_facts(const std::vector<rendezvous::NodeRecord>& nodes) const;
+  using Handler = void (JobCoordinator::*)(int node_rank, const rendezvous::Message& message);
+  static const std::map<messages::Kind, Handler>& handlers();
+  void on_worker_failed(int node_rank, const rendezvous::Message& message);
+  void on_node_finished(int node_rank, const rendezvous::Message& message);
+  void on_node_problem(int node_rank, const rendezvous::Message& message);
+  void on_rank_states(int node_rank, const rendezvous::Message& message);
+  void on_node_report(int node_rank, const rendezvous::Message& message);
+
+  void carry_out(const JobPolicy::Decisions& decisions);
+  void schedule_sweep();
 
   boost::asio::io_context& io_;
   CoordinatorSettings settings_;
+  JobPolicy policy_;
   rendezvous::Server* server_ = nullptr;
-  boost::asio::steady_timer backoff_timer_;
-
-  long generation_ = 0;
-  int node_count_ = 0;
-  int restarts_used_ = 0;
-  int worker_port_ = 0;
-  bool port_at_fault_ = false;
-  double timeout_s_ = 0;
-  std::string timeout_explained_;  // the formula with this generation's numbers
-  bool decided_ = false;                     // restart or stop ordered for this generation
-  std::optional<int> stop_exit_code_;
-  std::optional<messages::FailureReport> first_failure_;  // of the current generation
-  int failure_count_ = 0;                    // all generations
-  std::set<int> finished_nodes_;
-  int finished_exit_code_ = 0;
-  std::vector<rendezvous::NodeRecord> nodes_;
-  std::map<int, rendezvous::Message> doctor_rows_;
-  std::map<int, std::string> last_error_by_node_;
-  struct NodeStates {
-    std::string host;
-    long generation = 0;
-    std::string states;  // "rank pid state" lines
-    std::chrono::steady_clock::time_point received;
-  };
-  std::map<int, NodeStates> worker_states_;
-  bool ended_ = false;
+  boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
+  std::map<int, std::string> host_by_node_;  // from rank states, for the status table
 };
 
 }  // namespace ddplaunch

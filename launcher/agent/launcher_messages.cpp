@@ -1,45 +1,83 @@
-// Encoding of launcher messages into rendezvous::Message fields.
+// Codec of launcher messages: typed payloads ↔ rendezvous::Message fields.
 #include "agent/launcher_messages.h"
 
+#include <array>
 #include <charconv>
 #include <sstream>
+#include <utility>
 
 namespace ddplaunch::messages {
 
-rendezvous::Message make_message(const char* type, long generation,
-                                 std::vector<std::pair<std::string, std::string>> fields) {
+namespace {
+constexpr std::array<std::pair<Kind, std::string_view>, 9> kKindNames{{
+    {Kind::WorkerFailed, "worker_failed"},
+    {Kind::NodeFinished, "node_finished"},
+    {Kind::NodeProblem, "node_problem"},
+    {Kind::NodeReport, "node_report"},
+    {Kind::RankStates, "rank_states"},
+    {Kind::Restart, "restart"},
+    {Kind::Stop, "stop"},
+    {Kind::JobEnd, "job_end"},
+    {Kind::Resume, "resume"},
+}};
+
+rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
   rendezvous::Message m;
-  m.type = type;
+  m.type = std::string(kind_name(kind));
   m.generation = static_cast<std::uint64_t>(generation);
   for (auto& [k, v] : fields) m.fields[k] = std::move(v);
   return m;
 }
 
-std::string field(const rendezvous::Message& message, const std::string& key, const std::string& fallback) {
-  auto it = message.fields.find(key);
-  return it == message.fields.end() ? fallback : it->second;
+std::string field(const rendezvous::Message& m, const std::string& key, const std::string& fallback = "") {
+  auto it = m.fields.find(key);
+  return it == m.fields.end() ? fallback : it->second;
 }
 
-int int_field(const rendezvous::Message& message, const std::string& key, int fallback) {
-  std::string text = field(message, key);
-  int value = fallback;
+std::optional<long> long_field(const rendezvous::Message& m, const std::string& key) {
+  auto it = m.fields.find(key);
+  if (it == m.fields.end()) return std::nullopt;
+  long value = 0;
+  const std::string& text = it->second;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc{} && ptr == text.data() + text.size() ? value : fallback;
+  if (ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
-rendezvous::Message encode_failure(long generation, const WorkerFailure& f, const std::string& host) {
+int int_field(const rendezvous::Message& m, const std::string& key, int fallback) {
+  auto v = long_field(m, key);
+  return v && *v >= -(1L << 30) && *v <= (1L << 30) ? static_cast<int>(*v) : fallback;
+}
+
+bool is(const rendezvous::Message& m, Kind kind) { return kind_of(m) == kind; }
+}  // namespace
+
+std::string_view kind_name(Kind kind) {
+  for (const auto& [k, name] : kKindNames)
+    if (k == kind) return name;
+  return "?";
+}
+
+std::optional<Kind> kind_of(const rendezvous::Message& m) {
+  for (const auto& [k, name] : kKindNames)
+    if (name == m.type) return k;
+  return std::nullopt;
+}
+
+rendezvous::Message encode(long generation, const FailureReport& r) {
+  const WorkerFailure& f = r.failure;
   std::string tail;
   for (const auto& line : f.tail) tail += line + "\n";
-  auto m = make_message(kWorkerFailed, generation,
-                        {{"node", std::to_string(f.node_rank)},
-                         {"host", host},
-                         {"rank", std::to_string(f.global_rank)},
-                         {"local_rank", std::to_string(f.local_rank)},
-                         {"pid", std::to_string(f.pid)},
-                         {"phase", f.phase == FailurePhase::Init ? "init" : "runtime"},
-                         {"kind", f.kind},
-                         {"detail", f.detail},
-                         {"tail", tail}});
+  auto m = make(Kind::WorkerFailed, generation,
+                {{"node", std::to_string(f.node_rank)},
+                 {"host", r.host},
+                 {"rank", std::to_string(f.global_rank)},
+                 {"local_rank", std::to_string(f.local_rank)},
+                 {"pid", std::to_string(f.pid)},
+                 {"phase", std::string(failure_phase_name(f.phase))},
+                 {"kind", std::string(failure_kind_name(f.kind))},
+                 {"detail", f.detail},
+                 {"tail", tail}});
   if (f.status) {
     m.fields["signaled"] = f.status->signaled ? "1" : "0";
     m.fields["code"] = std::to_string(f.status->code);
@@ -49,7 +87,7 @@ rendezvous::Message encode_failure(long generation, const WorkerFailure& f, cons
 }
 
 std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
-  if (m.type != kWorkerFailed) return std::nullopt;
+  if (!is(m, Kind::WorkerFailed)) return std::nullopt;
   FailureReport r;
   r.host = field(m, "host", "?");
   WorkerFailure& f = r.failure;
@@ -58,7 +96,7 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   f.local_rank = int_field(m, "local_rank", -1);
   f.pid = int_field(m, "pid", 0);
   f.phase = field(m, "phase") == "runtime" ? FailurePhase::Runtime : FailurePhase::Init;
-  f.kind = field(m, "kind", "exited");
+  f.kind = failure_kind_from_name(field(m, "kind")).value_or(FailureKind::Exited);
   f.detail = field(m, "detail");
   if (m.fields.count("code")) {
     ExitStatus s;
@@ -72,20 +110,83 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   return r;
 }
 
-std::string worker_state_name(const Worker& w) {
-  if (w.status) return w.status->signaled ? "killed:" + signal_name(w.status->signal) : "exited:" + std::to_string(w.status->code);
-  if (w.paused) return "paused";
-  switch (w.init) {
-    case InitState::Pending: return "starting";
-    case InitState::Begun: return "init";
-    case InitState::Initialized: return "running";
-    case InitState::Failed: return "failed";
-  }
-  return "unknown";
+rendezvous::Message encode(long generation, const NodeFinished& p) {
+  return make(Kind::NodeFinished, generation, {{"exit_code", std::to_string(p.exit_code)}, {"summary", p.summary}});
+}
+std::optional<NodeFinished> decode_node_finished(const rendezvous::Message& m) {
+  if (!is(m, Kind::NodeFinished)) return std::nullopt;
+  return NodeFinished{int_field(m, "exit_code", 1), field(m, "summary")};
 }
 
-rendezvous::Message encode_node_finished(long generation, int exit_code, const std::string& summary) {
-  return make_message(kNodeFinished, generation, {{"exit_code", std::to_string(exit_code)}, {"summary", summary}});
+rendezvous::Message encode(long generation, const NodeProblem& p) {
+  return make(Kind::NodeProblem, generation, {{"message", p.message}, {"exit_code", std::to_string(p.exit_code)}});
 }
+std::optional<NodeProblem> decode_node_problem(const rendezvous::Message& m) {
+  if (!is(m, Kind::NodeProblem)) return std::nullopt;
+  return NodeProblem{field(m, "message", "unspecified problem"), int_field(m, "exit_code", 1)};
+}
+
+rendezvous::Message encode(long generation, const NodeReport& p) {
+  return make(Kind::NodeReport, generation,
+              {{"ok", p.ok ? "1" : "0"}, {"nic", p.nic.empty() ? "-" : p.nic}, {"problems", p.problems}});
+}
+std::optional<NodeReport> decode_node_report(const rendezvous::Message& m) {
+  if (!is(m, Kind::NodeReport)) return std::nullopt;
+  return NodeReport{field(m, "ok") == "1", field(m, "nic", "-"), field(m, "problems")};
+}
+
+// One line per rank: "rank pid phase init_entries state".
+rendezvous::Message encode(long generation, const RankStates& p) {
+  std::string lines;
+  for (const auto& r : p.ranks)
+    lines += std::to_string(r.rank) + " " + std::to_string(r.pid) + " " + std::string(rank_phase_name(r.phase)) + " " +
+             std::to_string(r.init_entries) + " " + (r.state.empty() ? "-" : r.state) + "\n";
+  return make(Kind::RankStates, generation, {{"host", p.host}, {"ranks", lines}});
+}
+std::optional<RankStates> decode_rank_states(const rendezvous::Message& m) {
+  if (!is(m, Kind::RankStates)) return std::nullopt;
+  RankStates p;
+  p.host = field(m, "host", "?");
+  std::istringstream lines(field(m, "ranks"));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    RankReport r;
+    std::string phase;
+    long pid = 0;
+    if (!(words >> r.rank >> pid >> phase >> r.init_entries >> r.state)) return std::nullopt;
+    auto parsed = rank_phase_from_name(phase);
+    if (!parsed || r.rank < 0 || r.init_entries < 0) return std::nullopt;
+    r.pid = static_cast<pid_t>(pid);
+    r.phase = *parsed;
+    p.ranks.push_back(r);
+  }
+  return p;
+}
+
+rendezvous::Message encode(long generation, const Restart& p) {
+  return make(Kind::Restart, generation, {{"reason", p.reason}});
+}
+std::optional<Restart> decode_restart(const rendezvous::Message& m) {
+  if (!is(m, Kind::Restart)) return std::nullopt;
+  return Restart{field(m, "reason")};
+}
+
+rendezvous::Message encode(long generation, const Stop& p) {
+  return make(Kind::Stop, generation, {{"reason", p.reason}, {"exit_code", std::to_string(p.exit_code)}});
+}
+std::optional<Stop> decode_stop(const rendezvous::Message& m) {
+  if (!is(m, Kind::Stop)) return std::nullopt;
+  return Stop{field(m, "reason"), int_field(m, "exit_code", 1)};
+}
+
+rendezvous::Message encode(long generation, const JobEnd& p) {
+  return make(Kind::JobEnd, generation, {{"exit_code", std::to_string(p.exit_code)}});
+}
+std::optional<JobEnd> decode_job_end(const rendezvous::Message& m) {
+  if (!is(m, Kind::JobEnd)) return std::nullopt;
+  return JobEnd{int_field(m, "exit_code", 1)};
+}
+
+rendezvous::Message encode_resume(long generation) { return make(Kind::Resume, generation, {}); }
 
 }  // namespace ddplaunch::messages

@@ -1,47 +1,62 @@
-// The launcher's own messages on the rendezvous connection (rendezvous::Message types
-// and fields), written and read in one place so both ends agree.
+// The launcher's own messages on the rendezvous connection: one enum of kinds, one typed
+// payload per kind, one codec (encode/decode) so both ends agree and nothing compares
+// type strings anywhere else.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ddplaunch/rendezvous/types.h"
-#include "supervise/worker.h"
+#include "policy/failure.h"
+#include "policy/rank_phase.h"
 
 namespace ddplaunch::messages {
 
-// node → master
-inline constexpr const char* kWorkerFailed = "worker_failed";
-inline constexpr const char* kNodeFinished = "node_finished";    // all local workers ended
-inline constexpr const char* kNodeProblem = "node_problem";      // local check failed / interrupted
-inline constexpr const char* kNodeReport = "node_report";        // doctor row
-inline constexpr const char* kWorkerStates = "worker_states";    // snapshot for `ddplaunch status`
-// master → nodes
-inline constexpr const char* kRestart = "restart";               // generation = the new one
-inline constexpr const char* kStop = "stop";                     // stop workers, then report finished
-inline constexpr const char* kJobEnd = "job_end";                // exit with fields["exit_code"]
-inline constexpr const char* kResume = "resume";                 // paused ranks may continue
-
-struct FailureReport {
-  WorkerFailure failure;
-  std::string host;
+enum class Kind {
+  // node → master
+  WorkerFailed,  // FailureReport
+  NodeFinished,  // all local workers ended (or none left to stop)
+  NodeProblem,   // a local check failed, or the node was interrupted
+  NodeReport,    // doctor's row
+  RankStates,    // every local rank's phase (on each change, and every few seconds)
+  // master → nodes
+  Restart,       // generation = the new one
+  Stop,          // stop workers, then report finished
+  JobEnd,        // exit with exit_code
+  Resume,        // paused ranks may continue
 };
 
-rendezvous::Message encode_failure(long generation, const WorkerFailure& failure, const std::string& host);
+std::string_view kind_name(Kind kind);
+std::optional<Kind> kind_of(const rendezvous::Message& message);
+
+struct NodeFinished { int exit_code = 0; std::string summary; };
+struct NodeProblem { std::string message; int exit_code = 1; };
+struct NodeReport { bool ok = false; std::string nic; std::string problems; };
+struct RankStates { std::string host; std::vector<RankReport> ranks; };
+struct Restart { std::string reason; };
+struct Stop { std::string reason; int exit_code = 1; };
+struct JobEnd { int exit_code = 0; };
+
+rendezvous::Message encode(long generation, const FailureReport& payload);
+rendezvous::Message encode(long generation, const NodeFinished& payload);
+rendezvous::Message encode(long generation, const NodeProblem& payload);
+rendezvous::Message encode(long generation, const NodeReport& payload);
+rendezvous::Message encode(long generation, const RankStates& payload);
+rendezvous::Message encode(long generation, const Restart& payload);
+rendezvous::Message encode(long generation, const Stop& payload);
+rendezvous::Message encode(long generation, const JobEnd& payload);
+rendezvous::Message encode_resume(long generation);
+
+// nullopt when the message is not of that kind or a required field is malformed.
 std::optional<FailureReport> decode_failure(const rendezvous::Message& message);
-
-// Worst status of a node's workers: 0 when all succeeded, else the first failing shell code.
-rendezvous::Message encode_node_finished(long generation, int exit_code, const std::string& summary);
-
-// One line per worker: "rank pid state" (state: starting, init, running, failed, exited:<code>,
-// killed:<signal>, paused).
-std::string worker_state_name(const Worker& worker);
-
-rendezvous::Message make_message(const char* type, long generation,
-                                 std::vector<std::pair<std::string, std::string>> fields = {});
-
-std::string field(const rendezvous::Message& message, const std::string& key, const std::string& fallback = "");
-int int_field(const rendezvous::Message& message, const std::string& key, int fallback);
+std::optional<NodeFinished> decode_node_finished(const rendezvous::Message& message);
+std::optional<NodeProblem> decode_node_problem(const rendezvous::Message& message);
+std::optional<NodeReport> decode_node_report(const rendezvous::Message& message);
+std::optional<RankStates> decode_rank_states(const rendezvous::Message& message);
+std::optional<Restart> decode_restart(const rendezvous::Message& message);
+std::optional<Stop> decode_stop(const rendezvous::Message& message);
+std::optional<JobEnd> decode_job_end(const rendezvous::Message& message);
 
 }  // namespace ddplaunch::messages

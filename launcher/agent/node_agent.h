@@ -1,7 +1,12 @@
-// NodeAgent: the run of one node (DESIGN.md "The run of one node"). Joins the
-// rendezvous, spawns this node's workers for each generation, reports their failures to
-// the master, obeys restart / stop / job-end orders, and turns signals into a clean stop.
-// On the master node it also hosts the rendezvous server and the JobCoordinator.
+// NodeAgent: the run of one node as one explicit state machine (docs/ARCHITECTURE.md):
+//
+//   joining → running → stopping → rejoining → running …       (restart ordered)
+//                     → stopping → reporting → finished          (stop ordered / all exited)
+//
+// It joins the rendezvous, spawns this node's workers for each generation, forwards their
+// phases and failures to the master, obeys restart / stop / job-end orders, and turns
+// signals into a clean stop. On the master node it also hosts the rendezvous server and
+// the JobCoordinator. It decides nothing about the job: the master's JobPolicy does.
 #pragma once
 
 #include <memory>
@@ -15,6 +20,7 @@
 
 #include "agent/job_coordinator.h"
 #include "config/launch_config.h"
+#include "ddplaunch/preflight/tcp_probe.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "env/worker_environment.h"
@@ -38,6 +44,15 @@ struct NodePlan {                 // what main resolved before the event loop st
   bool doctor = false;
 };
 
+enum class NodeState {
+  Joining,    // waiting for the first assignment
+  Running,    // this generation's workers run (or doctor's checks were sent)
+  Stopping,   // workers are being stopped; what follows is `after_stop_`
+  Rejoining,  // workers gone, rejoined for the next generation, waiting for its assignment
+  Reporting,  // workers gone, node_finished sent, waiting for job_end
+  Finished,   // exit code known; the event loop winds down
+};
+
 class NodeAgent {
  public:
   NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan plan);
@@ -47,20 +62,36 @@ class NodeAgent {
   int exit_code() const { return exit_code_; }
 
  private:
-  void on_signal(int signal);
+  enum class AfterStop { Rejoin, Report, Exit };
+
+  // Transitions, one per event.
   void on_assignment(const rendezvous::Assignment& assignment);
-  void on_master_message(const rendezvous::Message& message);
-  void on_lost(const std::string& why);
+  void on_restart_order(long generation, const std::string& reason);
+  void on_stop_order(long generation, const std::string& reason);
+  void on_job_end(int exit_code);
   void on_group_finished(const GroupOutcome& outcome);
-  void run_doctor_checks(const rendezvous::Assignment& assignment);
+  void on_lost(const std::string& why, int exit_code);
+  void on_signal(int signal);
+  void finish(int exit_code);
+
+  // Steps the transitions share.
+  void stop_workers_then(AfterStop next, long generation);
+  void after_workers_stopped();
+  void rejoin(long generation);
+  void report_finished(long generation, int exit_code, const std::string& summary);
+  void on_master_message(const rendezvous::Message& message);
+  std::string host_rendezvous(int& port);
+  void join_master(int port);
+  void watch_join();
+  void on_join_probe(const preflight::ProbeResult& probe, double interval);
+  void wait_for_signals();
+  void send_rank_states();
+  void schedule_rank_state_reports();
+  void wait_for_enter();
+  void on_paused(const Worker& worker);
+  void run_doctor_checks();
   std::string check_socket_ifnames(std::string& selected_ifname);
   void report_problem(const std::string& message, int exit_code);
-  void finish(int exit_code);
-  void wait_for_signals();
-  void send_worker_states();
-  void schedule_state_reports();
-  void wait_for_enter();
-  void watch_join();
   NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
 
   boost::asio::io_context& io_;
@@ -68,10 +99,8 @@ class NodeAgent {
   NodePlan plan_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer exit_timer_;   // bounds waiting for the master after a local stop
-  boost::asio::steady_timer state_timer_;
+  boost::asio::steady_timer state_timer_;  // periodic rank-state reports
   boost::asio::steady_timer join_timer_;   // explains (and bounds) a master that cannot be reached
-  int unanswered_probes_ = 0;
-  int refused_probes_ = 0;  // periodic worker-state reports for `ddplaunch status`
   boost::asio::posix::stream_descriptor terminal_;  // Enter resumes paused ranks
   StatusChannel status_;
   GroupSupervisor supervisor_;
@@ -79,16 +108,17 @@ class NodeAgent {
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
 
-  long generation_ = 0;
+  NodeState state_ = NodeState::Joining;
+  AfterStop after_stop_ = AfterStop::Report;
+  long generation_ = 0;          // of the current assignment; a restart order names the next
+  long stop_generation_ = 0;     // the generation a pending rejoin or finished report is for
   int node_rank_ = -1;
-  std::optional<long> rejoin_generation_;  // restart ordered: rejoin when workers are gone
-  std::optional<long> stop_generation_;    // stop ordered: report finished when workers are gone
-  bool interrupted_ = false;
-  bool lost_master_ = false;
-  bool finished_ = false;
+  int local_problem_code_ = 0;   // a local interrupt or failed check: this node's own status
+  int interrupts_ = 0;
+  int unanswered_probes_ = 0;
+  int refused_probes_ = 0;
   bool env_conflicts_reported_ = false;
-  int exit_code_ = 1;        // what main returns; set by finish()
-  int local_problem_code_ = 0;  // a local interrupt or failed check: what this node reports as its own status
+  int exit_code_ = 1;
   char terminal_buffer_[256];
 };
 

@@ -1,5 +1,6 @@
 // NodeAgent start-up: host the rendezvous (server + JobCoordinator) on the master node,
-// join it as a client on every node, and explain a master that cannot be reached.
+// join it as a client on every node, explain a master that cannot be reached, and the
+// node's own checks once its assignment is known.
 #include "agent/node_agent.h"
 
 #include <algorithm>
@@ -8,8 +9,11 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/launcher_messages.h"
+#include "agent/master_probe.h"
+#include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
-#include "ddplaunch/preflight/tcp_probe.h"
+#include "ddplaunch/preflight/socket_ifname.h"
 #include "exit_codes.h"
 #include "time_units.h"
 
@@ -17,53 +21,61 @@ namespace ddplaunch {
 
 std::string NodeAgent::start() {
   if (std::string error = status_.open(); !error.empty()) return error;
-  const LaunchConfig& c = plan_.config;
   int port = plan_.rendezvous_port;
-  if (plan_.host_server) {
-    CoordinatorSettings settings;
-    settings.config = c;
-    settings.worker_master_addr = plan_.master_ip;
-    settings.master_is_loopback = plan_.master_ip.rfind("127.", 0) == 0 || plan_.master_ip == "::1";
-    settings.worker_bind_address = c.standalone ? "127.0.0.1" : "0.0.0.0";
-    settings.doctor = plan_.doctor;
-    coordinator_ = std::make_unique<JobCoordinator>(io_, settings);
-    rendezvous::ServerOptions options;
-    options.job_id = c.job_id;
-    options.expected_nodes = c.nodes;
-    options.token = c.token;
-    options.join_timeout = seconds_to_ms(c.join_timeout_s);
-    options.heartbeat_interval = seconds_to_ms(c.heartbeat_interval_s);
-    options.heartbeat_timeout = seconds_to_ms(c.heartbeat_timeout_s);
-    options.launcher_version = plan_.facts.launcher_version;
-    rendezvous::ServerCallbacks callbacks;
-    callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
-      return coordinator_->plan(g, nodes);
-    };
-    callbacks.on_message = [this](int node, const rendezvous::Message& m) { coordinator_->on_message(node, m); };
-    callbacks.on_node_lost = [this](const rendezvous::NodeRecord& n, const std::string& why) {
-      coordinator_->on_node_lost(n, why);
-    };
-    callbacks.on_progress = [](int joined, int expected, const std::vector<std::string>& missing) {
-      spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected, fmt::join(missing, ", "));
-    };
-    callbacks.on_join_timeout = [c](const std::vector<std::string>& missing) {
-      spdlog::error("join timeout after {:g} s: missing {}. Check that those nodes run ddplaunch with the same "
-                    "--master, --job-id and --nodes, and can reach this node's rendezvous port",
-                    c.join_timeout_s, fmt::join(missing, ", "));
-    };
-    callbacks.on_refused = [](const std::string& peer, const std::string& reason) {
-      spdlog::warn("rendezvous: dropped {}: {}", peer, reason);
-    };
-    callbacks.status_text = [this]() { return coordinator_->status_text(); };
-    server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
-    coordinator_->attach(*server_);
-    std::string bind = c.standalone ? "127.0.0.1" : "";
-    if (std::string error = server_->listen(bind, static_cast<std::uint16_t>(port)); !error.empty())
-      return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
-    port = server_->port();
-    if (!c.standalone) spdlog::info("hosting the rendezvous on port {} for {} node(s)", port, c.nodes);
-  }
+  if (plan_.host_server)
+    if (std::string error = host_rendezvous(port); !error.empty()) return error;
+  join_master(port);
+  if (!plan_.host_server) watch_join();
+  wait_for_signals();
+  return {};
+}
 
+// The master node: the rendezvous server reports to the JobCoordinator, which decides.
+std::string NodeAgent::host_rendezvous(int& port) {
+  const LaunchConfig& c = plan_.config;
+  CoordinatorSettings settings;
+  settings.config = c;
+  settings.worker_master_addr = plan_.master_ip;
+  settings.master_is_loopback = preflight::is_loopback(plan_.master_ip);
+  settings.worker_bind_address = c.standalone ? "127.0.0.1" : "0.0.0.0";
+  settings.doctor = plan_.doctor;
+  coordinator_ = std::make_unique<JobCoordinator>(io_, settings);
+  rendezvous::ServerOptions options;
+  options.job_id = c.job_id;
+  options.expected_nodes = c.nodes;
+  options.token = c.token;
+  options.join_timeout = seconds_to_ms(c.join_timeout_s);
+  options.heartbeat_interval = seconds_to_ms(c.heartbeat_interval_s);
+  options.heartbeat_timeout = seconds_to_ms(c.heartbeat_timeout_s);
+  options.launcher_version = plan_.facts.launcher_version;
+  rendezvous::ServerCallbacks callbacks;
+  callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
+    return coordinator_->plan(g, nodes);
+  };
+  callbacks.on_message = [this](int node, const rendezvous::Message& m) { coordinator_->on_message(node, m); };
+  callbacks.on_node_lost = [this](const rendezvous::NodeRecord& n, const std::string& why) {
+    coordinator_->on_node_lost(n, why);
+  };
+  callbacks.on_progress = [](int joined, int expected, const std::vector<std::string>& missing) {
+    spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected, fmt::join(missing, ", "));
+  };
+  callbacks.on_join_timeout = [this](const rendezvous::JoinTimeout& t) { coordinator_->on_join_timeout(t); };
+  callbacks.on_refused = [](const std::string& peer, const std::string& reason) {
+    spdlog::warn("rendezvous: dropped {}: {}", peer, reason);
+  };
+  callbacks.status_text = [this]() { return coordinator_->status_text(); };
+  server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
+  coordinator_->attach(*server_);
+  std::string bind = c.standalone ? "127.0.0.1" : "";
+  if (std::string error = server_->listen(bind, static_cast<std::uint16_t>(port)); !error.empty())
+    return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
+  port = server_->port();
+  if (!c.standalone) spdlog::info("hosting the rendezvous on port {} for {} node(s)", port, c.nodes);
+  return {};
+}
+
+void NodeAgent::join_master(int port) {
+  const LaunchConfig& c = plan_.config;
   rendezvous::ClientOptions options;
   options.job_id = c.job_id;
   options.token = c.token;
@@ -81,12 +93,10 @@ std::string NodeAgent::start() {
   callbacks.on_refused = [this](const std::string& reason) {
     if (plan_.host_server) spdlog::error("{}", reason);  // our own plan refused the job
     else spdlog::error("the master refused this node: {}", reason);
-    lost_master_ = true;
-    if (supervisor_.active()) supervisor_.stop(seconds_to_ms(plan_.config.grace_s));
-    else finish(kExitConfigError);
+    on_lost("refused", kExitConfigError);
   };
   callbacks.on_message = [this](const rendezvous::Message& m) { on_master_message(m); };
-  callbacks.on_lost = [this](const std::string& why) { on_lost(why); };
+  callbacks.on_lost = [this](const std::string& why) { on_lost(why, kExitFailure); };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
     if (!plan_.host_server)
       spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected, fmt::join(missing, ", "));
@@ -95,57 +105,110 @@ std::string NodeAgent::start() {
   rendezvous::NodeFacts facts = plan_.facts;
   facts.requested_node_rank = plan_.host_server ? 0 : c.node_rank;
   client_->join(facts);
-  if (!plan_.host_server) watch_join();
-  wait_for_signals();
-  return {};
 }
 
 // While this node has not joined, probe the master the way the job will use it (TCP, no
-// ICMP) and say why it cannot get in. A master that never answers (blackholed, wrong
-// address) fails the node after three probes instead of waiting out the join timeout;
-// a refused connection is normal while node 0 starts, unless the master is this
-// machine's own loopback on a multi-node job: the classic MASTER_ADDR=127.0.0.1 mistake.
+// ICMP, never blocking the loop) and say why it cannot get in. A master that never answers
+// (blackholed, wrong address) fails the node after three probes instead of waiting out the
+// join timeout; a refused connection is normal while node 0 starts, unless the master is
+// this machine's own loopback on a multi-node job: the classic MASTER_ADDR=127.0.0.1 mistake.
 void NodeAgent::watch_join() {
   const double interval = std::max(2.0, plan_.config.connect_timeout_s);
   join_timer_.expires_after(seconds_to_ms(interval));
   join_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
-    if (ec || finished_ || node_rank_ >= 0) return;
+    if (ec || state_ != NodeState::Joining) return;
     if (!client_->local_address().empty()) {  // connected: waiting for the other nodes
       unanswered_probes_ = refused_probes_ = 0;
-      watch_join();
-      return;
+      return watch_join();
     }
-    const auto probe_timeout = std::min(seconds_to_ms(plan_.config.connect_timeout_s), std::chrono::milliseconds(2000));
-    auto probe = preflight::probe_tcp(plan_.master_ip, plan_.rendezvous_port, probe_timeout);
-    if (probe.ok()) {
-      unanswered_probes_ = refused_probes_ = 0;
-    } else if (probe.status == preflight::ProbeStatus::Refused) {
-      ++refused_probes_;
-      unanswered_probes_ = 0;
-    } else {
-      ++unanswered_probes_;
-    }
-    const bool loopback = preflight::is_loopback(plan_.master_ip) && plan_.config.nodes > 1;
-    if (!probe.ok())
-      spdlog::warn("cannot reach the master {}:{} yet: {} — retrying until the join timeout ({:g} s)",
-                   plan_.master_host, plan_.rendezvous_port, probe.message, plan_.config.join_timeout_s);
-    if (unanswered_probes_ >= 3) {
-      spdlog::error("giving up: the master {} ({}:{}) has not answered TCP for {:.0f} s. Check --master (node 0's "
-                    "address and rendezvous port), that node 0 is running, and that no firewall drops the port",
-                    plan_.master_host, plan_.master_ip, plan_.rendezvous_port, 3 * interval);
-      finish(kExitConfigError);
-      return;
-    }
-    if (loopback && refused_probes_ >= 3) {
-      spdlog::error("giving up: the master {} is this machine's loopback and nothing listens on port {} here. On a "
-                    "multi-node job every node must reach node 0 by a routable address: pass --master <node 0's "
-                    "IP or name>:{} (the classic MASTER_ADDR=127.0.0.1 mistake)",
-                    plan_.master_ip, plan_.rendezvous_port, plan_.rendezvous_port);
-      finish(kExitConfigError);
-      return;
-    }
-    watch_join();
+    const auto timeout = std::min(seconds_to_ms(plan_.config.connect_timeout_s), std::chrono::milliseconds(2000));
+    probe_master_async(io_, plan_.master_ip, plan_.rendezvous_port, timeout,
+                       [this, interval](const preflight::ProbeResult& probe) { on_join_probe(probe, interval); });
   });
+}
+
+void NodeAgent::on_join_probe(const preflight::ProbeResult& probe, double interval) {
+  if (state_ != NodeState::Joining) return;
+  if (probe.ok()) {
+    unanswered_probes_ = refused_probes_ = 0;
+  } else if (probe.status == preflight::ProbeStatus::Refused) {
+    ++refused_probes_;
+    unanswered_probes_ = 0;
+  } else {
+    ++unanswered_probes_;
+  }
+  const bool loopback = preflight::is_loopback(plan_.master_ip) && plan_.config.nodes > 1;
+  if (!probe.ok())
+    spdlog::warn("cannot reach the master {}:{} yet: {} — retrying until the join timeout ({})", plan_.master_host,
+                 plan_.rendezvous_port, probe.message, human_duration(plan_.config.join_timeout_s));
+  if (unanswered_probes_ >= 3) {
+    spdlog::error("giving up: the master {} ({}:{}) has not answered TCP for {}. Check --master (node 0's address "
+                  "and rendezvous port), that node 0 is running, and that no firewall drops the port",
+                  plan_.master_host, plan_.master_ip, plan_.rendezvous_port, human_duration(3 * interval));
+    return finish(kExitConfigError);
+  }
+  if (loopback && refused_probes_ >= 3) {
+    spdlog::error("giving up: the master {} is this machine's loopback and nothing listens on port {} here. On a "
+                  "multi-node job every node must reach node 0 by a routable address: pass --master <node 0's IP or "
+                  "name>:{} (the classic MASTER_ADDR=127.0.0.1 mistake)",
+                  plan_.master_ip, plan_.rendezvous_port, plan_.rendezvous_port);
+    return finish(kExitConfigError);
+  }
+  watch_join();
+}
+
+NodeAssignment NodeAgent::to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const {
+  NodeAssignment n;
+  n.node_rank = a.node_rank;
+  n.node_count = a.node_count;
+  n.rank_offset = a.rank_offset;
+  n.world_size = a.world_size;
+  n.local_world_size = plan_.nproc;
+  n.master_addr = a.worker_master_addr;
+  n.master_port = a.worker_master_port;
+  n.timeout_s = a.timeout_s;
+  n.generation = static_cast<long>(a.generation);
+  n.max_restarts = plan_.config.restart.max_restarts;
+  n.run_id = a.run_id;
+  n.role = plan_.config.role;
+  n.job_id = plan_.config.job_id;
+  n.status_socket = status_.path();
+  n.socket_ifname = ifname;
+  return n;
+}
+
+std::string NodeAgent::check_socket_ifnames(std::string& selected) {
+  if (plan_.config.nodes <= 1) return {};
+  auto interfaces = preflight::list_interfaces();
+  if (!interfaces) return "cannot list network interfaces: " + interfaces.error;
+  std::string local = client_->local_address();
+  std::string route = preflight::interface_for_address(local, *interfaces).value_or("");
+  bool user_set = false;
+  for (const char* variable : {contract::kNcclSocketIfname, contract::kGlooSocketIfname}) {
+    auto it = plan_.base_env.find(variable);
+    if (it == plan_.base_env.end()) continue;
+    user_set = true;
+    auto outcome = preflight::check_socket_ifname(variable, it->second, *interfaces, route, plan_.master_ip);
+    if (!outcome) return outcome.message;
+  }
+  if (!user_set && !route.empty()) {
+    selected = route;
+    spdlog::info("NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME unset: using {} ({}), the interface the rendezvous "
+                 "connection to the master uses",
+                 route, local);
+  }
+  return {};
+}
+
+void NodeAgent::run_doctor_checks() {
+  std::vector<std::string> problems;
+  std::string ifname;
+  if (std::string problem = check_socket_ifnames(ifname); !problem.empty()) problems.push_back(problem);
+  if (auto user_choice = plan_.base_env.find(contract::kNcclSocketIfname); user_choice != plan_.base_env.end())
+    ifname = user_choice->second;
+  // Host, address, GPUs and versions are in the node facts the master already holds.
+  client_->send(messages::encode(generation_, messages::NodeReport{problems.empty(), ifname,
+                                                                   fmt::format("{}", fmt::join(problems, "; "))}));
 }
 
 }  // namespace ddplaunch

@@ -75,6 +75,8 @@ std::vector<std::string> validate(const LaunchConfig& c) {
                    c.heartbeat_interval_s));
   need(c.grace_s >= 0, fmt::format("grace_s must be >= 0 (got {})", c.grace_s));
   need(c.init_grace_s >= 0, fmt::format("init_grace_s must be >= 0 (got {})", c.init_grace_s));
+  need(c.setup_timeout_s >= 0, fmt::format("setup_timeout_s must be >= 0 (got {}; 0 = unbounded)", c.setup_timeout_s));
+  need(c.restart.init_restarts >= 0, fmt::format("restart.init_restarts must be >= 0 (got {})", c.restart.init_restarts));
   if (auto timeout = preflight::validate(c.timeout); !timeout) errors.push_back("timeout: " + timeout.message);
   const RestartSettings& r = c.restart;
   need(r.max_restarts >= 0, fmt::format("restart.max_restarts must be >= 0 (got {})", r.max_restarts));
@@ -109,14 +111,15 @@ std::string describe(const LaunchConfig& c) {
   line("heartbeat_timeout_s", c.heartbeat_timeout_s);
   line("grace_s", c.grace_s);
   line("init_grace_s", c.init_grace_s);
+  line("setup_timeout_s", c.setup_timeout_s);
   s += fmt::format("timeout: {{base_s: {}, per_node_s: {}, dedicated_nic_s: {}, rtt_factor: {}, min_s: {}, max_s: {}, restart_factor: {}}}\n",
                    c.timeout.base_s, c.timeout.per_node_s, c.timeout.dedicated_nic_s, c.timeout.rtt_factor,
                    c.timeout.min_s, c.timeout.max_s, c.timeout.restart_factor);
   std::vector<std::string> on;
   if (c.restart.on_init_failure) on.push_back("init");
   if (c.restart.on_runtime_failure) on.push_back("runtime");
-  s += fmt::format("restart: {{max_restarts: {}, restart_on: [{}], backoff_s: {}, backoff_max_s: {}, jitter: {}}}\n",
-                   c.restart.max_restarts, fmt::join(on, ", "), c.restart.backoff_s, c.restart.backoff_max_s,
+  s += fmt::format("restart: {{max_restarts: {}, init_restarts: {}, restart_on: [{}], backoff_s: {}, backoff_max_s: {}, jitter: {}}}\n",
+                   c.restart.max_restarts, c.restart.init_restarts, fmt::join(on, ", "), c.restart.backoff_s, c.restart.backoff_max_s,
                    c.restart.jitter);
   line("shim", c.shim);
   line("log_dir", c.log_dir.empty() ? std::string("(none)") : c.log_dir);

@@ -46,7 +46,8 @@ struct LaunchConfig {
   double heartbeat_interval_s = 1;
   double heartbeat_timeout_s = 10;
   double grace_s = 5;                   // SIGTERM → SIGKILL
-  double init_grace_s = 0;              // programs without shim: initialised after this long (0: at first output)
+  double init_grace_s = 0;              // programs without any shim report count as running after this long (0: never)
+  double setup_timeout_s = 0;           // bound on a rank's setup (spawn → init); 0: unbounded
   TimeoutSettings timeout;
   RestartSettings restart;
 

@@ -70,6 +70,7 @@ const std::map<std::string, Setter>& top_level_keys() {
       {"heartbeat_timeout_s", set(&LaunchConfig::heartbeat_timeout_s)},
       {"grace_s", set(&LaunchConfig::grace_s)},
       {"init_grace_s", set(&LaunchConfig::init_grace_s)},
+      {"setup_timeout_s", set(&LaunchConfig::setup_timeout_s)},
       {"shim", set(&LaunchConfig::shim)},
       {"log_dir", set(&LaunchConfig::log_dir)},
       {"pause_ranks", set(&LaunchConfig::pause_ranks)},
@@ -94,6 +95,7 @@ const std::map<std::string, Setter>& timeout_keys() {
 const std::map<std::string, Setter>& restart_keys() {
   static const std::map<std::string, Setter> keys{
       {"max_restarts", set_restart(&RestartSettings::max_restarts)},
+      {"init_restarts", set_restart(&RestartSettings::init_restarts)},
       {"restart_on", set_restart_on()},
       {"backoff_s", set_restart(&RestartSettings::backoff_s)},
       {"backoff_max_s", set_restart(&RestartSettings::backoff_max_s)},

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <csignal>
 
+#include <boost/asio/post.hpp>
+
 #include <fmt/format.h>
 
 #include "supervise/init_signatures.h"
@@ -20,23 +22,39 @@ constexpr auto kDrainBound = std::chrono::seconds(2);  // output EOF after a wor
 constexpr auto kInitFailureSettle = std::chrono::milliseconds(500);
 }  // namespace
 
-bool GroupOutcome::all_succeeded() const {
-  return std::all_of(statuses.begin(), statuses.end(), [](const auto& s) { return s.second.success(); });
-}
-
 GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard, GroupCallbacks callbacks)
     : io_(io),
       guard_(guard),
       callbacks_(std::move(callbacks)),
-      init_deadline_(io),
+      child_exits_(io, SIGCHLD),
       init_grace_(io),
       kill_timer_(io),
-      drain_timer_(io) {}
+      drain_timer_(io) {
+  wait_for_child_exits();
+}
 
 GroupSupervisor::~GroupSupervisor() {
   kill_all(SIGKILL);
   for (auto& w : workers_)
     if (w->pid > 0 && !w->status) waitpid(w->pid, nullptr, 0);
+}
+
+void GroupSupervisor::close() {
+  kill_all(SIGKILL);
+  boost::system::error_code ignored;
+  child_exits_.cancel(ignored);
+  init_grace_.cancel();
+  kill_timer_.cancel();
+  drain_timer_.cancel();
+}
+
+// The one wait for children: every SIGCHLD reaps whichever workers have exited.
+void GroupSupervisor::wait_for_child_exits() {
+  child_exits_.async_wait([this](const boost::system::error_code& ec, int) {
+    if (ec) return;  // closed
+    reap_exited_children();
+    wait_for_child_exits();
+  });
 }
 
 bool GroupSupervisor::active() const {
@@ -46,21 +64,17 @@ bool GroupSupervisor::active() const {
 void GroupSupervisor::start(const GroupSpec& spec) {
   workers_.clear();
   assignment_ = spec.assignment;
-  generation_ = spec.assignment.generation;
-  init_grace_s_ = spec.init_grace_s;
   stopping_ = false;
-  finished_reported_ = false;
-  const auto now = std::chrono::steady_clock::now();
+  outcome_delivered_ = false;
 
   for (int local = 0; local < spec.assignment.local_world_size; ++local) {
     auto worker = std::make_shared<Worker>(io_, local, spec.assignment.rank_offset + local);
     worker->prefix = worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
-    worker->started = worker->last_heartbeat = now;
     workers_.push_back(worker);
   }
   for (auto& worker : workers_) {
     if (!spec.log_dir.empty()) {
-      std::string error = worker->log.open(spec.log_dir, worker->global_rank, generation_,
+      std::string error = worker->log.open(spec.log_dir, worker->global_rank, assignment_.generation,
                                            spec.assignment.node_rank, spec.hostname);
       if (!error.empty()) write_prefixed_line(OutputStream::Stderr, "[ddplaunch]", error);
     }
@@ -71,7 +85,7 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     SpawnedProcess process = spawn_worker_process(request);
     if (process.pid < 0) {
       worker->status = ExitStatus{false, 127, 0, false};
-      report_failure(*worker, FailurePhase::Init, "spawn_failed", process.error);
+      report_failure(*worker, FailurePhase::Init, FailureKind::SpawnFailed, process.error);
       break;  // the others are stopped below; one clear error is enough
     }
     worker->pid = process.pid;
@@ -90,20 +104,19 @@ void GroupSupervisor::start(const GroupSpec& spec) {
 
   if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->pid < 0; })) {
     stop(std::chrono::milliseconds(0));
+    // Nothing was running (the first spawn failed): the outcome is known now; deliver it
+    // from the loop, not from inside the caller's start().
+    if (!active()) boost::asio::post(io_, [this] { deliver_outcome_if_done(); });
     return;
   }
-  if (spec.assignment.timeout_s > 0) {
-    init_deadline_.expires_after(seconds_to_ms(spec.assignment.timeout_s));
-    init_deadline_.async_wait([this, gen = generation_](const boost::system::error_code& ec) {
-      if (!ec && gen == generation_) on_init_deadline();
-    });
-  }
-  if (init_grace_s_ > 0) {
-    init_grace_.expires_after(seconds_to_ms(init_grace_s_));
-    init_grace_.async_wait([this, gen = generation_](const boost::system::error_code& ec) {
-      if (ec || gen != generation_) return;
+  // Opt-in for programs without any shim: count them as running after init_grace_s, so
+  // that a late failure is a runtime one. Nothing is ever killed by this timer.
+  if (spec.init_grace_s > 0) {
+    init_grace_.expires_after(seconds_to_ms(spec.init_grace_s));
+    init_grace_.async_wait([this, gen = assignment_.generation](const boost::system::error_code& ec) {
+      if (ec || gen != assignment_.generation) return;
       for (auto& w : workers_)
-        if (!w->shim_seen && w->init == InitState::Pending && !w->status) mark_initialized(*w);
+        if (w->phase == RankPhase::Setup && w->init_entries == 0 && !w->status) set_phase(*w, RankPhase::Running);
     });
   }
 }
@@ -137,39 +150,36 @@ void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_v
   write_prefixed_line(stream, worker.prefix, line);
   worker.log.write_line(stream, line);
   worker.remember(line);
-  if (!worker.shim_seen && worker.init == InitState::Pending && init_grace_s_ <= 0) mark_initialized(worker);
 }
 
-void GroupSupervisor::mark_initialized(Worker& worker) {
-  worker.init = InitState::Initialized;
-  if (callbacks_.on_initialized) callbacks_.on_initialized(worker);
+void GroupSupervisor::set_phase(Worker& worker, RankPhase phase) {
+  worker.phase = phase;
+  if (callbacks_.on_phases_changed) callbacks_.on_phases_changed();
 }
 
 void GroupSupervisor::handle_status(const contract::StatusMessage& m) {
-  if (m.generation != generation_) return;  // a late report from a previous generation
+  if (m.generation != assignment_.generation) return;  // a late report from a previous generation
   auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == m.rank; });
-  if (it == workers_.end()) return;
+  if (it == workers_.end() || (*it)->status) return;
   Worker& w = **it;
-  w.shim_seen = true;
-  w.last_heartbeat = std::chrono::steady_clock::now();
   switch (m.event) {
     case contract::StatusEvent::InitBegin:
-      if (w.init != InitState::Failed) w.init = InitState::Begun;  // the shim is authoritative from now on
+      ++w.init_entries;  // a later communicator (lazy NCCL init, a new sub-group) is init again
+      set_phase(w, RankPhase::Init);
       break;
     case contract::StatusEvent::InitOk:
-      if (w.init != InitState::Failed) mark_initialized(w);
+      if (w.init_failure_detail.empty()) set_phase(w, RankPhase::Running);
       break;
     case contract::StatusEvent::InitFailed: {
-      w.init = InitState::Failed;
-      w.init_detail = m.detail;
+      w.init_failure_detail = m.detail;
       // A worker that reports init_failed usually prints its error and exits at once: report
       // at its exit, with those last lines; if it lingers, report after a short settle time
       // anyway, since the other ranks may be hanging in init meanwhile.
       auto keep = *it;
       w.settle_timer.expires_after(kInitFailureSettle);
-      w.settle_timer.async_wait([this, keep, gen = generation_](const boost::system::error_code& ec) {
-        if (!ec && gen == generation_ && !keep->status)
-          report_failure(*keep, FailurePhase::Init, "init_failed", keep->init_detail);
+      w.settle_timer.async_wait([this, keep, gen = assignment_.generation](const boost::system::error_code& ec) {
+        if (!ec && gen == assignment_.generation && !keep->status)
+          report_failure(*keep, FailurePhase::Init, FailureKind::InitFailed, keep->init_failure_detail);
       });
       break;
     }
@@ -178,7 +188,7 @@ void GroupSupervisor::handle_status(const contract::StatusMessage& m) {
   }
 }
 
-void GroupSupervisor::handle_child_exit() {
+void GroupSupervisor::reap_exited_children() {
   for (auto& worker : workers_) {
     if (worker->pid <= 0 || worker->status) continue;
     siginfo_t info{};
@@ -200,8 +210,8 @@ void GroupSupervisor::reap(Worker& worker, int wait_status) {
   }
   // Output still open (a descendant holds the pipe, or data is in flight): bounded drain.
   drain_timer_.expires_after(kDrainBound);
-  drain_timer_.async_wait([this, gen = generation_](const boost::system::error_code& ec) {
-    if (ec || gen != generation_) return;
+  drain_timer_.async_wait([this, gen = assignment_.generation](const boost::system::error_code& ec) {
+    if (ec || gen != assignment_.generation) return;
     for (auto& w : workers_)
       if (w->status && w->open_pipes > 0) close_pipes(*w);
   });
@@ -222,31 +232,39 @@ void GroupSupervisor::close_pipes(Worker& worker) {
 void GroupSupervisor::on_worker_finished(Worker& worker) {
   const ExitStatus& status = *worker.status;
   if (callbacks_.drain_status && !status.success()) callbacks_.drain_status();
-  if (!stopping_ && !worker.stop_requested && !status.success() && !worker.failure_reported) {
-    // Classify: before init (or init errors in its output) is an init failure.
+  const RankPhase phase_at_exit = worker.phase;
+  set_phase(worker, RankPhase::Exited);
+  if (!stopping_ && !status.success() && !worker.failure_reported) {
+    // Classify: in setup or init, or init errors in its output (a lazily created NCCL
+    // communicator failing while "running"), is an init failure.
     auto signature = match_init_signature(worker.tail);
-    bool init_phase = worker.init != InitState::Initialized || signature.has_value();
-    std::string detail = !worker.init_detail.empty() ? worker.init_detail
-                         : signature                 ? fmt::format("output matches '{}'", signature->signature)
-                         : worker.init == InitState::Initialized ? std::string()
-                                                                 : std::string("exited before initialising");
-    const char* kind = worker.init_detail.empty() ? "exited" : "init_failed";  // the shim spoke first
-    report_failure(worker, init_phase ? FailurePhase::Init : FailurePhase::Runtime, kind, detail);
+    const bool init_phase = phase_at_exit != RankPhase::Running || signature.has_value();
+    std::string detail = !worker.init_failure_detail.empty() ? worker.init_failure_detail
+                         : signature ? fmt::format("output matches '{}'", signature->signature)
+                         : phase_at_exit == RankPhase::Setup
+                             ? std::string("exited in setup, before its process group was up")
+                         : phase_at_exit == RankPhase::Init ? std::string("exited during process-group init")
+                                                            : std::string();
+    report_failure(worker, init_phase ? FailurePhase::Init : FailurePhase::Runtime,
+                   worker.init_failure_detail.empty() ? FailureKind::Exited : FailureKind::InitFailed, detail);
   }
-  if (!finished_reported_ && !active()) {
-    finished_reported_ = true;
-    init_deadline_.cancel();
+  deliver_outcome_if_done();
+}
+
+void GroupSupervisor::deliver_outcome_if_done() {
+  if (!outcome_delivered_ && !active()) {
+    outcome_delivered_ = true;
     init_grace_.cancel();
     kill_timer_.cancel();
     drain_timer_.cancel();
     GroupOutcome outcome;
-    outcome.stopped_by_request = stopping_;
+    outcome.generation = assignment_.generation;
     for (auto& w : workers_) outcome.statuses.emplace_back(w->global_rank, *w->status);
     if (callbacks_.on_finished) callbacks_.on_finished(outcome);
   }
 }
 
-void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, std::string kind, std::string detail) {
+void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail) {
   if (worker.failure_reported || stopping_) return;
   worker.failure_reported = true;
   worker.settle_timer.cancel();
@@ -256,21 +274,11 @@ void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, std::st
   failure.local_rank = worker.local_rank;
   failure.pid = worker.pid;
   failure.phase = phase;
-  failure.kind = std::move(kind);
+  failure.kind = kind;
   failure.status = worker.status;
   failure.detail = std::move(detail);
   failure.tail = worker.tail;
   if (callbacks_.on_failure) callbacks_.on_failure(failure);
-}
-
-void GroupSupervisor::on_init_deadline() {
-  for (auto& w : workers_) {
-    if (w->status || w->init == InitState::Initialized || w->failure_reported) continue;
-    w->init = InitState::Failed;
-    report_failure(*w, FailurePhase::Init, "init_timeout",
-                   fmt::format("not initialised within the {:g} s init deadline (the computed process-group timeout)",
-                               assignment_.timeout_s));
-  }
 }
 
 void GroupSupervisor::kill_all(int signal) {
@@ -279,15 +287,10 @@ void GroupSupervisor::kill_all(int signal) {
 }
 
 void GroupSupervisor::stop(std::chrono::milliseconds grace) {
-  if (stopping_ && grace.count() > 0) return;
+  if (!active() || (stopping_ && grace.count() > 0)) return;
   stopping_ = true;
-  for (auto& w : workers_) w->stop_requested = true;
-  init_deadline_.cancel();
   init_grace_.cancel();
-  if (!active()) {
-    if (!finished_reported_ && !workers_.empty()) on_worker_finished(*workers_.front());
-    return;
-  }
+  for (auto& w : workers_) w->settle_timer.cancel();
   resume_paused();
   kill_all(grace.count() > 0 ? SIGTERM : SIGKILL);
   kill_all(SIGCONT);  // a stopped worker (paused, or in a debugger's hands) cannot act on SIGTERM

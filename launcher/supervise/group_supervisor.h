@@ -1,6 +1,7 @@
-// GroupSupervisor: starts this node's workers for one generation and owns every wait on
-// them (exit, output, init deadline, stop grace) inside the one Asio event loop. It
-// reports what happened; deciding what to do about it is the coordinator's job.
+// GroupSupervisor: the process set of one node (ninja's SubprocessSet habit). It starts
+// this node's workers for one generation and owns every wait on them — SIGCHLD, output,
+// shim reports, stop grace — inside the one Asio event loop, and hands back one outcome
+// per generation. It reports what happened; deciding what to do is the JobPolicy's job.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "ddplaunch/contract.h"
@@ -26,21 +28,20 @@ struct GroupSpec {
   std::string hostname;
   std::string log_dir;           // "" = no log files
   std::vector<int> pause_ranks;  // global ranks started stopped
-  double init_grace_s = 0;       // no-shim programs: initialised after this long (0: first output)
+  double init_grace_s = 0;       // opt-in: workers with no shim report count as running after this long
 };
 
-struct GroupOutcome {
-  bool stopped_by_request = false;
+struct GroupOutcome {  // every worker of one generation reaped and its output drained
+  long generation = 0;
   std::vector<std::pair<int, ExitStatus>> statuses;  // (global rank, status), by local rank
-  bool all_succeeded() const;
 };
 
 struct GroupCallbacks {
-  std::function<void(const WorkerFailure&)> on_failure;       // first failure of each worker
-  std::function<void(const Worker&)> on_initialized;
-  std::function<void(const Worker&)> on_paused;               // started stopped, waiting for a debugger
-  std::function<void(const GroupOutcome&)> on_finished;       // every worker reaped and drained
-  std::function<void()> drain_status;                         // read queued shim reports now
+  std::function<void(const WorkerFailure&)> on_failure;   // first failure of each worker
+  std::function<void()> on_phases_changed;              // a worker moved phase (shim report, exit)
+  std::function<void(const Worker&)> on_paused;           // started stopped, waiting for a debugger
+  std::function<void(const GroupOutcome&)> on_finished;   // once per started generation
+  std::function<void()> drain_status;                     // read queued shim reports now
 };
 
 class GroupSupervisor {
@@ -49,39 +50,40 @@ class GroupSupervisor {
   ~GroupSupervisor();
 
   // Spawns every local worker. A worker that cannot be started is reported through
-  // on_failure (kind "spawn_failed") and the rest are stopped.
+  // on_failure (kind SpawnFailed) and the rest are stopped.
   void start(const GroupSpec& spec);
-  // SIGTERM every worker's process group, SIGKILL after `grace`. Idempotent.
+  // SIGTERM every worker's process group, SIGKILL after `grace`; a second call with 0 kills
+  // at once. Does nothing when no worker is active.
   void stop(std::chrono::milliseconds grace);
-  void handle_child_exit();  // call on SIGCHLD
   void handle_status(const contract::StatusMessage& message);
   void resume_paused();      // SIGCONT to workers started with --pause-ranks
+  void close();              // kill what is left and stop waiting (the node is finishing)
 
   bool active() const;       // some worker not yet finished
   const std::vector<std::shared_ptr<Worker>>& workers() const { return workers_; }
-  long generation() const { return generation_; }
 
  private:
+  void wait_for_child_exits();
+  void reap_exited_children();
   void read_output(Worker& worker, bool is_stdout);
   void on_line(Worker& worker, OutputStream stream, std::string_view line);
-  void mark_initialized(Worker& worker);
+  void set_phase(Worker& worker, RankPhase phase);
   void reap(Worker& worker, int wait_status);
   void on_worker_finished(Worker& worker);
-  void report_failure(Worker& worker, FailurePhase phase, std::string kind, std::string detail);
-  void on_init_deadline();
+  void deliver_outcome_if_done();
+  void report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail);
   void kill_all(int signal);
   void close_pipes(Worker& worker);
 
   boost::asio::io_context& io_;
   OrphanGuard& guard_;
   GroupCallbacks callbacks_;
+  boost::asio::signal_set child_exits_;
   std::vector<std::shared_ptr<Worker>> workers_;
   NodeAssignment assignment_;
-  long generation_ = 0;
-  double init_grace_s_ = 0;
   bool stopping_ = false;
-  bool finished_reported_ = true;
-  boost::asio::steady_timer init_deadline_, init_grace_, kill_timer_, drain_timer_;
+  bool outcome_delivered_ = true;
+  boost::asio::steady_timer init_grace_, kill_timer_, drain_timer_;
 };
 
 }  // namespace ddplaunch

@@ -4,7 +4,6 @@
 
 #include <sys/types.h>
 
-#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -15,30 +14,11 @@
 
 #include "output/line_splitter.h"
 #include "output/worker_output.h"
+#include "policy/failure.h"
+#include "policy/rank_phase.h"
 #include "supervise/exit_status.h"
 
 namespace ddplaunch {
-
-enum class InitState {
-  Pending,       // started, nothing known yet
-  Begun,         // shim said init_begin: only init_ok counts from now on
-  Initialized,   // shim init_ok, or (no shim) first output / grace time passed
-  Failed,        // shim init_failed, init deadline passed, or died before init
-};
-
-enum class FailurePhase { Init, Runtime };
-
-struct WorkerFailure {
-  int node_rank = 0;
-  int global_rank = 0;
-  int local_rank = 0;
-  pid_t pid = 0;
-  FailurePhase phase = FailurePhase::Init;
-  std::string kind;             // "exited", "init_failed", "init_timeout", "spawn_failed"
-  std::optional<ExitStatus> status;
-  std::string detail;           // shim's error text, signature match, ...
-  std::deque<std::string> tail; // last output lines
-};
 
 struct Worker {
   static constexpr std::size_t kTailLines = 20;
@@ -50,16 +30,15 @@ struct Worker {
   int global_rank;
   pid_t pid = -1;
   std::string prefix;
-  InitState init = InitState::Pending;
-  bool shim_seen = false;        // any status message from this rank
-  std::string init_detail;       // from init_failed
+  // Only shim reports move a worker out of setup (DESIGN.md "Phases of a worker"); output
+  // proves nothing. The phase at exit decides init failure (setup, init) or runtime.
+  RankPhase phase = RankPhase::Setup;
+  int init_entries = 0;              // init_begin reports: each communicator set-up is init again
+  std::string init_failure_detail;   // from the shim's init_failed
   std::optional<ExitStatus> status;  // set once reaped
-  int open_pipes = 0;            // stdout/stderr not at EOF yet
+  int open_pipes = 0;                // stdout/stderr not at EOF yet
   bool failure_reported = false;
-  bool stop_requested = false;
-  bool paused = false;           // started stopped (--pause-ranks) and not yet resumed
-  std::chrono::steady_clock::time_point started;
-  std::chrono::steady_clock::time_point last_heartbeat;
+  bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
   std::deque<std::string> tail;
   LineSplitter stdout_lines, stderr_lines;
   RankLogFile log;
@@ -72,6 +51,12 @@ struct Worker {
   void remember(std::string_view line) {
     tail.emplace_back(line);
     if (tail.size() > kTailLines) tail.pop_front();
+  }
+  // What the master's status table shows: the phase, or how it is held or ended.
+  std::string state_text() const {
+    if (status) return status->signaled ? "killed:" + signal_name(status->signal) : "exited:" + std::to_string(status->code);
+    if (paused) return "paused";
+    return std::string(rank_phase_name(phase));
   }
 };
 

@@ -233,10 +233,13 @@ void Server::Impl::progress_tick() {
   });
 }
 
+// Reports the missing nodes; whether the job ends is the launcher's decision (abort()).
 void Server::Impl::on_join_deadline() {
   if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
-  auto miss = missing();
-  std::string what = phase_ == Phase::kWaitingJoins
+  JoinTimeout timeout;
+  timeout.missing = missing();
+  timeout.during_rejoin = phase_ == Phase::kWaitingRejoins;
+  std::string what = !timeout.during_rejoin
                          ? "join timeout: after " + detail::format_seconds(opt_.join_timeout) +
                                " only " + std::to_string(joined_.size()) + " of " +
                                std::to_string(opt_.expected_nodes) + " nodes have joined"
@@ -244,12 +247,16 @@ void Server::Impl::on_join_deadline() {
                                ": after " + detail::format_seconds(opt_.join_timeout) + " only " +
                                std::to_string(rejoined_count_) + " of " +
                                std::to_string(opt_.expected_nodes) + " nodes have rejoined";
-  Frame abort = frame_of(detail::kAbort);
-  abort.fields["reason"] = what + "; missing: " + detail::join_list(miss) +
-                           " (check that ddplaunch runs on those nodes with the same --job-id "
-                           "and master address)";
-  for (const auto& p : joined_) p->conn->send(abort);
-  if (cb_.on_join_timeout) cb_.on_join_timeout(miss);
+  timeout.what = what + "; missing: " + detail::join_list(timeout.missing);
+  if (cb_.on_join_timeout) cb_.on_join_timeout(timeout);
+  else abort(timeout.what);  // no launcher to decide: a wait must still end
+}
+
+void Server::Impl::abort(const std::string& reason) {
+  if (phase_ == Phase::kClosed) return;
+  Frame frame = frame_of(detail::kAbort);
+  frame.fields["reason"] = reason;
+  for (const auto& p : joined_) p->conn->send(frame);
   close();
 }
 
@@ -301,6 +308,7 @@ void Server::broadcast(const Message& m) {
 }
 void Server::begin_generation(std::uint64_t generation) { impl_->begin_generation(generation); }
 void Server::close() { impl_->close(); }
+void Server::abort(const std::string& reason) { impl_->abort(reason); }
 std::uint64_t Server::generation() const { return impl_->generation_; }
 int Server::joined_count() const { return static_cast<int>(impl_->joined_.size()); }
 

@@ -51,6 +51,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void on_join_deadline();
   void send_message(const PeerPtr& peer, const Message& m);
   void close();
+  void abort(const std::string& reason);
   Frame frame_of(const char* kind) const;
   void notify_refused(const std::string& peer, const std::string& reason);
 

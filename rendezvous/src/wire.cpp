@@ -98,6 +98,7 @@ void put_facts(Fields& f, const std::string& prefix, const NodeFacts& facts) {
   f[prefix + "drv"] = facts.driver_version;
   f[prefix + "cuda"] = facts.cuda_version;
   f[prefix + "nccl"] = facts.nccl_version;
+  f[prefix + "ifname"] = facts.socket_ifname;
 }
 
 bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::string& error) {
@@ -113,6 +114,7 @@ bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::
   facts.driver_version = get_or_empty(f, prefix + "drv");
   facts.cuda_version = get_or_empty(f, prefix + "cuda");
   facts.nccl_version = get_or_empty(f, prefix + "nccl");
+  facts.socket_ifname = get_or_empty(f, prefix + "ifname");
   out = std::move(facts);
   return true;
 }

@@ -19,7 +19,7 @@ TEST(NcclRestart, RealNcclInitFailureIsReportedRestartedAndQuoted) {
   GTEST_SKIP() << "built without NCCL (no nccl_probe target)";
 #else
   auto r = ddplaunch::testing::run_command({DDPLAUNCH_BIN, "--nproc-per-node", "1", "--shim", "preload",
-                                            "--max-restarts", "1", "--grace", "1", "--", NCCL_PROBE_BIN},
+                                            "--set", "restart.init_restarts=1", "--grace", "1", "--", NCCL_PROBE_BIN},
                                            120s);
   ASSERT_FALSE(r.timed_out) << r.output;
   if (r.exit_code == 0) {

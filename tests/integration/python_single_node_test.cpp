@@ -84,7 +84,8 @@ TEST(PythonSingleNode, ShimReportsAnInitFailure) {
       "d.init_process_group('gloo', timeout=datetime.timedelta(seconds=seconds))\n"
       "print('INIT DONE', flush=True)\n"
       "d.destroy_process_group()\n");
-  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--shim", "python", "--max-restarts", "0", "--grace", "2",
+  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--shim", "python", "--max-restarts", "0", "--set",
+                                  "restart.init_restarts=0", "--grace", "2",
                                "--", kPython, script.path, std::to_string(unused_port)});
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_NE(r.exit_code, 0) << r.output;
@@ -96,10 +97,10 @@ TEST(PythonSingleNode, ShimReportsAnInitFailure) {
 }
 
 // A script dying with an NCCL error signature before any init report is an init failure: the
-// group is restarted up to --max-restarts, then the job fails with the worker's exit code.
+// group is restarted while the init budget lasts, then the job fails with the worker's exit code.
 TEST(PythonSingleNode, NcclErrorInOutputRestartsTheGroup) {
   SKIP_WITHOUT_TORCH();
-  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--max-restarts", "1", "--", kPython, "-c",
+  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--set", "restart.init_restarts=1", "--", kPython, "-c",
                                "raise RuntimeError('NCCL error: unhandled system error')"});
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -8,7 +8,7 @@
 #include <csignal>
 
 #include "agent/launcher_messages.h"
-#include "agent/root_cause.h"
+#include "policy/root_cause.h"
 #include "output/line_splitter.h"
 #include "output/worker_output.h"
 #include "supervise/exit_status.h"
@@ -99,11 +99,11 @@ TEST(LauncherMessages, FailureRoundTripsThroughRendezvousFields) {
   f.local_rank = 1;
   f.pid = 4321;
   f.phase = FailurePhase::Init;
-  f.kind = "init_failed";
+  f.kind = FailureKind::InitFailed;
   f.status = ExitStatus{false, 3, 0, false};
   f.detail = "ncclCommInitRank failed: unhandled cuda error";
   f.tail = {"line a", "line b"};
-  auto decoded = messages::decode_failure(messages::encode_failure(2, f, "gpu07"));
+  auto decoded = messages::decode_failure(messages::encode(2, FailureReport{f, "gpu07"}));
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->host, "gpu07");
   EXPECT_EQ(decoded->failure.global_rank, 5);
@@ -115,21 +115,22 @@ TEST(LauncherMessages, FailureRoundTripsThroughRendezvousFields) {
   ASSERT_TRUE(decoded->failure.status);
   EXPECT_EQ(decoded->failure.status->code, 3);
   EXPECT_EQ(decoded->failure.tail, f.tail);
-  EXPECT_FALSE(messages::decode_failure(messages::make_message(messages::kStop, 0)));
+  EXPECT_EQ(decoded->failure.kind, FailureKind::InitFailed);
+  EXPECT_FALSE(messages::decode_failure(messages::encode(0, messages::Stop{"x", 1})));
 }
 
 TEST(RootCause, NamesRankNodeHostPhaseStatusErrorAndOutput) {
-  messages::FailureReport r;
+  FailureReport r;
   r.host = "gpu07";
   r.failure.node_rank = 1;
   r.failure.global_rank = 5;
   r.failure.local_rank = 1;
   r.failure.pid = 4321;
-  r.failure.kind = "exited";
+  r.failure.kind = FailureKind::Exited;
   r.failure.status = ExitStatus{true, 0, 11, true};
   r.failure.detail = "NCCL error: unhandled system error";
   r.failure.tail = {"loading", "boom"};
-  std::string text = describe_root_cause(r, 2, 3, 3, 3);
+  std::string text = describe_root_cause(r, 2, 3, "3 of 3");
   for (const char* needle : {"rank 5 (local rank 1) on node 1 (gpu07), pid 4321", "killed by signal 11 (SIGSEGV)",
                              "during init in generation 3", "error: NCCL error: unhandled system error",
                              "restarts used: 3 of 3; other failures: 2", "last 2 output lines of rank 5", "    | boom"})

@@ -35,8 +35,9 @@ struct Harness {
       ++progress_calls;
       progress_missing = missing;
     };
-    cb.on_join_timeout = [this](const std::vector<std::string>& missing) {
-      for (auto& m : missing) join_timeouts.push_back(m);
+    cb.on_join_timeout = [this](const JoinTimeout& t) {  // decides like the launcher: give up
+      for (auto& m : t.missing) join_timeouts.push_back(m);
+      server->abort(t.what);
     };
     cb.status_text = [] { return std::string("2 of 2 nodes running\nline two"); };
     server = std::make_unique<Server>(io, std::move(o), std::move(cb));

@@ -23,7 +23,9 @@ std::string endpoint_text(const std::string& ip, int port) {
   return ip + ":" + std::to_string(port);
 }
 
-std::string describe(ProbeStatus s, const std::string& endpoint, int err, long timeout_ms) {
+}  // namespace
+
+std::string describe_probe(ProbeStatus s, const std::string& endpoint, int err, long timeout_ms) {
   switch (s) {
     case ProbeStatus::Connected:
       return "connected to " + endpoint;
@@ -42,6 +44,8 @@ std::string describe(ProbeStatus s, const std::string& endpoint, int err, long t
   }
   return "cannot connect to " + endpoint + ": " + std::strerror(err);
 }
+
+namespace {
 
 // One attempt against one address; returns status and errno.
 ProbeStatus connect_once(const sockaddr* sa, socklen_t len, Clock::time_point deadline, int& err) {
@@ -131,7 +135,7 @@ ProbeResult probe_tcp(const std::string& host, int port, std::chrono::millisecon
     if (result.status == ProbeStatus::Connected || Clock::now() >= deadline) break;
   }
   ::freeaddrinfo(list);
-  result.message = describe(result.status, result.endpoint, result.error_code,
+  result.message = describe_probe(result.status, result.endpoint, result.error_code,
                             static_cast<long>(timeout.count()));
   return result;
 }

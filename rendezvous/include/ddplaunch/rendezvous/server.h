@@ -29,6 +29,12 @@ struct ServerOptions {
   std::chrono::milliseconds close_flush_bound{1000};  // close(): time allowed to flush writes
 };
 
+struct JoinTimeout {
+  std::vector<std::string> missing;  // "node rank 2" / "2 more nodes (ranks unassigned)"
+  std::string what;                  // "join timeout: after 300 s only 3 of 4 nodes have joined; missing: ..."
+  bool during_rejoin = false;
+};
+
 struct ServerCallbacks {
   // All nodes (re)joined: the launcher decides. nodes are sorted by node_rank.
   std::function<JobPlan(std::uint64_t generation, const std::vector<NodeRecord>& nodes)> plan;
@@ -39,8 +45,10 @@ struct ServerCallbacks {
   // Every progress_interval while waiting; missing = "node rank 2" / "2 more nodes (ranks
   // unassigned)" (at most 16 entries, then "... and N more").
   std::function<void(int joined, int expected, const std::vector<std::string>& missing)> on_progress;
-  // Called once; the server has told the clients and then closes itself.
-  std::function<void(const std::vector<std::string>& missing)> on_join_timeout;
+  // Called once when the join (or rejoin) wait passes join_timeout. The server keeps
+  // waiting; the launcher decides, and ends the wait with abort(reason). Without this
+  // callback the server aborts by itself (a wait must end).
+  std::function<void(const JoinTimeout&)> on_join_timeout;
   // A join refused or a peer dropped (garbage, oversize, silent, bad token...) — for logging.
   std::function<void(const std::string& peer, const std::string& reason)> on_refused;
   // Answer to a "status" query connection (ddplaunch status).
@@ -65,6 +73,8 @@ class Server {
   // Stop accepting, close all connections (flushing pending writes, bounded). No callback
   // fires afterwards. Idempotent.
   void close();
+  // Tells every joined node the job is off (they report "the master gave up: reason"), then close().
+  void abort(const std::string& reason);
 
   // Additions:
   std::uint64_t generation() const;

@@ -27,6 +27,7 @@ struct NodeFacts {
   int nproc = 1;
   int gpu_count = 0;
   std::string launcher_version, program_fingerprint, driver_version, cuda_version, nccl_version;
+  std::string socket_ifname;  // the user's NCCL_SOCKET_IFNAME on that node ("" = unset)
 };
 
 struct NodeRecord {

@@ -27,4 +27,7 @@ ProbeStatus classify_connect_errno(int err);
 
 const char* to_string(ProbeStatus s);
 
+// The user-facing message of ProbeResult: what happened at endpoint, likely why, what to do.
+std::string describe_probe(ProbeStatus status, const std::string& endpoint, int error_code, long timeout_ms);
+
 }  // namespace ddplaunch::preflight

@@ -1,0 +1,33 @@
+// Rendering of the status tables.
+#include "agent/status_table.h"
+
+#include <fmt/format.h>
+
+namespace ddplaunch {
+
+std::string render_status_table(const std::string& job_id, const JobPolicy& policy,
+                                const std::map<int, std::string>& host_by_node) {
+  std::string s = fmt::format("job {}  {}  generation {}  restarts {}/{}  init deadline {}  worker port {}\n", job_id,
+                              job_phase_name(policy.phase()), policy.generation(), policy.restarts_used(),
+                              policy.restart_budget(), human_duration(policy.timeout_s()), policy.worker_port());
+  if (policy.phase() == JobPhase::Ended) s += "the job has ended.\n";
+  s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8} {}\n", "node", "host", "address", "nproc", "rtt_ms", "last error");
+  for (const auto& n : policy.nodes()) {
+    std::string error = policy.last_error(n.node_rank);
+    s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8.2f} {}\n", n.node_rank, n.facts.hostname, n.observed_address,
+                     n.facts.nproc, n.rtt_ms, error.empty() ? "-" : error);
+  }
+  s += fmt::format("\n{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {}\n", "rank", "node", "host", "pid", "phase", "inits",
+                   "for");
+  const auto now = PolicyClock::now();
+  for (const auto& t : policy.ranks().ranks()) {
+    auto host = host_by_node.find(t.node);
+    s += fmt::format("{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {}\n", t.last.rank, t.node,
+                     host == host_by_node.end() ? "-" : host->second, t.last.pid > 0 ? std::to_string(t.last.pid) : "-",
+                     t.last.state.empty() ? std::string(rank_phase_name(t.last.phase)) : t.last.state,
+                     t.last.init_entries, human_duration(std::chrono::duration<double>(now - t.since).count()));
+  }
+  return s;
+}
+
+}  // namespace ddplaunch

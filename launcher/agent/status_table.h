@@ -1,0 +1,15 @@
+// `ddplaunch status`: the job's phase, deadlines in force, every node and every rank, as
+// plain text tables rendered from the policy's state on the master.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "policy/job_policy.h"
+
+namespace ddplaunch {
+
+std::string render_status_table(const std::string& job_id, const JobPolicy& policy,
+                                const std::map<int, std::string>& host_by_node);
+
+}  // namespace ddplaunch

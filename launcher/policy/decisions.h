@@ -1,0 +1,59 @@
+// What the JobPolicy decides, as values. The master's shell (JobCoordinator) carries them
+// out: logs, timers, rendezvous broadcasts. Nothing here does anything by itself.
+#pragma once
+
+#include <string>
+#include <variant>
+
+namespace ddplaunch::decision {
+
+enum class Severity { Info, Warn, Error };
+
+struct Log {             // one line (or paragraph) for the master's log
+  Severity severity = Severity::Info;
+  std::string text;
+};
+struct PlanGeneration {  // every node joined: start generation G with these values
+  long generation = 0;
+  bool fresh_port = false;   // pick a free worker port (auto, or the old one was at fault)
+  double timeout_s = 0;      // the group's init deadline
+  std::string timeout_explained;
+};
+struct RefuseJob {       // the job cannot start; every node is told why and exits
+  std::string reason;
+};
+struct ScheduleRestart { // wait delay_s, then call JobPolicy::on_backoff_elapsed(generation)
+  long generation = 0;   // the generation to start
+  double delay_s = 0;
+};
+struct OrderRestart {    // every node: stop workers, rejoin for `generation`
+  long generation = 0;
+  std::string reason;
+};
+struct OrderStop {       // every node: stop workers, report finished
+  long generation = 0;
+  int exit_code = 1;
+  std::string reason;
+};
+struct EndJob {          // every node exits with exit_code
+  int exit_code = 0;
+};
+struct AbortJoin {       // nodes are missing at a join/rejoin deadline: tell the joined ones and close
+  std::string reason;
+};
+struct ArmInitDeadline { // call on_init_deadline(generation, serial) after seconds
+  long generation = 0;
+  int serial = 0;
+  double seconds = 0;
+};
+struct PrintTable {      // doctor's table, on stdout
+  std::string text;
+};
+
+}  // namespace ddplaunch::decision
+
+namespace ddplaunch {
+using Decision = std::variant<decision::Log, decision::PlanGeneration, decision::RefuseJob, decision::ScheduleRestart,
+                              decision::OrderRestart, decision::OrderStop, decision::EndJob, decision::AbortJoin,
+                              decision::ArmInitDeadline, decision::PrintTable>;
+}  // namespace ddplaunch

@@ -1,0 +1,50 @@
+// What went wrong with one worker, as plain values: the phase it was in, the kind of
+// failure, how it ended and its last words. Written by the supervisor, carried to the
+// master in one message, judged by the JobPolicy and printed by root_cause.
+#pragma once
+
+#include <sys/types.h>
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "supervise/exit_status.h"
+
+namespace ddplaunch {
+
+// A failure in setup or init is an init failure (restarted automatically, own budget);
+// a failure once running is a runtime failure (restarted only with --max-restarts).
+enum class FailurePhase { Init, Runtime };
+
+enum class FailureKind {
+  Exited,        // the process ended unsuccessfully
+  InitFailed,    // a shim reported init_failed
+  InitTimeout,   // the group's init deadline passed with this rank still in init
+  SetupTimeout,  // setup_timeout_s passed with this rank still in setup (only when the user set one)
+  SpawnFailed,   // the program could not be started (never restarted)
+};
+
+std::string_view failure_kind_name(FailureKind kind);                 // "init_timeout"
+std::optional<FailureKind> failure_kind_from_name(std::string_view name);
+std::string_view failure_phase_name(FailurePhase phase);              // "init" / "runtime"
+
+struct WorkerFailure {
+  int node_rank = 0;
+  int global_rank = 0;
+  int local_rank = 0;
+  pid_t pid = 0;
+  FailurePhase phase = FailurePhase::Init;
+  FailureKind kind = FailureKind::Exited;
+  std::optional<ExitStatus> status;
+  std::string detail;            // shim's error text, signature match, deadline and its source
+  std::deque<std::string> tail;  // last output lines
+};
+
+struct FailureReport {
+  WorkerFailure failure;
+  std::string host;
+};
+
+}  // namespace ddplaunch

@@ -1,0 +1,328 @@
+// JobPolicy: planning values, restart or stop, the end of the job — one place, pure.
+#include "policy/job_policy.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ddplaunch/preflight/timeout_policy.h"
+#include "policy/node_checks.h"
+#include "policy/root_cause.h"
+
+namespace ddplaunch {
+
+using namespace decision;
+
+namespace {
+bool mentions_port_in_use(const WorkerFailure& f) {
+  auto has = [](const std::string& s) {
+    return s.find("EADDRINUSE") != std::string::npos || s.find("ddress already in use") != std::string::npos;
+  };
+  return has(f.detail) || std::any_of(f.tail.begin(), f.tail.end(), has);
+}
+}  // namespace
+
+std::string_view job_phase_name(JobPhase phase) {
+  switch (phase) {
+    case JobPhase::Joining: return "joining";
+    case JobPhase::Running: return "running";
+    case JobPhase::RestartPending: return "restart pending";
+    case JobPhase::Rejoining: return "rejoining";
+    case JobPhase::Stopping: return "stopping";
+    case JobPhase::Ended: return "ended";
+  }
+  return "?";
+}
+
+JobPolicy::JobPolicy(PolicySettings settings) : settings_(std::move(settings)), rng_(settings_.random_seed) {}
+
+std::string JobPolicy::last_error(int node) const {
+  auto it = last_error_by_node_.find(node);
+  return it == last_error_by_node_.end() ? std::string() : it->second;
+}
+
+int JobPolicy::active_nodes() const {
+  return static_cast<int>(std::count_if(node_states_.begin(), node_states_.end(),
+                                        [](const auto& n) { return n.second == MemberState::Active; }));
+}
+
+JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vector<rendezvous::NodeRecord>& nodes,
+                                                TimePoint now) {
+  Decisions out;
+  if (phase_ != JobPhase::Joining && phase_ != JobPhase::Rejoining) return out;
+  generation_ = generation;
+  nodes_ = nodes;
+  node_states_.clear();
+  for (const auto& n : nodes) node_states_[n.node_rank] = MemberState::Active;
+  first_failure_.reset();
+  finished_exit_code_ = 0;
+  deadline_armed_ = false;
+
+  NodeFactsVerdict facts = check_node_facts(nodes, settings_.worker_master_addr, settings_.master_is_loopback,
+                                            settings_.refuse_version_mismatch);
+  if (!facts.warning.empty()) out.push_back(Log{Severity::Warn, facts.warning});
+  if (!facts.refusal.empty()) {
+    phase_ = JobPhase::Ended;
+    out.push_back(RefuseJob{"the job cannot start:\n  " + facts.refusal});
+    return out;
+  }
+  std::vector<int> node_of_rank;
+  for (const auto& n : nodes)
+    for (int i = 0; i < n.facts.nproc; ++i) node_of_rank.push_back(n.node_rank);
+  tracker_.reset(node_of_rank, now);
+  last_wait_report_ = now;
+
+  double rtt_ms = 0;
+  for (const auto& n : nodes) rtt_ms = std::max(rtt_ms, n.rtt_ms);
+  // The dedicated-NIC allowance applies when every node's user chose a socket interface.
+  const bool dedicated_nic = !settings_.doctor && nodes.size() > 1 &&
+                             std::all_of(nodes.begin(), nodes.end(), [](const auto& n) { return !n.facts.socket_ifname.empty(); });
+  const int node_count = static_cast<int>(nodes.size());
+  const int gen = static_cast<int>(generation);
+  timeout_s_ = preflight::compute_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
+  timeout_explained_ = preflight::explain_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
+  PlanGeneration plan{generation, settings_.worker_port_auto || (generation > 0 && port_at_fault_), timeout_s_,
+                      timeout_explained_};
+  port_at_fault_ = false;
+  phase_ = JobPhase::Running;
+  out.push_back(plan);
+  return out;
+}
+
+JobPolicy::Decisions JobPolicy::on_plan_failed(const std::string& reason) {
+  phase_ = JobPhase::Ended;
+  return {RefuseJob{reason}};
+}
+
+JobPolicy::Decisions JobPolicy::on_join_timeout(const std::string& what, bool during_rejoin) {
+  if (phase_ == JobPhase::Ended) return {};
+  phase_ = JobPhase::Ended;
+  std::string hint = during_rejoin
+                         ? " (a node did not come back after stopping its workers: see its own output)"
+                         : " (check that ddplaunch runs on those nodes with the same --job-id and master address)";
+  return {Log{Severity::Error, what + hint}, AbortJoin{what + hint}};
+}
+
+JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
+  if (phase_ == JobPhase::Ended) return {};
+  std::string host = "?", address = "?";
+  for (const auto& n : nodes_)
+    if (n.node_rank == node) host = n.facts.hostname, address = n.observed_address;
+  std::string what = fmt::format("node {} ({}, {}) was lost: {}", node, host, address, why);
+  last_error_by_node_[node] = what;
+  Decisions out{Log{Severity::Error, what + "; stopping the workers on every other node"}};
+  if (phase_ != JobPhase::Stopping) {
+    Decisions stop = order_stop(1, what);
+    out.insert(out.end(), stop.begin(), stop.end());
+  }
+  Decisions finished = finish_node(node, MemberState::Lost, 1);
+  out.insert(out.end(), finished.begin(), finished.end());
+  return out;
+}
+
+JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks,
+                                                  TimePoint now) {
+  if (generation != generation_ || phase_ != JobPhase::Running) return {};
+  for (const auto& r : ranks) tracker_.update(node, r, now);
+  return recheck_init_deadline();
+}
+
+// Arms the deadline when the last rank entered the judged init round; a later firing with
+// an older serial is ignored, so disarming needs no timer of its own.
+JobPolicy::Decisions JobPolicy::recheck_init_deadline() {
+  const bool applies = tracker_.deadline_applies();
+  if (applies == deadline_armed_) return {};
+  deadline_armed_ = applies;
+  if (!applies) return {};
+  ++deadline_serial_;
+  return {ArmInitDeadline{generation_, deadline_serial_, timeout_s_}};
+}
+
+JobPolicy::Decisions JobPolicy::on_init_deadline(long generation, int serial) {
+  if (generation != generation_ || serial != deadline_serial_ || !deadline_armed_ || phase_ != JobPhase::Running)
+    return {};
+  auto failure = init_timeout_failure();
+  if (!failure) return {};
+  return on_worker_failed(failure->failure.node_rank, generation_, *failure);
+}
+
+// A failure the master itself observed for one rank (deadlines), in the shape a node reports.
+FailureReport JobPolicy::failure_of_rank(int rank, FailureKind kind, std::string detail) const {
+  const TrackedRank& t = tracker_.ranks()[static_cast<std::size_t>(rank)];
+  FailureReport r;
+  r.failure.node_rank = t.node;
+  r.failure.global_rank = rank;
+  r.failure.local_rank = rank;
+  for (const auto& n : nodes_) {
+    if (n.node_rank == t.node) r.host = n.facts.hostname;
+    if (n.node_rank < t.node) r.failure.local_rank -= n.facts.nproc;
+  }
+  r.failure.pid = t.last.pid;
+  r.failure.phase = FailurePhase::Init;
+  r.failure.kind = kind;
+  r.failure.detail = std::move(detail);
+  return r;
+}
+
+std::optional<FailureReport> JobPolicy::init_timeout_failure() const {
+  std::vector<int> hung = tracker_.ranks_in_judged_init();
+  if (hung.empty()) return std::nullopt;
+  return failure_of_rank(
+      hung.front(), FailureKind::InitTimeout,
+      fmt::format("{} still in init {} after the last rank of the job entered init — the group's init deadline ({}; "
+                  "set timeout.base_s / timeout.min_s / timeout.max_s to change it)",
+                  name_ranks(hung, tracker_), human_duration(timeout_s_), timeout_explained_));
+}
+
+JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report) {
+  if (generation != generation_ || phase_ == JobPhase::Ended || phase_ == JobPhase::Joining) return {};
+  ++failure_count_;
+  last_error_by_node_[node] = describe_failure_line(report);
+  if (mentions_port_in_use(report.failure)) port_at_fault_ = true;
+  if (!first_failure_) first_failure_ = report;
+  Decisions out{Log{Severity::Error, "failure: " + describe_failure_line(report)}};
+  if (phase_ != JobPhase::Running) return out;  // this generation's fate is decided already
+  Decisions decided = decide_on_failure(report);
+  out.insert(out.end(), decided.begin(), decided.end());
+  return out;
+}
+
+JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
+  const WorkerFailure& f = report.failure;
+  const RestartSettings& r = settings_.restart;
+  const bool init = f.phase == FailurePhase::Init;
+  const bool kind_allowed = f.kind != FailureKind::SpawnFailed && (init ? r.on_init_failure : r.on_runtime_failure);
+  const bool from_init_budget = init && init_restarts_used_ < r.init_restarts;
+  const bool from_any_budget = any_restarts_used_ < r.max_restarts;
+  if (!kind_allowed || !(from_init_budget || from_any_budget)) {
+    std::string why = f.kind == FailureKind::SpawnFailed ? "the program could not be started (not restartable)"
+                      : !kind_allowed ? fmt::format("restart.restart_on does not include {}", failure_phase_name(f.phase))
+                      : init ? fmt::format("all {} automatic init restarts and all {} --max-restarts used", r.init_restarts,
+                                           r.max_restarts)
+                             : fmt::format("all {} --max-restarts used (runtime failures restart only with --max-restarts)",
+                                           r.max_restarts);
+    Decisions out{Log{Severity::Error, "not restarting: " + why}};
+    Decisions stop = order_stop(failure_exit_code(f), describe_failure_line(report));
+    out.insert(out.end(), stop.begin(), stop.end());
+    return out;
+  }
+  if (from_init_budget) ++init_restarts_used_;
+  else ++any_restarts_used_;
+  double delay = std::min(r.backoff_max_s, r.backoff_s * std::pow(2.0, restarts_used() - 1));
+  if (delay > 0 && r.jitter > 0) delay += std::uniform_real_distribution<double>(0, delay * r.jitter)(rng_);
+  const int budget = (init ? r.init_restarts : 0) + r.max_restarts;
+  phase_ = JobPhase::RestartPending;
+  restart_reason_ = describe_failure_line(report);
+  return {Log{Severity::Warn, fmt::format("restarting the whole group on every node: generation {} (restart {} of {}) "
+                                          "after {:.2f} s, because {}",
+                                          generation_ + 1, restarts_used(), budget, delay, restart_reason_)},
+          ScheduleRestart{generation_ + 1, delay}};
+}
+
+JobPolicy::Decisions JobPolicy::on_backoff_elapsed(long generation) {
+  if (phase_ != JobPhase::RestartPending || generation != generation_ + 1) return {};  // stopped meanwhile
+  phase_ = JobPhase::Rejoining;
+  generation_ = generation;
+  for (auto& [node, state] : node_states_)
+    if (state == MemberState::Finished) state = MemberState::Active;
+  return {OrderRestart{generation, restart_reason_}};
+}
+
+JobPolicy::Decisions JobPolicy::order_stop(int exit_code, const std::string& reason) {
+  phase_ = JobPhase::Stopping;
+  stop_exit_code_ = exit_code;
+  return {OrderStop{generation_, exit_code, reason}};
+}
+
+JobPolicy::Decisions JobPolicy::on_node_finished(int node, long generation, int exit_code) {
+  if (generation != generation_ || phase_ == JobPhase::Ended) return {};
+  return finish_node(node, MemberState::Finished, exit_code);
+}
+
+JobPolicy::Decisions JobPolicy::finish_node(int node, MemberState state, int exit_code) {
+  auto it = node_states_.find(node);
+  if (it == node_states_.end() || it->second != MemberState::Active) return {};
+  it->second = state;
+  if (exit_code != 0 && finished_exit_code_ == 0) finished_exit_code_ = exit_code;
+  if (active_nodes() > 0) return {};
+  switch (phase_) {
+    case JobPhase::Running: return end_job(finished_exit_code_);  // every worker ended by itself
+    case JobPhase::Stopping: return end_job(stop_exit_code_);
+    default: return {};  // a restart is on its way
+  }
+}
+
+JobPolicy::Decisions JobPolicy::on_node_problem(int node, long generation, const std::string& message, int exit_code) {
+  if (phase_ == JobPhase::Ended || generation > generation_) return {};
+  last_error_by_node_[node] = message;
+  Decisions out{Log{Severity::Error, fmt::format("node {}: {}", node, message)}};
+  if (phase_ == JobPhase::Stopping) return out;
+  Decisions stop = order_stop(exit_code, fmt::format("node {}: {}", node, message));
+  out.insert(out.end(), stop.begin(), stop.end());
+  return out;
+}
+
+JobPolicy::Decisions JobPolicy::end_job(int exit_code) {
+  phase_ = JobPhase::Ended;
+  Decisions out;
+  if (exit_code != 0 && first_failure_)
+    out.push_back(Log{Severity::Error, describe_root_cause(*first_failure_, failure_count_ - 1, generation_, budget_text())});
+  else if (exit_code == 0 && !settings_.doctor)
+    out.push_back(Log{Severity::Info, fmt::format("job succeeded: {} node(s), generation {}, {} restart(s)", nodes_.size(),
+                                                  generation_, restarts_used())});
+  out.push_back(EndJob{exit_code});
+  return out;
+}
+
+std::string JobPolicy::budget_text() const {
+  const RestartSettings& r = settings_.restart;
+  return fmt::format("{} of {} (automatic init restarts {} of {}, --max-restarts {} of {})", restarts_used(),
+                     restart_budget(), init_restarts_used_, r.init_restarts, any_restarts_used_, r.max_restarts);
+}
+
+JobPolicy::Decisions JobPolicy::on_tick(TimePoint now) {
+  if (phase_ != JobPhase::Running) return {};
+  Decisions out;
+  if (settings_.setup_timeout_s > 0) {
+    auto limit = std::chrono::milliseconds(static_cast<long long>(settings_.setup_timeout_s * 1000));
+    auto late = tracker_.in_setup_longer_than(limit, now);
+    if (!late.empty()) {
+      auto failure = failure_of_rank(late.front(), FailureKind::SetupTimeout,
+                                     fmt::format("{} still in setup after {} (setup_timeout_s, which you set; 0 = unbounded)",
+                                                 name_ranks(late, tracker_), human_duration(settings_.setup_timeout_s)));
+      return on_worker_failed(failure.failure.node_rank, generation_, failure);
+    }
+  }
+  auto waiting = tracker_.waiting();
+  if (!waiting) return out;
+  const auto waited = now - waiting->since;
+  if (waited < settings_.wait_report_first || now - last_wait_report_ < settings_.wait_report_every) return out;
+  last_wait_report_ = now;
+  const TrackedRank& behind = tracker_.ranks()[static_cast<std::size_t>(waiting->behind.front())];
+  std::string where = behind.last.phase == RankPhase::Setup ? "still in setup" : "not in init yet";
+  out.push_back(Log{Severity::Info,
+                    fmt::format("{} rank(s) wait in init for {}, {} after {} (not a failure: the init deadline starts "
+                                "when every rank has entered init)",
+                                waiting->waiting, name_ranks(waiting->behind, tracker_), where,
+                                human_duration(std::chrono::duration<double>(now - behind.since).count()))});
+  return out;
+}
+
+}  // namespace ddplaunch
+
+namespace ddplaunch {
+
+JobPolicy::Decisions JobPolicy::on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems) {
+  if (!settings_.doctor || phase_ != JobPhase::Running) return {};
+  doctor_rows_[node] = DoctorRow{ok, nic, problems};
+  if (doctor_rows_.size() < nodes_.size()) return {};
+  bool all_ok = true;
+  for (const auto& [n, row] : doctor_rows_) all_ok = all_ok && row.ok;
+  Decisions out{PrintTable{render_doctor_table(nodes_, doctor_rows_, worker_port_, timeout_explained_, all_ok)}};
+  Decisions end = end_job(all_ok ? 0 : 1);
+  out.insert(out.end(), end.begin(), end.end());
+  return out;
+}
+
+}  // namespace ddplaunch

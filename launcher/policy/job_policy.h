@@ -1,0 +1,130 @@
+// JobPolicy: every decision of the job, made once, on the master (DESIGN.md "The run of
+// one node"). Events in, decisions out; no sockets, timers or processes, so unit tests
+// drive it with short event scripts. It holds the job's whole state: one phase for the
+// job, each node's and each rank's state, the restart budgets and the first failure of
+// each generation. The rendezvous server and the node agents only report to it.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "config/launch_config.h"
+#include "ddplaunch/rendezvous/types.h"
+#include "policy/decisions.h"
+#include "policy/failure.h"
+#include "policy/init_tracker.h"
+#include "policy/node_checks.h"
+
+namespace ddplaunch {
+
+struct PolicySettings {
+  int expected_nodes = 1;
+  RestartSettings restart;
+  TimeoutSettings timeout;
+  double setup_timeout_s = 0;           // 0: setup is unbounded (the default)
+  bool worker_port_auto = true;         // a free port every generation
+  std::string worker_master_addr;       // MASTER_ADDR every node reached
+  bool master_is_loopback = false;
+  bool refuse_version_mismatch = false; // version_mismatch: refuse
+  bool doctor = false;                  // checks only: collect node reports, start no worker
+  std::chrono::milliseconds wait_report_first{10000}, wait_report_every{30000};
+  unsigned random_seed = 1;             // backoff jitter
+};
+
+enum class JobPhase {
+  Joining,         // waiting for the nodes of generation 0
+  Running,         // workers of `generation` started; nothing decided yet
+  RestartPending,  // restart decided; waiting out the backoff
+  Rejoining,       // restart ordered; nodes stop their workers and rejoin
+  Stopping,        // stop ordered; waiting for every node to report finished
+  Ended,           // job_end sent (or the job was refused)
+};
+std::string_view job_phase_name(JobPhase phase);
+
+enum class MemberState { Active, Finished, Lost };
+
+class JobPolicy {
+ public:
+  using Decisions = std::vector<Decision>;
+  using TimePoint = PolicyClock::time_point;
+
+  explicit JobPolicy(PolicySettings settings);
+
+  // Rendezvous: all nodes of `generation` are present (nodes sorted by node rank).
+  Decisions on_nodes_joined(long generation, const std::vector<rendezvous::NodeRecord>& nodes, TimePoint now);
+  // The shell could not carry out the plan (no worker port free, port not bindable).
+  Decisions on_plan_failed(const std::string& reason);
+  Decisions on_join_timeout(const std::string& what, bool during_rejoin);
+  Decisions on_node_lost(int node, const std::string& why);
+
+  // Node agents.
+  Decisions on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks, TimePoint now);
+  Decisions on_worker_failed(int node, long generation, const FailureReport& report);
+  Decisions on_node_finished(int node, long generation, int exit_code);
+  Decisions on_node_problem(int node, long generation, const std::string& message, int exit_code);
+  Decisions on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems);
+
+  // Timers the shell armed on the policy's behalf, and its periodic sweep.
+  Decisions on_backoff_elapsed(long generation);
+  Decisions on_init_deadline(long generation, int serial);
+  Decisions on_tick(TimePoint now);
+
+  // Read-only view for `ddplaunch status` and doctor.
+  JobPhase phase() const { return phase_; }
+  long generation() const { return generation_; }
+  int restarts_used() const { return init_restarts_used_ + any_restarts_used_; }
+  int restart_budget() const { return settings_.restart.init_restarts + settings_.restart.max_restarts; }
+  double timeout_s() const { return timeout_s_; }
+  const std::string& timeout_explained() const { return timeout_explained_; }
+  const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_; }
+  const InitTracker& ranks() const { return tracker_; }
+  std::string last_error(int node) const;
+  void set_worker_port(int port) { worker_port_ = port; }
+  int worker_port() const { return worker_port_; }
+
+ private:
+  Decisions decide_on_failure(const FailureReport& report);
+  Decisions order_stop(int exit_code, const std::string& reason);
+  Decisions end_job(int exit_code);
+  Decisions finish_node(int node, MemberState state, int exit_code);
+  Decisions recheck_init_deadline();
+  std::optional<FailureReport> init_timeout_failure() const;
+  FailureReport failure_of_rank(int rank, FailureKind kind, std::string detail) const;
+  std::string budget_text() const;
+  int active_nodes() const;
+
+  PolicySettings settings_;
+  std::mt19937 rng_;
+  JobPhase phase_ = JobPhase::Joining;
+  long generation_ = 0;
+  std::vector<rendezvous::NodeRecord> nodes_;
+  std::map<int, MemberState> node_states_;      // this generation
+  std::map<int, std::string> last_error_by_node_;
+  InitTracker tracker_;
+
+  // Restart budgets: init failures spend init_restarts first, then max_restarts.
+  int init_restarts_used_ = 0;
+  int any_restarts_used_ = 0;
+  bool port_at_fault_ = false;
+  double timeout_s_ = 0;
+  std::string timeout_explained_;
+  int worker_port_ = 0;
+
+  std::optional<FailureReport> first_failure_;  // of the current generation
+  int failure_count_ = 0;                       // all generations
+  std::string restart_reason_;
+  int stop_exit_code_ = 1;
+  int finished_exit_code_ = 0;                  // first non-zero node exit of this generation
+
+  bool deadline_armed_ = false;
+  int deadline_serial_ = 0;
+  TimePoint deadline_started_{};
+  TimePoint last_wait_report_{};
+  std::map<int, DoctorRow> doctor_rows_;  // by node rank
+};
+
+}  // namespace ddplaunch

@@ -1,0 +1,30 @@
+// Cross-node checks the master makes once every node joined (loopback master on a
+// multi-node job, differing program / NCCL / driver versions), and doctor's table.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ddplaunch/rendezvous/types.h"
+
+namespace ddplaunch {
+
+struct NodeFactsVerdict {
+  std::string refusal;  // non-empty: the job cannot start
+  std::string warning;  // non-empty: nodes differ, the job starts anyway (version_mismatch: warn)
+};
+
+NodeFactsVerdict check_node_facts(const std::vector<rendezvous::NodeRecord>& nodes, const std::string& master_addr,
+                                  bool master_is_loopback, bool refuse_version_mismatch);
+
+struct DoctorRow {
+  bool ok = false;
+  std::string nic;
+  std::string problems;
+};
+
+std::string render_doctor_table(const std::vector<rendezvous::NodeRecord>& nodes, const std::map<int, DoctorRow>& rows,
+                                int worker_port, const std::string& timeout_explained, bool all_ok);
+
+}  // namespace ddplaunch

@@ -1,0 +1,28 @@
+// The phase of one rank as its node reports it to the master (DESIGN.md "Phases of a
+// worker"): setup → init → running → exited. Only shim reports move a rank into init or
+// running; init_entries counts the init_begin reports (a lazily created NCCL communicator
+// is init again), so the master can tell which ranks still lag behind the others.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ddplaunch {
+
+enum class RankPhase { Setup, Init, Running, Exited };
+
+std::string_view rank_phase_name(RankPhase phase);  // "setup", "init", "running", "exited"
+std::optional<RankPhase> rank_phase_from_name(std::string_view name);
+
+struct RankReport {
+  int rank = 0;
+  pid_t pid = 0;
+  RankPhase phase = RankPhase::Setup;
+  int init_entries = 0;  // init_begin reports so far in this generation
+  std::string state;     // for people (`ddplaunch status`): "paused", "exited:0", "killed:SIGKILL", ...
+};
+
+}  // namespace ddplaunch

@@ -1,0 +1,74 @@
+// Formatting of failure reports.
+#include "policy/root_cause.h"
+
+#include <fmt/format.h>
+
+namespace ddplaunch {
+
+namespace {
+std::string how_it_ended(const WorkerFailure& f) {
+  switch (f.kind) {
+    case FailureKind::InitTimeout: return "passed the group's init deadline";
+    case FailureKind::SetupTimeout: return "passed the setup time limit";
+    case FailureKind::SpawnFailed: return "could not be started";
+    case FailureKind::InitFailed: return "reported an init failure";
+    case FailureKind::Exited: break;
+  }
+  return f.status ? f.status->describe() : std::string("failed");
+}
+
+std::string likely_cause(const WorkerFailure& f) {
+  switch (f.kind) {
+    case FailureKind::SpawnFailed: return "the program path or permissions are wrong on that node";
+    case FailureKind::InitTimeout:
+      return "a peer never completed the process group's set-up (crashed, wrong MASTER_ADDR/port, firewall, wrong "
+             "NCCL_SOCKET_IFNAME) — see the other ranks' output";
+    case FailureKind::SetupTimeout:
+      return "the program did not reach init_process_group in time (slow data loading, a stuck import, or a "
+             "setup_timeout_s shorter than its start-up)";
+    default: break;
+  }
+  if (f.phase == FailurePhase::Init)
+    return "the program failed before its process group was up (NCCL/gloo initialisation, or an error in its "
+           "set-up) — check NCCL_SOCKET_IFNAME, the GPU driver, that every node reaches MASTER_ADDR:MASTER_PORT, "
+           "and the output below";
+  return "the training program failed after initialisation — read its output below";
+}
+
+std::string pid_text(const WorkerFailure& f) { return f.pid > 0 ? fmt::format(" pid {}", f.pid) : std::string(); }
+}  // namespace
+
+int failure_exit_code(const WorkerFailure& f) {
+  if (f.status && !f.status->success()) return f.status->shell_code();
+  return 1;
+}
+
+std::string describe_failure_line(const FailureReport& r) {
+  const WorkerFailure& f = r.failure;
+  return fmt::format("rank {} on node {} ({}){}: {} during {}{}", f.global_rank, f.node_rank, r.host, pid_text(f),
+                     how_it_ended(f), failure_phase_name(f.phase), f.detail.empty() ? "" : ": " + f.detail);
+}
+
+std::string describe_root_cause(const FailureReport& first, int other_failures, long generation,
+                                const std::string& budget) {
+  const WorkerFailure& f = first.failure;
+  std::string s = fmt::format(
+      "JOB FAILED — root cause: rank {} (local rank {}) on node {} ({}){}, {} during {} in generation {}.\n",
+      f.global_rank, f.local_rank, f.node_rank, first.host, pid_text(f).empty() ? "" : "," + pid_text(f),
+      how_it_ended(f), failure_phase_name(f.phase), generation);
+  if (!f.detail.empty()) s += fmt::format("  error: {}\n", f.detail);
+  if (f.kind == FailureKind::InitFailed && f.status) s += fmt::format("  then: {}\n", f.status->describe());
+  s += fmt::format("  likely cause: {}\n", likely_cause(f));
+  s += fmt::format("  restarts used: {}; other failures: {}\n", budget, other_failures);
+  if (!f.tail.empty()) {
+    s += fmt::format("  last {} output lines of rank {}:\n", f.tail.size(), f.global_rank);
+    for (const auto& line : f.tail) s += "    | " + line + "\n";
+  } else if (f.kind != FailureKind::InitTimeout && f.kind != FailureKind::SetupTimeout) {
+    s += fmt::format("  rank {} printed nothing.\n", f.global_rank);
+  } else {
+    s += fmt::format("  its output is above, prefixed with its rank.\n");
+  }
+  return s;
+}
+
+}  // namespace ddplaunch

@@ -1,0 +1,547 @@
+// JobPolicy driven directly: each case is a short script of events and the decisions it
+// must produce. No sockets, timers or processes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "policy/job_policy.h"
+
+namespace ddplaunch {
+namespace {
+
+using namespace std::chrono_literals;
+using Decisions = JobPolicy::Decisions;
+const PolicyClock::time_point t0{};
+
+rendezvous::NodeRecord node(int rank, int nproc = 2, std::string address = "127.0.0.1") {
+  rendezvous::NodeRecord n;
+  n.node_rank = rank;
+  n.facts.nproc = nproc;
+  n.facts.hostname = "host" + std::to_string(rank);
+  n.observed_address = std::move(address);
+  return n;
+}
+
+std::vector<rendezvous::NodeRecord> nodes(int count, int nproc = 2) {
+  std::vector<rendezvous::NodeRecord> out;
+  for (int i = 0; i < count; ++i) out.push_back(node(i, nproc));
+  return out;
+}
+
+PolicySettings settings(int expected_nodes = 2) {
+  PolicySettings s;
+  s.expected_nodes = expected_nodes;
+  s.restart.init_restarts = 3;
+  s.restart.max_restarts = 0;
+  s.restart.backoff_s = 0;
+  s.restart.jitter = 0;
+  s.timeout.base_s = 10;
+  s.timeout.per_node_s = 0;
+  s.timeout.min_s = 10;
+  s.timeout.rtt_factor = 0;
+  s.worker_master_addr = "127.0.0.1";
+  s.master_is_loopback = true;
+  return s;
+}
+
+template <class T>
+const T* find(const Decisions& d) {
+  for (const auto& x : d)
+    if (auto* p = std::get_if<T>(&x)) return p;
+  return nullptr;
+}
+
+template <class T>
+int count(const Decisions& d) {
+  int n = 0;
+  for (const auto& x : d) n += std::holds_alternative<T>(x) ? 1 : 0;
+  return n;
+}
+
+std::string logs(const Decisions& d) {
+  std::string all;
+  for (const auto& x : d)
+    if (auto* l = std::get_if<decision::Log>(&x)) all += l->text + "\n";
+  return all;
+}
+
+FailureReport failure(int node_rank, int rank, FailurePhase phase = FailurePhase::Init,
+                      FailureKind kind = FailureKind::Exited, int code = 3, std::string detail = "") {
+  FailureReport r;
+  r.host = "host" + std::to_string(node_rank);
+  r.failure.node_rank = node_rank;
+  r.failure.global_rank = rank;
+  r.failure.pid = 100 + rank;
+  r.failure.phase = phase;
+  r.failure.kind = kind;
+  r.failure.status = ExitStatus{false, code, 0, false};
+  r.failure.detail = std::move(detail);
+  r.failure.tail = {"last words of rank " + std::to_string(rank)};
+  return r;
+}
+
+RankReport rank(int r, RankPhase phase, int entries) { return RankReport{r, 100 + r, phase, entries, ""}; }
+
+// A policy with `count` nodes joined for generation 0.
+struct Job {
+  explicit Job(PolicySettings s = settings(), int count = 2, int nproc = 2) : policy(s) {
+    joined = policy.on_nodes_joined(0, nodes(count, nproc), t0);
+  }
+  // Restart decided by a failure: wait out the backoff and rejoin for the next generation.
+  Decisions restart_and_rejoin(int count = 2, int nproc = 2) {
+    Decisions elapsed = policy.on_backoff_elapsed(policy.generation() + 1);
+    Decisions joined_again = policy.on_nodes_joined(policy.generation(), nodes(count, nproc), t0);
+    elapsed.insert(elapsed.end(), joined_again.begin(), joined_again.end());
+    return elapsed;
+  }
+  JobPolicy policy;
+  Decisions joined;
+};
+
+// ---- planning -----------------------------------------------------------------------------
+
+TEST(JobPolicy, EveryNodeJoinedPlansGenerationZeroWithTheComputedDeadline) {
+  Job job;
+  auto* plan = find<decision::PlanGeneration>(job.joined);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->generation, 0);
+  EXPECT_DOUBLE_EQ(plan->timeout_s, 10);
+  EXPECT_TRUE(plan->fresh_port);  // worker_port auto
+  EXPECT_EQ(job.policy.phase(), JobPhase::Running);
+}
+
+TEST(JobPolicy, LoopbackMasterWithANodeFromElsewhereIsRefused) {
+  JobPolicy policy(settings());
+  auto d = policy.on_nodes_joined(0, {node(0), node(1, 2, "10.0.0.7")}, t0);
+  auto* refuse = find<decision::RefuseJob>(d);
+  ASSERT_TRUE(refuse);
+  EXPECT_NE(refuse->reason.find("node 1 (host1) joined from 10.0.0.7"), std::string::npos) << refuse->reason;
+  EXPECT_EQ(policy.phase(), JobPhase::Ended);
+}
+
+TEST(JobPolicy, DifferingProgramsWarnByDefault) {
+  auto n = nodes(2);
+  n[1].facts.program_fingerprint = "abc";
+  n[0].facts.program_fingerprint = "def";
+  JobPolicy policy(settings());
+  auto d = policy.on_nodes_joined(0, n, t0);
+  EXPECT_TRUE(find<decision::PlanGeneration>(d));
+  EXPECT_NE(logs(d).find("nodes differ"), std::string::npos) << logs(d);
+}
+
+TEST(JobPolicy, DifferingNcclVersionsRefusedWithVersionMismatchRefuse) {
+  auto s = settings();
+  s.refuse_version_mismatch = true;
+  auto n = nodes(2);
+  n[0].facts.nccl_version = "2.18";
+  n[1].facts.nccl_version = "2.21";
+  JobPolicy policy(s);
+  auto d = policy.on_nodes_joined(0, n, t0);
+  auto* refuse = find<decision::RefuseJob>(d);
+  ASSERT_TRUE(refuse);
+  EXPECT_NE(refuse->reason.find("NCCL version '2.21'"), std::string::npos) << refuse->reason;
+}
+
+TEST(JobPolicy, AFailedPortCheckRefusesTheJob) {
+  auto s = settings();
+  s.worker_port_auto = false;
+  Job job(s);
+  EXPECT_FALSE(find<decision::PlanGeneration>(job.joined)->fresh_port);
+  auto d = job.policy.on_plan_failed("port 29500 is in use");
+  ASSERT_TRUE(find<decision::RefuseJob>(d));
+  EXPECT_EQ(job.policy.phase(), JobPhase::Ended);
+}
+
+TEST(JobPolicy, TheDeadlineGrowsWithEveryGeneration) {
+  auto s = settings();
+  s.timeout.restart_factor = 2;
+  Job job(s);
+  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  auto d = job.restart_and_rejoin();
+  auto* plan = find<decision::PlanGeneration>(d);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->generation, 1);
+  EXPECT_DOUBLE_EQ(plan->timeout_s, 20);
+}
+
+TEST(JobPolicy, DedicatedNicAllowanceOnlyWhenEveryNodeChoseAnInterface) {
+  auto s = settings();
+  s.timeout.dedicated_nic_s = 7;
+  s.master_is_loopback = false;
+  auto n = nodes(2);
+  n[0].facts.socket_ifname = "eth1";
+  JobPolicy one_set(s);
+  EXPECT_DOUBLE_EQ(find<decision::PlanGeneration>(one_set.on_nodes_joined(0, n, t0))->timeout_s, 10);
+  n[1].facts.socket_ifname = "eth1";
+  JobPolicy both_set(s);
+  EXPECT_DOUBLE_EQ(find<decision::PlanGeneration>(both_set.on_nodes_joined(0, n, t0))->timeout_s, 17);
+}
+
+TEST(JobPolicy, PortAtFaultGetsAFreshPortInTheNextGeneration) {
+  auto s = settings();
+  s.worker_port_auto = false;
+  Job job(s);
+  job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Init, FailureKind::Exited, 1,
+                                            "RuntimeError: The server socket has failed to listen: EADDRINUSE"));
+  auto d = job.restart_and_rejoin();
+  EXPECT_TRUE(find<decision::PlanGeneration>(d)->fresh_port);
+}
+
+TEST(JobPolicy, FixedPortIsKeptWhenThePortWasNotAtFault) {
+  auto s = settings();
+  s.worker_port_auto = false;
+  Job job(s);
+  job.policy.on_worker_failed(0, 0, failure(0, 0));
+  auto d = job.restart_and_rejoin();
+  EXPECT_FALSE(find<decision::PlanGeneration>(d)->fresh_port);
+}
+
+// ---- restarts -----------------------------------------------------------------------------
+
+TEST(JobPolicy, InitFailureRestartsTheWholeGroupOnEveryNode) {
+  Job job;
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 3));
+  auto* scheduled = find<decision::ScheduleRestart>(d);
+  ASSERT_TRUE(scheduled);
+  EXPECT_EQ(scheduled->generation, 1);
+  EXPECT_EQ(count<decision::OrderRestart>(d), 0);  // not before the backoff
+  EXPECT_NE(logs(d).find("restart 1 of 3"), std::string::npos) << logs(d);
+  EXPECT_EQ(job.policy.phase(), JobPhase::RestartPending);
+  auto ordered = job.policy.on_backoff_elapsed(1);
+  auto* restart = find<decision::OrderRestart>(ordered);
+  ASSERT_TRUE(restart);
+  EXPECT_EQ(restart->generation, 1);
+  EXPECT_NE(restart->reason.find("rank 3 on node 1"), std::string::npos) << restart->reason;
+  EXPECT_EQ(job.policy.phase(), JobPhase::Rejoining);
+}
+
+TEST(JobPolicy, BackoffDoublesAndIsCapped) {
+  auto s = settings();
+  s.restart.backoff_s = 1;
+  s.restart.backoff_max_s = 3;
+  Job job(s);
+  std::vector<double> delays;
+  for (int i = 0; i < 3; ++i) {
+    auto d = job.policy.on_worker_failed(0, job.policy.generation(), failure(0, 0));
+    ASSERT_TRUE(find<decision::ScheduleRestart>(d)) << i;
+    delays.push_back(find<decision::ScheduleRestart>(d)->delay_s);
+    job.restart_and_rejoin();
+  }
+  EXPECT_EQ(delays, (std::vector<double>{1, 2, 3}));
+}
+
+TEST(JobPolicy, InitBudgetExhaustedStopsWithTheFirstFailureAsRootCause) {
+  auto s = settings();
+  s.restart.init_restarts = 1;
+  Job job(s);
+  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  job.restart_and_rejoin();
+  auto d = job.policy.on_worker_failed(1, 1, failure(1, 3, FailurePhase::Init, FailureKind::Exited, 5));
+  auto* stop = find<decision::OrderStop>(d);
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->exit_code, 5);
+  EXPECT_EQ(stop->generation, 1);
+  EXPECT_NE(logs(d).find("not restarting: all 1 automatic init restarts"), std::string::npos) << logs(d);
+  job.policy.on_worker_failed(0, 1, failure(0, 0));  // a consequence, later
+  job.policy.on_node_finished(0, 1, 143);
+  auto end = job.policy.on_node_finished(1, 1, 5);
+  ASSERT_TRUE(find<decision::EndJob>(end));
+  EXPECT_EQ(find<decision::EndJob>(end)->exit_code, 5);
+  const std::string report = logs(end);
+  EXPECT_NE(report.find("JOB FAILED — root cause: rank 3"), std::string::npos) << report;
+  EXPECT_NE(report.find("restarts used: 1 of 1"), std::string::npos) << report;
+  EXPECT_NE(report.find("other failures: 2"), std::string::npos) << report;
+}
+
+TEST(JobPolicy, InitFailuresSpendMaxRestartsOnceTheInitBudgetIsGone) {
+  auto s = settings();
+  s.restart.init_restarts = 1;
+  s.restart.max_restarts = 1;
+  Job job(s);
+  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(0, 0, failure(0, 0))));
+  job.restart_and_rejoin();
+  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(0, 1, failure(0, 0))));
+  job.restart_and_rejoin();
+  EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_worker_failed(0, 2, failure(0, 0))));
+  EXPECT_EQ(job.policy.restarts_used(), 2);
+}
+
+TEST(JobPolicy, RuntimeFailureStopsWithoutMaxRestarts) {
+  Job job;
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime, FailureKind::Exited, 4));
+  auto* stop = find<decision::OrderStop>(d);
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->exit_code, 4);
+  EXPECT_NE(logs(d).find("--max-restarts"), std::string::npos) << logs(d);
+}
+
+TEST(JobPolicy, RuntimeFailureRestartsWithMaxRestartsAndNeverSpendsTheInitBudget) {
+  auto s = settings();
+  s.restart.max_restarts = 1;
+  Job job(s);
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime));
+  ASSERT_TRUE(find<decision::ScheduleRestart>(d));
+  EXPECT_NE(logs(d).find("restart 1 of 1"), std::string::npos) << logs(d);
+  job.restart_and_rejoin();
+  EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_worker_failed(1, 1, failure(1, 2, FailurePhase::Runtime))));
+}
+
+TEST(JobPolicy, RestartOnInitOnlyNeverRestartsRuntimeFailures) {
+  auto s = settings();
+  s.restart.max_restarts = 5;
+  s.restart.on_runtime_failure = false;
+  Job job(s);
+  auto d = job.policy.on_worker_failed(0, 0, failure(0, 1, FailurePhase::Runtime));
+  EXPECT_TRUE(find<decision::OrderStop>(d));
+  EXPECT_NE(logs(d).find("restart_on does not include runtime"), std::string::npos) << logs(d);
+}
+
+TEST(JobPolicy, AProgramThatCannotBeStartedIsNeverRestarted) {
+  Job job;
+  auto d = job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Init, FailureKind::SpawnFailed, 127));
+  EXPECT_TRUE(find<decision::OrderStop>(d));
+  EXPECT_EQ(count<decision::ScheduleRestart>(d), 0);
+}
+
+TEST(JobPolicy, FailuresFromTwoNodesInOneGenerationMakeOneDecision) {
+  Job job;
+  auto first = job.policy.on_worker_failed(1, 0, failure(1, 2));
+  auto second = job.policy.on_worker_failed(0, 0, failure(0, 0));
+  EXPECT_EQ(count<decision::ScheduleRestart>(first), 1);
+  EXPECT_EQ(count<decision::ScheduleRestart>(second) + count<decision::OrderStop>(second), 0);
+  EXPECT_EQ(job.policy.restarts_used(), 1);
+}
+
+TEST(JobPolicy, AStaleReportFromAnOlderGenerationIsIgnored) {
+  Job job;
+  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  job.restart_and_rejoin();
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2));  // generation 0, arriving late
+  EXPECT_TRUE(d.empty());
+  EXPECT_TRUE(job.policy.on_node_finished(1, 0, 1).empty());
+  EXPECT_EQ(job.policy.phase(), JobPhase::Running);
+}
+
+TEST(JobPolicy, AFailureAfterTheStopDecisionIsLoggedButDecidesNothing) {
+  Job job;
+  job.policy.on_worker_failed(0, 0, failure(0, 1, FailurePhase::Runtime));
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime));
+  EXPECT_EQ(count<decision::OrderStop>(d), 0);
+  EXPECT_NE(logs(d).find("failure: rank 2"), std::string::npos);
+}
+
+// ---- the end of the job -------------------------------------------------------------------
+
+TEST(JobPolicy, EveryNodeFinishedSuccessfullyEndsTheJobWithZero) {
+  Job job;
+  EXPECT_TRUE(job.policy.on_node_finished(0, 0, 0).empty());
+  auto d = job.policy.on_node_finished(1, 0, 0);
+  ASSERT_TRUE(find<decision::EndJob>(d));
+  EXPECT_EQ(find<decision::EndJob>(d)->exit_code, 0);
+  EXPECT_NE(logs(d).find("job succeeded"), std::string::npos);
+  EXPECT_EQ(job.policy.phase(), JobPhase::Ended);
+}
+
+TEST(JobPolicy, ANodeFinishingWithAnErrorAndNoFailureReportEndsWithItsCode) {
+  Job job;
+  job.policy.on_node_finished(0, 0, 0);
+  EXPECT_EQ(find<decision::EndJob>(job.policy.on_node_finished(1, 0, 9))->exit_code, 9);
+}
+
+TEST(JobPolicy, ANodeProblemStopsTheJobWithItsExitCode) {
+  Job job;
+  auto d = job.policy.on_node_problem(1, 0, "NCCL_SOCKET_IFNAME=bogus0 selects no interface", 2);
+  auto* stop = find<decision::OrderStop>(d);
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->exit_code, 2);
+  EXPECT_NE(stop->reason.find("node 1: NCCL_SOCKET_IFNAME"), std::string::npos);
+  job.policy.on_node_finished(0, 0, 143);
+  EXPECT_EQ(find<decision::EndJob>(job.policy.on_node_finished(1, 0, 2))->exit_code, 2);
+}
+
+TEST(JobPolicy, ASignalDuringTheRestartBackoffStopsInsteadOfRestarting) {
+  Job job;
+  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  auto d = job.policy.on_node_problem(0, 0, "interrupted by SIGINT on host0", 130);
+  EXPECT_EQ(find<decision::OrderStop>(d)->exit_code, 130);
+  EXPECT_TRUE(job.policy.on_backoff_elapsed(1).empty());  // the timer fires anyway: nothing happens
+  job.policy.on_node_finished(0, 0, 130);
+  EXPECT_EQ(find<decision::EndJob>(job.policy.on_node_finished(1, 0, 143))->exit_code, 130);
+}
+
+TEST(JobPolicy, ANodeLostDuringInitStopsTheOthersAndEndsWhenTheyFinished) {
+  Job job(settings(3), 3);
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0);
+  auto d = job.policy.on_node_lost(2, "heartbeat timeout");
+  auto* stop = find<decision::OrderStop>(d);
+  ASSERT_TRUE(stop);
+  EXPECT_NE(stop->reason.find("node 2 (host2, 127.0.0.1) was lost: heartbeat timeout"), std::string::npos);
+  EXPECT_TRUE(job.policy.on_node_finished(0, 0, 143).empty());
+  EXPECT_EQ(find<decision::EndJob>(job.policy.on_node_finished(1, 0, 143))->exit_code, 1);
+}
+
+TEST(JobPolicy, ANodeLostWhileRunningEndsTheJobWithOne) {
+  Job job;
+  job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t0);
+  EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_node_lost(1, "connection closed")));
+  EXPECT_EQ(find<decision::EndJob>(job.policy.on_node_finished(0, 0, 143))->exit_code, 1);
+}
+
+TEST(JobPolicy, ANodeLostWhileStoppingOrdersNoSecondStop) {
+  Job job;
+  job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Runtime, FailureKind::Exited, 4));
+  auto d = job.policy.on_node_lost(1, "connection closed");
+  EXPECT_EQ(count<decision::OrderStop>(d), 0);
+  EXPECT_EQ(find<decision::EndJob>(job.policy.on_node_finished(0, 0, 4))->exit_code, 4);
+}
+
+TEST(JobPolicy, ANodeLostDuringTheBackoffCancelsTheRestart) {
+  Job job;
+  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_node_lost(1, "link down")));
+  EXPECT_TRUE(job.policy.on_backoff_elapsed(1).empty());
+  EXPECT_TRUE(find<decision::EndJob>(job.policy.on_node_finished(0, 0, 143)));
+}
+
+TEST(JobPolicy, AJoinTimeoutAbortsTheWaitNamingTheMissingNodes) {
+  JobPolicy policy(settings(3));
+  auto d = policy.on_join_timeout("join timeout: after 300 s only 2 of 3 nodes have joined; missing: node rank 2", false);
+  auto* abort = find<decision::AbortJoin>(d);
+  ASSERT_TRUE(abort);
+  EXPECT_NE(abort->reason.find("missing: node rank 2"), std::string::npos);
+  EXPECT_NE(abort->reason.find("--job-id"), std::string::npos);
+  EXPECT_EQ(policy.phase(), JobPhase::Ended);
+}
+
+TEST(JobPolicy, DoctorPrintsOneTableAndEndsWithTheVerdict) {
+  auto s = settings();
+  s.doctor = true;
+  Job ok(s);
+  EXPECT_TRUE(ok.policy.on_doctor_report(0, true, "eth0", "").empty());
+  auto d = ok.policy.on_doctor_report(1, true, "eth0", "");
+  ASSERT_TRUE(find<decision::PrintTable>(d));
+  EXPECT_NE(find<decision::PrintTable>(d)->text.find("doctor: the job would start."), std::string::npos);
+  EXPECT_EQ(find<decision::EndJob>(d)->exit_code, 0);
+
+  Job bad(s);
+  bad.policy.on_doctor_report(0, true, "eth0", "");
+  auto failed = bad.policy.on_doctor_report(1, false, "-", "NCCL_SOCKET_IFNAME=bogus0 selects no interface");
+  EXPECT_NE(find<decision::PrintTable>(failed)->text.find("FAIL: NCCL_SOCKET_IFNAME=bogus0"), std::string::npos);
+  EXPECT_EQ(find<decision::EndJob>(failed)->exit_code, 1);
+}
+
+// ---- the group's init deadline ------------------------------------------------------------
+
+TEST(JobPolicy, NoInitDeadlineWhileARankIsStillInSetup) {
+  Job job;
+  auto d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0);
+  d = job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Setup, 0)}, t0);
+  EXPECT_EQ(count<decision::ArmInitDeadline>(d), 0);
+}
+
+TEST(JobPolicy, TheInitDeadlineStartsWhenTheLastRankEntersInit) {
+  Job job;
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Running, 1)}, t0);
+  auto d = job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Init, 1)}, t0 + 40s);
+  auto* arm = find<decision::ArmInitDeadline>(d);
+  ASSERT_TRUE(arm);
+  EXPECT_DOUBLE_EQ(arm->seconds, 10);
+  EXPECT_EQ(arm->generation, 0);
+}
+
+TEST(JobPolicy, APassedInitDeadlineIsAnInitFailureNamingTheRankAndTheKeyToChange) {
+  Job job;
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Running, 1)}, t0);
+  auto armed = job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t0);
+  auto* arm = find<decision::ArmInitDeadline>(armed);
+  ASSERT_TRUE(arm);
+  auto d = job.policy.on_init_deadline(0, arm->serial);
+  ASSERT_TRUE(find<decision::ScheduleRestart>(d));
+  const std::string text = logs(d);
+  EXPECT_NE(text.find("rank 0 on node 0 (host0) pid 100: passed the group's init deadline during init"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("timeout.base_s"), std::string::npos) << text;
+}
+
+TEST(JobPolicy, ADeadlineFiringAfterEveryRankIsRunningIsIgnored) {
+  Job job;
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0);
+  auto armed = job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Init, 1)}, t0);
+  const int serial = find<decision::ArmInitDeadline>(armed)->serial;
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t0 + 1s);
+  job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t0 + 1s);
+  EXPECT_TRUE(job.policy.on_init_deadline(0, serial).empty());
+  EXPECT_EQ(job.policy.phase(), JobPhase::Running);
+}
+
+TEST(JobPolicy, ALazyCommunicatorInitWaitsForTheRankThatHasNotReachedIt) {
+  // torch 2.x: every rank is running after init_process_group; rank 1 enters NCCL
+  // communicator init at its first collective while rank 0 still evaluates alone.
+  Job job(settings(1), 1);
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t0);
+  auto d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Init, 2)}, t0 + 1s);
+  EXPECT_EQ(count<decision::ArmInitDeadline>(d), 0);
+  d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 2), rank(1, RankPhase::Init, 2)}, t0 + 60s);
+  EXPECT_EQ(count<decision::ArmInitDeadline>(d), 1);  // now both are in that init: it is judged
+}
+
+TEST(JobPolicy, AnExitedRankDoesNotHoldTheDeadlineBack) {
+  Job job(settings(1), 1);
+  auto d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Exited, 0), rank(1, RankPhase::Init, 1)}, t0);
+  EXPECT_EQ(count<decision::ArmInitDeadline>(d), 1);
+}
+
+TEST(JobPolicy, RanksWaitingForARankInSetupAreReportedAtASteadyPaceAndNeverKilled) {
+  Job job;
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0 + 1s);
+  job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Setup, 0)}, t0 + 1s);
+  EXPECT_TRUE(job.policy.on_tick(t0 + 5s).empty());  // too early to bother anyone
+  auto d = job.policy.on_tick(t0 + 240s);
+  const std::string text = logs(d);
+  EXPECT_NE(text.find("3 rank(s) wait in init for rank 3 (node 1), still in setup after 4 min"), std::string::npos)
+      << text;
+  EXPECT_TRUE(job.policy.on_tick(t0 + 250s).empty());  // the next one comes after the interval
+  EXPECT_FALSE(job.policy.on_tick(t0 + 271s).empty());
+  EXPECT_EQ(count<decision::OrderStop>(d) + count<decision::ScheduleRestart>(d), 0);
+  EXPECT_EQ(job.policy.phase(), JobPhase::Running);
+}
+
+TEST(JobPolicy, SetupIsUnboundedByDefault) {
+  Job job;
+  EXPECT_TRUE(job.policy.on_tick(t0 + 10h).empty());
+  EXPECT_EQ(job.policy.phase(), JobPhase::Running);
+}
+
+TEST(JobPolicy, SetupTimeoutWhenTheUserSetsOne) {
+  auto s = settings();
+  s.setup_timeout_s = 60;
+  Job job(s);
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0 + 1s);
+  EXPECT_EQ(count<decision::ScheduleRestart>(job.policy.on_tick(t0 + 30s)), 0);  // a wait report at most
+  auto d = job.policy.on_tick(t0 + 61s);
+  ASSERT_TRUE(find<decision::ScheduleRestart>(d));
+  EXPECT_NE(logs(d).find("setup_timeout_s"), std::string::npos) << logs(d);
+  EXPECT_NE(logs(d).find("rank 2 on node 1"), std::string::npos) << logs(d);
+}
+
+TEST(JobPolicy, ReportsAboutRanksOfAnotherNodeAreIgnored) {
+  Job job;
+  // Node 1 claims ranks 0 and 1 (node 0's) are in init: that must not arm anything.
+  job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Init, 1)}, t0);
+  auto d = job.policy.on_ranks_reported(1, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0);
+  EXPECT_EQ(count<decision::ArmInitDeadline>(d), 0);
+  EXPECT_EQ(job.policy.ranks().ranks()[0].last.phase, RankPhase::Setup);
+}
+
+TEST(JobPolicy, AWorkerFailureReportForAnotherNodeIsPinnedToTheSender) {
+  // The coordinator pins node_rank to the connection; the policy keys its records by it.
+  Job job;
+  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  EXPECT_NE(job.policy.last_error(1).find("rank 2 on node 1"), std::string::npos);
+  EXPECT_TRUE(job.policy.last_error(0).empty());
+}
+
+}  // namespace
+}  // namespace ddplaunch
