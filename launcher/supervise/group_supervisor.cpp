@@ -40,6 +40,7 @@ GroupSupervisor::~GroupSupervisor() {
 }
 
 void GroupSupervisor::close() {
+  closed_ = true;
   kill_all(SIGKILL);
   boost::system::error_code ignored;
   child_exits_.cancel(ignored);
@@ -51,9 +52,9 @@ void GroupSupervisor::close() {
 // The one wait for children: every SIGCHLD reaps whichever workers have exited.
 void GroupSupervisor::wait_for_child_exits() {
   child_exits_.async_wait([this](const boost::system::error_code& ec, int) {
-    if (ec) return;  // closed
+    if (ec || closed_) return;
     reap_exited_children();
-    wait_for_child_exits();
+    if (!closed_) wait_for_child_exits();  // a reaped worker may have finished the node (close())
   });
 }
 

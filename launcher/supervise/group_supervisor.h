@@ -82,6 +82,7 @@ class GroupSupervisor {
   std::vector<std::shared_ptr<Worker>> workers_;
   NodeAssignment assignment_;
   bool stopping_ = false;
+  bool closed_ = false;
   bool outcome_delivered_ = true;
   boost::asio::steady_timer init_grace_, kill_timer_, drain_timer_;
 };

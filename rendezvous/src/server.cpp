@@ -247,7 +247,7 @@ void Server::Impl::on_join_deadline() {
                                ": after " + detail::format_seconds(opt_.join_timeout) + " only " +
                                std::to_string(rejoined_count_) + " of " +
                                std::to_string(opt_.expected_nodes) + " nodes have rejoined";
-  timeout.what = what + "; missing: " + detail::join_list(timeout.missing);
+  timeout.what = what + "; missing " + detail::join_list(timeout.missing);
   if (cb_.on_join_timeout) cb_.on_join_timeout(timeout);
   else abort(timeout.what);  // no launcher to decide: a wait must still end
 }

@@ -141,7 +141,7 @@ TEST(SingleNode, EveryRankGetsTheEnvironmentContract) {
     EXPECT_EQ(e["MASTER_ADDR"], "127.0.0.1");
     EXPECT_EQ(e["MASTER_PORT"], port) << "every rank must use one c10d store port";
     EXPECT_EQ(e["TORCHELASTIC_RESTART_COUNT"], "0");
-    EXPECT_EQ(e["TORCHELASTIC_MAX_RESTARTS"], "3");
+    EXPECT_EQ(e["TORCHELASTIC_MAX_RESTARTS"], "0");  // torchrun's default --max-restarts
     EXPECT_EQ(e["TORCHELASTIC_USE_AGENT_STORE"], "False");
     EXPECT_EQ(e["TORCHELASTIC_RUN_ID"], run_id);
     EXPECT_EQ(e["OMP_NUM_THREADS"], "1");

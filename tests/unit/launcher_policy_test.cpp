@@ -407,10 +407,10 @@ TEST(JobPolicy, ANodeLostDuringTheBackoffCancelsTheRestart) {
 
 TEST(JobPolicy, AJoinTimeoutAbortsTheWaitNamingTheMissingNodes) {
   JobPolicy policy(settings(3));
-  auto d = policy.on_join_timeout("join timeout: after 300 s only 2 of 3 nodes have joined; missing: node rank 2", false);
+  auto d = policy.on_join_timeout("join timeout: after 300 s only 2 of 3 nodes have joined; missing node rank 2", false);
   auto* abort = find<decision::AbortJoin>(d);
   ASSERT_TRUE(abort);
-  EXPECT_NE(abort->reason.find("missing: node rank 2"), std::string::npos);
+  EXPECT_NE(abort->reason.find("missing node rank 2"), std::string::npos);
   EXPECT_NE(abort->reason.find("--job-id"), std::string::npos);
   EXPECT_EQ(policy.phase(), JobPhase::Ended);
 }
