@@ -139,8 +139,8 @@ int main(int argc, char** argv) {
   plan.facts = gather_node_facts(config, plan.nproc, gpus);
   if (auto ifname = env.find("NCCL_SOCKET_IFNAME"); ifname != env.end()) plan.facts.socket_ifname = ifname->second;
   if (config.dry_run) return print_dry_run(config, plan);
-  plan.host_server = config.standalone || config.node_rank == 0 ||
-                     (config.node_rank < 0 && is_local_address(plan.master_ip));
+  plan.host_chosen_by_address = !config.standalone && config.node_rank < 0 && is_local_address(plan.master_ip);
+  plan.host_server = config.standalone || config.node_rank == 0 || plan.host_chosen_by_address;
 
   // Rendezvous, spawn and supervise: all inside the one event loop.
   boost::asio::io_context io;

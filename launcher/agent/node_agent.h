@@ -36,6 +36,7 @@ struct NodePlan {                 // what main resolved before the event loop st
   std::string master_ip;          // resolved
   int rendezvous_port = 0;        // 0 with --standalone: any free port
   bool host_server = false;       // this node runs the rendezvous server (node rank 0)
+  bool host_chosen_by_address = false;  // no --node-rank: hosting because the master address is ours
   int nproc = 1;
   int gpu_count = 0;
   std::string hostname;

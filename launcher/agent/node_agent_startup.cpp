@@ -22,8 +22,21 @@ namespace ddplaunch {
 std::string NodeAgent::start() {
   if (std::string error = status_.open(); !error.empty()) return error;
   int port = plan_.rendezvous_port;
-  if (plan_.host_server)
-    if (std::string error = host_rendezvous(port); !error.empty()) return error;
+  if (plan_.host_server) {
+    std::string error = host_rendezvous(port);
+    // Two launchers on one host with the same torchrun line (no --node-rank): the first
+    // hosts the rendezvous, the second finds the port taken and joins it as a node.
+    const bool taken = error.find("EADDRINUSE") != std::string::npos;
+    if (!error.empty() && !(taken && plan_.host_chosen_by_address)) return error;
+    if (!error.empty()) {
+      spdlog::info("the rendezvous port {} is already hosted on this machine (another ddplaunch of this job?): "
+                   "joining it as a node",
+                   port);
+      server_.reset();
+      coordinator_.reset();
+      plan_.host_server = false;
+    }
+  }
   join_master(port);
   if (!plan_.host_server) watch_join();
   wait_for_signals();

@@ -82,6 +82,11 @@ void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
                             opt_.launcher_version + "'; install the same ddplaunch on all nodes");
   }
   int expected = opt_.expected_nodes;
+  if (facts.expected_nodes > 0 && facts.expected_nodes != expected) {
+    return refuse(peer, who + " was started for a job of " + std::to_string(facts.expected_nodes) +
+                            " nodes, but the master (node 0) for " + std::to_string(expected) +
+                            "; pass the same --nodes / --nnodes on every node");
+  }
   if (phase_ != Phase::kWaitingJoins || static_cast<int>(joined_.size()) >= expected) {
     return refuse(peer, "too many nodes: the job expects " + std::to_string(expected) +
                             " nodes and all have joined already; " + who +
@@ -215,11 +220,9 @@ void Server::Impl::plan_generation() {
   a.worker_master_port = plan.worker_master_port;
   a.timeout_s = plan.timeout_s;
   a.run_id = plan.run_id;
-  a.extra = plan.extra;
   for (std::size_t r = 0; r < records.size(); ++r) {
     a.node_rank = static_cast<int>(r);
     a.rank_offset = offsets[r];
-    a.address_seen_by_master = records[r].observed_address;
     Frame f = frame_of(detail::kAssign);
     detail::put_assignment(f, a);
     by_rank_[r]->conn->send(f, tail);

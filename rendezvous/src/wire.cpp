@@ -99,6 +99,7 @@ void put_facts(Fields& f, const std::string& prefix, const NodeFacts& facts) {
   f[prefix + "cuda"] = facts.cuda_version;
   f[prefix + "nccl"] = facts.nccl_version;
   f[prefix + "ifname"] = facts.socket_ifname;
+  f[prefix + "nodes"] = std::to_string(facts.expected_nodes);
 }
 
 bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::string& error) {
@@ -108,6 +109,8 @@ bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::
   if (!get_int(f, prefix + "req", -1, kMaxNodes, facts.requested_node_rank, error) ||
       !get_int(f, prefix + "nproc", 1, kMaxProcs, facts.nproc, error) ||
       !get_int(f, prefix + "gpus", 0, kMaxProcs, facts.gpu_count, error))
+    return false;
+  if (find_field(f, prefix + "nodes") && !get_int(f, prefix + "nodes", 0, kMaxNodes, facts.expected_nodes, error))
     return false;
   facts.launcher_version = get_or_empty(f, prefix + "lv");
   facts.program_fingerprint = get_or_empty(f, prefix + "fp");
@@ -146,8 +149,6 @@ void put_assignment(Frame& frame, const Assignment& a) {
   f["master_port"] = std::to_string(a.worker_master_port);
   f["timeout_s"] = format_double(a.timeout_s);
   f["run_id"] = a.run_id;
-  f["seen_addr"] = a.address_seen_by_master;
-  for (const auto& [k, v] : a.extra) f["x." + k] = v;
 }
 
 bool get_assignment(const Frame& frame, Assignment& out, std::string& error) {
@@ -167,9 +168,6 @@ bool get_assignment(const Frame& frame, Assignment& out, std::string& error) {
   }
   a.worker_master_addr = get_or_empty(f, "master_addr");
   a.run_id = get_or_empty(f, "run_id");
-  a.address_seen_by_master = get_or_empty(f, "seen_addr");
-  for (auto it = f.lower_bound("x."); it != f.end() && it->first.rfind("x.", 0) == 0; ++it)
-    a.extra[it->first.substr(2)] = it->second;
   if (auto* count_text = find_field(f, "n.count")) {
     long long count = 0;
     if (!parse_int(*count_text, 0, kMaxNodes, count)) {

@@ -24,6 +24,7 @@ struct NodeFacts {
   std::string hostname;
   std::vector<std::string> addresses;
   int requested_node_rank = -1;  // -1: any; the server assigns the lowest free rank in join order
+  int expected_nodes = 0;        // the node count this node was started with (0: not said)
   int nproc = 1;
   int gpu_count = 0;
   std::string launcher_version, program_fingerprint, driver_version, cuda_version, nccl_version;
@@ -44,7 +45,6 @@ struct JobPlan {
   int worker_master_port = 0;
   double timeout_s = 0;
   std::string run_id;
-  std::map<std::string, std::string> extra;
 };
 
 // What each node receives.
@@ -58,9 +58,7 @@ struct Assignment {
   int worker_master_port = 0;
   double timeout_s = 0;
   std::string run_id;
-  std::string address_seen_by_master;  // this node's IP as the master's socket saw it
-  std::map<std::string, std::string> extra;
-  // All nodes sorted by node_rank — filled only when node_count <= ServerOptions::max_listed_nodes
+  // All nodes sorted by node_rank (their addresses: the ring probe of issue 15 reads them) — filled only when node_count <= ServerOptions::max_listed_nodes
   // (default 256); above that it is empty, so that assignments stay O(K) in total, not O(K^2).
   std::vector<NodeRecord> nodes;
 };
