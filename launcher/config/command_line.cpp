@@ -1,146 +1,172 @@
-// Flag table → settings. `--flag value` and `--flag=value` both work; the program starts
-// after `--` or at the first argument that is not an option (torchrun style).
+// Command line → settings, through the flag table and CLI11. The program starts after `--`
+// or at the first argument that is not an option (torchrun style), so everything after it
+// belongs to the program. torchrun's PET_* variables fill the flags the line left out.
 #include "config/command_line.h"
 
-#include <algorithm>
-#include <optional>
-#include <string_view>
+#include <set>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include "config/cli_app.h"
+#include "config/flag_table.h"
+#include "config/launch_config.h"
+
+extern char** environ;
 
 namespace ddplaunch {
 
 namespace {
 
-struct Flag {
-  std::string_view name;        // without leading dashes
-  std::string_view setting;     // config key it sets
-  bool takes_value;             // false: sets the key to "true"
-  std::string_view help;
+// The arguments before the program, each as `--primary-name[=value]`, and the program.
+struct SplitArguments {
+  std::vector<std::string> options;
+  std::vector<std::string> program;
+  std::set<const FlagSpec*> given;
 };
 
-constexpr Flag kFlags[] = {
-    {"nodes", "nodes", true, "number of nodes (one ddplaunch per node)"},
-    {"nnodes", "nodes", true, "alias of --nodes (torchrun spelling)"},
-    {"nproc-per-node", "nproc_per_node", true, "workers on this node: N or auto (GPU count, else 1)"},
-    {"nproc_per_node", "nproc_per_node", true, "alias of --nproc-per-node"},
-    {"node-rank", "node_rank", true, "this node's rank (default: assigned by the master in join order)"},
-    {"node_rank", "node_rank", true, "alias of --node-rank"},
-    {"master", "master", true, "HOST:PORT of the rendezvous on node 0"},
-    {"rdzv-endpoint", "master", true, "alias of --master (torchrun spelling)"},
-    {"rdzv_endpoint", "master", true, "alias of --master"},
-    {"standalone", "standalone", false, "single node; rendezvous on 127.0.0.1, free ports"},
-    {"job-id", "job_id", true, "job identifier; must match on every node (default: from --master)"},
-    {"token", "token", true, "shared secret for joins (or DDPLAUNCH_TOKEN); never sent in clear"},
-    {"worker-port", "worker_port", true, "MASTER_PORT for the workers' c10d store: auto or a port"},
-    {"role", "role", true, "ROLE_NAME for the workers"},
-    {"slurm", "slurm", false, "take nodes, node rank and master from the Slurm step"},
-    {"join-timeout", "join_timeout_s", true, "seconds to wait for every node to join"},
-    {"connect-timeout", "connect_timeout_s", true, "seconds per TCP connect attempt to the master"},
-    {"heartbeat-interval", "heartbeat_interval_s", true, "seconds between heartbeats"},
-    {"heartbeat-timeout", "heartbeat_timeout_s", true, "seconds of silence before a node is declared lost"},
-    {"grace", "grace_s", true, "seconds between SIGTERM and SIGKILL when stopping workers"},
-    {"init-grace", "init_grace_s", true, "programs without shim count as initialised after this long (0: first output)"},
-    {"max-restarts", "restart.max_restarts", true, "group restarts allowed after failures"},
-    {"max_restarts", "restart.max_restarts", true, "alias of --max-restarts"},
-    {"restart-on", "restart.restart_on", true, "failures that restart the group: init or init,runtime"},
-    {"backoff", "restart.backoff_s", true, "seconds before the first restart (doubles each time)"},
-    {"shim", "shim", true, "init reporting: auto, preload (NCCL LD_PRELOAD), python, none"},
-    {"log-dir", "log_dir", true, "directory for per-rank log files (appended across restarts)"},
-    {"pause-ranks", "pause_ranks", true, "comma list of ranks to start stopped, for gdb -p"},
-    {"version-mismatch", "version_mismatch", true, "warn or refuse when nodes differ in versions"},
-};
+SplitArguments split_arguments(const std::vector<std::string>& args, std::size_t first, CommandLine& cl) {
+  SplitArguments out;
+  for (std::size_t i = first; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      out.program.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {  // first positional: the program starts here
+      out.program.assign(args.begin() + static_cast<long>(i), args.end());
+      break;
+    }
+    const bool long_form = arg[1] == '-';
+    std::string body = arg.substr(long_form ? 2 : 1);
+    std::optional<std::string> value;
+    if (auto eq = body.find('='); eq != std::string::npos) value = body.substr(eq + 1), body.resize(eq);
+    const FlagSpec* flag = find_flag(body);
+    if (!flag && !long_form && body.size() > 1 && !value) {  // -r3: a short flag with its value attached
+      if (const FlagSpec* f = find_flag(body.substr(0, 1)); f && f->kind != ValueKind::Switch)
+        flag = f, value = body.substr(1);
+    }
+    if (!flag) {
+      std::string hint = suggest_flag(body);
+      cl.errors.push_back(fmt::format("unknown option '{}'{} (see ddplaunch --help); put the program after '--' if "
+                                      "this belongs to it",
+                                      arg, hint.empty() ? "" : fmt::format(": did you mean {}?", hint)));
+      continue;
+    }
+    if (flag->kind != ValueKind::Switch && !value) {
+      if (i + 1 >= args.size()) {
+        cl.errors.push_back(fmt::format("{} needs a value (see ddplaunch --help)", arg));
+        continue;
+      }
+      value = args[++i];
+    }
+    out.given.insert(flag);
+    out.options.push_back("--" + primary_name(*flag) + (value ? "=" + *value : ""));
+  }
+  return out;
+}
 
-const Flag* find_flag(std::string_view name) {
-  auto it = std::find_if(std::begin(kFlags), std::end(kFlags), [&](const Flag& f) { return f.name == name; });
-  return it == std::end(kFlags) ? nullptr : &*it;
+// torchrun's --master-addr/--master-port name the static rendezvous; keep-alive keys of
+// --rdzv-conf become heartbeats. Both need every flag seen first.
+void combine(FlagContext& ctx) {
+  CommandLine& cl = ctx.cl;
+  if (ctx.master_addr || ctx.master_port) {
+    const bool endpoint_given =
+        std::any_of(cl.settings.begin(), cl.settings.end(), [](const auto& s) { return s.first == "master"; });
+    if (endpoint_given) {
+      cl.notes.push_back("--master-addr/--master-port are ignored: --rdzv-endpoint names the rendezvous (as in torchrun)");
+    } else {
+      std::string host = ctx.master_addr.value_or("127.0.0.1");
+      if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+      std::string endpoint = host + ":" + ctx.master_port.value_or("29500");
+      cl.settings.emplace_back("master", endpoint);
+      cl.notes.push_back(fmt::format(
+          "--master-addr/--master-port: node 0's ddplaunch hosts the rendezvous on {}; the workers' MASTER_PORT "
+          "(rank 0's c10d store) is another free port (--worker-port auto)", endpoint));
+    }
+  }
+  if (ctx.keep_alive_interval_s || ctx.keep_alive_attempts) {
+    double interval = ctx.keep_alive_interval_s.value_or(LaunchConfig{}.heartbeat_interval_s);
+    if (ctx.keep_alive_interval_s) cl.settings.emplace_back("heartbeat_interval_s", fmt::format("{}", interval));
+    cl.settings.emplace_back("heartbeat_timeout_s", fmt::format("{}", interval * ctx.keep_alive_attempts.value_or(3)));
+  }
 }
 
 }  // namespace
 
-CommandLine parse_command_line(const std::vector<std::string>& args) {
-  CommandLine cl;
-  std::size_t i = 0;
-  if (!args.empty() && args[0] == "doctor") cl.subcommand = Subcommand::Doctor, i = 1;
-  else if (!args.empty() && args[0] == "status") cl.subcommand = Subcommand::Status, i = 1;
-
-  for (; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") {
-      cl.program.assign(args.begin() + static_cast<long>(i) + 1, args.end());
-      break;
-    }
-    if (arg.size() < 2 || arg[0] != '-') {  // first positional: the program starts here
-      cl.program.assign(args.begin() + static_cast<long>(i), args.end());
-      break;
-    }
-    std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
-    std::optional<std::string> inline_value;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      inline_value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    auto take_value = [&]() -> std::optional<std::string> {
-      if (inline_value) return inline_value;
-      if (i + 1 < args.size()) return args[++i];
-      cl.errors.push_back(fmt::format("--{} needs a value (see ddplaunch --help)", name));
-      return std::nullopt;
-    };
-    if (name == "h" || name == "help") { cl.help = true; continue; }
-    if (name == "version") { cl.version = true; continue; }
-    if (name == "dry-run") { cl.dry_run = true; continue; }
-    if (name == "config") {
-      if (auto v = take_value()) cl.config_path = *v;
-      continue;
-    }
-    if (name == "set") {  // --set timeout.base_s=60: any config key
-      if (auto v = take_value()) {
-        auto eq = v->find('=');
-        if (eq == std::string::npos || eq == 0)
-          cl.errors.push_back(fmt::format("--set expects KEY=VALUE (got '{}')", *v));
-        else
-          cl.settings.emplace_back(v->substr(0, eq), v->substr(eq + 1));
-      }
-      continue;
-    }
-    const Flag* flag = find_flag(name);
-    if (!flag) {
-      cl.errors.push_back(fmt::format("unknown option '{}' (see ddplaunch --help); put the program after '--' "
-                                      "if this belongs to it", arg));
-      continue;
-    }
-    if (!flag->takes_value) {
-      if (inline_value && *inline_value != "true" && *inline_value != "false")
-        cl.errors.push_back(fmt::format("--{} takes no value or true/false (got '{}')", name, *inline_value));
-      cl.settings.emplace_back(std::string(flag->setting), inline_value.value_or("true"));
-      continue;
-    }
-    if (auto v = take_value()) cl.settings.emplace_back(std::string(flag->setting), *v);
+void add_flags(CLI::App& app, std::map<const CLI::Option*, const FlagSpec*>& options) {
+  for (const FlagSpec& flag : flag_table()) {
+    std::string help(flag.help);
+    if (!flag.pet.empty()) help += fmt::format(" [{}]", flag.pet);
+    CLI::Option* option = flag.kind == ValueKind::Switch
+                              ? app.add_flag(std::string(flag.names))->description(help)
+                              : app.add_option(std::string(flag.names))->description(help)->type_name(std::string(flag.value_name));
+    option->group(std::string(group_title(flag.group)));
+    option->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    options[option] = &flag;
   }
+}
+
+CommandLine parse_command_line(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
+  CommandLine cl;
+  std::size_t first = 0;
+  if (!args.empty() && args[0] == "doctor") cl.subcommand = Subcommand::Doctor, first = 1;
+  else if (!args.empty() && args[0] == "status") cl.subcommand = Subcommand::Status, first = 1;
+  SplitArguments split = split_arguments(args, first, cl);
+  cl.program = std::move(split.program);
+
+  CLI::App app;
+  app.set_help_flag();  // -h/--help is a row of the table
+  std::map<const CLI::Option*, const FlagSpec*> options;
+  add_flags(app, options);
+  std::vector<std::string> reversed(split.options.rbegin(), split.options.rend());  // CLI11 takes them reversed
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    cl.errors.push_back(fmt::format("{} (see ddplaunch --help)", e.what()));
+    return cl;
+  }
+
+  FlagContext ctx(cl);
+  // PET_* first, so anything on the command line (a flag or --set) overrides it.
+  for (const FlagSpec& flag : flag_table()) {
+    if (flag.pet.empty()) continue;
+    auto it = env.find(std::string(flag.pet));
+    if (it == env.end() || it->second.empty()) continue;
+    if (split.given.count(&flag)) {
+      cl.notes.push_back(fmt::format("--{} on the command line overrides {}={}", primary_name(flag), flag.pet, it->second));
+      continue;
+    }
+    std::string value = it->second;
+    if (flag.kind == ValueKind::Switch) value = value == "0" || value == "false" ? "false" : "true";
+    ctx.source = fmt::format("{}={}", flag.pet, it->second);
+    apply_flag_value(flag, value, ctx);
+    cl.notes.push_back(fmt::format("{}={} from the environment (torchrun's fallback for --{})", flag.pet, it->second,
+                                   primary_name(flag)));
+  }
+  // Then the flags, in the order given.
+  std::map<const CLI::Option*, std::size_t> seen;
+  for (const CLI::Option* option : app.parse_order()) {
+    const FlagSpec& flag = *options.at(option);
+    const std::size_t occurrence = seen[option]++;
+    const auto& results = option->results();
+    if (occurrence >= results.size()) continue;
+    ctx.source = "--" + primary_name(flag);
+    apply_flag_value(flag, results[occurrence], ctx);
+  }
+  combine(ctx);
   return cl;
 }
 
-std::string usage_text() {
-  std::string s =
-      "ddplaunch — per-node launcher for distributed PyTorch (torchrun replacement)\n\n"
-      "usage:\n"
-      "  ddplaunch [options] [--] PROGRAM [ARGS...]      run PROGRAM on this node's workers\n"
-      "  ddplaunch doctor [options]                     rendezvous + every check, start no worker\n"
-      "  ddplaunch status --master HOST:PORT            live table of a running job's nodes and ranks\n\n"
-      "examples:\n"
-      "  ddplaunch --standalone --nproc-per-node 2 -- /usr/bin/python3 train.py\n"
-      "  ddplaunch --nodes 4 --nproc-per-node 8 --master node01:29400 -- ./train_binary --lr 3e-4\n"
-      "  srun -N 4 --ntasks-per-node=1 ddplaunch --slurm -- python3 train.py\n\n"
-      "options:\n"
-      "  --config FILE                 YAML config (keys: configs/default.yaml); flags override it\n"
-      "  --set KEY=VALUE               set any config key, e.g. --set timeout.base_s=60\n"
-      "  --dry-run                     print the resolved config and every worker's environment\n";
-  for (const Flag& f : kFlags) {
-    std::string left = fmt::format("--{}{}", f.name, f.takes_value ? " VALUE" : "");
-    s += fmt::format("  {:<29} {}\n", left, f.help);
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    if (entry.rfind("PET_", 0) != 0) continue;
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
   }
-  s += "  --version                     print the version\n";
-  return s;
+  return parse_command_line(args, env);
 }
 
 }  // namespace ddplaunch

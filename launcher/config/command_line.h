@@ -1,7 +1,9 @@
 // Command-line parsing: flags become the same key=value settings the YAML file uses,
-// so the CLI and the config file share one table of meanings (see yaml_config.h).
+// so the CLI and the config file share one table of meanings (see yaml_config.h). The
+// flags themselves, torchrun's spellings and their PET_* fallbacks live in flag_table.h.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,19 +12,32 @@ namespace ddplaunch {
 
 enum class Subcommand { Run, Doctor, Status };
 
+// How PROGRAM is started (torchrun's -m / --no-python / --run-path); see program_command.h.
+enum class ProgramMode { Auto, Module, NoPython, RunPath };
+
 struct CommandLine {
   Subcommand subcommand = Subcommand::Run;
   std::string config_path;                                    // --config FILE
-  std::vector<std::pair<std::string, std::string>> settings;  // in order given
+  std::vector<std::pair<std::string, std::string>> settings;  // in order given, then PET_* fallbacks
   bool dry_run = false;
   bool help = false;
   bool version = false;
-  std::vector<std::string> program;                           // PROGRAM [ARGS...]
+  ProgramMode program_mode = ProgramMode::Auto;
+  std::string python;                                         // --python PATH ("" = PYTHON_EXEC, else default)
+  std::vector<std::string> program;                           // PROGRAM [ARGS...] as typed
+  std::vector<std::string> notes;                             // tell the user once (info)
   std::vector<std::string> errors;                            // user-facing, one per problem
 };
 
-CommandLine parse_command_line(const std::vector<std::string>& args);  // args without argv[0]
+// args without argv[0]. PET_* variables (torchrun's environment fallbacks) are read from
+// `env` for every torchrun flag the command line did not give; flags win.
+CommandLine parse_command_line(const std::vector<std::string>& args,
+                               const std::map<std::string, std::string>& env);
+// The same, reading PET_* from this process's environment.
+CommandLine parse_command_line(const std::vector<std::string>& args);
 
+// --help: every flag of the table, grouped, then the worker environment, exit codes and
+// subcommands.
 std::string usage_text();
 
 }  // namespace ddplaunch

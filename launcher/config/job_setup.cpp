@@ -1,4 +1,4 @@
-// Layering of config sources, and the cluster (Slurm / Kubeflow) integration.
+// Layering of config sources, and the cluster (Slurm) integration.
 #include "config/job_setup.h"
 
 #include <algorithm>
@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/program_command.h"
 #include "config/yaml_config.h"
 #include "ddplaunch/cluster/cluster_hints.h"
 #include "ddplaunch/cluster/host_address.h"
@@ -44,10 +45,7 @@ void apply_cluster_hints(const CommandLine& cl, const Environment& env, LaunchCo
     }
     if (!config.slurm) setup.notes.push_back("Slurm job step detected: taking nodes, node rank and master from it");
     hints = cluster::read_slurm_hints(env);
-  } else if (cluster::detect_kubeflow(env)) {
-    setup.notes.push_back("Kubeflow PyTorchJob detected (PET_* variables): taking the job shape from them");
-    hints = cluster::read_kubeflow_hints(env);
-  } else {
+  } else {  // Kubeflow's PET_* variables are torchrun's flag fallbacks: parse_command_line read them
     return;
   }
   if (hints.error) {
@@ -83,6 +81,7 @@ std::string default_job_id(const LaunchConfig& config) {
 
 JobSetup resolve_job_setup(const CommandLine& cl, const Environment& env) {
   JobSetup setup;
+  setup.notes = cl.notes;
   LaunchConfig& config = setup.config;
   if (!cl.config_path.empty()) {
     auto errors = apply_yaml_file(cl.config_path, config);
@@ -90,7 +89,7 @@ JobSetup resolve_job_setup(const CommandLine& cl, const Environment& env) {
   }
   auto errors = apply_settings(cl.settings, "command line", config);
   setup.errors.insert(setup.errors.end(), errors.begin(), errors.end());
-  config.program = cl.program;
+  config.program = program_command(cl.program_mode, cl.program, python_interpreter(cl.python, env));
   config.dry_run = cl.dry_run;
   if (config.token.empty())
     if (auto it = env.find("DDPLAUNCH_TOKEN"); it != env.end()) config.token = it->second;

@@ -1,6 +1,7 @@
-// Resolves the final LaunchConfig for this node: defaults → YAML → command line →
-// environment fallbacks (DDPLAUNCH_TOKEN) → Slurm / Kubeflow hints for what the command
-// line left unset. Conflicts between explicit flags and the cluster are reported.
+// Resolves the final LaunchConfig for this node: defaults → YAML → command line (with
+// torchrun's PET_* fallbacks, so a Kubeflow PyTorchJob works) → DDPLAUNCH_TOKEN → Slurm
+// hints for what the command line left unset; then the program command (python or not).
+// Conflicts between explicit flags and the cluster are reported.
 #pragma once
 
 #include <string>

@@ -48,8 +48,10 @@ std::vector<std::string> validate(const LaunchConfig& c) {
     if (!ok) errors.push_back(std::move(message));
   };
   need(c.nodes >= 1, fmt::format("nodes must be at least 1 (got {})", c.nodes));
-  need(c.nproc_per_node == "auto" || is_positive_int_text(c.nproc_per_node),
-       fmt::format("nproc_per_node must be 'auto' or a positive integer (got '{}')", c.nproc_per_node));
+  static const std::set<std::string> nproc_words{"auto", "gpu", "cpu", "gpu-or-1"};
+  need(nproc_words.count(c.nproc_per_node) == 1 || is_positive_int_text(c.nproc_per_node),
+       fmt::format("nproc_per_node must be a positive integer, auto, gpu, cpu or gpu-or-1 (got '{}')",
+                   c.nproc_per_node));
   need(c.node_rank >= -1 && c.node_rank < c.nodes,
        fmt::format("node_rank {} is outside 0..{} (nodes = {})", c.node_rank, c.nodes - 1, c.nodes));
   need(c.worker_port == "auto" || is_port_text(c.worker_port),
@@ -76,10 +78,10 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(c.grace_s >= 0, fmt::format("grace_s must be >= 0 (got {})", c.grace_s));
   need(c.init_grace_s >= 0, fmt::format("init_grace_s must be >= 0 (got {})", c.init_grace_s));
   need(c.setup_timeout_s >= 0, fmt::format("setup_timeout_s must be >= 0 (got {}; 0 = unbounded)", c.setup_timeout_s));
-  need(c.restart.init_restarts >= 0, fmt::format("restart.init_restarts must be >= 0 (got {})", c.restart.init_restarts));
   if (auto timeout = preflight::validate(c.timeout); !timeout) errors.push_back("timeout: " + timeout.message);
   const RestartSettings& r = c.restart;
   need(r.max_restarts >= 0, fmt::format("restart.max_restarts must be >= 0 (got {})", r.max_restarts));
+  need(r.init_restarts >= 0, fmt::format("restart.init_restarts must be >= 0 (got {})", r.init_restarts));
   need(r.backoff_s >= 0 && r.backoff_max_s >= r.backoff_s,
        fmt::format("restart: need 0 <= backoff_s <= backoff_max_s (got {}, {})", r.backoff_s, r.backoff_max_s));
   need(r.jitter >= 0 && r.jitter <= 1, fmt::format("restart.jitter must be within 0..1 (got {})", r.jitter));
@@ -88,6 +90,7 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(c.version_mismatch == "warn" || c.version_mismatch == "refuse",
        fmt::format("version_mismatch must be warn or refuse (got '{}')", c.version_mismatch));
   for (int r : c.pause_ranks) need(r >= 0, fmt::format("pause rank {} is negative", r));
+  for (int r : c.local_ranks_filter) need(r >= 0, fmt::format("local_ranks_filter: local rank {} is negative", r));
   need(!c.program.empty() || c.dry_run,
        "no program to run: put it after '--', e.g. ddplaunch --nproc-per-node 2 -- python3 train.py");
   return errors;
@@ -118,11 +121,14 @@ std::string describe(const LaunchConfig& c) {
   std::vector<std::string> on;
   if (c.restart.on_init_failure) on.push_back("init");
   if (c.restart.on_runtime_failure) on.push_back("runtime");
-  s += fmt::format("restart: {{max_restarts: {}, init_restarts: {}, restart_on: [{}], backoff_s: {}, backoff_max_s: {}, jitter: {}}}\n",
-                   c.restart.max_restarts, c.restart.init_restarts, fmt::join(on, ", "), c.restart.backoff_s, c.restart.backoff_max_s,
-                   c.restart.jitter);
+  s += fmt::format(
+      "restart: {{max_restarts: {}, init_restarts: {}, restart_on: [{}], backoff_s: {}, backoff_max_s: {}, "
+      "jitter: {}}}\n",
+      c.restart.max_restarts, c.restart.init_restarts, fmt::join(on, ", "), c.restart.backoff_s,
+      c.restart.backoff_max_s, c.restart.jitter);
   line("shim", c.shim);
   line("log_dir", c.log_dir.empty() ? std::string("(none)") : c.log_dir);
+  line("local_ranks_filter", fmt::format("[{}]", fmt::join(c.local_ranks_filter, ", ")));
   line("pause_ranks", fmt::format("[{}]", fmt::join(c.pause_ranks, ", ")));
   line("version_mismatch", c.version_mismatch);
   line("program", fmt::format("[{}]", fmt::join(c.program, ", ")));

@@ -30,7 +30,7 @@ struct RestartSettings {
 struct LaunchConfig {
   // Job shape.
   int nodes = 1;
-  std::string nproc_per_node = "auto";  // "auto" (GPU count, else 1) or a positive integer
+  std::string nproc_per_node = "gpu-or-1";  // N, or auto (GPUs, else CPUs), gpu, cpu, gpu-or-1 (GPUs, else 1)
   int node_rank = -1;                   // -1: assigned by the master in join order
   std::string master;                   // HOST:PORT of the rendezvous; empty with --standalone
   bool standalone = false;
@@ -54,6 +54,7 @@ struct LaunchConfig {
   // Workers.
   std::string shim = "auto";            // auto | preload | python | none
   std::string log_dir;                  // per-rank log files (append, generation headers)
+  std::vector<int> local_ranks_filter;  // only these local ranks' output on the terminal (empty: all)
   std::vector<int> pause_ranks;         // start these ranks stopped for a debugger
   std::string version_mismatch = "warn";  // warn | refuse: differing launcher/program/NCCL versions
 

@@ -73,6 +73,7 @@ const std::map<std::string, Setter>& top_level_keys() {
       {"setup_timeout_s", set(&LaunchConfig::setup_timeout_s)},
       {"shim", set(&LaunchConfig::shim)},
       {"log_dir", set(&LaunchConfig::log_dir)},
+      {"local_ranks_filter", set(&LaunchConfig::local_ranks_filter)},
       {"pause_ranks", set(&LaunchConfig::pause_ranks)},
       {"version_mismatch", set(&LaunchConfig::version_mismatch)},
   };
@@ -163,15 +164,21 @@ std::vector<std::string> apply_yaml(const std::string& yaml_text, const std::str
 
 std::vector<std::string> apply_settings(const std::vector<std::pair<std::string, std::string>>& settings,
                                         const std::string& source, LaunchConfig& config) {
-  static const std::set<std::string> list_keys{"pause_ranks", "restart.restart_on"};
+  static const std::set<std::string> list_keys{"pause_ranks", "local_ranks_filter", "restart.restart_on"};
   YAML::Node root(YAML::NodeType::Map);
   for (const auto& [key, value] : settings) {
     YAML::Node value_node;
-    if (list_keys.count(key)) {
+    if (list_keys.count(key)) {  // "a,b" or YAML's flow form "[a, b]"
       value_node = YAML::Node(YAML::NodeType::Sequence);
-      std::stringstream items(value);
-      for (std::string item; std::getline(items, item, ',');)
+      std::string items_text = value;
+      if (items_text.size() >= 2 && items_text.front() == '[' && items_text.back() == ']')
+        items_text = items_text.substr(1, items_text.size() - 2);
+      std::stringstream items(items_text);
+      for (std::string item; std::getline(items, item, ',');) {
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
         if (!item.empty()) value_node.push_back(item);
+      }
     } else {
       value_node = YAML::Node(value);
     }

@@ -37,7 +37,12 @@ TEST(PreflightGpus, CudaVisibleDevicesTable) {
 
 TEST(PreflightGpus, ResolveNproc) {
   EXPECT_EQ(*resolve_nproc("auto", 8), 8);
-  EXPECT_EQ(*resolve_nproc("auto", 0), 1);
+  EXPECT_EQ(*resolve_nproc("auto", 0, 16), 16);  // torchrun's auto: GPUs, else CPUs
+  EXPECT_EQ(*resolve_nproc("gpu-or-1", 8), 8);    // ddplaunch's default
+  EXPECT_EQ(*resolve_nproc("gpu-or-1", 0, 16), 1);
+  EXPECT_EQ(*resolve_nproc("gpu", 4, 16), 4);
+  EXPECT_FALSE(resolve_nproc("gpu", 0, 16).ok());
+  EXPECT_EQ(*resolve_nproc("cpu", 4, 16), 16);  // explicit: one per CPU even beside GPUs
   EXPECT_EQ(*resolve_nproc("4", 8), 4);
   EXPECT_EQ(*resolve_nproc("8", 8), 8);
   EXPECT_EQ(*resolve_nproc("16", 0), 16);  // CPU-only node: any positive count

@@ -1,0 +1,263 @@
+// What each flag value means here: the checks by kind and every translation of torchrun's
+// words, ranges and refused capabilities into settings, notes and errors.
+#include "config/flag_values.h"
+
+#include <charconv>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "config/command_line.h"
+
+namespace ddplaunch {
+
+void FlagContext::set(std::string key, std::string value) { cl.settings.emplace_back(std::move(key), std::move(value)); }
+void FlagContext::note(std::string message) { cl.notes.push_back(std::move(message)); }
+void FlagContext::error(std::string message) { cl.errors.push_back(std::move(message)); }
+
+namespace {
+std::optional<long> parse_long(std::string_view text) {
+  long n = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+std::optional<double> parse_seconds(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used == text.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find(sep, start);
+    if (end == std::string::npos) end = text.size();
+    std::string part = text.substr(start, end - start);
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    parts.push_back(part);
+    start = end + 1;
+  }
+  return parts;
+}
+
+bool switch_on(const std::string& v) { return v != "false" && v != "0" && v != "no"; }
+
+}  // namespace
+
+// --nnodes N | MIN:MAX. Equal bounds are one size; a real range would make the job elastic.
+void apply_nnodes(const std::string& v, FlagContext& c) {
+  auto bounds = split(v, ':');
+  auto bad = [&] {
+    c.error(fmt::format("{} '{}' is not a node count: use N (e.g. 2), or torchrun's MIN:MAX with MIN = MAX", c.source, v));
+  };
+  if (bounds.size() > 2) return bad();
+  auto min = parse_long(bounds.front()), max = parse_long(bounds.back());
+  if (!min || !max || *min < 1 || *max < 1) return bad();
+  if (*min > *max) return c.error(fmt::format("{} '{}': the minimum exceeds the maximum", c.source, v));
+  if (*min < *max)
+    return c.error(fmt::format("{} '{}': elastic ranges are not supported yet; use N (e.g. {} {})", c.source, v,
+                               c.source.rfind("PET_", 0) == 0 ? "PET_NNODES=" : "--nnodes", *max));
+  c.set("nodes", std::to_string(*min));
+}
+
+// N, or torchrun's auto (GPUs, else CPUs), gpu, cpu: counted on this node at start.
+void apply_nproc(const std::string& v, FlagContext& c) {
+  auto n = parse_long(v);
+  if (v == "auto" || v == "gpu" || v == "cpu" || (n && *n >= 1)) return c.set("nproc_per_node", v);
+  c.error(fmt::format("{} '{}' is not valid: nproc_per_node is a number of workers (e.g. 8), auto (one per GPU, "
+                      "else per CPU), gpu or cpu", c.source, v));
+}
+
+// HOST[:PORT] of the rendezvous; torchrun's default port 29400 when none is given.
+void apply_endpoint(const std::string& v, FlagContext& c) {
+  if (v.empty()) return c.error(fmt::format("{} needs HOST[:PORT], e.g. node01:29400", c.source));
+  const bool bracketed_v6_without_port = v.front() == '[' && v.back() == ']';
+  const bool no_port = v.front() != '[' && v.find(':') == std::string::npos;
+  c.set("master", bracketed_v6_without_port || no_port ? v + ":29400" : v);
+}
+
+void apply_master_addr(const std::string& v, FlagContext& c) {
+  if (v.empty()) return c.error(fmt::format("{} needs node 0's address", c.source));
+  c.master_addr = v;
+}
+
+void apply_master_port(const std::string& v, FlagContext& c) {
+  auto port = parse_long(v);
+  if (!port || *port < 1 || *port > 65535) return c.error(fmt::format("{} '{}' is not a port (1..65535)", c.source, v));
+  c.master_port = v;
+}
+
+void apply_rdzv_backend(const std::string& v, FlagContext& c) {
+  if (v == "static" || v == "c10d") return;  // both mean: node 0's ddplaunch hosts the rendezvous
+  if (v == "etcd" || v == "etcd-v2")
+    return c.error(fmt::format("{} '{}' is not supported: ddplaunch runs its own rendezvous inside node 0's ddplaunch; "
+                               "use c10d (or static) with --rdzv-endpoint HOST:PORT of node 0", c.source, v));
+  c.error(fmt::format("{} '{}' is not a rendezvous backend: use c10d or static", c.source, v));
+}
+
+// torchrun's --rdzv-conf keys that have a ddplaunch meaning; the others are refused.
+void apply_rdzv_conf(const std::string& v, FlagContext& c) {
+  for (const std::string& item : split(v, ',')) {
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (eq == std::string::npos || key.empty() || value.empty()) {
+      c.error(fmt::format("{}: '{}' is not KEY=VALUE (e.g. join_timeout=900)", c.source, item));
+      continue;
+    }
+    auto seconds = [&](const char* setting) {
+      if (!parse_seconds(value)) return c.error(fmt::format("{}: {}={} is not a number of seconds", c.source, key, value));
+      c.set(setting, value);
+    };
+    if (key == "join_timeout" || key == "timeout") seconds("join_timeout_s");
+    else if (key == "read_timeout") seconds("connect_timeout_s");
+    else if (key == "keep_alive_interval") {
+      if (auto s = parse_seconds(value); s && *s > 0) c.keep_alive_interval_s = *s;
+      else c.error(fmt::format("{}: keep_alive_interval={} is not a number of seconds > 0", c.source, value));
+    } else if (key == "keep_alive_max_attempt") {
+      if (auto n = parse_long(value); n && *n >= 1) c.keep_alive_attempts = static_cast<int>(*n);
+      else c.error(fmt::format("{}: keep_alive_max_attempt={} is not a count >= 1", c.source, value));
+    } else if (key == "last_call_timeout" || key == "close_timeout" || key == "is_host" || key == "store_type" ||
+               key == "use_libuv") {
+      c.note(fmt::format("{}: {} has no effect in ddplaunch (the rendezvous closes when all --nnodes nodes joined; "
+                         "node 0's ddplaunch hosts it)", c.source, key));
+    } else {
+      c.error(fmt::format("{}: unknown key '{}'; known: join_timeout, timeout, read_timeout, keep_alive_interval, "
+                          "keep_alive_max_attempt, last_call_timeout, close_timeout, is_host", c.source, key));
+    }
+  }
+}
+
+void apply_monitor_interval(const std::string& v, FlagContext& c) {
+  if (!parse_seconds(v)) return c.error(fmt::format("{} '{}' is not a number of seconds", c.source, v));
+  c.note(fmt::format("{} is not needed: ddplaunch reacts to worker events as they happen instead of polling", c.source));
+}
+
+void apply_start_method(const std::string& v, FlagContext& c) {
+  if (v != "spawn" && v != "fork" && v != "forkserver")
+    c.error(fmt::format("{} '{}' is not spawn, fork or forkserver", c.source, v));
+}
+
+// -r/--redirects, -t/--tee: torchrun's 0..3 or LOCAL_RANK:0..3 lists. Output here is fixed.
+void apply_streams(const std::string& v, FlagContext& c) {
+  auto valid_std = [](const std::string& s) { auto n = parse_long(s); return n && *n >= 0 && *n <= 3; };
+  bool ok = valid_std(v);
+  if (!ok && !v.empty()) {
+    ok = true;
+    for (const auto& item : split(v, ',')) {
+      auto colon = item.find(':');
+      auto rank = parse_long(item.substr(0, colon));
+      ok = ok && colon != std::string::npos && rank && *rank >= 0 && valid_std(item.substr(colon + 1));
+    }
+  }
+  if (!ok)
+    return c.error(fmt::format("{} '{}' is not torchrun's 0..3 (1 stdout, 2 stderr, 3 both) or a LOCAL_RANK:0..3 "
+                               "list like 0:1,1:2", c.source, v));
+  if (v != "0")
+    c.note(fmt::format("{} {}: ddplaunch always shows every worker's stdout and stderr, prefixed by rank, and writes "
+                       "DIR/rank_<R>.log when --log-dir DIR is given; --local-ranks-filter narrows the terminal",
+                       c.source, v));
+}
+
+void apply_local_ranks_filter(const std::string& v, FlagContext& c) {
+  for (const auto& item : split(v, ',')) {
+    auto n = parse_long(item);
+    if (!n || *n < 0)
+      return c.error(fmt::format("{} '{}' is not a comma list of local ranks (e.g. 0,3)", c.source, v));
+  }
+  c.set("local_ranks_filter", v);
+}
+
+void apply_local_addr(const std::string& v, FlagContext& c) {
+  if (v.empty()) return c.error(fmt::format("{} needs an address", c.source));
+  c.note(fmt::format("{} {} is not needed: node 0 records the address each node's rendezvous connection comes from",
+                     c.source, v));
+}
+
+void apply_signals(const std::string& v, FlagContext& c) {
+  static const std::set<std::string> handled{"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"};
+  static const std::set<std::string> known{"SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU", "SIGCONT", "SIGTSTP"};
+  for (const auto& name : split(v, ',')) {
+    if (handled.count(name)) continue;
+    if (known.count(name))
+      c.error(fmt::format("{}: forwarding {} to the workers is not supported yet; ddplaunch stops the workers on "
+                          "SIGTERM, SIGINT and SIGHUP (SIGTERM, --grace seconds, then SIGKILL)", c.source, name));
+    else
+      c.error(fmt::format("{}: '{}' is not a signal name like SIGTERM", c.source, name));
+  }
+}
+
+void apply_numa_binding(const std::string& v, FlagContext& c) {
+  c.error(fmt::format("{} {} is not supported yet: ddplaunch does not bind workers to NUMA nodes; drop the flag, or "
+                      "bind in a wrapper (numactl ... with --no-python)", c.source, v));
+}
+
+void apply_virtual_local_rank(const std::string& v, FlagContext& c) {
+  if (switch_on(v))
+    c.error(fmt::format("{} is not supported yet: each worker sees every GPU of the node and LOCAL_RANK is its index; "
+                        "drop the flag", c.source));
+}
+
+void apply_set(const std::string& v, FlagContext& c) {
+  auto eq = v.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return c.error(fmt::format("--set expects KEY=VALUE (got '{}'), e.g. --set timeout.base_s=60", v));
+  c.set(v.substr(0, eq), v.substr(eq + 1));
+}
+
+void apply_config(const std::string& v, FlagContext& c) { c.cl.config_path = v; }
+void apply_dry_run(const std::string& v, FlagContext& c) { c.cl.dry_run = switch_on(v); }
+void apply_help(const std::string& v, FlagContext& c) { c.cl.help = switch_on(v); }
+void apply_version(const std::string& v, FlagContext& c) { c.cl.version = switch_on(v); }
+void apply_python(const std::string& v, FlagContext& c) { c.cl.python = v; }
+void apply_module(const std::string& v, FlagContext& c) {
+  if (!switch_on(v)) return;
+  if (c.cl.program_mode == ProgramMode::NoPython)
+    return c.error("-m/--module and --no-python cannot be combined (as in torchrun): -m runs `python -m MODULE`");
+  if (c.cl.program_mode != ProgramMode::RunPath) c.cl.program_mode = ProgramMode::Module;  // --run-path wins
+}
+void apply_no_python(const std::string& v, FlagContext& c) {
+  if (!switch_on(v)) return;
+  if (c.cl.program_mode == ProgramMode::Module)
+    return c.error("-m/--module and --no-python cannot be combined (as in torchrun): -m runs `python -m MODULE`");
+  if (c.cl.program_mode != ProgramMode::RunPath) c.cl.program_mode = ProgramMode::NoPython;  // --run-path wins
+}
+void apply_run_path(const std::string& v, FlagContext& c) {
+  if (switch_on(v)) c.cl.program_mode = ProgramMode::RunPath;
+}
+
+using K = ValueKind;
+
+void apply_flag_value(const FlagSpec& flag, const std::string& value, FlagContext& c) {
+  switch (flag.kind) {
+    case K::Switch:
+      if (value != "true" && value != "false" && value != "1" && value != "0" && value != "yes" && value != "no")
+        return c.error(fmt::format("{} takes no value, or true/false (got '{}')", c.source, value));
+      break;
+    case K::Text:
+      if (value.empty()) return c.error(fmt::format("{} needs a value (see ddplaunch --help)", c.source));
+      break;
+    case K::Count:
+      if (auto n = parse_long(value); !n || *n < 0)
+        return c.error(fmt::format("{} expects a whole number >= 0 (got '{}')", c.source, value));
+      break;
+    case K::Seconds:
+      if (!parse_seconds(value))
+        return c.error(fmt::format("{} expects a number of seconds >= 0 (got '{}')", c.source, value));
+      break;
+    case K::Custom:
+      break;
+  }
+  if (flag.apply) return flag.apply(value, c);
+  c.set(std::string(flag.setting), flag.kind == K::Switch ? (switch_on(value) ? "true" : "false") : value);
+}
+
+}  // namespace ddplaunch

@@ -1,0 +1,35 @@
+// The apply functions the flag table names (see flag_values.cpp); internal to config/.
+#pragma once
+
+#include <string>
+
+#include "config/flag_table.h"
+
+namespace ddplaunch {
+
+void apply_nnodes(const std::string& value, FlagContext& context);
+void apply_nproc(const std::string& value, FlagContext& context);
+void apply_endpoint(const std::string& value, FlagContext& context);
+void apply_master_addr(const std::string& value, FlagContext& context);
+void apply_master_port(const std::string& value, FlagContext& context);
+void apply_rdzv_backend(const std::string& value, FlagContext& context);
+void apply_rdzv_conf(const std::string& value, FlagContext& context);
+void apply_monitor_interval(const std::string& value, FlagContext& context);
+void apply_start_method(const std::string& value, FlagContext& context);
+void apply_streams(const std::string& value, FlagContext& context);
+void apply_local_ranks_filter(const std::string& value, FlagContext& context);
+void apply_local_addr(const std::string& value, FlagContext& context);
+void apply_signals(const std::string& value, FlagContext& context);
+void apply_numa_binding(const std::string& value, FlagContext& context);
+void apply_virtual_local_rank(const std::string& value, FlagContext& context);
+void apply_set(const std::string& value, FlagContext& context);
+void apply_config(const std::string& value, FlagContext& context);
+void apply_dry_run(const std::string& value, FlagContext& context);
+void apply_help(const std::string& value, FlagContext& context);
+void apply_version(const std::string& value, FlagContext& context);
+void apply_python(const std::string& value, FlagContext& context);
+void apply_module(const std::string& value, FlagContext& context);
+void apply_no_python(const std::string& value, FlagContext& context);
+void apply_run_path(const std::string& value, FlagContext& context);
+
+}  // namespace ddplaunch

@@ -1,0 +1,71 @@
+// --help: the flag table through CLI11's formatter, then what a user needs beside the
+// flags: how PROGRAM is run, the worker environment, exit codes and subcommands.
+#include <map>
+
+#include <fmt/format.h>
+
+#include "config/cli_app.h"
+#include "config/command_line.h"
+#include "exit_codes.h"
+
+namespace ddplaunch {
+
+namespace {
+
+constexpr const char* kIntro =
+    "ddplaunch — per-node launcher for distributed PyTorch; runs torchrun's command lines unchanged\n\n"
+    "usage:\n"
+    "  ddplaunch [options] [--] PROGRAM [ARGS...]      run PROGRAM on this node's workers\n"
+    "  ddplaunch doctor [options]                     rendezvous + every check, start no worker\n"
+    "  ddplaunch status --master HOST:PORT            live table of a running job's nodes and ranks\n\n"
+    "examples:\n"
+    "  ddplaunch --standalone --nproc-per-node 2 train.py --lr 3e-4\n"
+    "  ddplaunch --nnodes 4 --nproc-per-node 8 --rdzv-endpoint node01:29400 -- ./train_binary\n"
+    "  srun -N 4 --ntasks-per-node=1 ddplaunch --slurm -- python3 train.py\n\n"
+    "Every flag also takes torchrun's underscore spelling (--nproc_per_node) and `--flag=value`.\n"
+    "[PET_X]: torchrun's environment fallback, used when the flag is not given.";
+
+constexpr const char* kFooter =
+    "PROGRAM (as torchrun, but a program that is already an executable runs as is):\n"
+    "  NAME.py, or a file that is not executable   PYTHON -u NAME.py ARGS   (PYTHON: --python, $PYTHON_EXEC,\n"
+    "                                                                     /usr/bin/python3, else python3)\n"
+    "  -m MODULE                                   PYTHON -u -m MODULE ARGS\n"
+    "  --no-python PROGRAM, an executable file, or a name on PATH: PROGRAM ARGS as given\n\n"
+    "What every worker gets:\n"
+    "  MASTER_ADDR MASTER_PORT RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE GROUP_RANK ROLE_RANK\n"
+    "  ROLE_WORLD_SIZE ROLE_NAME TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS TORCHELASTIC_RUN_ID\n"
+    "  TORCHELASTIC_USE_AGENT_STORE=False (rank 0 hosts the c10d store on MASTER_PORT), OMP_NUM_THREADS=1\n"
+    "  unless set; NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME on multi-node jobs when you set neither.\n"
+    "  DDPLAUNCH_TIMEOUT_S   the group's init deadline, which ddplaunch enforces itself (every rank must\n"
+    "                        finish process-group init within it, else the group restarts); given to the\n"
+    "                        program for information only: it is NOT applied to init_process_group nor to\n"
+    "                        collectives, which keep PyTorch's own timeouts\n"
+    "  DDPLAUNCH_GENERATION (restart round) DDPLAUNCH_NODE_RANK DDPLAUNCH_NODE_COUNT DDPLAUNCH_JOB_ID\n"
+    "  DDPLAUNCH_STATUS_SOCKET (where the shims report init)\n\n"
+    "Exit status:\n"
+    "  0     every worker exited 0\n"
+    "  N     the first failing worker's exit code (128+signal when killed by a signal)\n"
+    "  {}     configuration error: flags, YAML, refused by node 0, failed preflight\n"
+    "  {}     launcher failure without a worker status to pass on: node 0 lost, a node lost\n\n"
+    "Subcommands:\n"
+    "  doctor   join the rendezvous and run every check on every node; start no worker\n"
+    "  status   print the nodes and ranks of a running job (needs --master/--rdzv-endpoint, and\n"
+    "           --job-id/--token when the job has them)\n\n"
+    "torchrun flags and what they do here: docs/TORCHRUN-COMPAT.md\n";
+
+}  // namespace
+
+std::string usage_text() {
+  CLI::App app("", "ddplaunch");
+  app.set_help_flag();
+  std::map<const CLI::Option*, const FlagSpec*> options;
+  add_flags(app, options);
+  app.get_formatter()->column_width(36);
+  app.footer(fmt::format(kFooter, kExitConfigError, kExitFailure));
+  std::string flags = app.help();
+  if (auto usage = flags.find("Usage:"); usage != std::string::npos)  // ours, above, says more
+    flags.erase(usage, flags.find('\n', usage) + 1 - usage);
+  return std::string(kIntro) + "\n" + flags;
+}
+
+}  // namespace ddplaunch
