@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -97,12 +98,26 @@ struct BothRuns {
       return s;
     };
     auto one = [&](const char* label, const std::vector<std::string>& argv, const dt::RunResult& r) {
+      if (argv.empty()) return std::string();  // this launcher was not run
       return std::string("===== ") + label + ": " + join(argv) + "\n===== exit " + std::to_string(r.exit_code) +
              (r.term_signal ? " signal " + std::to_string(r.term_signal) : "") + (r.timed_out ? " (TIMED OUT)" : "") +
              " after " + std::to_string(r.seconds) + " s\n" + r.output + "\n";
     };
     return one("torchrun", torchrun_argv, torchrun) + one("ddplaunch", ddplaunch_argv, ddplaunch);
   }
+};
+
+// Prints both command lines and outputs once, when the test has failed by the time it ends
+// (an ASSERT's early return included).
+class ReportOnFailure {
+ public:
+  explicit ReportOnFailure(const BothRuns& b) : b_(b) {}
+  ~ReportOnFailure() {
+    if (::testing::Test::HasFailure()) std::cout << b_.report() << std::flush;
+  }
+
+ private:
+  const BothRuns& b_;
 };
 
 // Both launchers get PYTHONUNBUFFERED unset (this machine exports it), no inherited contract
@@ -187,7 +202,7 @@ TEST(TorchrunCompat, SlowSetupOnEveryRankIsNotAnInitHang) {
   Workspace ws;
   BothRuns b = run_both(ws, {standalone_two_workers(), kShortDeadline,
                              {ws.script("slow_setup.py"), "all", kLongerThanDeadline}, {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_EQ(b.torchrun.exit_code, 0);
   EXPECT_EQ(b.ddplaunch.exit_code, 0);
@@ -202,7 +217,7 @@ TEST(TorchrunCompat, SlowSetupOnOneRankWhileTheOtherWaitsInInit) {
   Workspace ws;
   BothRuns b = run_both(ws, {standalone_two_workers(), kShortDeadline,
                              {ws.script("slow_setup.py"), "1", kLongerThanDeadline}, {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_EQ(b.torchrun.exit_code, 0);
   EXPECT_EQ(b.ddplaunch.exit_code, 0);
@@ -216,7 +231,7 @@ TEST(TorchrunCompat, RankZeroPauseBetweenCollectivesDoesNotFail) {
   Workspace ws;
   BothRuns b = run_both(ws, {standalone_two_workers(), kShortDeadline,
                              {ws.script("rank0_pause.py"), kLongerThanDeadline}, {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_EQ(b.torchrun.exit_code, 0);
   EXPECT_EQ(b.ddplaunch.exit_code, 0);
@@ -232,7 +247,7 @@ TEST(TorchrunCompat, BufferedWrapperScriptSucceeds) {
   std::vector<std::string> flags = standalone_two_workers();
   flags.push_back("--no_python");
   BothRuns b = run_both(ws, {flags, kShortDeadline, {ws.script("buffered_wrapper.sh"), "6"}, {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_EQ(b.torchrun.exit_code, 0);
   EXPECT_EQ(b.ddplaunch.exit_code, 0);
@@ -249,7 +264,7 @@ TEST(TorchrunCompat, ShebangScriptRunDirectlySucceeds) {
   std::vector<std::string> flags = standalone_two_workers();
   flags.push_back("--no_python");
   BothRuns b = run_both(ws, {flags, kShortDeadline, {ws.script("direct_train.py"), "5"}, {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_EQ(b.torchrun.exit_code, 0);
   EXPECT_EQ(b.ddplaunch.exit_code, 0);
@@ -265,7 +280,7 @@ TEST(TorchrunCompat, ModuleLaunchWithDashM) {
   std::vector<std::string> flags = standalone_two_workers();
   flags.push_back("-m");
   BothRuns b = run_both(ws, {flags, {}, {"compatpkg.train"}, {{"PYTHONPATH", ws.scripts}}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_EQ(b.torchrun.exit_code, 0);
   EXPECT_EQ(b.ddplaunch.exit_code, 0);
@@ -280,7 +295,7 @@ TEST(TorchrunCompat, RecordedExceptionIsTheRootCause) {
   SKIP_WITHOUT_TORCHRUN();
   Workspace ws;
   BothRuns b = run_both(ws, {standalone_two_workers(), {}, {ws.script("record_error.py")}, {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_EQ(b.torchrun.exit_code, 1);
   EXPECT_EQ(b.ddplaunch.exit_code, b.torchrun.exit_code);
@@ -307,7 +322,7 @@ TEST(TorchrunCompat, MaxRestartsResumesFromCheckpoint) {
   run_ddplaunch(ws,
                 {flags, {}, {ws.script("checkpoint_resume.py"), ws.fresh_dir("ckpt-ddplaunch") + "/ckpt.pt", "10"}, {}},
                 b);
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_EQ(b.torchrun.exit_code, 0);
   EXPECT_EQ(b.ddplaunch.exit_code, 0);
@@ -334,7 +349,7 @@ TEST(TorchrunCompat, DocsStandaloneLine) {
   SKIP_WITHOUT_TORCHRUN();
   Workspace ws;
   BothRuns b = run_both(ws, {{"--standalone", "--nnodes=1", "--nproc_per_node=2"}, {}, {ws.script("hello.py")}, {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_hello_from_two_ranks(b);
 }
 
@@ -349,7 +364,7 @@ TEST(TorchrunCompat, DocsC10dRendezvousLine) {
                              {},
                              {ws.script("hello.py")},
                              {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_hello_from_two_ranks(b);
 }
 
@@ -366,11 +381,11 @@ TEST(TorchrunCompat, DocsC10dRendezvousLineWithDashesForDdplaunch) {
                      {ws.script("hello.py")},
                      {}},
                 b);
-  const dt::RunResult& r = b.ddplaunch;
-  ASSERT_FALSE(r.timed_out) << r.output;
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(lines_with(r.output, "HELLO rank=0 world=2 sum=3.0"), 1) << r.output;
-  EXPECT_EQ(lines_with(r.output, "HELLO rank=1 world=2 sum=3.0"), 1) << r.output;
+  ReportOnFailure report(b);
+  ASSERT_FALSE(b.ddplaunch.timed_out);
+  EXPECT_EQ(b.ddplaunch.exit_code, 0);
+  EXPECT_EQ(lines_with(b.ddplaunch.output, "HELLO rank=0 world=2 sum=3.0"), 1);
+  EXPECT_EQ(lines_with(b.ddplaunch.output, "HELLO rank=1 world=2 sum=3.0"), 1);
 }
 
 TEST(TorchrunCompat, DocsStaticMasterAddrPortLine) {
@@ -383,7 +398,7 @@ TEST(TorchrunCompat, DocsStaticMasterAddrPortLine) {
                              {},
                              {ws.script("hello.py")},
                              {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_hello_from_two_ranks(b);
 }
 
@@ -397,7 +412,7 @@ TEST(TorchrunCompat, RealInitHangIsCaughtByTheInitDeadline) {
   ASSERT_GT(unused_port, 0);
   BothRuns b = run_both(ws, {standalone_two_workers(), kShortDeadline,
                              {ws.script("init_hang.py"), std::to_string(unused_port)}, {}});
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   EXPECT_NE(b.torchrun.output.find("INIT TIMED OUT rank=1 run=0"), std::string::npos)
       << "the script did not hang in init under torchrun";
@@ -421,7 +436,7 @@ TEST(TorchrunCompat, WorkerEnvironmentMatchesTorchrun) {
   BothRuns b;
   run_torchrun(ws, {standalone_two_workers(), {}, {ws.script("env_dump.py"), torchrun_out}, {}}, b);
   run_ddplaunch(ws, {standalone_two_workers(), {}, {ws.script("env_dump.py"), ddplaunch_out}, {}}, b);
-  SCOPED_TRACE(b.report());
+  ReportOnFailure report(b);
   expect_same_or_better(b);
   ASSERT_EQ(b.torchrun.exit_code, 0);
   ASSERT_EQ(b.ddplaunch.exit_code, 0);
