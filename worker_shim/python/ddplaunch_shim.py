@@ -1,18 +1,18 @@
-"""The worker side of ddplaunch for Python trainers: report init progress to the launcher and
-apply its process-group timeout, without changing the training script.
+"""The worker side of ddplaunch for Python trainers: report init progress to the launcher,
+without changing the training script.
 
 report(event, detail) sends one status datagram ("DDPL1 <event> <rank> <generation> <pid>
 <detail>", see worker_shim/include/ddplaunch/contract.h) to $DDPLAUNCH_STATUS_SOCKET.
 install() wraps torch.distributed.init_process_group (now, or when torch.distributed is
-first imported) to report init_begin / init_ok / init_failed and to pass
-timeout=timedelta(seconds=$DDPLAUNCH_TIMEOUT_S) when the caller gave none.
+first imported) to report init_begin / init_ok / init_failed. It passes every argument
+through unchanged: in particular it never sets `timeout`, which in PyTorch bounds the store
+wait and every later collective too. The launcher enforces its init deadline itself
+($DDPLAUNCH_TIMEOUT_S is for the program's information only).
 Importing this module does not import torch.
 """
 
-import datetime
 import functools
 import importlib.abc
-import inspect
 import os
 import socket
 import sys
@@ -65,37 +65,12 @@ def report(event, detail=""):
         return False
 
 
-def _launcher_timeout():
-    """timedelta from DDPLAUNCH_TIMEOUT_S, or None when unset or not a positive number."""
-    try:
-        seconds = float(os.environ.get("DDPLAUNCH_TIMEOUT_S", ""))
-    except ValueError:
-        return None
-    if not seconds > 0 or seconds == float("inf"):
-        return None
-    return datetime.timedelta(seconds=seconds)
-
-
 def _wrap(original):
     if getattr(original, _WRAPPED_MARK, False):
         return original
-    try:
-        signature = inspect.signature(original)
-    except (TypeError, ValueError):
-        signature = None
 
     @functools.wraps(original)
     def init_process_group(*args, **kwargs):
-        timeout = _launcher_timeout()
-        if timeout is not None and signature is not None:
-            try:
-                bound = signature.bind_partial(*args, **kwargs)
-                # Newer torch defaults timeout to None; treat that as "not given" too.
-                if bound.arguments.get("timeout") is None:
-                    bound.arguments["timeout"] = timeout
-                    args, kwargs = bound.args, bound.kwargs
-            except TypeError:
-                pass  # let the original report the bad call itself
         backend = kwargs.get("backend", args[0] if args else "")
         report("init_begin", str(backend or ""))
         try:
