@@ -24,8 +24,13 @@ void LineSplitter::append(std::string_view text, const LineHandler& on_line) {
 
 void LineSplitter::end_line(const LineHandler& on_line) {
   latest_progress_.clear();  // superseded by this line
-  // A segment already displayed as progress and unchanged since is not printed twice.
-  if (!partial_shown_) on_line(partial_);
+  // A segment already displayed as progress and unchanged since is not printed twice. The
+  // last segment of a progress run is the bar's final state: still a progress segment, so a
+  // tail keeps it in place of the earlier states.
+  if (!partial_shown_) {
+    if (in_progress_ && !partial_.empty()) on_line(partial_ + '\r');
+    else on_line(partial_);
+  }
   partial_.clear();
   partial_shown_ = false;
   in_progress_ = false;
@@ -82,8 +87,8 @@ void LineSplitter::feed(std::string_view chunk, const LineHandler& on_line) {
 void LineSplitter::finish(const LineHandler& on_line) {
   if (pending_cr_) end_progress_segment();
   pending_cr_ = false;
-  if (!partial_.empty() && !partial_shown_) on_line(partial_);
-  else if (!latest_progress_.empty()) on_line(latest_progress_);  // the final state of the bar
+  if (!partial_.empty() && !partial_shown_) on_line(in_progress_ ? partial_ + '\r' : partial_);
+  else if (!latest_progress_.empty()) on_line(latest_progress_ + '\r');  // the bar's final state
   partial_.clear();
   latest_progress_.clear();
   partial_shown_ = false;

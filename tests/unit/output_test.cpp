@@ -77,7 +77,7 @@ TEST(OutputProgress, ThrottledFinalStateIsEmittedAtEof) {
   s.feed("\rb\r");  // within the interval: held back
   EXPECT_EQ(s.lines, (std::vector<std::string>{"a\r"}));
   s.finish();
-  EXPECT_EQ(s.lines, (std::vector<std::string>{"a\r", "b"}));
+  EXPECT_EQ(s.lines, (std::vector<std::string>{"a\r", "b\r"}));
 }
 
 TEST(OutputProgress, CrLfIsAnOrdinaryLineEndEvenAcrossChunks) {
@@ -91,6 +91,14 @@ TEST(OutputProgress, CrLfIsAnOrdinaryLineEndEvenAcrossChunks) {
   LineSplitter p;
   p.feed("a\r\nb\r\n", [&](std::string_view l) { plain.emplace_back(l); });
   EXPECT_EQ(plain, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(OutputProgress, LineEndingARunOfProgressIsItsFinalState) {
+  Splitter s;
+  s.feed("\rstep 1");
+  s.feed("\rstep 2\rstep 3\n");  // throttled, then ended by '\n'
+  s.feed("next\n");
+  EXPECT_EQ(s.lines, (std::vector<std::string>{"step 1\r", "step 3\r", "next"}));
 }
 
 TEST(OutputProgress, OrdinaryPartialLineStillWaitsForItsNewline) {

@@ -253,7 +253,7 @@ TEST(ShimTorch, PauseBetweenAllreducesLongerThanTheLauncherTimeoutSucceeds) {
   for (int rank = 0; rank < 2; ++rank) {
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) env.emplace_back(*e);
-    for (std::string v : {"DDPL_PAUSE_CHILD=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port,
+    for (std::string v : std::vector<std::string>{"DDPL_PAUSE_CHILD=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port,
                           "RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
                           "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "DDPLAUNCH_TIMEOUT_S=5"})
       env.push_back(v);

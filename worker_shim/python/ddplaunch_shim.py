@@ -11,10 +11,10 @@ wait and every later collective too. The launcher enforces its init deadline its
 Importing this module does not import torch.
 """
 
-import functools
-import importlib.abc
+# Only modules Python has loaded at start-up anyway: the autoload runs in every worker, so
+# importing this must cost well under a millisecond (importlib.abc alone pulls in
+# importlib.resources, pathlib and tempfile: ~20 ms). socket is imported on first report().
 import os
-import socket
 import sys
 
 __all__ = ["report", "install", "EVENTS", "MAX_STATUS_BYTES"]
@@ -57,6 +57,7 @@ def report(event, detail=""):
         if not path or rank is None or rank < 0 or generation is None or generation < 0:
             return False
         data = format_status(event, rank, generation, os.getpid(), detail)
+        import socket
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
             sock.setblocking(False)
             sock.sendto(data, path)
@@ -69,7 +70,6 @@ def _wrap(original):
     if getattr(original, _WRAPPED_MARK, False):
         return original
 
-    @functools.wraps(original)
     def init_process_group(*args, **kwargs):
         backend = kwargs.get("backend", args[0] if args else "")
         report("init_begin", str(backend or ""))
@@ -81,6 +81,14 @@ def _wrap(original):
         report("init_ok", str(backend or ""))
         return result
 
+    # functools.wraps without importing functools (collections: ~3 ms at start-up).
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(init_process_group, name, getattr(original, name))
+        except AttributeError:
+            pass
+    init_process_group.__dict__.update(getattr(original, "__dict__", {}))
+    init_process_group.__wrapped__ = original
     setattr(init_process_group, _WRAPPED_MARK, True)
     return init_process_group
 
@@ -98,7 +106,7 @@ def _patch(dist):
     return True
 
 
-class _LoaderThatPatches(importlib.abc.Loader):
+class _LoaderThatPatches:
     """Runs the real loader of torch.distributed, then patches the fresh module."""
 
     def __init__(self, loader):
@@ -118,7 +126,7 @@ class _LoaderThatPatches(importlib.abc.Loader):
         return getattr(self._loader, name)
 
 
-class _PatchOnImport(importlib.abc.MetaPathFinder):
+class _PatchOnImport:
     """Waits for the first import of torch.distributed, so that install() costs nothing for
     programs that never use it (importing torch takes seconds)."""
 
