@@ -30,10 +30,6 @@ std::string hash_file(const std::string& path, std::size_t limit = 64 << 20) {
   return fmt::format("{:016x}", h);
 }
 
-bool is_python(const std::vector<std::string>& program) {
-  if (program.empty()) return false;
-  return std::filesystem::path(program[0]).filename().string().rfind("python", 0) == 0;
-}
 }  // namespace
 
 std::string local_hostname() {
@@ -80,7 +76,10 @@ std::vector<std::string> add_shim_environment(const std::string& shim, const std
     env[variable] = it == env.end() || it->second.empty() ? value : value + separator + it->second;
   };
   const bool want_preload = shim == "preload" || (shim == "auto" && DDPLAUNCH_BUILT_WITH_NCCL);
-  const bool want_python = shim == "python" || (shim == "auto" && is_python(program));
+  // Always with auto: Python may be started by anything (a shebang script, `env python3`, a
+  // shell wrapper, `python -m`), and a non-Python program never reads PYTHONPATH.
+  (void)program;
+  const bool want_python = shim == "python" || shim == "auto";
   if (want_preload) {
     if (access(DDPLAUNCH_PRELOAD_LIB, R_OK) == 0) prepend("LD_PRELOAD", DDPLAUNCH_PRELOAD_LIB, ':');
     else notes.push_back(fmt::format("shim: {} is missing; NCCL init will not be reported", DDPLAUNCH_PRELOAD_LIB));

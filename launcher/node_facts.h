@@ -20,7 +20,9 @@ std::string program_fingerprint(const std::vector<std::string>& program);
 
 rendezvous::NodeFacts gather_node_facts(const LaunchConfig& config, int nproc, const preflight::GpuInfo& gpus);
 
-// LD_PRELOAD (NCCL init reporting) and PYTHONPATH (python shim) per the `shim` setting.
+// LD_PRELOAD (NCCL init reporting) and PYTHONPATH (python shim) per the `shim` setting; with
+// "auto" the Python shim is added whatever the program (its sitecustomize runs in any Python
+// the workers start, and costs nothing elsewhere) and the preload when built with NCCL.
 // Returns notes for the user; `env` is modified in place.
 std::vector<std::string> add_shim_environment(const std::string& shim, const std::vector<std::string>& program,
                                               Environment& env);

@@ -2,9 +2,14 @@
 // single-role job so existing scripts work unchanged.
 #include "env/worker_environment.h"
 
+#include <filesystem>
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include "ddplaunch/contract.h"
+#include "env/torch_install.h"
+#include "supervise/error_file.h"
 
 extern char** environ;
 
@@ -22,6 +27,31 @@ Environment current_environment() {
   return env;
 }
 
+namespace {
+
+// find_torch_version once per interpreter: every worker of every generation asks.
+std::optional<std::string> cached_torch_version(const std::string& python, const Environment& base) {
+  static std::mutex mutex;
+  static std::map<std::string, std::optional<std::string>> cache;
+  auto get = [&](const char* name) {
+    auto it = base.find(name);
+    return it == base.end() ? std::string() : it->second;
+  };
+  std::string key = python + '\n' + get("PYTHONPATH") + '\n' + get("HOME") + '\n' + get("PATH");
+  std::lock_guard lock(mutex);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, find_torch_version(python, base)).first;
+  return it->second;
+}
+
+}  // namespace
+
+std::string error_dir_of(const NodeAssignment& a) {
+  if (!a.error_file_dir.empty()) return a.error_file_dir;
+  std::filesystem::path socket(a.status_socket);
+  return socket.is_absolute() ? socket.parent_path().string() : std::string();
+}
+
 Environment build_worker_environment(const Environment& base, const NodeAssignment& a, int local_rank) {
   Environment env = base;
   const int rank = a.rank_offset + local_rank;
@@ -32,6 +62,7 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   env[c::kWorldSize] = std::to_string(a.world_size);
   env[c::kLocalWorldSize] = std::to_string(a.local_world_size);
   env[c::kGroupRank] = std::to_string(a.node_rank);
+  env[c::kGroupWorldSize] = std::to_string(a.node_count);
   env[c::kRoleRank] = std::to_string(rank);  // one role: role rank = global rank
   env[c::kRoleWorldSize] = std::to_string(a.world_size);
   env[c::kRoleName] = a.role;
@@ -40,6 +71,19 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   env[c::kRunId] = a.run_id;
   env[c::kUseAgentStore] = "False";  // rank 0 hosts the c10d store on MASTER_PORT, not the launcher
   env.try_emplace(c::kOmpNumThreads, "1");
+  env.try_emplace(c::kPythonUnbuffered, "1");
+  const std::string python = a.python_exec.empty() ? default_python_exec(base) : a.python_exec;
+  env[c::kPythonExec] = python;
+  // As torchrun: async NCCL error handling on, under the name the workers' torch reads.
+  if (!base.count(c::kTorchNcclAsyncErrorHandling) && !base.count(c::kNcclAsyncErrorHandling)) {
+    auto version = a.torch_version ? a.torch_version : cached_torch_version(python, base);
+    auto torch_nccl = version ? torch_uses_torch_nccl_prefix(*version) : std::nullopt;
+    if (!torch_nccl || *torch_nccl) env[c::kTorchNcclAsyncErrorHandling] = "1";
+    if (!torch_nccl || !*torch_nccl) env[c::kNcclAsyncErrorHandling] = "1";
+  }
+  // A fresh error file per rank and generation; an inherited one is an outer agent's.
+  env.erase(c::kErrorFile);
+  if (std::string dir = error_dir_of(a); !dir.empty()) env[c::kErrorFile] = error_file_path(dir, rank, a.generation);
   env[c::kTimeoutSeconds] = fmt::format("{:g}", a.timeout_s);
   env[c::kGeneration] = std::to_string(a.generation);
   env[c::kNodeRank] = std::to_string(a.node_rank);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ struct NodeAssignment {
   int local_world_size = 1;
   std::string master_addr;    // workers' MASTER_ADDR (rank 0's c10d store)
   int master_port = 0;
-  double timeout_s = 0;
+  double timeout_s = 0;       // the group's init deadline: enforced by the launcher, DDPLAUNCH_TIMEOUT_S for information
   long generation = 0;        // restart round; TORCHELASTIC_RESTART_COUNT too
   int max_restarts = 0;
   std::string run_id;
@@ -28,10 +29,26 @@ struct NodeAssignment {
   std::string job_id;
   std::string status_socket;  // AF_UNIX datagram path the shim reports on
   std::string socket_ifname;  // injected as NCCL/GLOO_SOCKET_IFNAME only when the user set neither
+  // PYTHON_EXEC; "" means default_python_exec(base): $PYTHON_EXEC, else /usr/bin/python3.
+  std::string python_exec;
+  // torch.__version__ of the workers' Python, deciding TORCH_NCCL_ASYNC_ERROR_HANDLING (>= 2.2)
+  // or NCCL_ASYNC_ERROR_HANDLING (older). nullopt: found once by find_torch_version (files
+  // only, cached); "" or not found: both variables are set (each torch reads its own).
+  std::optional<std::string> torch_version;
+  // Where each rank's TORCHELASTIC_ERROR_FILE goes (error_file_path); "" means the directory
+  // of status_socket (the launcher's private temp directory) when that is an absolute path.
+  std::string error_file_dir;
 };
 
 Environment current_environment();
 
+// The directory of the ranks' TORCHELASTIC_ERROR_FILEs ("" when there is none).
+std::string error_dir_of(const NodeAssignment& assignment);
+
+// `base` plus the contract. Variables the user set win for OMP_NUM_THREADS, PYTHONUNBUFFERED
+// (1 unless set, so Python workers' output is seen live), the async NCCL error variables and
+// NCCL/GLOO_SOCKET_IFNAME; the launcher's values win for the rest. An inherited
+// TORCHELASTIC_ERROR_FILE belongs to an outer agent and is never passed on.
 Environment build_worker_environment(const Environment& base, const NodeAssignment& assignment, int local_rank);
 
 // "KEY=VALUE" strings for exec.

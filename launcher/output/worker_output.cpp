@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "output/line_splitter.h"
+
 namespace ddplaunch {
 
 namespace {
@@ -31,6 +33,7 @@ std::string worker_prefix(int node_rank, int node_count, int rank) {
 }
 
 void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line) {
+  line = without_progress_mark(line);
   std::string text;
   text.reserve(prefix.size() + line.size() + 2);
   text.append(prefix).append(" ").append(line).append("\n");
@@ -70,6 +73,7 @@ std::string RankLogFile::open(const std::string& log_dir, int rank, long generat
 
 void RankLogFile::write_line(OutputStream stream, std::string_view line) {
   if (fd_ < 0) return;
+  line = without_progress_mark(line);
   std::string text;
   text.reserve(line.size() + 8);
   text.append(stream == OutputStream::Stderr ? "[err] " : "").append(line).append("\n");

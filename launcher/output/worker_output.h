@@ -11,7 +11,8 @@ enum class OutputStream { Stdout, Stderr };
 
 std::string worker_prefix(int node_rank, int node_count, int rank);
 
-// Writes "<prefix> <line>\n" to the launcher's stdout or stderr in a single write().
+// Writes "<prefix> <line>\n" to the launcher's stdout or stderr in a single write(); a
+// progress segment's trailing '\r' mark (line_splitter.h) is dropped.
 void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line);
 
 // Per-rank log file under --log-dir: rank_<R>.log, opened for append so earlier

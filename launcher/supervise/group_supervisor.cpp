@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "supervise/error_file.h"
 #include "supervise/init_signatures.h"
 #include "supervise/process_spawner.h"
 #include "time_units.h"
@@ -239,8 +240,13 @@ void GroupSupervisor::on_worker_finished(Worker& worker) {
     // Classify: in setup or init, or init errors in its output (a lazily created NCCL
     // communicator failing while "running"), is an init failure.
     auto signature = match_init_signature(worker.tail);
+    // A rank that used torch's @record left its exception in its error file: the root cause.
+    std::optional<std::string> recorded;
+    if (std::string dir = error_dir_of(assignment_); !dir.empty())
+      recorded = summarize_error_file(error_file_path(dir, worker.global_rank, assignment_.generation));
     const bool init_phase = phase_at_exit != RankPhase::Running || signature.has_value();
-    std::string detail = !worker.init_failure_detail.empty() ? worker.init_failure_detail
+    std::string detail = recorded ? *recorded
+                         : !worker.init_failure_detail.empty() ? worker.init_failure_detail
                          : signature ? fmt::format("output matches '{}'", signature->signature)
                          : phase_at_exit == RankPhase::Setup
                              ? std::string("exited in setup, before its process group was up")

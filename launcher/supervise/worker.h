@@ -40,6 +40,7 @@ struct Worker {
   bool failure_reported = false;
   bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
   std::deque<std::string> tail;
+  bool tail_ends_in_progress = false;  // tail.back() is a progress segment
   LineSplitter stdout_lines, stderr_lines;
   RankLogFile log;
   boost::asio::posix::stream_descriptor stdout_pipe, stderr_pipe;
@@ -48,7 +49,15 @@ struct Worker {
   char stderr_buffer[8192];
 
   bool finished() const { return status.has_value() && open_pipes == 0; }
+  // A run of progress segments ('\r' redraws, see line_splitter.h) keeps only its latest one.
   void remember(std::string_view line) {
+    const bool progress = is_progress_segment(line);
+    line = without_progress_mark(line);
+    if (progress && !tail.empty() && tail_ends_in_progress) {
+      tail.back().assign(line);
+      return;
+    }
+    tail_ends_in_progress = progress;
     tail.emplace_back(line);
     if (tail.size() > kTailLines) tail.pop_front();
   }

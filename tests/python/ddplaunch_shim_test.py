@@ -1,6 +1,8 @@
 """Tests for worker_shim/python: report() datagrams in the DDPL1 format, install() wrapping of
-torch.distributed.init_process_group (events, injected timeout, errors re-raised), and the
-autoload sitecustomize (lazy, chains the one it shadows, never breaks the program).
+torch.distributed.init_process_group (events, arguments passed through unchanged — never a
+timeout of ddplaunch's —, errors re-raised), the autoload sitecustomize (lazy, chains the one it
+shadows, never breaks the program), and a real 2-process gloo job in which one rank pauses
+longer than DDPLAUNCH_TIMEOUT_S between two collectives and still succeeds.
 Run: /usr/bin/python3 tests/python/ddplaunch_shim_test.py -v
 """
 
@@ -143,27 +145,23 @@ class InstallTest(StatusChannelTest):
         self.dist.init_process_group = self.real
         super().tearDown()
 
-    def test_reports_begin_and_ok_and_applies_the_launcher_timeout(self):
-        os.environ["DDPLAUNCH_TIMEOUT_S"] = "42.5"
+    def test_reports_begin_and_ok_and_never_applies_the_launcher_timeout(self):
+        # DDPLAUNCH_TIMEOUT_S is the launcher's init deadline: in PyTorch `timeout` would also
+        # bound the store wait and every later collective, so the shim must not pass it.
+        os.environ["DDPLAUNCH_TIMEOUT_S"] = "5"
         self.dist.init_process_group("gloo")
-        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=42.5))
+        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=1800))
         self.assertEqual(self.receive()[:2], ("init_begin", 3))
         self.assertEqual(self.receive()[:2], ("init_ok", 3))
 
-    def test_caller_timeout_wins_positional_or_keyword(self):
+    def test_caller_timeout_is_passed_through_positional_or_keyword(self):
         os.environ["DDPLAUNCH_TIMEOUT_S"] = "42"
         self.dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=7))
         self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=7))
         self.dist.init_process_group("gloo", "env://", datetime.timedelta(seconds=8))
         self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=8))
-
-    def test_without_launcher_timeout_the_default_stays(self):
-        os.environ.pop("DDPLAUNCH_TIMEOUT_S", None)
-        self.dist.init_process_group(backend="gloo")
-        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=1800))
-        os.environ["DDPLAUNCH_TIMEOUT_S"] = "not-a-number"
-        self.dist.init_process_group(backend="gloo")
-        self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=1800))
+        self.dist.init_process_group(backend="gloo", timeout=None)
+        self.assertIsNone(self.calls[-1]["timeout"])
 
     def test_failure_is_reported_with_its_text_and_reraised(self):
         self.fail_with = RuntimeError("Connection reset by peer\nat node 2")
@@ -219,7 +217,7 @@ class AutoloadTest(StatusChannelTest):
         self.assertEqual(result.stdout.strip(), "False", result.stderr)
 
     @unittest.skipUnless(HAVE_TORCH, "torch.distributed is not available")
-    def test_real_gloo_init_reports_and_gets_the_launcher_timeout(self):
+    def test_real_gloo_init_reports_and_keeps_torchs_default_timeout(self):
         result = self.run_python("""
             import torch.distributed as dist
             dist.init_process_group("gloo")
@@ -232,12 +230,59 @@ class AutoloadTest(StatusChannelTest):
             """, env={"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
                       "RANK": "0", "WORLD_SIZE": "1", "DDPLAUNCH_TIMEOUT_S": "37"})
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(result.stdout.split(), ["37.0", "raised", "ValueError"], result.stderr)
+        # 1800 s: torch.distributed's own default (default_pg_timeout), not the 37 s above.
+        self.assertEqual(result.stdout.split(), ["1800.0", "raised", "ValueError"], result.stderr)
         events = [self.receive() for _ in range(4)]
         self.assertEqual([e[0] for e in events],
                          ["init_begin", "init_ok", "init_begin", "init_failed"])
         self.assertEqual(events[0][1], 0)
         self.assertIn("no_such_backend", events[3][4].lower())
+
+    @unittest.skipUnless(HAVE_TORCH, "torch.distributed is not available")
+    def test_pause_longer_than_the_launcher_timeout_between_collectives_succeeds(self):
+        # A rank-0 evaluation or checkpoint that makes the others wait longer than the init
+        # deadline must not fail: two real processes, rank 1 pauses 12 s under a 5 s
+        # DDPLAUNCH_TIMEOUT_S between two all_reduces.
+        code = textwrap.dedent("""
+            import os, time, torch, torch.distributed as dist
+            dist.init_process_group("gloo")
+            rank = dist.get_rank()
+            t = torch.ones(1)
+            dist.all_reduce(t)
+            if rank == 1:
+                time.sleep(12)
+            started = time.monotonic()
+            dist.all_reduce(t)
+            print("rank", rank, "sum", int(t.item()), "waited", int(time.monotonic() - started))
+            dist.destroy_process_group()
+            """)
+        port = str(free_port())
+        procs = []
+        for rank in range(2):
+            env = dict(os.environ, PYTHONPATH=AUTOLOAD_DIR, MASTER_ADDR="127.0.0.1",
+                       MASTER_PORT=port, RANK=str(rank), WORLD_SIZE="2",
+                       DDPLAUNCH_TIMEOUT_S="5")
+            procs.append(subprocess.Popen([sys.executable, "-c", code], env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True))
+        outputs = []
+        for proc in procs:
+            try:
+                out, err = proc.communicate(timeout=100)
+            except subprocess.TimeoutExpired:
+                for p in procs:
+                    p.kill()
+                raise
+            outputs.append((proc.returncode, out, err))
+        for rank, (code_, out, err) in enumerate(outputs):
+            self.assertEqual(code_, 0, "rank %d failed:\n%s" % (rank, err))
+        self.assertEqual(outputs[0][1].split()[:4], ["rank", "0", "sum", "4"])
+        self.assertGreaterEqual(int(outputs[0][1].split()[5]), 10, "rank 0 did not wait")
+        self.assertEqual(outputs[1][1].split()[:4], ["rank", "1", "sum", "4"])
+        # Both ranks reported their init through the autoloaded shim.
+        events = sorted((e[1], e[0]) for e in (self.receive() for _ in range(4)))
+        self.assertEqual(events, [(0, "init_begin"), (0, "init_ok"),
+                                  (1, "init_begin"), (1, "init_ok")])
 
 
 if __name__ == "__main__":

@@ -2,8 +2,16 @@
 // and which user settings survive.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "ddplaunch/contract.h"
+#include "env/torch_install.h"
 #include "env/worker_environment.h"
+#include "supervise/error_file.h"
 
 using namespace ddplaunch;
 
@@ -24,6 +32,7 @@ NodeAssignment two_node_assignment() {
   a.job_id = "job-1";
   a.status_socket = "/tmp/x/status.sock";
   a.socket_ifname = "eth1";
+  a.torch_version = "2.3.1+cu121";
   return a;
 }
 }  // namespace
@@ -39,6 +48,12 @@ TEST(WorkerEnvironment, TorchrunContractForEveryLocalRank) {
     EXPECT_EQ(env.at("ROLE_WORLD_SIZE"), "7");
     EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "3");
     EXPECT_EQ(env.at("GROUP_RANK"), "1");
+    EXPECT_EQ(env.at("GROUP_WORLD_SIZE"), "2");
+    EXPECT_EQ(env.at("PYTHON_EXEC"), "/usr/bin/python3");
+    EXPECT_EQ(env.at("PYTHONUNBUFFERED"), "1");
+    EXPECT_EQ(env.at("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+    EXPECT_EQ(env.count("NCCL_ASYNC_ERROR_HANDLING"), 0u) << "torch 2.3 reads only the new name";
+    EXPECT_EQ(env.at("TORCHELASTIC_ERROR_FILE"), "/tmp/x/error-rank" + std::to_string(4 + local) + "-gen2.json");
     EXPECT_EQ(env.at("MASTER_ADDR"), "10.0.0.5");
     EXPECT_EQ(env.at("MASTER_PORT"), "29500");
     EXPECT_EQ(env.at("ROLE_NAME"), "default");
@@ -80,4 +95,69 @@ TEST(WorkerEnvironment, NoInterfaceInjectedWhenNoneSelected) {
   Environment env = build_worker_environment({}, a, 0);
   EXPECT_EQ(env.count("NCCL_SOCKET_IFNAME"), 0u);
   EXPECT_EQ(to_env_strings({{"A", "1"}, {"B", "x=y"}}), (std::vector<std::string>{"A=1", "B=x=y"}));
+}
+
+TEST(WorkerEnvironment, UserChoicesForBufferingAndNcclErrorHandlingWin) {
+  Environment base{{"PYTHONUNBUFFERED", ""}, {"NCCL_ASYNC_ERROR_HANDLING", "0"}, {"PYTHON_EXEC", "/opt/py/bin/python"}};
+  Environment env = build_worker_environment(base, two_node_assignment(), 0);
+  EXPECT_EQ(env.at("PYTHONUNBUFFERED"), "");
+  EXPECT_EQ(env.at("NCCL_ASYNC_ERROR_HANDLING"), "0");
+  EXPECT_EQ(env.count("TORCH_NCCL_ASYNC_ERROR_HANDLING"), 0u) << "the user chose; no second opinion";
+  EXPECT_EQ(env.at("PYTHON_EXEC"), "/opt/py/bin/python");
+  NodeAssignment a = two_node_assignment();
+  a.python_exec = "/venv/bin/python";
+  EXPECT_EQ(build_worker_environment(base, a, 0).at("PYTHON_EXEC"), "/venv/bin/python");
+}
+
+TEST(WorkerEnvironment, AsyncErrorVariableFollowsTheTorchVersion) {
+  NodeAssignment a = two_node_assignment();
+  a.torch_version = "1.13.0a0";
+  Environment old_torch = build_worker_environment({}, a, 0);
+  EXPECT_EQ(old_torch.at("NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_EQ(old_torch.count("TORCH_NCCL_ASYNC_ERROR_HANDLING"), 0u);
+  a.torch_version = "";  // unknown: both, each torch reads its own
+  Environment unknown = build_worker_environment({}, a, 0);
+  EXPECT_EQ(unknown.at("NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_EQ(unknown.at("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_EQ(torch_uses_torch_nccl_prefix("2.2.0"), true);
+  EXPECT_EQ(torch_uses_torch_nccl_prefix("2.1.2+cu118"), false);
+  EXPECT_EQ(torch_uses_torch_nccl_prefix("10.0"), true);
+  EXPECT_EQ(torch_uses_torch_nccl_prefix("garbage"), std::nullopt);
+}
+
+TEST(WorkerEnvironment, FindsTorchVersionWithoutStartingPython) {
+  // A fake venv: bin/python3.11 and lib/python3.11/site-packages/torch/version.py.
+  const auto root = std::filesystem::temp_directory_path() / ("ddpl-venv-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(root / "bin");
+  std::filesystem::create_directories(root / "lib/python3.11/site-packages/torch");
+  std::ofstream(root / "bin/python3.11") << "#!/bin/sh\n";
+  std::ofstream(root / "lib/python3.11/site-packages/torch/version.py")
+      << "from typing import Optional\n__version__ = '2.4.0+cu124'\ndebug = False\n";
+  EXPECT_EQ(find_torch_version((root / "bin/python3.11").string(), {}), "2.4.0+cu124");
+  // PYTHONPATH comes first, as in sys.path.
+  std::filesystem::create_directories(root / "pp/torch");
+  std::ofstream(root / "pp/torch/version.py") << "__version__ = \"1.12.1\"\n";
+  EXPECT_EQ(find_torch_version((root / "bin/python3.11").string(), {{"PYTHONPATH", (root / "pp").string()}}),
+            "1.12.1");
+  EXPECT_EQ(find_torch_version((root / "bin/python3.9").string(), {}), std::nullopt);
+  std::filesystem::remove_all(root);
+  // This machine's own Python, when it has torch: the version torch itself reports.
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0) {
+    auto found = find_torch_version("/usr/bin/python3", {});
+    ASSERT_TRUE(found);
+    std::string cmd = "/usr/bin/python3 -c 'import sys, torch; sys.exit(torch.__version__ != \"" + *found + "\")'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << "found " << *found;
+  }
+}
+
+TEST(WorkerEnvironment, InheritedErrorFileIsNeverPassedOn) {
+  Environment base{{"TORCHELASTIC_ERROR_FILE", "/outer/agent/error.json"}};
+  Environment env = build_worker_environment(base, two_node_assignment(), 1);
+  EXPECT_EQ(env.at("TORCHELASTIC_ERROR_FILE"), error_file_path("/tmp/x", 5, 2));
+  NodeAssignment a = two_node_assignment();
+  a.error_file_dir = "/run/errs";
+  EXPECT_EQ(build_worker_environment(base, a, 0).at("TORCHELASTIC_ERROR_FILE"), "/run/errs/error-rank4-gen2.json");
+  a.error_file_dir.clear();
+  a.status_socket = "(created at start)";  // --dry-run: no directory yet
+  EXPECT_EQ(build_worker_environment(base, a, 0).count("TORCHELASTIC_ERROR_FILE"), 0u);
 }

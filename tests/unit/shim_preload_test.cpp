@@ -1,6 +1,8 @@
 // libddplaunch_nccl_preload.so: run the real nccl_probe under LD_PRELOAD and check the
-// launcher would hear init_begin and init_failed carrying NCCL's own error text; and check
-// the wrapper's answer when no NCCL is loaded at all (dlopen'ed into this test binary).
+// launcher would hear init_begin and init_failed carrying NCCL's own error text; every
+// communicator creation (not only the first; splits too) is reported; a program that does not
+// use NCCL gets neither libnccl nor libcuda mapped; and the wrapper's answer when no NCCL is
+// loaded at all (dlopen'ed into this test binary).
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -163,6 +165,60 @@ TEST_F(PreloadTest, SuccessfulInitReportsInitOk) {
   EXPECT_EQ(all.messages[1].detail, "ncclCommInitAll");
 }
 
+// torch 2.x creates a communicator at the first collective and one per new sub-group: each
+// creation is init again, and each must be reported.
+TEST_F(PreloadTest, EveryCommunicatorCreationIsReportedNotOnlyTheFirst) {
+  for (const char* which : {"rank", "config", "scalable", "split", "all"}) {
+    Run run = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {which, "3"}, {"FAKE_NCCL_INIT_RESULT=0"}, 6);
+    ASSERT_EQ(run.messages.size(), 6u) << which << ": " << describe(run.messages);
+    for (std::size_t i = 0; i < 6; i += 2) {
+      EXPECT_EQ(run.messages[i].event, c::StatusEvent::InitBegin) << which << " #" << i / 2;
+      EXPECT_EQ(run.messages[i + 1].event, c::StatusEvent::InitOk) << which << " #" << i / 2;
+    }
+    EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << which;
+  }
+  Run split = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {"split", "2"}, {"FAKE_NCCL_INIT_RESULT=5"}, 4);
+  ASSERT_EQ(split.messages.size(), 4u) << describe(split.messages);
+  EXPECT_EQ(split.messages[0].detail, "ncclCommSplit");
+  EXPECT_EQ(split.messages[3].event, c::StatusEvent::InitFailed);
+  EXPECT_EQ(split.messages[3].detail, "ncclCommSplit failed: fake nccl error 5; last error: fake last error");
+  Run scalable = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {"scalable"}, {}, 2);
+  ASSERT_EQ(scalable.messages.size(), 2u) << "the inner ncclCommInitRank must not report again";
+  EXPECT_EQ(scalable.messages[1].detail, "ncclCommInitRankScalable");
+}
+
+// The preload must cost a non-NCCL program nothing but its own mapping: nothing is loaded
+// at start-up. `cat /proc/self/maps` run with LD_PRELOAD shows what is mapped while it runs.
+TEST(PreloadLibrary, NonNcclProgramGetsNoNcclOrCudaMapped) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::vector<std::string> env_strings{std::string("LD_PRELOAD=") + DDPLAUNCH_NCCL_PRELOAD,
+                                       "PATH=/usr/bin:/bin"};
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string cat = "/bin/cat", maps = "/proc/self/maps";
+  char* argv[] = {cat.data(), maps.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  pid_t pid = 0;
+  ASSERT_EQ(::posix_spawn(&pid, cat.c_str(), &actions, nullptr, argv, envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  std::string mapped;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) mapped.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  EXPECT_NE(wait_bounded(pid, std::chrono::seconds(30)), -1);
+  EXPECT_NE(mapped.find("libddplaunch_nccl_preload.so"), std::string::npos)
+      << "the preload was not loaded at all:\n" << mapped;
+  EXPECT_EQ(mapped.find("libnccl"), std::string::npos) << mapped;
+  EXPECT_EQ(mapped.find("libcuda"), std::string::npos) << mapped;
+  EXPECT_EQ(mapped.find("libcudart"), std::string::npos) << mapped;
+}
+
 TEST_F(PreloadTest, FailedInitIsPassedThroughUnchangedWithNcclsText) {
   Run run = run_preloaded(DDPLAUNCH_FAKE_NCCL_PROBE, {"config"}, {"FAKE_NCCL_INIT_RESULT=5"}, 2);
   ASSERT_EQ(run.messages.size(), 2u);
@@ -220,7 +276,7 @@ TEST(PreloadLibrary, ExportsOnlyTheWrappedNcclFunctions) {
   void* lib = ::dlopen(DDPLAUNCH_NCCL_PRELOAD, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << ::dlerror();
   for (const char* name : {"ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll",
-                           "ncclCommGetAsyncError"})
+                           "ncclCommInitRankScalable", "ncclCommSplit", "ncclCommGetAsyncError"})
     EXPECT_NE(::dlsym(lib, name), nullptr) << name;
   // The shim's own symbols stay inside the library (no clash with a trainer's copy).
   EXPECT_EQ(::dlsym(lib, "_ZN9ddplaunch4shim6reportENS_8contract11StatusEventESt17basic_string_viewIcSt11char_traitsIcEE"),

@@ -1,13 +1,18 @@
 // Tests for ddplaunch_shim_torch: a real 2-rank gloo group (two threads, 127.0.0.1), the
 // bounded failure when nobody serves the store, contract and backend errors, the status
-// datagrams init_process_group sends, and the environment overload.
+// datagrams init_process_group sends, the environment overload, and PyTorch's default
+// timeouts whatever DDPLAUNCH_TIMEOUT_S says: two real processes (this binary re-run as
+// ranks) survive a 12 s pause between all_reduces under DDPLAUNCH_TIMEOUT_S=5.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +27,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include "ddplaunch/shim_torch.h"
+
+extern char** environ;
 
 namespace {
 
@@ -130,7 +137,8 @@ TEST(ShimTorch, NobodyServingTheStoreFailsWithinTheTimeout) {
   const int port = free_port();
   ASSERT_GT(port, 0);
   auto start = std::chrono::steady_clock::now();
-  auto result = shim::init_process_group(make_contract(1, 2, port, 2), "gloo");
+  auto result = shim::init_process_group(make_contract(1, 2, port, 600), "gloo",
+                                         std::chrono::seconds(2));
   auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(result.group);
   EXPECT_NE(result.error.find("rank 1/2"), std::string::npos) << result.error;
@@ -202,13 +210,77 @@ TEST(ShimTorch, EnvironmentOverloadReadsTheContract) {
   EXPECT_EQ(result.group->getSize(), 1);
   auto* gloo = dynamic_cast<c10d::ProcessGroupGloo*>(result.group.get());
   ASSERT_NE(gloo, nullptr);
-  EXPECT_EQ(gloo->getOptions()->timeout, std::chrono::seconds(15));
+  // DDPLAUNCH_TIMEOUT_S=15 is the launcher's init deadline, not the group's timeout.
+  EXPECT_EQ(gloo->getOptions()->timeout, std::chrono::seconds(1800));
+  result = {};
+
+  // The program's own timeout wins, as with torch.distributed.init_process_group(timeout=).
+  ::setenv(contract::kMasterPort, std::to_string(free_port()).c_str(), 1);
+  auto own = shim::init_process_group("gloo", std::chrono::seconds(15));
+  ASSERT_TRUE(own.group) << own.error;
+  auto* own_gloo = dynamic_cast<c10d::ProcessGroupGloo*>(own.group.get());
+  ASSERT_NE(own_gloo, nullptr);
+  EXPECT_EQ(own_gloo->getOptions()->timeout, std::chrono::seconds(15));
 
   ::unsetenv(contract::kMasterAddr);
   auto missing = shim::init_process_group("gloo");
   EXPECT_FALSE(missing.group);
   EXPECT_NE(missing.error.find("MASTER_ADDR"), std::string::npos) << missing.error;
   for (const auto& [name, value] : env) ::unsetenv(name);
+}
+
+TEST(ShimTorch, DefaultTimeoutsArePyTorchsOwn) {
+  EXPECT_EQ(shim::default_timeout("gloo"), std::chrono::minutes(30));
+  EXPECT_EQ(shim::default_timeout("nccl"), std::chrono::minutes(10));
+}
+
+// One rank of PauseBetweenAllreducesLongerThanTheLauncherTimeout, when this binary is re-run
+// with DDPL_PAUSE_CHILD set: all_reduce, rank 1 sleeps 12 s, all_reduce; the sum must be 4.
+TEST(ShimTorchChild, AllreducePauseAllreduce) {
+  if (!std::getenv("DDPL_PAUSE_CHILD")) GTEST_SKIP() << "runs only as a child of the pause test";
+  auto pg = shim::init_process_group("gloo");
+  ASSERT_TRUE(pg.group) << pg.error;
+  std::vector<at::Tensor> t{at::ones({1})};
+  pg.group->allreduce(t)->wait();
+  if (pg.group->getRank() == 1) std::this_thread::sleep_for(std::chrono::seconds(12));
+  pg.group->allreduce(t)->wait();  // throws (test fails) if the group timeout were 5 s
+  EXPECT_EQ(t[0].item<float>(), 4.0f);
+}
+
+TEST(ShimTorch, PauseBetweenAllreducesLongerThanTheLauncherTimeoutSucceeds) {
+  const std::string port = std::to_string(free_port());
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.emplace_back(*e);
+    for (std::string v : std::vector<std::string>{"DDPL_PAUSE_CHILD=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port,
+                          "RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+                          "WORLD_SIZE=2", "LOCAL_WORLD_SIZE=2", "DDPLAUNCH_TIMEOUT_S=5"})
+      env.push_back(v);
+    std::vector<char*> envp;
+    for (auto& v : env) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    std::string self = "/proc/self/exe", filter = "--gtest_filter=ShimTorchChild.*";
+    char* argv[] = {self.data(), filter.data(), nullptr};
+    pid_t pid = 0;
+    ASSERT_EQ(::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, envp.data()), 0);
+    pids.push_back(pid);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  for (std::size_t rank = 0; rank < pids.size(); ++rank) {
+    int status = 0;
+    pid_t r = 0;
+    while ((r = ::waitpid(pids[rank], &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (r == 0) {
+      for (pid_t p : pids) ::kill(p, SIGKILL);
+      for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+      FAIL() << "ranks did not finish within 90 s";
+    }
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "rank " << rank << " failed (wait status " << status << ")";
+  }
 }
 
 }  // namespace

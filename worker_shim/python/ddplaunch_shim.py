@@ -1,20 +1,20 @@
-"""The worker side of ddplaunch for Python trainers: report init progress to the launcher and
-apply its process-group timeout, without changing the training script.
+"""The worker side of ddplaunch for Python trainers: report init progress to the launcher,
+without changing the training script.
 
 report(event, detail) sends one status datagram ("DDPL1 <event> <rank> <generation> <pid>
 <detail>", see worker_shim/include/ddplaunch/contract.h) to $DDPLAUNCH_STATUS_SOCKET.
 install() wraps torch.distributed.init_process_group (now, or when torch.distributed is
-first imported) to report init_begin / init_ok / init_failed and to pass
-timeout=timedelta(seconds=$DDPLAUNCH_TIMEOUT_S) when the caller gave none.
+first imported) to report init_begin / init_ok / init_failed. It passes every argument
+through unchanged: in particular it never sets `timeout`, which in PyTorch bounds the store
+wait and every later collective too. The launcher enforces its init deadline itself
+($DDPLAUNCH_TIMEOUT_S is for the program's information only).
 Importing this module does not import torch.
 """
 
-import datetime
-import functools
-import importlib.abc
-import inspect
+# Only modules Python has loaded at start-up anyway: the autoload runs in every worker, so
+# importing this must cost well under a millisecond (importlib.abc alone pulls in
+# importlib.resources, pathlib and tempfile: ~20 ms). socket is imported on first report().
 import os
-import socket
 import sys
 
 __all__ = ["report", "install", "EVENTS", "MAX_STATUS_BYTES"]
@@ -57,6 +57,7 @@ def report(event, detail=""):
         if not path or rank is None or rank < 0 or generation is None or generation < 0:
             return False
         data = format_status(event, rank, generation, os.getpid(), detail)
+        import socket
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
             sock.setblocking(False)
             sock.sendto(data, path)
@@ -65,37 +66,11 @@ def report(event, detail=""):
         return False
 
 
-def _launcher_timeout():
-    """timedelta from DDPLAUNCH_TIMEOUT_S, or None when unset or not a positive number."""
-    try:
-        seconds = float(os.environ.get("DDPLAUNCH_TIMEOUT_S", ""))
-    except ValueError:
-        return None
-    if not seconds > 0 or seconds == float("inf"):
-        return None
-    return datetime.timedelta(seconds=seconds)
-
-
 def _wrap(original):
     if getattr(original, _WRAPPED_MARK, False):
         return original
-    try:
-        signature = inspect.signature(original)
-    except (TypeError, ValueError):
-        signature = None
 
-    @functools.wraps(original)
     def init_process_group(*args, **kwargs):
-        timeout = _launcher_timeout()
-        if timeout is not None and signature is not None:
-            try:
-                bound = signature.bind_partial(*args, **kwargs)
-                # Newer torch defaults timeout to None; treat that as "not given" too.
-                if bound.arguments.get("timeout") is None:
-                    bound.arguments["timeout"] = timeout
-                    args, kwargs = bound.args, bound.kwargs
-            except TypeError:
-                pass  # let the original report the bad call itself
         backend = kwargs.get("backend", args[0] if args else "")
         report("init_begin", str(backend or ""))
         try:
@@ -106,6 +81,14 @@ def _wrap(original):
         report("init_ok", str(backend or ""))
         return result
 
+    # functools.wraps without importing functools (collections: ~3 ms at start-up).
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(init_process_group, name, getattr(original, name))
+        except AttributeError:
+            pass
+    init_process_group.__dict__.update(getattr(original, "__dict__", {}))
+    init_process_group.__wrapped__ = original
     setattr(init_process_group, _WRAPPED_MARK, True)
     return init_process_group
 
@@ -123,7 +106,7 @@ def _patch(dist):
     return True
 
 
-class _LoaderThatPatches(importlib.abc.Loader):
+class _LoaderThatPatches:
     """Runs the real loader of torch.distributed, then patches the fresh module."""
 
     def __init__(self, loader):
@@ -143,7 +126,7 @@ class _LoaderThatPatches(importlib.abc.Loader):
         return getattr(self._loader, name)
 
 
-class _PatchOnImport(importlib.abc.MetaPathFinder):
+class _PatchOnImport:
     """Waits for the first import of torch.distributed, so that install() costs nothing for
     programs that never use it (importing torch takes seconds)."""
 

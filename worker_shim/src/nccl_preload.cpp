@@ -1,8 +1,14 @@
 // libddplaunch_nccl_preload.so: LD_PRELOAD'ed into a worker, it wraps NCCL communicator
-// init (ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitAll) and reports init_begin
-// and init_ok / init_failed to ddplaunch, with NCCL's own error text (a non-blocking init is
-// settled when ncclCommGetAsyncError first shows its outcome). It forwards every call to
-// the real NCCL unchanged and returns its result: the program behaves as without it.
+// creation (ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitRankScalable,
+// ncclCommInitAll, ncclCommSplit) and reports init_begin and init_ok / init_failed to
+// ddplaunch for EVERY call, with NCCL's own error text (a non-blocking init is settled when
+// ncclCommGetAsyncError first shows its outcome): torch 2.x creates communicators lazily, at
+// the first collective and for each new sub-group, and each one is init again.
+// It forwards every call to the real NCCL unchanged and returns its result: the program
+// behaves as without it. Nothing runs at load time (no constructor, no dlopen): the real
+// functions are found with dlsym(RTLD_NEXT) on first call, so a program that never calls
+// NCCL never gets libnccl or libcuda mapped and pays only the dynamic loader's mapping of
+// this small library (BENCHMARKS.md, "NCCL preload start-up cost").
 // Built without nccl.h: the few types it needs are declared here, ABI-compatible with NCCL 2.
 #include <dlfcn.h>
 
@@ -28,6 +34,8 @@ constexpr ncclResult_t kNcclInProgress = 7;  // non-blocking init still running:
 using InitRankFn = ncclResult_t (*)(ncclComm_t*, int, ncclUniqueId, int);
 using InitRankConfigFn = ncclResult_t (*)(ncclComm_t*, int, ncclUniqueId, int, void*);
 using InitAllFn = ncclResult_t (*)(ncclComm_t*, int, const int*);
+using InitScalableFn = ncclResult_t (*)(ncclComm_t*, int, int, int, ncclUniqueId*, void*);
+using SplitFn = ncclResult_t (*)(ncclComm_t, int, int, ncclComm_t*, void*);
 using ErrorStringFn = const char* (*)(ncclResult_t);
 using LastErrorFn = const char* (*)(ncclComm_t);
 using AsyncErrorFn = ncclResult_t (*)(ncclComm_t, ncclResult_t*);
@@ -175,6 +183,37 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommInitAll(ncclComm_t* 
   shim::report(c::StatusEvent::InitBegin, "ncclCommInitAll");
   ncclResult_t res = real(comms, ndev, devlist);
   report_result("ncclCommInitAll", res, nullptr);  // always blocking
+  return res;
+}
+
+// NCCL 2.23+: one communicator from several unique ids (large jobs).
+__attribute__((visibility("default"))) ncclResult_t ncclCommInitRankScalable(
+    ncclComm_t* comm, int nranks, int rank, int nids, ncclUniqueId* ids, void* config) {
+  static std::atomic<void*> cache{nullptr};
+  auto real = real_init_function<InitScalableFn>(cache, "ncclCommInitRankScalable");
+  if (!real) return nccl_missing("ncclCommInitRankScalable");
+  InitScope scope;
+  if (!scope.outermost()) return real(comm, nranks, rank, nids, ids, config);
+  shim::report(c::StatusEvent::InitBegin, "ncclCommInitRankScalable");
+  ncclResult_t res = real(comm, nranks, rank, nids, ids, config);
+  report_result("ncclCommInitRankScalable", res, comm);
+  return res;
+}
+
+// A new communicator from an existing one (torch 2.x new_group with a split-capable NCCL):
+// as much an init as ncclCommInitRank, collective over the parent's ranks, and as able to hang.
+__attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t comm, int color,
+                                                                  int key, ncclComm_t* newcomm,
+                                                                  void* config) {
+  static std::atomic<void*> cache{nullptr};
+  auto real = real_init_function<SplitFn>(cache, "ncclCommSplit");
+  if (!real) return nccl_missing("ncclCommSplit");
+  InitScope scope;
+  if (!scope.outermost()) return real(comm, color, key, newcomm, config);
+  shim::report(c::StatusEvent::InitBegin, "ncclCommSplit");
+  ncclResult_t res = real(comm, color, key, newcomm, config);
+  // NCCL_SPLIT_NOCOLOR creates no communicator: a non-blocking split settles on the parent.
+  report_result("ncclCommSplit", res, newcomm && *newcomm ? newcomm : &comm);
   return res;
 }
 

@@ -1,8 +1,8 @@
-// init_process_group(): contract → c10d::TCPStore → ProcessGroupGloo (or NCCL), with the
-// launcher's timeout on both, and the outcome reported on the status channel.
+// init_process_group(): contract → c10d::TCPStore → ProcessGroupGloo (or NCCL), with
+// PyTorch's default timeout (or the program's) on both, and the outcome reported on the
+// status channel. Never the launcher's DDPLAUNCH_TIMEOUT_S (see shim_torch.h).
 // The only translation unit of the library that includes the heavy c10d headers.
 #include <chrono>
-#include <cmath>
 #include <exception>
 #include <sstream>
 #include <vector>
@@ -42,8 +42,6 @@ std::string check_contract(const WorkerContract& c) {
   if (c.world_size < 1) out << " WORLD_SIZE=" << c.world_size << " must be at least 1;";
   if (c.rank < 0 || c.rank >= c.world_size)
     out << " RANK=" << c.rank << " must be in [0, WORLD_SIZE=" << c.world_size << ");";
-  if (c.timeout_s < 0 || !std::isfinite(c.timeout_s))
-    out << " DDPLAUNCH_TIMEOUT_S=" << c.timeout_s << " must be a positive number of seconds;";
   return out.str();
 }
 
@@ -99,6 +97,10 @@ ProcessGroupResult fail(const std::string& error) {
 
 }  // namespace
 
+std::chrono::milliseconds default_timeout(const std::string& backend) {
+  return backend == "nccl" ? kDefaultNcclTimeout : kDefaultGlooTimeout;
+}
+
 std::vector<std::string> available_backends() {
 #ifdef DDPLAUNCH_TORCH_NCCL
   return {"gloo", "nccl"};
@@ -107,17 +109,20 @@ std::vector<std::string> available_backends() {
 #endif
 }
 
-ProcessGroupResult init_process_group(const std::string& backend) {
+ProcessGroupResult init_process_group(const std::string& backend,
+                                      std::optional<std::chrono::milliseconds> timeout) {
   ContractResult read = read_contract();
   if (!read.contract) {
     report(StatusEvent::InitBegin, backend);
     return fail("ddplaunch: cannot build the " + backend + " process group: " + read.error);
   }
-  return init_process_group(*read.contract, backend);
+  return init_process_group(*read.contract, backend, timeout);
 }
 
-ProcessGroupResult init_process_group(const WorkerContract& c, const std::string& backend) {
-  const double timeout_s = c.timeout_s > 0 ? c.timeout_s : kDefaultProcessGroupTimeoutS;
+ProcessGroupResult init_process_group(const WorkerContract& c, const std::string& backend,
+                                      std::optional<std::chrono::milliseconds> requested) {
+  const auto timeout = requested && requested->count() > 0 ? *requested : default_timeout(backend);
+  const double timeout_s = static_cast<double>(timeout.count()) / 1000.0;
   report(StatusEvent::InitBegin, backend);
   std::string bad = check_contract(c);
   if (!bad.empty())
@@ -133,8 +138,6 @@ ProcessGroupResult init_process_group(const WorkerContract& c, const std::string
     return fail("ddplaunch: " + where(c, backend, timeout_s) + ": unknown backend \"" +
                 backend + "\"; supported: " + kSupportedBackends + ".");
 
-  const auto timeout =
-      std::chrono::milliseconds(static_cast<long long>(std::llround(timeout_s * 1000.0)));
   std::string stage = "creating the TCP store";
   try {
     c10d::TCPStoreOptions opts;

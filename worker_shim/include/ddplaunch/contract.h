@@ -19,6 +19,7 @@ inline constexpr const char* kLocalRank = "LOCAL_RANK";
 inline constexpr const char* kWorldSize = "WORLD_SIZE";
 inline constexpr const char* kLocalWorldSize = "LOCAL_WORLD_SIZE";
 inline constexpr const char* kGroupRank = "GROUP_RANK";
+inline constexpr const char* kGroupWorldSize = "GROUP_WORLD_SIZE";  // node count
 inline constexpr const char* kRoleRank = "ROLE_RANK";
 inline constexpr const char* kRoleWorldSize = "ROLE_WORLD_SIZE";
 inline constexpr const char* kRoleName = "ROLE_NAME";
@@ -27,11 +28,17 @@ inline constexpr const char* kMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";
 inline constexpr const char* kRunId = "TORCHELASTIC_RUN_ID";
 inline constexpr const char* kUseAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
 inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
+inline constexpr const char* kErrorFile = "TORCHELASTIC_ERROR_FILE";  // per rank and generation
+inline constexpr const char* kPythonExec = "PYTHON_EXEC";
+inline constexpr const char* kPythonUnbuffered = "PYTHONUNBUFFERED";
+// torch >= 2.2 reads the first; older torch the second (deprecated since 2.2).
+inline constexpr const char* kTorchNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";
+inline constexpr const char* kNcclAsyncErrorHandling = "NCCL_ASYNC_ERROR_HANDLING";
 inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
 inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
 
 // ddplaunch's own variables.
-inline constexpr const char* kTimeoutSeconds = "DDPLAUNCH_TIMEOUT_S";      // process-group timeout
+inline constexpr const char* kTimeoutSeconds = "DDPLAUNCH_TIMEOUT_S";      // group init deadline; information only
 inline constexpr const char* kGeneration = "DDPLAUNCH_GENERATION";         // restart round, 0-based
 inline constexpr const char* kNodeRank = "DDPLAUNCH_NODE_RANK";
 inline constexpr const char* kNodeCount = "DDPLAUNCH_NODE_COUNT";

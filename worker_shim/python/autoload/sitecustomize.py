@@ -8,9 +8,9 @@ def _run_shadowed_sitecustomize():
     # The first other sitecustomize on sys.path (e.g. Debian's apport hook, a venv's own)
     # is what Python would have run without us; run it the same way.
     import importlib.machinery
-    import importlib.util
     import os
     import sys
+    import types
 
     here = os.path.dirname(os.path.abspath(__file__))
     others = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != here]
@@ -19,22 +19,35 @@ def _run_shadowed_sitecustomize():
         return
     if spec.origin and os.path.abspath(spec.origin) == os.path.abspath(__file__):
         return
-    module = importlib.util.module_from_spec(spec)
+    module = _module_for(spec, types)
     spec.loader.exec_module(module)
 
 
+def _module_for(spec, types):
+    # importlib.util.module_from_spec without importing importlib.util (a few ms at start-up).
+    module = spec.loader.create_module(spec) if hasattr(spec.loader, "create_module") else None
+    if module is None:
+        module = types.ModuleType(spec.name)
+    module.__spec__ = spec
+    module.__loader__ = spec.loader
+    module.__file__ = spec.origin
+    return module
+
+
 def _install_ddplaunch_shim():
-    import importlib.util
+    import importlib.machinery
     import os
     import sys
+    import types
 
     if not os.environ.get("DDPLAUNCH_STATUS_SOCKET"):
         return
     # ddplaunch_shim.py lives one folder up; load it by path so sys.path stays as it was.
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "ddplaunch_shim.py")
-    spec = importlib.util.spec_from_file_location("ddplaunch_shim", path)
-    module = importlib.util.module_from_spec(spec)
+    loader = importlib.machinery.SourceFileLoader("ddplaunch_shim", path)
+    spec = importlib.machinery.ModuleSpec("ddplaunch_shim", loader, origin=path)
+    module = _module_for(spec, types)
     sys.modules["ddplaunch_shim"] = module
     try:
         spec.loader.exec_module(module)

@@ -1,0 +1,114 @@
+// Finding torch/version.py the way the interpreter's sys.path would, by file system only.
+#include "env/torch_install.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <vector>
+
+namespace ddplaunch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "python3.11" from the interpreter's real file name, or "" when it does not say.
+std::string version_dir_name(const fs::path& python) {
+  std::error_code ec;
+  fs::path real = fs::canonical(python, ec);
+  std::string name = (ec ? python : real).filename().string();
+  static const std::regex versioned(R"(python(\d+\.\d+))");
+  std::smatch m;
+  return std::regex_match(name, m, versioned) ? "python" + m[1].str() : "";
+}
+
+// lib/pythonX.Y under `prefix`; when X.Y is unknown, every lib/python3.* there.
+std::vector<fs::path> lib_dirs(const fs::path& prefix, const std::string& versioned) {
+  std::vector<fs::path> out;
+  if (!versioned.empty()) {
+    out.push_back(prefix / "lib" / versioned);
+    return out;
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(prefix / "lib", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind("python3.", 0) == 0) out.push_back(it->path());
+  return out;
+}
+
+std::optional<std::string> read_version(const fs::path& site) {
+  std::ifstream in(site / "torch" / "version.py");
+  if (!in) return std::nullopt;
+  static const std::regex line(R"(^__version__\s*=\s*['"]([^'"]+)['"])");
+  std::string text;
+  for (int i = 0; i < 50 && std::getline(in, text); ++i) {
+    std::smatch m;
+    if (std::regex_search(text, m, line)) return m[1].str();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string default_python_exec(const Environment& base) {
+  auto it = base.find("PYTHON_EXEC");
+  return it != base.end() && !it->second.empty() ? it->second : "/usr/bin/python3";
+}
+
+std::optional<std::string> find_torch_version(const std::string& python_exec, const Environment& base) {
+  std::vector<fs::path> sites;
+  // sys.path order: PYTHONPATH, then the user site, then the installation's own.
+  if (auto it = base.find("PYTHONPATH"); it != base.end()) {
+    std::size_t start = 0;
+    while (start <= it->second.size()) {
+      std::size_t end = it->second.find(':', start);
+      if (end == std::string::npos) end = it->second.size();
+      if (end > start) sites.emplace_back(it->second.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  fs::path python = python_exec;
+  if (python.is_relative()) {
+    // A bare name: the first one on PATH, as exec would find it.
+    auto path = base.find("PATH");
+    std::string dirs = path == base.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+      std::size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      fs::path candidate = fs::path(dirs.substr(start, end - start)) / python_exec;
+      if (end > start && ::access(candidate.c_str(), X_OK) == 0) {
+        python = candidate;
+        break;
+      }
+      start = end + 1;
+    }
+  }
+  const std::string versioned = version_dir_name(python);
+  if (auto home = base.find("HOME"); home != base.end() && !versioned.empty())
+    sites.push_back(fs::path(home->second) / ".local" / "lib" / versioned / "site-packages");
+  // The venv (or conda env) the path names first, then the installation it links to.
+  std::vector<fs::path> prefixes{python.parent_path().parent_path()};
+  std::error_code ec;
+  fs::path real = fs::canonical(python, ec);
+  if (!ec && real.parent_path().parent_path() != prefixes[0]) prefixes.push_back(real.parent_path().parent_path());
+  for (const auto& prefix : prefixes) {
+    for (const auto& lib : lib_dirs(prefix, versioned)) sites.push_back(lib / "site-packages");
+    for (const auto& lib : lib_dirs(prefix / "local", versioned)) sites.push_back(lib / "dist-packages");
+    for (const auto& lib : lib_dirs(prefix, versioned)) sites.push_back(lib / "dist-packages");
+    sites.push_back(prefix / "lib" / "python3" / "dist-packages");  // Debian
+  }
+  for (const auto& site : sites)
+    if (auto version = read_version(site)) return version;
+  return std::nullopt;
+}
+
+std::optional<bool> torch_uses_torch_nccl_prefix(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return std::nullopt;
+  return major > 2 || (major == 2 && minor >= 2);
+}
+
+}  // namespace ddplaunch
