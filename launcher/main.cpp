@@ -78,7 +78,14 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan) {
   for (int local = 0; local < plan.nproc; ++local) {
     std::printf("# environment of local rank %d (global rank %d)\n", local, a.rank_offset + local);
     Environment env = build_worker_environment(plan.base_env, a, local);
-    for (const auto& [key, value] : env) std::printf("%s=%s\n", key.c_str(), value.c_str());
+    // What ddplaunch sets (or overrides) first, then what the worker inherits unchanged.
+    std::string set, inherited;
+    for (const auto& [key, value] : env) {
+      auto it = plan.base_env.find(key);
+      (it != plan.base_env.end() && it->second == value ? inherited : set) += key + "=" + value + "\n";
+    }
+    std::printf("# set by ddplaunch\n%s# inherited unchanged from ddplaunch's environment\n%s", set.c_str(),
+                inherited.c_str());
   }
   return 0;
 }

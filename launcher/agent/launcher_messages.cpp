@@ -1,15 +1,16 @@
 // Codec of launcher messages: typed payloads ↔ rendezvous::Message fields.
 #include "agent/launcher_messages.h"
 
-#include <array>
 #include <charconv>
 #include <sstream>
 #include <utility>
 
+#include "policy/name_table.h"
+
 namespace ddplaunch::messages {
 
 namespace {
-constexpr std::array<std::pair<Kind, std::string_view>, 9> kKindNames{{
+constexpr NameTable<Kind, 9> kKindNames{{{
     {Kind::WorkerFailed, "worker_failed"},
     {Kind::NodeFinished, "node_finished"},
     {Kind::NodeProblem, "node_problem"},
@@ -19,7 +20,7 @@ constexpr std::array<std::pair<Kind, std::string_view>, 9> kKindNames{{
     {Kind::Stop, "stop"},
     {Kind::JobEnd, "job_end"},
     {Kind::Resume, "resume"},
-}};
+}}};
 
 rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
   rendezvous::Message m;
@@ -52,17 +53,8 @@ int int_field(const rendezvous::Message& m, const std::string& key, int fallback
 bool is(const rendezvous::Message& m, Kind kind) { return kind_of(m) == kind; }
 }  // namespace
 
-std::string_view kind_name(Kind kind) {
-  for (const auto& [k, name] : kKindNames)
-    if (k == kind) return name;
-  return "?";
-}
-
-std::optional<Kind> kind_of(const rendezvous::Message& m) {
-  for (const auto& [k, name] : kKindNames)
-    if (name == m.type) return k;
-  return std::nullopt;
-}
+std::string_view kind_name(Kind kind) { return kKindNames.name(kind); }
+std::optional<Kind> kind_of(const rendezvous::Message& m) { return kKindNames.parse(m.type); }
 
 rendezvous::Message encode(long generation, const FailureReport& r) {
   const WorkerFailure& f = r.failure;

@@ -313,6 +313,12 @@ TEST(SingleNode, DryRunPrintsConfigAndEnvironmentsAndStartsNothing) {
   EXPECT_NE(r.output.find("\nRANK=0\n"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\nRANK=1\n"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\nWORLD_SIZE=2\n"), std::string::npos) << r.output;
+  // What ddplaunch sets is listed apart from what the worker inherits (PATH is inherited).
+  const auto set_at = r.output.find("# set by ddplaunch\n");
+  const auto inherited_at = r.output.find("# inherited unchanged", set_at);
+  ASSERT_NE(inherited_at, std::string::npos) << r.output;
+  EXPECT_LT(r.output.find("\nRANK=0\n", set_at), inherited_at) << r.output;
+  EXPECT_GT(r.output.find("\nPATH=", set_at), inherited_at) << r.output;
 
   const std::string dir = dt::temp_dir("it1-dry-");
   const std::string marker = dir + "/ran";
