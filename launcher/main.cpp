@@ -48,7 +48,10 @@ int print_status(const LaunchConfig& config) {
   std::string text = rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port),
                                               config.job_id, config.token, std::chrono::seconds(5), error);
   if (!error.empty()) {
-    spdlog::error("cannot get the status from {}: {}", config.master, error);
+    spdlog::error("cannot get the status from {}: {}{}", config.master, error,
+                  error.find("refused") != std::string::npos
+                      ? " — no job is running there: it has ended (or not started yet), or --master names another port"
+                      : "");
     return 1;
   }
   std::fputs(text.c_str(), stdout);

@@ -63,6 +63,7 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   spec.hostname = plan_.hostname;
   spec.log_dir = plan_.config.log_dir;
   spec.pause_ranks = plan_.config.pause_ranks;
+  spec.local_ranks_filter = plan_.config.local_ranks_filter;
   spec.init_grace_s = plan_.config.init_grace_s;
   if (!env_conflicts_reported_) {
     env_conflicts_reported_ = true;

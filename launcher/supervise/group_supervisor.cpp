@@ -72,6 +72,9 @@ void GroupSupervisor::start(const GroupSpec& spec) {
   for (int local = 0; local < spec.assignment.local_world_size; ++local) {
     auto worker = std::make_shared<Worker>(io_, local, spec.assignment.rank_offset + local);
     worker->prefix = worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
+    // torchrun's --local-ranks-filter: the others still go to log files and failure reports.
+    worker->on_terminal = spec.local_ranks_filter.empty() ||
+                          std::count(spec.local_ranks_filter.begin(), spec.local_ranks_filter.end(), local) > 0;
     workers_.push_back(worker);
   }
   for (auto& worker : workers_) {
@@ -149,7 +152,7 @@ void GroupSupervisor::read_output(Worker& worker, bool is_stdout) {
 }
 
 void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_view line) {
-  write_prefixed_line(stream, worker.prefix, line);
+  if (worker.on_terminal) write_prefixed_line(stream, worker.prefix, line);
   worker.log.write_line(stream, line);
   worker.remember(line);
 }

@@ -28,6 +28,7 @@ struct GroupSpec {
   std::string hostname;
   std::string log_dir;           // "" = no log files
   std::vector<int> pause_ranks;  // global ranks started stopped
+  std::vector<int> local_ranks_filter;  // only these local ranks on the terminal (empty: all)
   double init_grace_s = 0;       // opt-in: workers with no shim report count as running after this long
 };
 

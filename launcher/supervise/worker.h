@@ -38,6 +38,7 @@ struct Worker {
   std::optional<ExitStatus> status;  // set once reaped
   int open_pipes = 0;                // stdout/stderr not at EOF yet
   bool failure_reported = false;
+  bool on_terminal = true;           // its lines are shown (--local-ranks-filter)
   bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
   std::deque<std::string> tail;
   bool tail_ends_in_progress = false;  // tail.back() is a progress segment

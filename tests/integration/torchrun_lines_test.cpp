@@ -97,6 +97,17 @@ TEST(TorchrunLines, NoPythonCommand) {
   EXPECT_TRUE(has(r.output, "[rank 1] SHELL RANK=1")) << r.output;
 }
 
+// torchrun's --local-ranks-filter: only local rank 1 on the terminal; rank 0's failure
+// still reaches the root cause with its last line.
+TEST(TorchrunLines, LocalRanksFilterShowsOnlyThoseRanks) {
+  auto r = run_launcher({"--standalone", "--nproc_per_node=2", "--local-ranks-filter", "1", "--no_python", "/bin/sh",
+                         "-c", "echo SHOWN RANK=$RANK; if [ $RANK = 0 ]; then sleep 0.5; exit 5; fi; sleep 2"});
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_TRUE(has(r.output, "[rank 1] SHOWN RANK=1")) << r.output;
+  EXPECT_FALSE(has(r.output, "[rank 0] SHOWN RANK=0")) << r.output;
+  EXPECT_TRUE(has(r.output, "    | SHOWN RANK=0")) << "rank 0's line belongs in the root cause\n" << r.output;
+}
+
 TEST(TorchrunLines, ModuleFromAPackage) {
   Scratch s;
   auto r = run_launcher({"--standalone", "--nproc-per-node", "2", "-m", "pkg.mod", "--flag"},
