@@ -32,6 +32,24 @@ std::string worker_prefix(int node_rank, int node_count, int rank) {
   return node_count > 1 ? fmt::format("[node {} rank {}]", node_rank, rank) : fmt::format("[rank {}]", rank);
 }
 
+std::string prefix_from_template(std::string_view text, std::string_view role, int rank, int local_rank) {
+  const std::pair<std::string_view, std::string> values[] = {
+      {"${role_name}", std::string(role)}, {"${rank}", std::to_string(rank)}, {"${local_rank}", std::to_string(local_rank)}};
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    bool replaced = false;
+    for (const auto& [key, value] : values)
+      if (text.substr(i, key.size()) == key) {
+        out += value;
+        i += key.size();
+        replaced = true;
+        break;
+      }
+    if (!replaced) out += text[i++];
+  }
+  return out;
+}
+
 void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line) {
   line = without_progress_mark(line);
   std::string text;

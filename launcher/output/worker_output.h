@@ -11,6 +11,10 @@ enum class OutputStream { Stdout, Stderr };
 
 std::string worker_prefix(int node_rank, int node_count, int rank);
 
+// torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE: ${role_name}, ${rank} and ${local_rank}
+// replaced, everything else kept as written (e.g. "[${role_name}${rank}|${local_rank}]:").
+std::string prefix_from_template(std::string_view text, std::string_view role, int rank, int local_rank);
+
 // Writes "<prefix> <line>\n" to the launcher's stdout or stderr in a single write(); a
 // progress segment's trailing '\r' mark (line_splitter.h) is dropped.
 void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line);

@@ -71,7 +71,10 @@ void GroupSupervisor::start(const GroupSpec& spec) {
 
   for (int local = 0; local < spec.assignment.local_world_size; ++local) {
     auto worker = std::make_shared<Worker>(io_, local, spec.assignment.rank_offset + local);
-    worker->prefix = worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
+    auto prefix_template = spec.base_env.find("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
+    worker->prefix = prefix_template != spec.base_env.end()
+                         ? prefix_from_template(prefix_template->second, spec.assignment.role, worker->global_rank, local)
+                         : worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
     // torchrun's --local-ranks-filter: the others still go to log files and failure reports.
     worker->on_terminal = spec.local_ranks_filter.empty() ||
                           std::count(spec.local_ranks_filter.begin(), spec.local_ranks_filter.end(), local) > 0;

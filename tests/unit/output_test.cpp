@@ -151,3 +151,11 @@ TEST(OutputProgress, FailureTailKeepsOnlyTheLatestProgressSegment) {
 }
 
 }  // namespace
+
+namespace ddplaunch {
+TEST(OutputPrefix, TorchrunLinePrefixTemplateIsHonoured) {
+  EXPECT_EQ(prefix_from_template("[${role_name}${rank}|${local_rank}]:", "trainer", 5, 1), "[trainer5|1]:");
+  EXPECT_EQ(prefix_from_template("${rank}${unknown}$", "r", 0, 0), "0${unknown}$");
+  EXPECT_EQ(worker_prefix(1, 2, 3), "[node 1 rank 3]");
+}
+}  // namespace ddplaunch
