@@ -191,6 +191,8 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
 }
 
 std::string JobCoordinator::status_text() const {
+  if (policy_.phase() == JobPhase::Joining && server_)  // nothing planned yet: who is here so far
+    return render_joining_table(settings_.config.job_id, settings_.config.nodes, server_->joined_nodes());
   return render_status_table(settings_.config.job_id, policy_, host_by_node_);
 }
 

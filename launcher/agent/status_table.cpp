@@ -30,4 +30,15 @@ std::string render_status_table(const std::string& job_id, const JobPolicy& poli
   return s;
 }
 
+std::string render_joining_table(const std::string& job_id, int expected_nodes,
+                                 const std::vector<rendezvous::NodeRecord>& joined) {
+  std::string s = fmt::format("job {}  joining: {} of {} node(s) joined, {} missing\n", job_id, joined.size(),
+                              expected_nodes, expected_nodes - static_cast<int>(joined.size()));
+  s += fmt::format("{:<5} {:<20} {:<16} {:<6}\n", "node", "host", "address", "nproc");
+  for (const auto& n : joined)
+    s += fmt::format("{:<5} {:<20} {:<16} {:<6}\n", n.node_rank >= 0 ? std::to_string(n.node_rank) : "?",
+                     n.facts.hostname, n.observed_address, n.facts.nproc);
+  return s;
+}
+
 }  // namespace ddplaunch

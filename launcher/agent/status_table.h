@@ -12,4 +12,8 @@ namespace ddplaunch {
 std::string render_status_table(const std::string& job_id, const JobPolicy& policy,
                                 const std::map<int, std::string>& host_by_node);
 
+// While nodes are still joining: which have joined, and how many are missing.
+std::string render_joining_table(const std::string& job_id, int expected_nodes,
+                                 const std::vector<rendezvous::NodeRecord>& joined);
+
 }  // namespace ddplaunch

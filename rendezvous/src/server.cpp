@@ -312,4 +312,10 @@ void Server::abort(const std::string& reason) { impl_->abort(reason); }
 std::uint64_t Server::generation() const { return impl_->generation_; }
 int Server::joined_count() const { return static_cast<int>(impl_->joined_.size()); }
 
+std::vector<NodeRecord> Server::joined_nodes() const {
+  std::vector<NodeRecord> nodes;
+  for (const auto& peer : impl_->joined_) nodes.push_back(peer->record);
+  return nodes;
+}
+
 }  // namespace ddplaunch::rendezvous

@@ -442,3 +442,24 @@ TEST(MultiNode, StatusListsEveryNodeOfARunningJob) {
 }
 
 }  // namespace
+
+namespace {
+// While nodes are still joining, status names the ones that joined and how many are missing.
+TEST(MultiNode, StatusWhileJoiningListsTheNodesThatJoined) {
+  MultiNodeJob job = new_job(3, "it2-status-joining", {"--join-timeout", "30"});
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, {}, {"--hang"})));
+  ASSERT_TRUE(wait_listening(*nodes[0])) << nodes[0]->output_so_far();
+  nodes.push_back(start_node(fake_worker_node(job, 1, 2, {}, {"--hang"})));
+  ASSERT_TRUE(nodes[0]->wait_for_output("waiting for nodes: 2/3 joined", 20s)) << nodes[0]->output_so_far();
+  RunResult status = ddplaunch::testing::run_command(
+      {DDPLAUNCH_BIN, "status", "--master", job.master(), "--job-id", job.job_id}, 20s);
+  ASSERT_FALSE(status.timed_out) << status.output;
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("joining: 2 of 3 node(s) joined, 1 missing"), std::string::npos) << status.output;
+  static const std::regex row(R"((^|\n)1\s+\S+\s+127\.0\.0\.1\s+2\s*\n)");
+  EXPECT_TRUE(std::regex_search(status.output, row)) << status.output;
+  for (auto& n : nodes) n->send_signal(SIGTERM);
+  wait_all(nodes, 30s);
+}
+}  // namespace

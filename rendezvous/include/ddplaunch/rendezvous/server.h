@@ -79,6 +79,7 @@ class Server {
   // Additions:
   std::uint64_t generation() const;
   int joined_count() const;
+  std::vector<NodeRecord> joined_nodes() const;  // in join order (node_rank -1: not assigned yet)
 
   class Impl;
 
