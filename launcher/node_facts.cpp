@@ -58,6 +58,7 @@ rendezvous::NodeFacts gather_node_facts(const LaunchConfig& config, int nproc, c
         for (const auto& a : i.ipv4) facts.addresses.push_back(a);
   facts.requested_node_rank = config.node_rank;
   facts.expected_nodes = config.nodes;
+  facts.role = config.role;
   facts.nproc = nproc;
   facts.gpu_count = gpus.count;
   facts.launcher_version = DDPLAUNCH_VERSION;

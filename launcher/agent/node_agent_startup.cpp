@@ -184,6 +184,16 @@ NodeAssignment NodeAgent::to_node_assignment(const rendezvous::Assignment& a, co
   n.max_restarts = plan_.config.restart.max_restarts;
   n.run_id = a.run_id;
   n.role = plan_.config.role;
+  // Role ranks: counted over the nodes that run this role (the node list comes with the
+  // assignment on jobs of up to 256 nodes; above that every node is taken to share it).
+  if (!a.nodes.empty()) {
+    n.role_rank_offset = 0;
+    for (const auto& node : a.nodes) {
+      if (node.facts.role != n.role) continue;
+      if (node.node_rank < a.node_rank) n.role_rank_offset += node.facts.nproc;
+      n.role_world_size += node.facts.nproc;
+    }
+  }
   n.job_id = plan_.config.job_id;
   n.status_socket = status_.path();
   n.socket_ifname = ifname;

@@ -63,8 +63,9 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   env[c::kLocalWorldSize] = std::to_string(a.local_world_size);
   env[c::kGroupRank] = std::to_string(a.node_rank);
   env[c::kGroupWorldSize] = std::to_string(a.node_count);
-  env[c::kRoleRank] = std::to_string(rank);  // one role: role rank = global rank
-  env[c::kRoleWorldSize] = std::to_string(a.world_size);
+  // torchrun counts role ranks per role across nodes; with one role they equal the global ones.
+  env[c::kRoleRank] = std::to_string(a.role_rank_offset >= 0 ? a.role_rank_offset + local_rank : rank);
+  env[c::kRoleWorldSize] = std::to_string(a.role_world_size > 0 ? a.role_world_size : a.world_size);
   env[c::kRoleName] = a.role;
   env[c::kRestartCount] = std::to_string(a.generation);
   env[c::kMaxRestarts] = std::to_string(a.max_restarts);

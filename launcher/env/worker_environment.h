@@ -26,6 +26,8 @@ struct NodeAssignment {
   int max_restarts = 0;
   std::string run_id;
   std::string role = "default";
+  int role_rank_offset = -1;  // role rank of local rank 0 among the nodes with this role (-1: = rank_offset)
+  int role_world_size = 0;    // workers of this role across nodes (0: = world_size)
   std::string job_id;
   std::string status_socket;  // AF_UNIX datagram path the shim reports on
   std::string socket_ifname;  // injected as NCCL/GLOO_SOCKET_IFNAME only when the user set neither

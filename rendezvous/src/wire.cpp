@@ -100,6 +100,7 @@ void put_facts(Fields& f, const std::string& prefix, const NodeFacts& facts) {
   f[prefix + "nccl"] = facts.nccl_version;
   f[prefix + "ifname"] = facts.socket_ifname;
   f[prefix + "nodes"] = std::to_string(facts.expected_nodes);
+  f[prefix + "role"] = facts.role;
 }
 
 bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::string& error) {
@@ -112,6 +113,7 @@ bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::
     return false;
   if (find_field(f, prefix + "nodes") && !get_int(f, prefix + "nodes", 0, kMaxNodes, facts.expected_nodes, error))
     return false;
+  facts.role = get_or_empty(f, prefix + "role");
   facts.launcher_version = get_or_empty(f, prefix + "lv");
   facts.program_fingerprint = get_or_empty(f, prefix + "fp");
   facts.driver_version = get_or_empty(f, prefix + "drv");

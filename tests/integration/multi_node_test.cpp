@@ -463,3 +463,22 @@ TEST(MultiNode, StatusWhileJoiningListsTheNodesThatJoined) {
   wait_all(nodes, 30s);
 }
 }  // namespace
+
+namespace {
+// torchrun's --role with nodes running different roles: ROLE_RANK and ROLE_WORLD_SIZE are
+// counted per role across nodes, RANK stays global.
+TEST(MultiNode, RoleRanksAreCountedPerRoleAcrossNodes) {
+  MultiNodeJob job = ddplaunch::testing::new_loopback_job(DDPLAUNCH_BIN, 3, "it2-roles", {});
+  const std::vector<std::string> program = {"/bin/sh", "-c", "echo ROLES $RANK $ROLE_NAME $ROLE_RANK $ROLE_WORLD_SIZE"};
+  const char* roles[] = {"trainer", "evaluator", "trainer"};
+  std::vector<std::vector<std::string>> argv_by_node;
+  for (int r = 0; r < 3; ++r)
+    argv_by_node.push_back(ddplaunch::testing::node_argv(job, r, 2, {"--role", roles[r], "--no-python"}, program));
+  auto results = ddplaunch::testing::run_job_nodes(argv_by_node, 60s);
+  const std::string everything = all_output(results);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << everything;
+  for (const char* line : {"ROLES 0 trainer 0 4", "ROLES 1 trainer 1 4", "ROLES 2 evaluator 0 2",
+                           "ROLES 3 evaluator 1 2", "ROLES 4 trainer 2 4", "ROLES 5 trainer 3 4"})
+    EXPECT_NE(everything.find(line), std::string::npos) << line << "\n" << everything;
+}
+}  // namespace

@@ -161,3 +161,18 @@ TEST(WorkerEnvironment, InheritedErrorFileIsNeverPassedOn) {
   a.status_socket = "(created at start)";  // --dry-run: no directory yet
   EXPECT_EQ(build_worker_environment(base, a, 0).count("TORCHELASTIC_ERROR_FILE"), 0u);
 }
+
+TEST(WorkerEnvironment, RoleRanksAreCountedPerRoleAcrossNodes) {
+  NodeAssignment a = two_node_assignment();
+  auto single_role = build_worker_environment({}, a, 2);
+  EXPECT_EQ(single_role["ROLE_RANK"], "6");  // one role: the global rank
+  EXPECT_EQ(single_role["ROLE_WORLD_SIZE"], "7");
+  a.role = "evaluator";
+  a.role_rank_offset = 1;  // one evaluator worker on a lower node
+  a.role_world_size = 4;
+  auto env = build_worker_environment({}, a, 2);
+  EXPECT_EQ(env["ROLE_NAME"], "evaluator");
+  EXPECT_EQ(env["ROLE_RANK"], "3");
+  EXPECT_EQ(env["ROLE_WORLD_SIZE"], "4");
+  EXPECT_EQ(env["RANK"], "6");
+}

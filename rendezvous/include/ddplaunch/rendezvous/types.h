@@ -24,6 +24,7 @@ struct NodeFacts {
   std::string hostname;
   std::vector<std::string> addresses;
   int requested_node_rank = -1;  // -1: any; the server assigns the lowest free rank in join order
+  std::string role;              // torchrun's --role of that node's workers
   int expected_nodes = 0;        // the node count this node was started with (0: not said)
   int nproc = 1;
   int gpu_count = 0;
