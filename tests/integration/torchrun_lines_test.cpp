@@ -133,3 +133,19 @@ TEST(TorchrunLines, RefusedAndMistypedFlagsExitWithConfigError) {
   EXPECT_EQ(typo.exit_code, 2) << typo.output;
   EXPECT_TRUE(has(typo.output, "did you mean --nproc-per-node?")) << typo.output;
 }
+
+namespace {
+// The same c10d line started twice on one host (no --node_rank): the first launcher hosts
+// the rendezvous, the second finds its port taken and joins as node 1 — not EADDRINUSE.
+TEST(TorchrunLines, SameRendezvousLineTwiceOnOneHostFormsOneJob) {
+  const std::string line = std::string(DDPLAUNCH_BIN) +
+                           " --nnodes 2 --nproc_per_node 1 --rdzv_backend c10d --rdzv_endpoint 127.0.0.1:" +
+                           std::to_string(free_port()) + " --rdzv_id twice --no_python /bin/sh -c 'echo JOINED RANK=$RANK'";
+  auto r = dt::run_command({"/bin/sh", "-c", line + " & " + line + "; s=$?; wait $!; t=$?; exit $((s + t))"}, kRunLimit);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "] JOINED RANK=0")) << r.output;
+  EXPECT_TRUE(has(r.output, "] JOINED RANK=1")) << r.output;
+  EXPECT_TRUE(has(r.output, "joining it as a node")) << r.output;
+  EXPECT_FALSE(has(r.output, "EADDRINUSE")) << r.output;
+}
+}  // namespace
