@@ -58,6 +58,8 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   first_failure_.reset();
   finished_exit_code_ = 0;
   deadline_armed_ = false;
+  init_done_announced_ = false;
+  generation_started_ = now;
 
   NodeFactsVerdict facts = check_node_facts(nodes, settings_.worker_master_addr, settings_.master_is_loopback,
                                             settings_.refuse_version_mismatch);
@@ -125,7 +127,25 @@ JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, long generation, con
                                                   TimePoint now) {
   if (generation != generation_ || phase_ != JobPhase::Running) return {};
   for (const auto& r : ranks) tracker_.update(node, r, now);
-  return recheck_init_deadline();
+  Decisions out = recheck_init_deadline();
+  if (auto done = announce_init_done(now)) out.push_back(*done);
+  return out;
+}
+
+// Once per generation, when every rank has reported a finished init (init_ok) and runs:
+// the line people (and scripts/gpu-check) read to know the process group is up, and how
+// long start-up took.
+std::optional<Decision> JobPolicy::announce_init_done(TimePoint now) {
+  if (init_done_announced_) return std::nullopt;
+  const auto& ranks = tracker_.ranks();
+  const bool all_initialised = !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [](const TrackedRank& t) {
+    return t.last.phase == RankPhase::Running && t.last.init_entries > 0;
+  });
+  if (!all_initialised) return std::nullopt;
+  init_done_announced_ = true;
+  const double seconds = std::chrono::duration<double>(now - generation_started_).count();
+  return Log{Severity::Info, fmt::format("generation {}: all {} ranks finished init (init_ok) {:.2f} s after the start",
+                                         generation_, ranks.size(), seconds)};
 }
 
 // Arms the deadline when the last rank entered the judged init round; a later firing with
