@@ -3,13 +3,14 @@
 // (rank + 1) on the device and checks every element of the sum. Host code only (CUDA
 // runtime API + NCCL), so g++ or nvcc builds it.
 //
-//   gpu_allreduce ID_DIR [--fail-first-generation]
+//   gpu_allreduce ID_DIR [--fail-first-generation] [--hold-ms MS]
 //
 // ID_DIR: a folder shared by the ranks of one node (world = GPUs of one node); rank 0 writes
 // NCCL's unique id there per generation (TORCHELASTIC_RESTART_COUNT), the others read it.
 // --fail-first-generation: in generation 0, rank 0 sets NCCL_SOCKET_IFNAME to an interface
 // that does not exist, so ncclGetUniqueId fails with NCCL's own error — a real NCCL init
 // failure — and the launcher should restart the group; generation 1 runs normally.
+// --hold-ms: stay alive MS ms after the check (so the launcher sees every rank running).
 // Prints one line per step ("rank R ..."); exits 0 when the sum is right.
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -62,11 +63,20 @@ bool read_id(const std::string& path, ncclUniqueId& id, std::chrono::seconds lim
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: gpu_allreduce ID_DIR [--fail-first-generation]\n");
+    std::fprintf(stderr, "usage: gpu_allreduce ID_DIR [--fail-first-generation] [--hold-ms MS]\n");
     return 2;
   }
   const std::string id_dir = argv[1];
-  const bool fail_first = argc > 2 && std::strcmp(argv[2], "--fail-first-generation") == 0;
+  bool fail_first = false;
+  int hold_ms = 0;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--fail-first-generation") == 0) fail_first = true;
+    else if (std::strcmp(argv[i], "--hold-ms") == 0 && i + 1 < argc) hold_ms = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "gpu_allreduce: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
   const int rank = env_int("RANK", 0), world = env_int("WORLD_SIZE", 1);
   const int local_rank = env_int("LOCAL_RANK", 0);
   const int generation = env_int("TORCHELASTIC_RESTART_COUNT", 0);
@@ -123,6 +133,7 @@ int main(int argc, char** argv) {
                             ", expected " + std::to_string(expected));
   std::printf("rank %d allreduce ok sum %.0f over %zu floats\n", rank, expected, count);
   std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
   ncclCommDestroy(comm);
   cudaFree(device);
   return 0;
