@@ -52,6 +52,21 @@ std::vector<ProbedLink> run_plan(const std::vector<NodeProbeOffer>& offers, F re
 LinkResult ok(double mbit) { return LinkResult{true, "", 0.1, mbit, ""}; }
 LinkResult timed_out() { return LinkResult{false, "timed out after 2 s", -1, -1, ""}; }
 
+TEST(ProbesForNode, EveryInterfaceOfEveryPairButThroughputOnlyTowardsTheRingSuccessor) {
+  auto offers = two_nic_offers(4);
+  auto pairs = probe_pairs(4, 8);
+  auto node1 = probes_for_node(1, offers, pairs, 2s, 300ms);
+  ASSERT_EQ(node1.size(), 4u);  // 1 -> 2 (ring) and 1 -> 3, over eth0 and eth1
+  for (const auto& p : node1) {
+    EXPECT_EQ(p.probe.sample, p.pair.to == 2 ? 300ms : 0ms) << p.pair.from << "->" << p.pair.to;
+    EXPECT_EQ(p.probe.local_address, p.probe.ifname == "eth0" ? "10.0.0.2" : "10.0.1.2");
+  }
+  auto node3 = probes_for_node(3, offers, pairs, 2s, 300ms);  // 3 -> 0 closes the ring
+  ASSERT_EQ(node3.size(), 2u);
+  EXPECT_EQ(node3[0].pair.to, 0);
+  EXPECT_EQ(node3[0].probe.sample, 300ms);
+}
+
 TEST(ChooseInterface, FirewallOnOneNicBetweenTwoNonMasterNodesPicksTheOther) {
   auto offers = two_nic_offers(4);
   auto links = run_plan(offers, [](ProbePair p, const std::string& ifname) {
@@ -144,6 +159,31 @@ TEST(PeerProbe, RealProbeOnLoopbackChecksTheSourceAndMeasuresThroughput) {
   EXPECT_GT(r.mbit_per_s, 0);
 }
 
+// Three nodes on loopback addresses (127.0.0.1..3, one "interface" each side), every pair
+// probed concurrently; the choice is lo and the ring has throughput figures.
+TEST(PeerProbe, ThreeLoopbackNodesProbeEachOtherConcurrentlyAndAgreeOnTheInterface) {
+  std::vector<std::unique_ptr<PeerProbeListener>> listeners;
+  std::vector<NodeProbeOffer> offers;
+  for (int n = 0; n < 3; ++n) {
+    auto l = PeerProbeListener::start({{"lo", "127.0.0." + std::to_string(n + 1), 0}}, 30s);
+    ASSERT_TRUE(l.value) << l.error;
+    offers.push_back({n, "h" + std::to_string(n), (*l.value)->endpoints()});
+    listeners.push_back(std::move(*l.value));
+  }
+  auto pairs = probe_pairs(3, 8);
+  std::vector<ProbedLink> links;
+  for (int n = 0; n < 3; ++n)
+    for (auto& l : run_probes(probes_for_node(n, offers, pairs, 2s, 100ms))) links.push_back(l);
+  ASSERT_EQ(links.size(), 3u);
+  for (const auto& l : links) EXPECT_TRUE(l.result.ok) << l.result.error;
+  auto choice = choose_interface(offers, links, "", "");
+  EXPECT_TRUE(choice.refusal.empty()) << choice.refusal;
+  EXPECT_EQ(choice.ifname, "lo");
+  std::string table = render_ring_table(links);
+  EXPECT_NE(table.find("0 -> 1"), std::string::npos) << table;
+  EXPECT_NE(table.find("Gbit/s"), std::string::npos) << table;  // loopback is fast
+}
+
 TEST(PeerProbe, ClosedPortAndSilentPeerFailInBoundedTimeWithAReason) {
   // A port nobody listens on: refused.
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -179,6 +219,27 @@ TEST(CandidateEndpoints, UpInterfacesWithAnAddressLoopbackOnlyWhenAsked) {
   EXPECT_EQ(remote[0].ifname, "eth0");
   EXPECT_EQ(remote[1].address, "2001:2::5");
   EXPECT_EQ(candidate_endpoints(interfaces, true).size(), 3u);
+}
+
+}  // namespace
+
+namespace {
+
+using namespace ddplaunch::preflight;
+
+TEST(ProbeEndpoints, RoundTripIPv4AndIPv6AndRejectHostileText) {
+  std::vector<ProbeEndpoint> endpoints = {{"eth0", "10.0.0.1", 41233}, {"eth1", "2001:2::1", 41234}};
+  const std::string text = encode_endpoints(endpoints);
+  EXPECT_EQ(text, "eth0=10.0.0.1:41233,eth1=[2001:2::1]:41234");
+  auto back = decode_endpoints(text);
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[1].address, "2001:2::1");
+  EXPECT_EQ((*back)[1].port, 41234);
+  EXPECT_TRUE(decode_endpoints("")->empty());
+  for (const char* bad : {"eth0", "eth0=10.0.0.1", "eth0=10.0.0.1:0", "eth0=10.0.0.1:70000", "eth0=host.example:80",
+                          "=10.0.0.1:80", "averyveryverylongname=10.0.0.1:80", "eth0=10.0.0.1:80,", "e\nth=10.0.0.1:1"})
+    EXPECT_FALSE(decode_endpoints(bad)) << bad;
 }
 
 }  // namespace

@@ -129,9 +129,13 @@ std::vector<PlannedProbe> probes_for_node(int node, const std::vector<NodeProbeO
     if (pair.from != node) continue;
     const NodeProbeOffer* peer = offer_of(offers, pair.to);
     if (!peer) continue;
+    // Throughput only towards the ring successor: each node then sends one stream and
+    // receives one, so the samples run in parallel without sharing a NIC.
+    const bool ring_successor = pair.to == (pair.from + 1) % static_cast<int>(offers.size());
     for (const auto& local : mine->endpoints)
       if (const ProbeEndpoint* remote = endpoint_on(*peer, local.ifname))
-        out.push_back({pair, LinkProbe{local.ifname, local.address, *remote, connect_timeout, sample}});
+        out.push_back({pair, LinkProbe{local.ifname, local.address, *remote, connect_timeout,
+                                       ring_successor ? sample : std::chrono::milliseconds(0)}});
   }
   return out;
 }

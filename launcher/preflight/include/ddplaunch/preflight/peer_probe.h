@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +28,12 @@ struct ProbeEndpoint {
   std::string address;  // numeric IPv4/IPv6 on that interface
   int port = 0;
 };
+
+// The endpoints as one text field for the join facts: "eth0=10.0.0.1:41233,eth1=[2001:2::1]:41234".
+std::string encode_endpoints(const std::vector<ProbeEndpoint>& endpoints);
+// nullopt when malformed (a peer's facts are not trusted): names are 1..15 characters without
+// '=' or ',', addresses numeric, ports 1..65535; at most 64 endpoints.
+std::optional<std::vector<ProbeEndpoint>> decode_endpoints(const std::string& text);
 
 // Interfaces a node offers: up, with an address (IPv4 first, then IPv6 if it has no IPv4),
 // loopback only when `include_loopback` (every node of the job on this machine). Port 0.

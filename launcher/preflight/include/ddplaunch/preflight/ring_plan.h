@@ -33,7 +33,8 @@ struct PlannedProbe {
   LinkProbe probe;
 };
 
-// The probes `node` runs: for each pair from it, one per interface name both ends offer.
+// The probes `node` runs: for each pair from it, one per interface name both ends offer;
+// a throughput sample only towards its ring successor (node ranks are 0..offers-1).
 std::vector<PlannedProbe> probes_for_node(int node, const std::vector<NodeProbeOffer>& offers,
                                           const std::vector<ProbePair>& pairs,
                                           std::chrono::milliseconds connect_timeout, std::chrono::milliseconds sample);
@@ -45,6 +46,10 @@ struct ProbedLink {  // one probe's outcome, as the probing node reports it
   std::string to_endpoint;  // "10.0.1.4:41233"
   LinkResult result;
 };
+
+// Runs the planned probes concurrently (at most `parallel` at a time) and returns their
+// outcomes in plan order. Bounded: each probe bounds itself (peer_probe.h).
+std::vector<ProbedLink> run_probes(const std::vector<PlannedProbe>& plan, std::size_t parallel = 32);
 
 struct InterfaceChoice {
   std::string ifname;   // the interface every node uses ("" = none chosen: leave the env alone)
