@@ -53,9 +53,11 @@ std::vector<std::string> split(const std::string& text, char sep) {
 bool switch_on(const std::string& v) { return v != "false" && v != "0" && v != "no"; }
 
 // False, with the allowed range as the error, when `value` is outside the range of `key`.
-bool within_range(const std::string& key, const std::string& value, FlagContext& c) {
+// The message names the value as given: "--join-timeout", "PET_NNODES", "--rdzv-conf timeout".
+bool within_range(const std::string& key, const std::string& value, FlagContext& c, const std::string& item = "") {
   const bool from_pet = c.source.rfind("PET_", 0) == 0;
-  auto error = out_of_range(key, from_pet ? c.source.substr(0, c.source.find('=')) : c.source, value);
+  const std::string source = from_pet ? c.source.substr(0, c.source.find('=')) : c.source;
+  auto error = out_of_range(key, item.empty() ? source : source + " " + item, value);
   if (error) c.error(std::move(*error));
   return !error;
 }
@@ -129,7 +131,7 @@ void apply_rdzv_conf(const std::string& v, FlagContext& c) {
     }
     auto seconds = [&](const char* setting) {
       if (!parse_seconds(value)) return c.error(fmt::format("{}: {}={} is not a number of seconds", c.source, key, value));
-      c.set(setting, value);
+      if (within_range(setting, value, c, key)) c.set(setting, value);
     };
     if (key == "join_timeout" || key == "timeout") seconds("join_timeout_s");
     else if (key == "read_timeout") seconds("connect_timeout_s");

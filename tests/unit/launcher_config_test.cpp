@@ -239,6 +239,9 @@ TEST(ValueRanges, YamlSetAndTorchrunVariablesAreCheckedAlike) {
   EXPECT_TRUE(any_contains(set, "restart.jitter 2 is out of range: allowed 0 to 1"));
   auto pet = parse_command_line({"p"}, {{"PET_NNODES", "100000"}}).errors;
   EXPECT_TRUE(any_contains(pet, "PET_NNODES 100000 is out of range: allowed 1 to 65536")) << (pet.empty() ? "" : pet.front());
+  auto conf = parse_command_line({"--rdzv-conf", "join_timeout=inf", "p"}).errors;
+  EXPECT_TRUE(any_contains(conf, "--rdzv-conf join_timeout inf is out of range: allowed 0.1 to 604800 seconds"))
+      << (conf.empty() ? "" : conf.front());
 }
 
 TEST(ValueRanges, IntegerKeysHaveRangesToo) {
