@@ -101,6 +101,7 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   }
   std::istringstream tail(field(m, "tail"));
   for (std::string line; std::getline(tail, line);) f.tail.push_back(line);
+  f.tail = bounded_tail(f.tail);  // what another launcher sent is printed here: bound it as ours
   return r;
 }
 

@@ -72,6 +72,19 @@ TEST(MessageBounds, ManyLinesKeepTheNewestAndCountTheOthers) {
   EXPECT_NE(bounded.front().find("earlier lines cut)"), std::string::npos) << bounded.front();
 }
 
+TEST(MessageBounds, AnOversizedTailFromAnotherLauncherIsBoundedWhenDecoded) {
+  // Built by hand, as an older or hostile node could send it: 900 KB in 30 lines.
+  rendezvous::Message m;
+  m.type = "worker_failed";
+  m.fields["rank"] = "1";
+  for (int i = 0; i < 30; ++i) m.fields["tail"] += std::string(30000, 'z') + "\n";
+  auto decoded = messages::decode_failure(m);
+  ASSERT_TRUE(decoded);
+  std::size_t total = 0;
+  for (const auto& line : decoded->failure.tail) total += line.size() + 1;
+  EXPECT_LE(total, messages::kMaxTailBytes);
+}
+
 TEST(MessageBounds, AnyOversizedFieldIsTrimmedToFitTheFrame) {
   // A problem text full of characters the wire escapes (each takes two bytes there).
   auto message = messages::encode(0, messages::NodeProblem{std::string(3 << 20, '\n'), 1});
