@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
@@ -51,11 +50,10 @@ std::optional<double> number_of(std::string_view text) {
   if (s == "-.inf") return -HUGE_VAL;
   if (s == ".nan") return std::nan("");
   if (s.empty()) return std::nullopt;
-  errno = 0;
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size()) return std::nullopt;
-  return v;  // ±HUGE_VAL on overflow (1e999): out of every range below
+  return v;  // ±HUGE_VAL on overflow (1e999): out of every range of the table
 }
 
 }  // namespace
