@@ -108,9 +108,8 @@ JobPolicy::Decisions JobPolicy::on_join_timeout(const std::string& what, bool du
 
 JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
   if (phase_ == JobPhase::Ended) return {};
-  std::string host = "?", address = "?";
-  for (const auto& n : nodes_)
-    if (n.node_rank == node) host = n.facts.hostname, address = n.observed_address;
+  const rendezvous::NodeRecord* record = find_node(node);
+  const std::string host = host_of(node), address = record ? record->observed_address : "?";
   std::string what = fmt::format("node {} ({}, {}) was lost: {}", node, host, address, why);
   last_error_by_node_[node] = what;
   Decisions out{Log{Severity::Error, what + "; stopping the workers on every other node"}};
@@ -121,6 +120,17 @@ JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
   Decisions finished = finish_node(node, MemberState::Lost, 1);
   out.insert(out.end(), finished.begin(), finished.end());
   return out;
+}
+
+const rendezvous::NodeRecord* JobPolicy::find_node(int node) const {
+  for (const auto& n : nodes_)
+    if (n.node_rank == node) return &n;
+  return nullptr;
+}
+
+std::string JobPolicy::host_of(int node) const {
+  const rendezvous::NodeRecord* record = find_node(node);
+  return record ? record->facts.hostname : "?";
 }
 
 JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks,
@@ -197,6 +207,13 @@ std::optional<FailureReport> JobPolicy::init_timeout_failure() const {
 
 JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report) {
   if (generation != generation_ || phase_ == JobPhase::Ended || phase_ == JobPhase::Joining) return {};
+  // A node speaks only for its own ranks: a report naming another node's rank (a bug, or a
+  // peer that joined to steer the job) must not restart or stop anything.
+  if (!tracker_.holds(node, report.failure.global_rank))
+    return {Log{Severity::Warn,
+                fmt::format("ignored a failure report from node {} ({}) about rank {}, which is not one of its ranks "
+                            "in generation {}",
+                            node, host_of(node), report.failure.global_rank, generation_)}};
   ++failure_count_;
   last_error_by_node_[node] = describe_failure_line(report);
   if (mentions_port_in_use(report.failure)) port_at_fault_ = true;
@@ -275,6 +292,8 @@ JobPolicy::Decisions JobPolicy::finish_node(int node, MemberState state, int exi
 
 JobPolicy::Decisions JobPolicy::on_node_problem(int node, long generation, const std::string& message, int exit_code) {
   if (phase_ == JobPhase::Ended || generation > generation_) return {};
+  // A problem is a failure whatever code it names: it can never end the job as a success.
+  if (exit_code == 0) exit_code = 1;
   last_error_by_node_[node] = message;
   Decisions out{Log{Severity::Error, fmt::format("node {}: {}", node, message)}};
   if (phase_ == JobPhase::Stopping) return out;

@@ -96,6 +96,8 @@ class JobPolicy {
   std::optional<FailureReport> init_timeout_failure() const;
   FailureReport failure_of_rank(int rank, FailureKind kind, std::string detail) const;
   std::string budget_text() const;
+  const rendezvous::NodeRecord* find_node(int node) const;  // nullptr: not a node of this generation
+  std::string host_of(int node) const;                      // its hostname, or "?"
   int active_nodes() const;
 
   PolicySettings settings_;

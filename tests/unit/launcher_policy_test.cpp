@@ -605,5 +605,34 @@ TEST(JobPolicy, AWorkerFailureReportForAnotherNodeIsPinnedToTheSender) {
   EXPECT_TRUE(job.policy.last_error(0).empty());
 }
 
+TEST(JobPolicy, AFailureReportNamingAnotherNodesRankIsIgnoredAndLogged) {
+  // Node 1 holds ranks 2 and 3: a report from it about rank 0 (node 0's) or rank 9 (nobody's)
+  // must neither restart nor stop the job, and the log names the sender.
+  Job job;
+  for (int foreign : {0, 9, -1}) {
+    auto d = job.policy.on_worker_failed(1, 0, failure(1, foreign));
+    EXPECT_EQ(count<decision::ScheduleRestart>(d) + count<decision::OrderStop>(d) + count<decision::EndJob>(d), 0)
+        << logs(d);
+    EXPECT_NE(logs(d).find("ignored a failure report from node 1 (host1) about rank " + std::to_string(foreign)),
+              std::string::npos)
+        << logs(d);
+  }
+  EXPECT_EQ(job.policy.phase(), JobPhase::Running);
+  EXPECT_TRUE(job.policy.last_error(1).empty());
+  // Its own rank still counts.
+  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(1, 0, failure(1, 3))));
+}
+
+TEST(JobPolicy, ANodeProblemClaimingExitCodeZeroStillFailsTheJob) {
+  // A peer sending node_problem exit_code=0 once made the master log "job succeeded".
+  Job job;
+  EXPECT_EQ(find<decision::OrderStop>(job.policy.on_node_problem(1, 0, "all good, stop now", 0))->exit_code, 1);
+  Decisions end = job.policy.on_node_finished(0, 0, 0);
+  for (const auto& d : job.policy.on_node_finished(1, 0, 0)) end.push_back(d);
+  ASSERT_EQ(count<decision::EndJob>(end), 1);
+  EXPECT_EQ(find<decision::EndJob>(end)->exit_code, 1);
+  EXPECT_EQ(logs(end).find("job succeeded"), std::string::npos) << logs(end);
+}
+
 }  // namespace
 }  // namespace ddplaunch
