@@ -37,6 +37,7 @@ std::string NodeAgent::start() {
       plan_.host_server = false;
     }
   }
+  open_peer_probe();
   join_master(port);
   if (!plan_.host_server) watch_join();
   wait_for_signals();
@@ -206,7 +207,7 @@ NodeAssignment NodeAgent::to_node_assignment(const rendezvous::Assignment& a, co
   return n;
 }
 
-std::string NodeAgent::check_socket_ifnames(std::string& selected) {
+std::string NodeAgent::check_socket_ifnames(std::string& selected, const std::string& probe_ifname) {
   if (plan_.config.nodes <= 1) return {};
   auto interfaces = preflight::list_interfaces();
   if (!interfaces) return "cannot list network interfaces: " + interfaces.error;
@@ -220,7 +221,12 @@ std::string NodeAgent::check_socket_ifnames(std::string& selected) {
     auto outcome = preflight::check_socket_ifname(variable, it->second, *interfaces, route, plan_.master_ip);
     if (!outcome) return outcome.message;
   }
-  if (!user_set && !route.empty()) {
+  if (!user_set && !probe_ifname.empty()) {
+    selected = probe_ifname;
+    spdlog::info("NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME unset: using {}, the interface the peer probe found working "
+                 "between every pair of neighbouring nodes",
+                 probe_ifname);
+  } else if (!user_set && !route.empty()) {
     selected = route;
     spdlog::info("NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME unset: using {} ({}), the interface the rendezvous "
                  "connection to the master uses",

@@ -108,6 +108,8 @@ constexpr FlagSpec kFlags[] = {
 
     {"--version-mismatch", G::Checks, K::Text, "warn|refuse", "version_mismatch", nullptr, "",
      "nodes with differing launcher/program/NCCL versions"},
+    {"--no-peer-probe", G::Checks, K::Switch, "", "", apply_no_peer_probe, "",
+     "skip the peer probe (every node connecting to its neighbours over each interface before workers start)"},
 
     {"--numa-binding", G::NotBuilt, K::Text, "MODE", "", apply_numa_binding, "PET_NUMA_BINDING",
      "refused: NUMA binding is not built yet"},

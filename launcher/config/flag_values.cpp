@@ -231,6 +231,9 @@ void apply_set(const std::string& v, FlagContext& c) {
 
 void apply_config(const std::string& v, FlagContext& c) { c.cl.config_path = v; }
 void apply_dry_run(const std::string& v, FlagContext& c) { c.cl.dry_run = switch_on(v); }
+void apply_no_peer_probe(const std::string& v, FlagContext& c) {
+  if (switch_on(v)) c.set("peer_probe", "false");
+}
 void apply_help(const std::string& v, FlagContext& c) { c.cl.help = switch_on(v); }
 void apply_version(const std::string& v, FlagContext& c) { c.cl.version = switch_on(v); }
 void apply_python(const std::string& v, FlagContext& c) { c.cl.python = v; }

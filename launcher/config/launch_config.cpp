@@ -132,6 +132,7 @@ std::string describe(const LaunchConfig& c) {
   line("local_ranks_filter", fmt::format("[{}]", fmt::join(c.local_ranks_filter, ", ")));
   line("pause_ranks", fmt::format("[{}]", fmt::join(c.pause_ranks, ", ")));
   line("version_mismatch", c.version_mismatch);
+  line("peer_probe", c.peer_probe ? "true" : "false");
   line("program", fmt::format("[{}]", fmt::join(c.program, ", ")));
   return s;
 }

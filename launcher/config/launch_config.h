@@ -34,6 +34,7 @@ struct LaunchConfig {
   int node_rank = -1;                   // -1: assigned by the master in join order
   std::string master;                   // HOST:PORT of the rendezvous; empty with --standalone
   bool standalone = false;
+  bool peer_probe = true;               // multi-node: nodes probe their peers before workers start (issue 15)
   std::string job_id;                   // default: derived from the master endpoint
   std::string token;                    // shared secret; joins prove it (HMAC), never sent
   std::string token_file;               // read into token at start (owner-only file)

@@ -81,6 +81,7 @@ const std::map<std::string, Setter>& top_level_keys() {
       {"local_ranks_filter", set(&LaunchConfig::local_ranks_filter)},
       {"pause_ranks", set(&LaunchConfig::pause_ranks)},
       {"version_mismatch", set(&LaunchConfig::version_mismatch)},
+      {"peer_probe", set(&LaunchConfig::peer_probe)},
   };
   return keys;
 }

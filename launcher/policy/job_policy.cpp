@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/preflight/timeout_policy.h"
+#include "exit_codes.h"
 #include "policy/node_checks.h"
 #include "policy/root_cause.h"
 
@@ -89,6 +90,32 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   port_at_fault_ = false;
   phase_ = JobPhase::Running;
   out.push_back(plan);
+  // The first generation waits for the peer probe: nodes start workers on StartWorkers.
+  if (generation == 0) probe_.begin(nodes, generation, now);
+  return out;
+}
+
+JobPolicy::Decisions JobPolicy::on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links) {
+  if (!probe_.active() || generation != probe_.generation() || phase_ != JobPhase::Running) return {};
+  if (!probe_.add(node, std::move(links))) return {};
+  return conclude_probe();
+}
+
+// Every node reported (or the round's deadline passed): pick the interface or refuse.
+JobPolicy::Decisions JobPolicy::conclude_probe() {
+  const std::string user_value = nodes_.empty() ? "" : nodes_.front().facts.socket_ifname;
+  preflight::InterfaceChoice choice = probe_.conclude("NCCL_SOCKET_IFNAME", user_value, settings_.worker_master_addr);
+  probe_summary_ = choice.summary;
+  probe_refusal_ = choice.refusal;
+  Decisions out;
+  for (const auto& w : choice.warnings) out.push_back(Log{Severity::Warn, w});
+  if (!choice.refusal.empty() && !settings_.doctor) {
+    Decisions stop = order_stop(kExitConfigError, "the job cannot start: peer probe: " + choice.refusal);
+    out.insert(out.end(), stop.begin(), stop.end());
+    return out;
+  }
+  if (!choice.summary.empty()) out.push_back(Log{Severity::Info, choice.summary});
+  out.push_back(StartWorkers{generation_, choice.from_user ? "" : choice.ifname});
   return out;
 }
 
@@ -322,6 +349,7 @@ std::string JobPolicy::budget_text() const {
 
 JobPolicy::Decisions JobPolicy::on_tick(TimePoint now) {
   if (phase_ != JobPhase::Running) return {};
+  if (probe_.overdue(now)) return conclude_probe();  // the nodes that did not report count as failures
   Decisions out;
   if (settings_.setup_timeout_s > 0) {
     auto limit = std::chrono::milliseconds(static_cast<long long>(settings_.setup_timeout_s * 1000));
@@ -356,9 +384,15 @@ JobPolicy::Decisions JobPolicy::on_doctor_report(int node, bool ok, const std::s
   if (!settings_.doctor || phase_ != JobPhase::Running) return {};
   doctor_rows_[node] = DoctorRow{ok, nic, problems};
   if (doctor_rows_.size() < nodes_.size()) return {};
-  bool all_ok = true;
+  bool all_ok = probe_refusal_.empty();
   for (const auto& [n, row] : doctor_rows_) all_ok = all_ok && row.ok;
-  Decisions out{PrintTable{render_doctor_table(nodes_, doctor_rows_, worker_port_, timeout_explained_, all_ok)}};
+  std::string table = render_doctor_table(nodes_, doctor_rows_, worker_port_, timeout_explained_, all_ok);
+  if (!probe_.links().empty())  // the ring table goes between the node rows and the verdict
+    table.insert(table.rfind("timeout: "),
+                 "peer probe (each node to its ring neighbour; every pair on small jobs):\n" +
+                     preflight::render_ring_table(probe_.links()) +
+                     (probe_refusal_.empty() ? probe_summary_ : "peer probe: FAIL: " + probe_refusal_) + "\n");
+  Decisions out{PrintTable{table}};
   Decisions end = end_job(all_ok ? 0 : 1);
   out.insert(out.end(), end.begin(), end.end());
   return out;

@@ -18,6 +18,7 @@
 #include "policy/failure.h"
 #include "policy/init_tracker.h"
 #include "policy/node_checks.h"
+#include "policy/probe_round.h"
 
 namespace ddplaunch {
 
@@ -67,6 +68,8 @@ class JobPolicy {
   Decisions on_node_finished(int node, long generation, int exit_code);
   Decisions on_node_problem(int node, long generation, const std::string& message, int exit_code);
   Decisions on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems);
+  // The peer probe's links one node ran (issue 15); the verdict once every node reported.
+  Decisions on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links);
 
   // Timers the shell armed on the policy's behalf, and its periodic sweep.
   Decisions on_backoff_elapsed(long generation);
@@ -92,6 +95,7 @@ class JobPolicy {
   Decisions end_job(int exit_code);
   Decisions finish_node(int node, MemberState state, int exit_code);
   Decisions recheck_init_deadline();
+  Decisions conclude_probe();
   std::optional<Decision> announce_init_done(TimePoint now);
   std::optional<FailureReport> init_timeout_failure() const;
   FailureReport failure_of_rank(int rank, FailureKind kind, std::string detail) const;
@@ -130,6 +134,8 @@ class JobPolicy {
   TimePoint deadline_started_{};
   TimePoint last_wait_report_{};
   std::map<int, DoctorRow> doctor_rows_;  // by node rank
+  ProbeRound probe_;                      // generation 0's peer probe
+  std::string probe_summary_, probe_refusal_;
 };
 
 }  // namespace ddplaunch

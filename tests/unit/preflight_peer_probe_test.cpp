@@ -126,6 +126,12 @@ TEST(ChooseInterface, PrefersTheInterfaceWhoseSlowestLinkIsFastestAndWarnsOfASlo
   auto no_bad_link = run_plan(offers, [](ProbePair, const std::string& ifname) { return ok(ifname == "eth0" ? 1000 : 25000); });
   EXPECT_EQ(choose_interface(offers, no_bad_link, "", "").ifname, "eth1");
 
+  // The master's interface is kept among near-equals, not when it is far slower.
+  auto near_equal = run_plan(offers, [](ProbePair, const std::string& ifname) { return ok(ifname == "eth0" ? 900 : 1000); });
+  EXPECT_EQ(choose_interface(offers, near_equal, "", "", 4.0, "eth0").ifname, "eth0");
+  EXPECT_EQ(choose_interface(offers, near_equal, "", "").ifname, "eth1");
+  EXPECT_EQ(choose_interface(offers, no_bad_link, "", "", 4.0, "eth0").ifname, "eth1");  // 1 vs 25 Gbit/s
+
   auto verified = choose_interface(offers, links, "NCCL_SOCKET_IFNAME", "eth1");
   ASSERT_EQ(verified.warnings.size(), 1u);
   EXPECT_NE(verified.warnings[0].find("slow link: node 1 (host h1, 10.0.1.2) -> node 2 (host h2, 10.0.1.3:41002) over "

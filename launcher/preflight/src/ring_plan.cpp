@@ -142,7 +142,7 @@ std::vector<PlannedProbe> probes_for_node(int node, const std::vector<NodeProbeO
 
 InterfaceChoice choose_interface(const std::vector<NodeProbeOffer>& offers, const std::vector<ProbedLink>& links,
                                  const std::string& user_variable, const std::string& user_value,
-                                 double slow_factor) {
+                                 double slow_factor, const std::string& preferred) {
   InterfaceChoice choice;
   const std::vector<ProbePair> pairs = pairs_probed(links);
   if (offers.size() < 2 || pairs.empty()) return choice;
@@ -185,10 +185,14 @@ InterfaceChoice choose_interface(const std::vector<NodeProbeOffer>& offers, cons
                       "not only to the master), or skip this check with --no-peer-probe";
     return choice;
   } else {
-    // The working interface whose slowest link is fastest (node 0's order breaks ties).
+    // The working interface whose slowest link is fastest (node 0's order breaks ties) —
+    // unless the master's own interface works and is not far slower than that.
     choice.ifname = *std::max_element(working.begin(), working.end(), [&](const auto& a, const auto& b) {
       return slowest(links, a) < slowest(links, b);
     });
+    const bool preferred_works = std::find(working.begin(), working.end(), preferred) != working.end();
+    if (preferred_works && slowest(links, preferred) * slow_factor >= slowest(links, choice.ifname))
+      choice.ifname = preferred;
   }
   choice.warnings = slow_link_warnings(offers, links, choice.ifname, slow_factor);
   for (const auto& f : failures)

@@ -62,9 +62,13 @@ struct InterfaceChoice {
 // user_variable/user_value: the socket-interface variable the user set on the nodes
 // ("NCCL_SOCKET_IFNAME", "eth1"), or empty strings. A link is "slow" below the median of
 // the chosen interface's links divided by slow_factor.
+// `preferred`: the interface that carries the master's address — what the user implicitly
+// chose with --master; kept among the working ones unless its slowest link is more than
+// slow_factor times slower than another interface's (a 1 Gbit/s management network next
+// to a fast fabric), so noise between equal NICs never flips the choice.
 InterfaceChoice choose_interface(const std::vector<NodeProbeOffer>& offers, const std::vector<ProbedLink>& links,
                                  const std::string& user_variable, const std::string& user_value,
-                                 double slow_factor = 4.0);
+                                 double slow_factor = 4.0, const std::string& preferred = "");
 
 // doctor's ring table: pair, interface, RTT, throughput, verdict — one row per probed link.
 std::string render_ring_table(const std::vector<ProbedLink>& links);
