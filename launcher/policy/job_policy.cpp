@@ -110,7 +110,9 @@ JobPolicy::Decisions JobPolicy::conclude_probe() {
   Decisions out;
   for (const auto& w : choice.warnings) out.push_back(Log{Severity::Warn, w});
   if (!choice.refusal.empty() && !settings_.doctor) {
-    Decisions stop = order_stop(kExitConfigError, "the job cannot start: peer probe: " + choice.refusal);
+    const std::string reason = "the job cannot start: peer probe: " + choice.refusal;
+    out.push_back(Log{Severity::Error, reason});  // the master says it; the nodes get it with the stop
+    Decisions stop = order_stop(kExitConfigError, reason);
     out.insert(out.end(), stop.begin(), stop.end());
     return out;
   }
