@@ -32,8 +32,8 @@ std::vector<NodeProbeOffer> two_nic_offers(int nodes) {
   std::vector<NodeProbeOffer> offers;
   for (int n = 0; n < nodes; ++n)
     offers.push_back({n, "h" + std::to_string(n),
-                      {{"eth0", "10.0.0." + std::to_string(n + 1), 40000 + n},
-                       {"eth1", "10.0.1." + std::to_string(n + 1), 41000 + n}}});
+                      {{"eth0", "10.0.0." + std::to_string(n + 1), 40000 + n, ""},
+                       {"eth1", "10.0.1." + std::to_string(n + 1), 41000 + n, ""}}});
   return offers;
 }
 
@@ -152,7 +152,7 @@ TEST(RingTable, OneRowPerProbedLinkWithRttThroughputAndVerdict) {
 // The real thing on loopback: a listener, a probe that passes (source address checked,
 // throughput measured), a closed port, and a listener that never answers.
 TEST(PeerProbe, RealProbeOnLoopbackChecksTheSourceAndMeasuresThroughput) {
-  auto started = PeerProbeListener::start({{"lo", "127.0.0.1", 0}}, 30s);
+  auto started = PeerProbeListener::start({{"lo", "127.0.0.1", 0, ""}}, 30s);
   ASSERT_TRUE(started.value) << started.error;
   auto& listener = *started.value;
   ASSERT_EQ(listener->endpoints().size(), 1u);
@@ -171,7 +171,7 @@ TEST(PeerProbe, ThreeLoopbackNodesProbeEachOtherConcurrentlyAndAgreeOnTheInterfa
   std::vector<std::unique_ptr<PeerProbeListener>> listeners;
   std::vector<NodeProbeOffer> offers;
   for (int n = 0; n < 3; ++n) {
-    auto l = PeerProbeListener::start({{"lo", "127.0.0." + std::to_string(n + 1), 0}}, 30s);
+    auto l = PeerProbeListener::start({{"lo", "127.0.0." + std::to_string(n + 1), 0, ""}}, 30s);
     ASSERT_TRUE(l.value) << l.error;
     offers.push_back({n, "h" + std::to_string(n), (*l.value)->endpoints()});
     listeners.push_back(std::move(*l.value));
@@ -190,6 +190,33 @@ TEST(PeerProbe, ThreeLoopbackNodesProbeEachOtherConcurrentlyAndAgreeOnTheInterfa
   EXPECT_NE(table.find("Gbit/s"), std::string::npos) << table;  // loopback is fast
 }
 
+// docker0's 172.17.0.1 is on every host: not a network between nodes, so it is neither
+// probed nor chosen; and a probe that reaches another launcher at a peer's address fails.
+TEST(ChooseInterface, AnAddressSharedByTwoNodesIsNoNetworkBetweenThem) {
+  auto offers = two_nic_offers(3);
+  for (auto& o : offers) o.endpoints.push_back({"docker0", "172.17.0.1", 40500, ""});  // hosts h0, h1, h2
+  auto pairs = probe_pairs(3, 8);
+  for (int n = 0; n < 3; ++n)
+    for (const auto& p : probes_for_node(n, offers, pairs, 2s, 0ms)) EXPECT_NE(p.probe.ifname, "docker0");
+  auto links = run_plan(offers, [](ProbePair, const std::string&) { return ok(9000); });
+  EXPECT_NE(choose_interface(offers, links, "", "").ifname, "docker0");
+  // Nodes of one host (a loopback job) do share 127.0.0.1: that is their network.
+  std::vector<NodeProbeOffer> one_host;
+  for (int n = 0; n < 3; ++n) one_host.push_back({n, "same", {{"lo", "127.0.0.1", 40000 + n, ""}}});
+  EXPECT_EQ(probes_for_node(0, one_host, pairs, 2s, 0ms).size(), 1u);  // 0 -> 1 (2 -> 0 is node 2's)
+}
+
+TEST(PeerProbe, AProbeThatReachesAnotherLauncherThanThePeersFails) {
+  auto started = PeerProbeListener::start({{"lo", "127.0.0.1", 0, ""}}, 30s);
+  ASSERT_TRUE(started.value) << started.error;
+  ProbeEndpoint peer = (*started.value)->endpoints()[0];
+  ASSERT_EQ(peer.listener_id.size(), 16u);
+  peer.listener_id = "0123456789abcdef";  // what the real peer advertised: not this listener
+  LinkResult r = probe_link({"lo", "127.0.0.1", peer, 2s, 0ms});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("reached another launcher at 127.0.0.1"), std::string::npos) << r.error;
+}
+
 TEST(PeerProbe, ClosedPortAndSilentPeerFailInBoundedTimeWithAReason) {
   // A port nobody listens on: refused.
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -200,14 +227,14 @@ TEST(PeerProbe, ClosedPortAndSilentPeerFailInBoundedTimeWithAReason) {
   socklen_t len = sizeof(a);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   const int closed_port = ntohs(a.sin_port);
-  LinkResult refused = probe_link({"lo", "127.0.0.1", {"lo", "127.0.0.1", closed_port}, 2s, 0ms});
+  LinkResult refused = probe_link({"lo", "127.0.0.1", {"lo", "127.0.0.1", closed_port, ""}, 2s, 0ms});
   EXPECT_FALSE(refused.ok);
   EXPECT_NE(refused.error.find("refused"), std::string::npos) << refused.error;
 
   // A listener that accepts (backlog) and never answers: no probe reply within 2 s.
   ASSERT_EQ(::listen(fd, 4), 0);
   auto before = std::chrono::steady_clock::now();
-  LinkResult silent = probe_link({"lo", "127.0.0.1", {"lo", "127.0.0.1", closed_port}, 2s, 0ms});
+  LinkResult silent = probe_link({"lo", "127.0.0.1", {"lo", "127.0.0.1", closed_port, ""}, 2s, 0ms});
   EXPECT_FALSE(silent.ok);
   EXPECT_NE(silent.error.find("no probe answer"), std::string::npos) << silent.error;
   EXPECT_LT(std::chrono::steady_clock::now() - before, 10s);  // bounded (generous: not a timing test)
@@ -234,17 +261,20 @@ namespace {
 using namespace ddplaunch::preflight;
 
 TEST(ProbeEndpoints, RoundTripIPv4AndIPv6AndRejectHostileText) {
-  std::vector<ProbeEndpoint> endpoints = {{"eth0", "10.0.0.1", 41233}, {"eth1", "2001:2::1", 41234}};
+  std::vector<ProbeEndpoint> endpoints = {{"eth0", "10.0.0.1", 41233, "00ff"}, {"eth1", "2001:2::1", 41234, "00ff"}};
   const std::string text = encode_endpoints(endpoints);
-  EXPECT_EQ(text, "eth0=10.0.0.1:41233,eth1=[2001:2::1]:41234");
+  EXPECT_EQ(text, "00ff;eth0=10.0.0.1:41233,eth1=[2001:2::1]:41234");
   auto back = decode_endpoints(text);
   ASSERT_TRUE(back);
   ASSERT_EQ(back->size(), 2u);
   EXPECT_EQ((*back)[1].address, "2001:2::1");
   EXPECT_EQ((*back)[1].port, 41234);
+  EXPECT_EQ((*back)[1].listener_id, "00ff");
   EXPECT_TRUE(decode_endpoints("")->empty());
-  for (const char* bad : {"eth0", "eth0=10.0.0.1", "eth0=10.0.0.1:0", "eth0=10.0.0.1:70000", "eth0=host.example:80",
-                          "=10.0.0.1:80", "averyveryverylongname=10.0.0.1:80", "eth0=10.0.0.1:80,", "e\nth=10.0.0.1:1"})
+  for (const char* bad : {"a;eth0", "a;eth0=10.0.0.1", "a;eth0=10.0.0.1:0", "a;eth0=10.0.0.1:70000",
+                          "a;eth0=host.example:80", "a;=10.0.0.1:80", "a;averyveryverylongname=10.0.0.1:80",
+                          "a;eth0=10.0.0.1:80,", "a;e\nth=10.0.0.1:1", "eth0=10.0.0.1:80", "XY;eth0=10.0.0.1:80",
+                          ";eth0=10.0.0.1:80"})
     EXPECT_FALSE(decode_endpoints(bad)) << bad;
 }
 

@@ -24,18 +24,24 @@ bool valid_ifname(const std::string& name) {
 }  // namespace
 
 std::string encode_endpoints(const std::vector<ProbeEndpoint>& endpoints) {
-  std::string out;
+  if (endpoints.empty()) return "";
+  std::string out = endpoints.front().listener_id + ";";
   for (const auto& e : endpoints) {
-    if (!out.empty()) out += ',';
+    if (out.back() != ';') out += ',';
     const bool v6 = e.address.find(':') != std::string::npos;
     out += e.ifname + "=" + (v6 ? "[" + e.address + "]" : e.address) + ":" + std::to_string(e.port);
   }
   return out;
 }
 
-std::optional<std::vector<ProbeEndpoint>> decode_endpoints(const std::string& text) {
+std::optional<std::vector<ProbeEndpoint>> decode_endpoints(const std::string& full_text) {
   std::vector<ProbeEndpoint> out;
-  if (text.empty()) return out;
+  if (full_text.empty()) return out;
+  const auto semicolon = full_text.find(';');
+  if (semicolon == std::string::npos) return std::nullopt;
+  const std::string id = full_text.substr(0, semicolon);
+  if (id.empty() || id.size() > 32 || id.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+  const std::string text = full_text.substr(semicolon + 1);
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
@@ -45,6 +51,7 @@ std::optional<std::vector<ProbeEndpoint>> decode_endpoints(const std::string& te
     auto colon = item.rfind(':');
     if (eq == std::string::npos || colon == std::string::npos || colon < eq) return std::nullopt;
     ProbeEndpoint e;
+    e.listener_id = id;
     e.ifname = item.substr(0, eq);
     e.address = item.substr(eq + 1, colon - eq - 1);
     if (e.address.size() >= 2 && e.address.front() == '[' && e.address.back() == ']')

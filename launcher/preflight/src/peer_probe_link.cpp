@@ -132,7 +132,14 @@ LinkResult probe_link(const LinkProbe& probe) {
     result.error = "connected, but no probe answer within 2 s (not a ddplaunch probe listener?)";
     return result;
   }
-  result.seen_as = seen.substr(5);
+  const std::string answer = seen.substr(5);
+  result.seen_as = answer.substr(0, answer.find(' '));
+  const std::string answered_id = answer.find(' ') == std::string::npos ? "" : answer.substr(answer.find(' ') + 1);
+  if (!probe.peer.listener_id.empty() && answered_id != probe.peer.listener_id) {
+    result.error = "reached another launcher at " + probe.peer.address +
+                   ", not that node's: the address is on several hosts (a local bridge like docker0?)";
+    return result;
+  }
   if (result.seen_as != probe.local_address) {
     result.error = "source address rewritten on the way (NAT?): the peer saw " + result.seen_as + ", not " +
                    probe.local_address + "; NCCL/gloo peers advertise their own address and would not connect back";

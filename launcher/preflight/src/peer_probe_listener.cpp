@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "ddplaunch/preflight/peer_probe.h"
@@ -43,7 +44,7 @@ void send_all(int fd, const std::string& text) {
 }
 
 // Reads what is there; false when the connection is done (EOF, error, bad hello, answered).
-bool on_readable(Connection& c) {
+bool on_readable(Connection& c, const std::string& id) {
   char buffer[4096];
   ssize_t n = ::recv(c.fd, buffer, sizeof(buffer), 0);
   if (n < 0) return errno == EAGAIN || errno == EINTR;
@@ -60,11 +61,24 @@ bool on_readable(Connection& c) {
   if (newline == std::string::npos) return c.hello.size() < kMaxHelloBytes;
   std::string line = c.hello.substr(0, newline);
   if (line != "DDPLPROBE1 echo" && line != "DDPLPROBE1 bulk") return false;
-  send_all(c.fd, "SEEN " + c.seen_as + "\n");
+  send_all(c.fd, "SEEN " + c.seen_as + " " + id + "\n");
   if (line == "DDPLPROBE1 echo") return false;
   c.bulk = true;
   c.bytes = c.hello.size() - newline - 1;  // sample bytes that came with the hello
   return true;
+}
+
+// 16 hex digits from the kernel's random source (not a secret: an identity).
+std::string random_id() {
+  unsigned char bytes[8] = {0};
+  if (FILE* f = std::fopen("/dev/urandom", "rb")) {
+    if (std::fread(bytes, 1, sizeof(bytes), f) != sizeof(bytes)) bytes[0] ^= static_cast<unsigned char>(::getpid());
+    std::fclose(f);
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) out += hex[b >> 4], out += hex[b & 15];
+  return out;
 }
 
 }  // namespace
@@ -72,7 +86,9 @@ bool on_readable(Connection& c) {
 Result<std::unique_ptr<PeerProbeListener>> PeerProbeListener::start(std::vector<ProbeEndpoint> endpoints,
                                                                     std::chrono::milliseconds lifetime) {
   std::unique_ptr<PeerProbeListener> l(new PeerProbeListener());
+  const std::string id = random_id();
   for (auto& e : endpoints) {
+    e.listener_id = id;
     sockaddr_storage addr{};
     auto len = parse_ip_literal(e.address, 0, addr);
     if (!len) continue;
@@ -89,6 +105,7 @@ Result<std::unique_ptr<PeerProbeListener>> PeerProbeListener::start(std::vector<
     l->endpoints_.push_back(e);
     l->listen_fds_.push_back(fd);
   }
+  l->id_ = id;
   if (::pipe2(l->wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0)
     return Result<std::unique_ptr<PeerProbeListener>>::failure(
         std::string("peer probe: cannot create a pipe: ") + std::strerror(errno));
@@ -127,7 +144,7 @@ void PeerProbeListener::serve(std::chrono::steady_clock::time_point until) {
     for (std::size_t i = 0; i < connections.size(); ++i) {
       Connection& c = connections[i];
       bool alive = now - c.since < kConnectionLifetime;
-      if (alive && first + i < fds.size() && fds[first + i].revents) alive = on_readable(c);
+      if (alive && first + i < fds.size() && fds[first + i].revents) alive = on_readable(c, id_);
       if (alive) kept.push_back(c);
       else ::close(c.fd);
     }
@@ -154,7 +171,7 @@ std::vector<ProbeEndpoint> candidate_endpoints(const std::vector<NetInterface>& 
   std::vector<ProbeEndpoint> out;
   for (const auto& i : interfaces) {
     if (!i.up || (i.loopback && !include_loopback) || !i.has_address()) continue;
-    out.push_back({i.name, !i.ipv4.empty() ? i.ipv4.front() : i.ipv6.front(), 0});
+    out.push_back({i.name, !i.ipv4.empty() ? i.ipv4.front() : i.ipv6.front(), 0, ""});
   }
   return out;
 }

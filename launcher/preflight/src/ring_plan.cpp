@@ -36,14 +36,25 @@ std::string mbit_text(double mbit) {
   return text;
 }
 
-// Interface names every node offers, in node 0's order.
+// Interface names every node offers, in node 0's order — except names whose address is the
+// same on two nodes of different hosts (docker0's 172.17.0.1 everywhere): no network between
+// them. Nodes of one host (a loopback job) legitimately share 127.0.0.1.
 std::vector<std::string> common_names(const std::vector<NodeProbeOffer>& offers) {
   std::vector<std::string> names;
   if (offers.empty()) return names;
   for (const auto& e : offers.front().endpoints) {
-    bool everywhere = std::all_of(offers.begin(), offers.end(),
-                                  [&](const NodeProbeOffer& o) { return endpoint_on(o, e.ifname) != nullptr; });
-    if (everywhere) names.push_back(e.ifname);
+    std::map<std::string, std::string> host_of_address;
+    bool usable = true;
+    for (const auto& o : offers) {
+      const ProbeEndpoint* mine = endpoint_on(o, e.ifname);
+      if (!mine) {
+        usable = false;
+        break;
+      }
+      auto [it, fresh] = host_of_address.emplace(mine->address, o.host);
+      if (!fresh && it->second != o.host) usable = false;
+    }
+    if (usable) names.push_back(e.ifname);
   }
   return names;
 }
@@ -125,6 +136,7 @@ std::vector<PlannedProbe> probes_for_node(int node, const std::vector<NodeProbeO
   std::vector<PlannedProbe> out;
   const NodeProbeOffer* mine = offer_of(offers, node);
   if (!mine) return out;
+  const std::vector<std::string> names = common_names(offers);
   for (const auto& pair : pairs) {
     if (pair.from != node) continue;
     const NodeProbeOffer* peer = offer_of(offers, pair.to);
@@ -133,7 +145,8 @@ std::vector<PlannedProbe> probes_for_node(int node, const std::vector<NodeProbeO
     // receives one, so the samples run in parallel without sharing a NIC.
     const bool ring_successor = pair.to == (pair.from + 1) % static_cast<int>(offers.size());
     for (const auto& local : mine->endpoints)
-      if (const ProbeEndpoint* remote = endpoint_on(*peer, local.ifname))
+      if (const ProbeEndpoint* remote = endpoint_on(*peer, local.ifname);
+          remote && std::find(names.begin(), names.end(), local.ifname) != names.end())
         out.push_back({pair, LinkProbe{local.ifname, local.address, *remote, connect_timeout,
                                        ring_successor ? sample : std::chrono::milliseconds(0)}});
   }

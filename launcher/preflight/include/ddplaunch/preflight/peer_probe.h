@@ -4,9 +4,9 @@
 //
 // A node opens a PeerProbeListener (one TCP listener per candidate address, ephemeral port)
 // and advertises its endpoints; a prober calls probe_link() once per (peer, interface).
-// Wire (text lines, tiny): prober → "DDPLPROBE1 echo|bulk\n"; listener → "SEEN <ip>\n";
-// bulk: the prober streams bytes for the sample time, shuts down its write side; the
-// listener answers "GOT <bytes>\n". Nothing about the job is sent, and the listener bounds
+// Wire (text lines, tiny): prober → "DDPLPROBE1 echo|bulk\n"; listener → "SEEN <ip> <id>\n";
+// bulk: the prober streams bytes for the sample time and counts what the peer's kernel
+// acknowledged; if it shuts down its write side, the listener answers "GOT <bytes>\n". Nothing about the job is sent, and the listener bounds
 // its connections in count, time and work (it reads and discards).
 #pragma once
 
@@ -27,12 +27,15 @@ struct ProbeEndpoint {
   std::string ifname;   // interface name on the listening node
   std::string address;  // numeric IPv4/IPv6 on that interface
   int port = 0;
+  std::string listener_id;  // random per listener: a probe proves it reached that node, not
+                            // another host with the same address (docker0's 172.17.0.1)
 };
 
-// The endpoints as one text field for the join facts: "eth0=10.0.0.1:41233,eth1=[2001:2::1]:41234".
+// The endpoints as one text field for the join facts:
+// "<listener id>;eth0=10.0.0.1:41233,eth1=[2001:2::1]:41234" (the id of the first endpoint).
 std::string encode_endpoints(const std::vector<ProbeEndpoint>& endpoints);
-// nullopt when malformed (a peer's facts are not trusted): names are 1..15 characters without
-// '=' or ',', addresses numeric, ports 1..65535; at most 64 endpoints.
+// nullopt when malformed (a peer's facts are not trusted): id 1..32 hex digits, names
+// 1..15 characters without '=' or ',', addresses numeric, ports 1..65535; at most 64 endpoints.
 std::optional<std::vector<ProbeEndpoint>> decode_endpoints(const std::string& text);
 
 // Interfaces a node offers: up, with an address (IPv4 first, then IPv6 if it has no IPv4),
@@ -58,6 +61,7 @@ class PeerProbeListener {
   void serve(std::chrono::steady_clock::time_point until);
 
   std::vector<ProbeEndpoint> endpoints_;
+  std::string id_;
   std::vector<int> listen_fds_;
   int wake_pipe_[2] = {-1, -1};
   std::thread thread_;
