@@ -40,6 +40,8 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                   }) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
+  signals_.add(SIGUSR1);  // Slurm's --signal=USR1@120: forwarded, never fatal to the launcher
+  signals_.add(SIGUSR2);
 }
 
 NodeAgent::~NodeAgent() {
@@ -150,6 +152,12 @@ void NodeAgent::on_signal(int signal) {
   if (signal == SIGCONT) {
     supervisor_.resume_paused();
     return send_rank_states();
+  }
+  if (signal == SIGUSR1 || signal == SIGUSR2) {  // e.g. checkpoint before preemption
+    int sent = supervisor_.forward_signal(signal);
+    spdlog::info("received {}: forwarded to {} worker process(es) on {}; the job goes on", signal_name(signal), sent,
+                 plan_.hostname);
+    return;
   }
   const int code = 128 + signal;
   if (++interrupts_ > 1) {  // second Ctrl-C: no more grace

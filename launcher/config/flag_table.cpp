@@ -96,7 +96,7 @@ constexpr FlagSpec kFlags[] = {
     {"--shutdown-timeout,--grace", G::Stopping, K::Seconds, "SECONDS", "grace_s", nullptr, "PET_SHUTDOWN_TIMEOUT",
      "SIGTERM -> SIGKILL grace when stopping workers"},
     {"--signals-to-handle", G::Stopping, K::Text, "SIG,...", "", apply_signals, "PET_SIGNALS_TO_HANDLE",
-     "SIGTERM, SIGINT, SIGHUP (and SIGQUIT) stop the workers; others are refused"},
+     "SIGTERM, SIGINT, SIGHUP (and SIGQUIT) stop the workers; SIGUSR1/SIGUSR2 are always forwarded to them; others are refused"},
 
     {"--log-dir", G::Output, K::Text, "DIR", "log_dir", nullptr, "PET_LOG_DIR",
      "also write DIR/rank_<R>.log per rank (appended across restarts)"},

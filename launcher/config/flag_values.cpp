@@ -199,13 +199,15 @@ void apply_local_addr(const std::string& v, FlagContext& c) {
 }
 
 void apply_signals(const std::string& v, FlagContext& c) {
-  static const std::set<std::string> handled{"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"};
-  static const std::set<std::string> known{"SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU", "SIGCONT", "SIGTSTP"};
+  // SIGUSR1/SIGUSR2 are always forwarded to the workers (Slurm's checkpoint-before-preemption).
+  static const std::set<std::string> handled{"SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"};
+  static const std::set<std::string> known{"SIGALRM", "SIGXCPU", "SIGCONT", "SIGTSTP"};
   for (const auto& name : split(v, ',')) {
     if (handled.count(name)) continue;
     if (known.count(name))
-      c.error(fmt::format("{}: forwarding {} to the workers is not supported yet; ddplaunch stops the workers on "
-                          "SIGTERM, SIGINT and SIGHUP (SIGTERM, --grace seconds, then SIGKILL)", c.source, name));
+      c.error(fmt::format("{}: forwarding {} to the workers is not supported; ddplaunch stops the workers on "
+                          "SIGTERM, SIGINT and SIGHUP (SIGTERM, --grace seconds, then SIGKILL) and forwards SIGUSR1 "
+                          "and SIGUSR2", c.source, name));
     else
       c.error(fmt::format("{}: '{}' is not a signal name like SIGTERM", c.source, name));
   }

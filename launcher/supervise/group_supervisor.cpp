@@ -316,6 +316,13 @@ void GroupSupervisor::stop(std::chrono::milliseconds grace) {
   });
 }
 
+int GroupSupervisor::forward_signal(int signal) {
+  int sent = 0;
+  for (auto& w : workers_)
+    if (w->pid > 0 && !w->status && kill(w->pid, signal) == 0) ++sent;
+  return sent;
+}
+
 void GroupSupervisor::resume_paused() {
   for (auto& w : workers_) {
     if (w->pid > 0 && !w->status && w->paused) kill(-w->pid, SIGCONT);

@@ -58,6 +58,10 @@ class GroupSupervisor {
   void stop(std::chrono::milliseconds grace);
   void handle_status(const contract::StatusMessage& message);
   void resume_paused();      // SIGCONT to workers started with --pause-ranks
+  // Slurm's checkpoint-before-preemption signals (SIGUSR1/SIGUSR2): to every running
+  // worker's own process (not its group: a data-loader child that does not handle them
+  // would die). Returns how many workers were signalled.
+  int forward_signal(int signal);
   void close();              // kill what is left and stop waiting (the node is finishing)
 
   bool active() const;       // some worker not yet finished

@@ -377,3 +377,21 @@ TEST(SingleNodeBadInput, ZeroWorkersIsAConfigError) {
   EXPECT_NE(r.output.find("nproc_per_node"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("FAKE_WORKER_PID"), std::string::npos) << r.output;
 }
+
+// Slurm's `--signal=USR1@120` / `scancel --signal=USR1`: ddplaunch forwards SIGUSR1 to every
+// worker and keeps going; workers that checkpoint and exit 0 end the job with 0.
+TEST(SingleNode, SigUsr1IsForwardedToEveryWorkerForACheckpointBeforePreemption) {
+  dt::BackgroundProcess launcher;
+  ASSERT_TRUE(launcher.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--", "/usr/bin/python3",
+                              std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/usr1_checkpoint.py"}))
+      << launcher.output_so_far();
+  ASSERT_TRUE(launcher.wait_for_output("READY rank 0", seconds(60))) << launcher.output_so_far();
+  ASSERT_TRUE(launcher.wait_for_output("READY rank 1", seconds(60))) << launcher.output_so_far();
+  ASSERT_TRUE(launcher.send_signal(SIGUSR1));
+  dt::RunResult r = launcher.wait(seconds(30));
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("received SIGUSR1: forwarded to 2 worker process(es)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("CHECKPOINT rank 0 saved"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("CHECKPOINT rank 1 saved"), std::string::npos) << r.output;
+}

@@ -126,7 +126,8 @@ TEST(CommandLineTorchrun, AcceptedFlagsWithoutEffectSayWhy) {
   EXPECT_TRUE(any_contains(errors_of({"--start-method", "thread", "p"}), "spawn, fork or forkserver"));
   EXPECT_TRUE(any_contains(errors_of({"-r", "5", "p"}), "0..3"));
   EXPECT_TRUE(any_contains(errors_of({"--tee", "0:7", "p"}), "0..3"));
-  EXPECT_TRUE(any_contains(errors_of({"--signals-to-handle", "SIGUSR1", "p"}), "not supported yet"));
+  EXPECT_TRUE(errors_of({"--signals-to-handle", "SIGTERM,SIGUSR1,SIGUSR2", "p"}).empty());  // forwarded
+  EXPECT_TRUE(any_contains(errors_of({"--signals-to-handle", "SIGALRM", "p"}), "is not supported"));
 }
 
 TEST(CommandLineTorchrun, NotBuiltCapabilitiesAreRefusedClearly) {
