@@ -47,6 +47,18 @@ std::vector<std::string> node(const MultiNodeJob& job, int rank, const std::vect
   return ddplaunch::testing::node_argv(job, rank, 1, flags, {FAKE_WORKER_BIN, "--exit", "0"});
 }
 
+// Node 0 started and listening; nullptr (with a test failure) when it never listened.
+std::unique_ptr<BackgroundProcess> start_master(const MultiNodeJob& job) {
+  auto node0 = start_node(node(job, 0));
+  if (wait_listening(*node0)) return node0;
+  ADD_FAILURE() << "node 0 never listened:\n" << node0->output_so_far();
+  return nullptr;
+}
+
+void expect_succeeded(const std::vector<const RunResult*>& nodes) {
+  for (std::size_t i = 0; i < nodes.size(); ++i) EXPECT_EQ(nodes[i]->exit_code, 0) << "node " << i << ":\n" << nodes[i]->output;
+}
+
 long rss_kib(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);)
@@ -169,8 +181,8 @@ TEST(HostileNetwork, LargeMessageFloodBeforeJoinKeepsMasterSmallAndJobRuns) {
   getrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_cur < 600) GTEST_SKIP() << "this test needs 600 descriptors (RLIMIT_NOFILE is " << files.rlim_cur << ")";
   MultiNodeJob job = new_job(2, "flood-job");
-  auto node0 = start_node(node(job, 0));
-  ASSERT_TRUE(wait_listening(*node0)) << node0->output_so_far();
+  auto node0 = start_master(job);
+  ASSERT_TRUE(node0);
   const long rss_before = rss_kib(node0->pid());
   PeakSampler sampler(node0->pid());
   std::unique_ptr<BackgroundProcess> node1;
@@ -181,8 +193,7 @@ TEST(HostileNetwork, LargeMessageFloodBeforeJoinKeepsMasterSmallAndJobRuns) {
   RunResult r1 = node1->wait(kJobBound);
   RunResult r0 = node0->wait(kJobBound);
   sampler.stop();
-  EXPECT_EQ(r0.exit_code, 0) << r0.output;
-  EXPECT_EQ(r1.exit_code, 0) << r1.output;
+  expect_succeeded({&r0, &r1});
   EXPECT_LT(sampler.peak_rss_kib(), 64 * 1024) << "master RSS before the flood: " << rss_before << " KiB";
   EXPECT_NE(r0.output.find("rendezvous: dropped"), std::string::npos) << r0.output;
 }
@@ -192,8 +203,8 @@ TEST(HostileNetwork, LargeMessageFloodBeforeJoinKeepsMasterSmallAndJobRuns) {
 // meets no greeting meanwhile retries within its join timeout instead of giving up.
 TEST(HostileNetwork, MasterOutOfDescriptorsRecoversAndNodeStillJoins) {
   MultiNodeJob job = new_job(2, "nofile-job");
-  auto node0 = start_node(node(job, 0));
-  ASSERT_TRUE(wait_listening(*node0)) << node0->output_so_far();
+  auto node0 = start_master(job);
+  ASSERT_TRUE(node0);
   std::this_thread::sleep_for(300ms);  // its own node joined: its descriptors are all open
   const int baseline = fd_count(node0->pid());
   ASSERT_GT(baseline, 0);
@@ -229,16 +240,15 @@ TEST(HostileNetwork, MasterOutOfDescriptorsRecoversAndNodeStillJoins) {
   RunResult r0 = node0->wait(kJobBound);
   sampler.stop();
   EXPECT_GE(sampler.peak_fds(), static_cast<int>(limit) - 1) << "the flood did not exhaust the master's descriptors";
-  EXPECT_EQ(r1.exit_code, 0) << r1.output;
-  EXPECT_EQ(r0.exit_code, 0) << r0.output;
+  expect_succeeded({&r0, &r1});
 }
 
 // A node frozen after joining (its connection silent, as when a machine hangs) and started
 // again on the same host with the same rank gets its place back instead of "duplicate rank".
 TEST(HostileNetwork, RestartedNodeReplacesItsSilentOldConnection) {
   MultiNodeJob job = new_job(3, "restart-job");
-  auto node0 = start_node(node(job, 0));
-  ASSERT_TRUE(wait_listening(*node0)) << node0->output_so_far();
+  auto node0 = start_master(job);
+  ASSERT_TRUE(node0);
   auto old_node1 = start_node(node(job, 1));
   ASSERT_TRUE(node0->wait_for_output("2/3 joined", 20s)) << node0->output_so_far();
   ASSERT_TRUE(old_node1->send_signal_group(SIGSTOP));
@@ -250,17 +260,15 @@ TEST(HostileNetwork, RestartedNodeReplacesItsSilentOldConnection) {
   RunResult r2 = node2->wait(kJobBound);
   RunResult r0 = node0->wait(kJobBound);
   old_node1->send_signal_group(SIGKILL);
-  EXPECT_EQ(r1.exit_code, 0) << r1.output;
-  EXPECT_EQ(r2.exit_code, 0) << r2.output;
-  EXPECT_EQ(r0.exit_code, 0) << r0.output;
+  expect_succeeded({&r0, &r1, &r2});
 }
 
 // Text from strangers is escaped before the master logs it (no forged line, no terminal
 // escape), and a flood of drops gives a few warnings and one count, not a line each.
 TEST(HostileNetwork, PeerTextEscapedAndDropWarningsRateLimited) {
   MultiNodeJob job = new_job(2, "hygiene-job");
-  auto node0 = start_node(node(job, 0));
-  ASSERT_TRUE(wait_listening(*node0)) << node0->output_so_far();
+  auto node0 = start_master(job);
+  ASSERT_TRUE(node0);
   // A frame whose kind (escaped on the wire, a real newline once decoded) forges a log line.
   const std::string body = "x\\nFORGED job succeeded\x1b[2J\nj\n0\n\n";
   if (int fd = connect_loopback(job.port); fd >= 0) {
@@ -280,8 +288,7 @@ TEST(HostileNetwork, PeerTextEscapedAndDropWarningsRateLimited) {
   auto node1 = start_node(node(job, 1));
   RunResult r1 = node1->wait(kJobBound);
   RunResult r0 = node0->wait(kJobBound);
-  EXPECT_EQ(r0.exit_code, 0) << r0.output;
-  EXPECT_EQ(r1.exit_code, 0) << r1.output;
+  expect_succeeded({&r0, &r1});
   EXPECT_EQ(r0.output.find("\x1b[2J"), std::string::npos) << "a terminal escape from a peer reached the log";
   EXPECT_NE(r0.output.find("\\x1b[2J"), std::string::npos) << r0.output;
   std::istringstream lines(r0.output);

@@ -179,17 +179,7 @@ namespace {
 // A stranger on 127.0.0.1 that sends bytes and never reads: the server must cope alone.
 struct Stranger {
   int fd = -1;
-  explicit Stranger(std::uint16_t port) {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-      ::close(fd);
-      fd = -1;
-    }
-  }
+  explicit Stranger(std::uint16_t port) : fd(connect_loopback(port)) {}
   ~Stranger() { if (fd >= 0) ::close(fd); }
   Stranger(const Stranger&) = delete;
   Stranger& operator=(const Stranger&) = delete;

@@ -22,14 +22,7 @@ struct RawPeer {
   std::string received;
   bool closed_by_server = false;
 
-  explicit RawPeer(std::uint16_t port) {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  }
+  explicit RawPeer(std::uint16_t port) : fd(connect_loopback(port)) { EXPECT_GE(fd, 0) << "connect"; }
   ~RawPeer() { if (fd >= 0) ::close(fd); }
   void send_bytes(const std::string& s) { EXPECT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size())); }
   // Non-blocking: collects what arrived; notes EOF/reset.
