@@ -69,7 +69,13 @@ void Server::Impl::accept_next() {
                                                      tcp::socket socket) {
     if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
     if (ec) {  // EMFILE and friends: say so, back off briefly instead of spinning
-      self->notify_refused("(listener)", "could not accept a connection: " + ec.message());
+      const bool out_of_fds = ec == boost::asio::error::no_descriptors ||
+                              ec.value() == ENFILE;  // per process / for the whole system
+      self->notify_refused("(listener)", "could not accept a connection: " + ec.message() +
+                                             (out_of_fds ? " (the master is out of file descriptors: raise its "
+                                                           "limit, `ulimit -n`; retrying every 100 ms, nodes retry "
+                                                           "their connection meanwhile)"
+                                                         : " (retrying in 100 ms)"));
       self->accept_retry_timer_.expires_after(std::chrono::milliseconds(100));
       self->accept_retry_timer_.async_wait([self](const boost::system::error_code& e) {
         if (!e && self->phase_ != Phase::kClosed) self->accept_next();

@@ -21,14 +21,14 @@ constexpr std::size_t kFloodPeak = 32;
 std::string Server::Impl::over_unjoined_cap(const std::string& ip) const {
   if (handshaking_.size() >= opt_.max_unjoined_connections)
     return "closed at once: " + std::to_string(handshaking_.size()) +
-           " connections are already waiting to join, the cap for peers that have not joined "
-           "(ServerOptions::max_unjoined_connections)";
+           " connections are already waiting to join, the most the master admits before peers prove "
+           "they belong to the job (a flood or a port scan?); a real node retries until its join timeout";
   std::size_t from_ip = 0;
   for (const auto& [raw, peer] : handshaking_) from_ip += peer->conn->peer_ip() == ip ? 1 : 0;
   if (from_ip >= opt_.max_unjoined_per_address)
     return "closed at once: " + std::to_string(from_ip) + " connections from " + ip +
-           " are already waiting to join, the cap per source address "
-           "(ServerOptions::max_unjoined_per_address)";
+           " are already waiting to join, the most the master admits from one address before they prove "
+           "they belong to the job (a flood or a port scan from there?); a real node retries until its join timeout";
   return "";
 }
 
