@@ -87,7 +87,13 @@ std::string NodeAgent::host_rendezvous(int& port) {
   if (std::string error = server_->listen(bind, static_cast<std::uint16_t>(port)); !error.empty())
     return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
   port = server_->port();
-  if (!c.standalone) spdlog::info("hosting the rendezvous on port {} for {} node(s)", port, c.nodes);
+  if (!c.standalone)
+    spdlog::info("hosting the rendezvous on port {} for {} node(s){}", port, c.nodes,
+                 c.token.empty() ? "" : "; joins must prove the token (authentication on)");
+  if (c.nodes > 1 && c.token.empty())
+    spdlog::warn("no rendezvous token: anyone who can reach port {} can join this job; set DDPLAUNCH_TOKEN or "
+                 "--token-file (ddplaunch-srun does this for you)",
+                 port);
   return {};
 }
 
