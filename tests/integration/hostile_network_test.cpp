@@ -216,7 +216,7 @@ TEST(HostileNetwork, MasterOutOfDescriptorsRecoversAndNodeStillJoins) {
   std::thread flood([&] {
     std::vector<int> fds;
     for (int round = 0; round < 2000 && flooding; ++round) {  // bounded; ends when told
-      while (fds.size() < 40) {
+      while (fds.size() < 40 && flooding) {
         int fd = connect_loopback(job.port);
         if (fd < 0) break;
         fds.push_back(fd);
