@@ -9,11 +9,13 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/dropped_connections_log.h"
 #include "agent/launcher_messages.h"
 #include "agent/master_probe.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/socket_ifname.h"
+#include "ddplaunch/rendezvous/printable.h"
 #include "exit_codes.h"
 #include "time_units.h"
 
@@ -74,8 +76,10 @@ std::string NodeAgent::host_rendezvous(int& port) {
     spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected, fmt::join(missing, ", "));
   };
   callbacks.on_join_timeout = [this](const rendezvous::JoinTimeout& t) { coordinator_->on_join_timeout(t); };
-  callbacks.on_refused = [](const std::string& peer, const std::string& reason) {
-    spdlog::warn("rendezvous: dropped {}: {}", peer, reason);
+  // Strangers can make many drops: the log gets the first few of each interval and a count.
+  callbacks.on_refused = [drops = std::make_shared<DroppedConnectionLog>(io_)](const std::string& peer,
+                                                                              const std::string& reason) {
+    drops->note(peer, reason);
   };
   callbacks.status_text = [this]() { return coordinator_->status_text(); };
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
@@ -112,14 +116,15 @@ void NodeAgent::join_master(int port) {
   callbacks.on_assignment = [this](const rendezvous::Assignment& a) { on_assignment(a); };
   callbacks.on_refused = [this](const std::string& reason) {
     if (plan_.host_server) spdlog::error("{}", reason);  // our own plan refused the job
-    else spdlog::error("the master refused this node: {}", reason);
+    else spdlog::error("the master refused this node: {}", rendezvous::printable(reason));
     on_lost("refused", kExitConfigError);
   };
   callbacks.on_message = [this](const rendezvous::Message& m) { on_master_message(m); };
-  callbacks.on_lost = [this](const std::string& why) { on_lost(why, kExitFailure); };
+  callbacks.on_lost = [this](const std::string& why) { on_lost(rendezvous::printable(why), kExitFailure); };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
     if (!plan_.host_server)
-      spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected, fmt::join(missing, ", "));
+      spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected,
+                   rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));
   };
   client_ = std::make_unique<rendezvous::Client>(io_, options, callbacks);
   rendezvous::NodeFacts facts = plan_.facts;
@@ -154,7 +159,7 @@ void NodeAgent::on_join_probe(const preflight::ProbeResult& probe, double interv
   } else if (probe.status == preflight::ProbeStatus::Refused) {
     ++refused_probes_;
     unanswered_probes_ = 0;
-  } else {
+  } else if (probe.status != preflight::ProbeStatus::Error) {  // Error: local (EMFILE...), not the master
     ++unanswered_probes_;
   }
   const bool loopback = preflight::is_loopback(plan_.master_ip) && plan_.config.nodes > 1;

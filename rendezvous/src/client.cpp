@@ -107,16 +107,34 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
     std::weak_ptr<Impl> weak = shared_from_this();
     conn_->start([weak](Frame& f) { if (auto s = weak.lock()) s->on_frame(f); },
                  [weak](const std::string& why) {
-                   if (auto s = weak.lock()) s->lost("connection to the master at " + s->where_ + " lost: " + why);
+                   auto s = weak.lock();
+                   if (s && s->phase_ == Phase::kHandshake)
+                     return s->retry_before_greeting("the master at " + s->where_ + " closed the connection "
+                                                     "before greeting (" + why + ")");
+                   if (s) s->lost("connection to the master at " + s->where_ + " lost: " + why);
                  });
     last_heard_ = Clock::now();
     attempt_timer_.expires_after(opt_.connect_timeout);
-    attempt_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (ec || self->phase_ != Phase::kHandshake) return;
-      self->lost("the master at " + self->where_ + " accepted the connection but sent no greeting within " +
-                 detail::format_seconds(self->opt_.connect_timeout) + "; is that port a ddplaunch rendezvous?");
+    attempt_timer_.async_wait([self = shared_from_this(), id = attempt_id_](const boost::system::error_code& ec) {
+      if (ec || id != self->attempt_id_ || self->phase_ != Phase::kHandshake) return;
+      self->retry_before_greeting("the master at " + self->where_ + " accepted the connection but sent no greeting "
+                                  "within " + detail::format_seconds(self->opt_.connect_timeout) +
+                                  " (is it out of file descriptors or flooded? is that port a ddplaunch rendezvous?)");
     });
     heartbeat_tick();
+  }
+
+  // Before the greeting nothing is decided yet: a master out of file descriptors, or over its
+  // cap of peers that have not joined, closes or ignores new connections for a while. That is
+  // transient: connect again until the join timeout, which then reports this as the last error.
+  void retry_before_greeting(const std::string& why) {
+    last_error_ = why;
+    phase_ = Phase::kConnecting;
+    heartbeat_timer_.cancel();
+    attempt_timer_.cancel();
+    if (conn_) conn_->close_now();
+    conn_.reset();
+    schedule_retry();
   }
 
   Frame frame_of(const char* kind) const {

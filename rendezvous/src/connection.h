@@ -29,6 +29,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Stops delivering frames; flushes what is queued, shuts down, closes. Bounded by `bound`.
   void close_graceful(std::chrono::milliseconds bound);
   void close_now();
+  // Largest incoming frame from now on (small before a peer has joined, larger after);
+  // the write queue keeps the bound given at construction.
+  void limit_incoming_frames(std::size_t max_frame_bytes) { reader_.set_limit(max_frame_bytes); }
   bool is_open() const { return open_; }
   const std::string& peer() const { return peer_; }        // "ip:port"
   const std::string& peer_ip() const { return peer_ip_; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/rendezvous/sha256.h"
 #include "server_impl.h"
 
@@ -68,7 +69,13 @@ void Server::Impl::accept_next() {
                                                      tcp::socket socket) {
     if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
     if (ec) {  // EMFILE and friends: say so, back off briefly instead of spinning
-      self->notify_refused("(listener)", "could not accept a connection: " + ec.message());
+      const bool out_of_fds = ec == boost::asio::error::no_descriptors ||
+                              ec.value() == ENFILE;  // per process / for the whole system
+      self->notify_refused("(listener)", "could not accept a connection: " + ec.message() +
+                                             (out_of_fds ? " (the master is out of file descriptors: raise its "
+                                                           "limit, `ulimit -n`; retrying every 100 ms, nodes retry "
+                                                           "their connection meanwhile)"
+                                                         : " (retrying in 100 ms)"));
       self->accept_retry_timer_.expires_after(std::chrono::milliseconds(100));
       self->accept_retry_timer_.async_wait([self](const boost::system::error_code& e) {
         if (!e && self->phase_ != Phase::kClosed) self->accept_next();
@@ -89,11 +96,21 @@ Frame Server::Impl::frame_of(const char* kind) const {
 }
 
 void Server::Impl::on_accept(tcp::socket socket) {
+  boost::system::error_code ec;
+  auto remote = socket.remote_endpoint(ec);
+  if (ec) return;  // already gone (reset while it waited in the backlog)
+  if (std::string why = over_unjoined_cap(remote.address().to_string()); !why.empty()) {
+    socket.close(ec);  // cheap: no buffers, no timer, no greeting
+    notify_refused(remote.address().to_string() + ":" + std::to_string(remote.port()), why);
+    return;
+  }
   auto peer = std::make_shared<ServerPeer>();
   peer->conn = std::make_shared<detail::Connection>(std::move(socket), opt_.max_frame_bytes);
+  peer->conn->limit_incoming_frames(std::min(opt_.max_handshake_frame_bytes, opt_.max_frame_bytes));  // raised on join
   peer->nonce = random_nonce();
   peer->hello_sent = peer->last_heard = Clock::now();
   handshaking_.emplace(peer.get(), peer);
+  note_unjoined_peak();
   std::weak_ptr<ServerPeer> weak = peer;
   auto self = shared_from_this();
   peer->conn->start(
@@ -150,8 +167,9 @@ void Server::Impl::on_frame(const PeerPtr& peer, Frame& f) {
   }  // unknown kinds are ignored: a newer peer may send more
 }
 
+// Reasons quote what peers sent (job ids, hostnames, kinds): escaped before anyone logs them.
 void Server::Impl::notify_refused(const std::string& peer, const std::string& reason) {
-  if (cb_.on_refused && phase_ != Phase::kClosed) cb_.on_refused(peer, reason);
+  if (cb_.on_refused && phase_ != Phase::kClosed) cb_.on_refused(peer, printable(reason));
 }
 
 void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
@@ -175,11 +193,12 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
     return;
   }
   if (peer->rejoined) --rejoined_count_;
-  if (cb_.on_node_lost && phase_ != Phase::kClosed) cb_.on_node_lost(peer->record, why);
+  if (cb_.on_node_lost && phase_ != Phase::kClosed) cb_.on_node_lost(peer->record, printable(why));
 }
 
 void Server::Impl::heartbeat_tick() {
   if (phase_ == Phase::kClosed) return;
+  trim_after_flood();
   auto now = Clock::now();
   std::vector<PeerPtr> silent;
   for (const auto& p : joined_) {

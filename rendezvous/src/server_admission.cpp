@@ -99,7 +99,7 @@ void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
                             std::to_string(expected) + " nodes (ranks 0.." +
                             std::to_string(expected - 1) + "); check --node-rank and --nodes");
   }
-  if (req >= 0 && by_rank_[req]) {
+  if (req >= 0 && by_rank_[req] && !replace_silent_holder(req, facts)) {
     const auto& holder = by_rank_[req];
     return refuse(peer, "duplicate node rank " + std::to_string(req) + ": " + who +
                             " asks for it but host '" + holder->record.facts.hostname + "' (" +
@@ -109,6 +109,7 @@ void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
   peer->handshake_timer->cancel();
   handshaking_.erase(peer.get());
   peer->state = ServerPeer::State::kJoined;
+  peer->conn->limit_incoming_frames(opt_.max_frame_bytes);  // trusted now: the full limit
   peer->record.facts = std::move(facts);
   peer->record.node_rank = req;
   peer->rank_requested = req >= 0;

@@ -55,6 +55,12 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   Frame frame_of(const char* kind) const;
   void notify_refused(const std::string& peer, const std::string& reason);
 
+  // server_limits.cpp
+  std::string over_unjoined_cap(const std::string& ip) const;  // "" when a new peer may stay
+  void note_unjoined_peak();
+  void trim_after_flood();
+  bool replace_silent_holder(int rank, const NodeFacts& joining);
+
   // server_admission.cpp
   void handle_join(const PeerPtr& peer, Frame& frame);
   void handle_status(const PeerPtr& peer, Frame& frame);
@@ -80,6 +86,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::uint64_t generation_ = 0;
   int rejoined_count_ = 0;
   Clock::time_point wait_started_;
+  std::size_t unjoined_peak_ = 0;  // most peers waiting to join since the last trim
 };
 
 }  // namespace ddplaunch::rendezvous

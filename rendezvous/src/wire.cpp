@@ -1,8 +1,11 @@
 // Protocol vocabulary: facts, assignments and lists to and from frame fields, strictly checked.
 #include "wire.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
+
+#include "ddplaunch/rendezvous/printable.h"
 
 namespace ddplaunch::rendezvous::detail {
 
@@ -69,6 +72,9 @@ std::string get_or_empty(const Fields& f, const std::string& key) {
   return v ? *v : std::string();
 }
 
+// Facts are peer text that ends up in logs, status tables and refusals: stored escaped.
+std::string get_printable(const Fields& f, const std::string& key) { return printable(get_or_empty(f, key)); }
+
 bool get_int(const Fields& f, const std::string& key, long long min, long long max, int& out,
              std::string& error) {
   long long v = 0;
@@ -106,22 +112,22 @@ void put_facts(Fields& f, const std::string& prefix, const NodeFacts& facts) {
 
 bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::string& error) {
   NodeFacts facts;
-  facts.hostname = get_or_empty(f, prefix + "host");
-  facts.addresses = split_list(get_or_empty(f, prefix + "addrs"));
+  facts.hostname = get_printable(f, prefix + "host");
+  for (auto& address : split_list(get_or_empty(f, prefix + "addrs"))) facts.addresses.push_back(printable(address));
   if (!get_int(f, prefix + "req", -1, kMaxNodes, facts.requested_node_rank, error) ||
       !get_int(f, prefix + "nproc", 1, kMaxProcs, facts.nproc, error) ||
       !get_int(f, prefix + "gpus", 0, kMaxProcs, facts.gpu_count, error))
     return false;
   if (find_field(f, prefix + "nodes") && !get_int(f, prefix + "nodes", 0, kMaxNodes, facts.expected_nodes, error))
     return false;
-  facts.role = get_or_empty(f, prefix + "role");
-  facts.launcher_version = get_or_empty(f, prefix + "lv");
-  facts.program_fingerprint = get_or_empty(f, prefix + "fp");
-  facts.driver_version = get_or_empty(f, prefix + "drv");
-  facts.cuda_version = get_or_empty(f, prefix + "cuda");
-  facts.nccl_version = get_or_empty(f, prefix + "nccl");
-  facts.socket_ifname = get_or_empty(f, prefix + "ifname");
-  facts.probe_endpoints = get_or_empty(f, prefix + "probe");
+  facts.role = get_printable(f, prefix + "role");
+  facts.launcher_version = get_printable(f, prefix + "lv");
+  facts.program_fingerprint = get_printable(f, prefix + "fp");
+  facts.driver_version = get_printable(f, prefix + "drv");
+  facts.cuda_version = get_printable(f, prefix + "cuda");
+  facts.nccl_version = get_printable(f, prefix + "nccl");
+  facts.socket_ifname = get_printable(f, prefix + "ifname");
+  facts.probe_endpoints = get_printable(f, prefix + "probe");
   out = std::move(facts);
   return true;
 }
@@ -178,7 +184,8 @@ bool get_assignment(const Frame& frame, Assignment& out, std::string& error) {
       error = "field 'n.count' is not a number";
       return false;
     }
-    a.nodes.reserve(static_cast<std::size_t>(count));
+    // Never reserve on the peer's word alone: a 30-byte frame may claim a million nodes.
+    a.nodes.reserve(std::min(static_cast<std::size_t>(count), f.size()));
     for (long long i = 0; i < count; ++i) {
       std::string prefix = "n." + std::to_string(i) + ".";
       NodeRecord r;

@@ -2,6 +2,10 @@
 // client/server harness on 127.0.0.1 with an ephemeral port, all in one io_context.
 #pragma once
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
 #include <boost/asio.hpp>
@@ -100,6 +104,20 @@ inline NodeFacts facts(std::string host, int nproc = 1, int requested_rank = -1)
   f.gpu_count = nproc;
   f.launcher_version = "0.1.0";
   return f;
+}
+
+// A blocking TCP connection to 127.0.0.1:port (close-on-exec): a hand-driven peer. -1 on failure.
+inline int connect_loopback(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    fd = -1;
+  }
+  return fd;
 }
 
 inline bool contains(const std::string& text, const std::string& part) {

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "ddplaunch/rendezvous/codec.h"
+#include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/rendezvous/sha256.h"
 
 using namespace ddplaunch::rendezvous;
@@ -171,4 +172,21 @@ TEST(RendezvousCrypto, ProofDependsOnTokenNonceAndJob) {
   EXPECT_NE(p, join_proof("tok", "nonce", "job2"));
   EXPECT_TRUE(equal_constant_time(p, join_proof("tok", "nonce", "job")));
   EXPECT_FALSE(equal_constant_time(p, p.substr(1)));
+}
+
+// Peer text in logs: line breaks, ESC sequences and C1 controls become visible escapes; plain
+// text and valid UTF-8 pass unchanged.
+TEST(RendezvousCodec, PrintableEscapesControlCharactersFromPeers) {
+  EXPECT_EQ(printable("node-1.example"), "node-1.example");
+  EXPECT_EQ(printable("héllo ☃"), "héllo ☃");
+  EXPECT_EQ(printable("job\n[00:00:00] [node 0] job succeeded"), "job\\n[00:00:00] [node 0] job succeeded");
+  EXPECT_EQ(printable("a\rb\tc"), "a\\rb\\tc");
+  EXPECT_EQ(printable("\x1b[2Jwiped"), "\\x1b[2Jwiped");
+  EXPECT_EQ(printable(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(printable("del\x7f"), "del\\x7f");
+  EXPECT_EQ(printable("csi\xc2\x9b" "31m"), "csi\\u009b31m");     // C1 CSI as UTF-8
+  EXPECT_EQ(printable("raw\x9b" "31m"), "raw\\x9b31m");          // a lone C1 byte
+  EXPECT_EQ(printable("cut\xe2\x98"), "cut\\xe2\\x98");          // truncated sequence
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");        // a UTF-16 surrogate
+  EXPECT_EQ(printable("back\\slash"), "back\\slash");
 }

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "../../rendezvous/src/wire.h"
 #include "../../rendezvous/testing/rendezvous_test_support.h"
 #include "ddplaunch/rendezvous/codec.h"
 
@@ -21,14 +22,7 @@ struct RawPeer {
   std::string received;
   bool closed_by_server = false;
 
-  explicit RawPeer(std::uint16_t port) {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  }
+  explicit RawPeer(std::uint16_t port) : fd(connect_loopback(port)) { EXPECT_GE(fd, 0) << "connect"; }
   ~RawPeer() { if (fd >= 0) ::close(fd); }
   void send_bytes(const std::string& s) { EXPECT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size())); }
   // Non-blocking: collects what arrived; notes EOF/reset.
@@ -203,4 +197,120 @@ TEST(RendezvousRobustness, NoCallbacksAfterClose) {
   EXPECT_EQ(a.log->losses.size(), 1u);
   server.reset();  // destroying after close is fine, pending handlers hold what they need
   run_for(io, 50ms);
+}
+
+// Before a peer has joined it may send only a small frame; a real join with long names and
+// many addresses still fits, and once joined the full limit applies again.
+TEST(RendezvousRobustness, SmallFrameLimitBeforeJoinFullLimitAfter) {
+  boost::asio::io_context io;
+  ServerLog log;
+  std::vector<Message> received;
+  auto callbacks = log.callbacks();
+  callbacks.on_message = [&](int, const Message& m) { received.push_back(m); };
+  Server server(io, fast_server(1), callbacks);  // max_frame_bytes: the default 1 MiB
+  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+  RawPeer stranger(server.port());
+  stranger.send_bytes(std::string("\x00\x00\x50\x00", 4));  // announces 20 KiB: over 16 KiB before joining
+  ASSERT_TRUE(run_until(io, [&] { stranger.poll(); return stranger.closed_by_server; }, 3000ms));
+  EXPECT_EQ(log.count("exceeds the limit of 16384 bytes"), 1) << log.refused.size();
+
+  auto big = facts(std::string(255, 'h'), 8);
+  for (int i = 0; i < 64; ++i) big.addresses.push_back("fd00:1234:5678:9abc:def0:1234:5678:" + std::to_string(1000 + i));
+  big.program_fingerprint = std::string(64, 'f');
+  auto node = make_client(io, fast_client(server.port()));
+  node.client->join(big);
+  ASSERT_TRUE(run_until(io, [&] { return !node.log->assignments.empty(); }))
+      << (node.log->losses.empty() ? "" : node.log->losses[0]);
+  Message large{"report", 0, {{"tail", std::string(200000, 'x')}}};
+  node.client->send(large);
+  ASSERT_TRUE(run_until(io, [&] { return !received.empty(); }, 3000ms));
+  EXPECT_EQ(received[0].fields["tail"].size(), 200000u);
+  EXPECT_TRUE(node.log->losses.empty());
+}
+
+// Over the cap of peers that have not joined (per source address, and all together), a new
+// connection is closed at once: no greeting, no buffer.
+TEST(RendezvousRobustness, UnjoinedConnectionsOverTheCapsAreClosedAtOnce) {
+  for (bool per_address : {true, false}) {
+    boost::asio::io_context io;
+    ServerLog log;
+    auto o = fast_server(1);
+    o.handshake_timeout = 5000ms;  // the strangers stay for the whole test
+    (per_address ? o.max_unjoined_per_address : o.max_unjoined_connections) = 4;
+    Server server(io, o, log.callbacks());
+    ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+    std::vector<std::unique_ptr<RawPeer>> strangers;
+    for (int i = 0; i < 10; ++i) {
+      strangers.push_back(std::make_unique<RawPeer>(server.port()));
+      run_for(io, 5ms);  // accepted in order
+    }
+    int greeted = 0, closed = 0;
+    ASSERT_TRUE(run_until(io, [&] {
+      greeted = closed = 0;
+      for (auto& s : strangers) {
+        s->poll();
+        greeted += s->first_frame() ? 1 : 0;
+        closed += s->closed_by_server ? 1 : 0;
+      }
+      return greeted + closed == 10;
+    }, 3000ms)) << greeted << " greeted, " << closed << " closed";
+    EXPECT_EQ(greeted, 4) << (per_address ? "per address" : "global");
+    EXPECT_EQ(closed, 6);
+    EXPECT_EQ(log.count(per_address ? "connections from 127.0.0.1 are already waiting" : "4 connections are already waiting"), 6);
+  }
+}
+
+// A node refused or closed before its greeting (master flooded or out of descriptors) tries
+// again within its join timeout instead of giving up.
+TEST(RendezvousRobustness, ClientRetriesWhenClosedBeforeGreeting) {
+  boost::asio::io_context io;
+  ServerLog log;
+  auto o = fast_server(1);
+  o.max_unjoined_per_address = 1;
+  o.handshake_timeout = 600ms;
+  Server server(io, o, log.callbacks());
+  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+  auto squatter = std::make_unique<RawPeer>(server.port());  // holds the only slot until its timeout
+  run_for(io, 20ms);
+  auto node = make_client(io, fast_client(server.port()));
+  node.client->join(facts("late"));
+  ASSERT_TRUE(run_until(io, [&] { return !node.log->assignments.empty() || !node.log->losses.empty(); }, 5000ms));
+  EXPECT_TRUE(node.log->losses.empty()) << node.log->losses[0];
+  EXPECT_EQ(node.log->assignments.size(), 1u);
+  EXPECT_GE(log.count("from one address before they prove"), 1) << "the node was turned away at least once first";
+}
+
+// A node restarted while its old connection is half-open gets its rank back once the old one
+// has been silent a few heartbeat intervals; a live holder of the rank still refuses.
+TEST(RendezvousRobustness, RestartedNodeReplacesItsSilentConnectionButNotALiveOne) {
+  boost::asio::io_context io;
+  ServerLog log;
+  auto o = fast_server(3);
+  o.silent_intervals_before_replace = 4;  // 200 ms: a live client on a busy machine stays well inside
+  o.heartbeat_timeout = 5000ms;           // the silent holder is replaced, not timed out
+  Server server(io, o, log.callbacks());
+  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+  RawPeer old_self(server.port());
+  ASSERT_TRUE(run_until(io, [&] { old_self.poll(); return old_self.first_frame().has_value(); }));
+  Frame join;
+  join.kind = "join";
+  join.job_id = "job-a";
+  join.fields = {{"protocol", "1"}};
+  ddplaunch::rendezvous::detail::put_facts(join.fields, "f.", facts("n1", 1, 1));
+  old_self.send_bytes(encode_frame(join));
+  ASSERT_TRUE(run_until(io, [&] { return server.joined_count() == 1; }));
+  run_for(io, 500ms);  // old_self answers no heartbeat: silent for ten intervals
+
+  auto live = make_client(io, fast_client(server.port()));
+  live.client->join(facts("n1", 1, 1));  // same host, same rank: replaces the silent one
+  ASSERT_TRUE(run_until(io, [&] { return server.joined_count() == 1 && log.count("joined again as node rank 1"); }))
+      << ::testing::PrintToString(log.refused) << ::testing::PrintToString(live.log->refusals);
+  run_for(io, 200ms);
+  auto duplicate = make_client(io, fast_client(server.port()));
+  duplicate.client->join(facts("n1", 1, 1));  // the holder now answers heartbeats: refused
+  ASSERT_TRUE(run_until(io, [&] { return !duplicate.log->refusals.empty(); }));
+  EXPECT_TRUE(contains(duplicate.log->refusals[0], "duplicate node rank 1")) << duplicate.log->refusals[0];
+  EXPECT_TRUE(live.log->losses.empty() && live.log->refusals.empty());
+  old_self.poll();
+  EXPECT_TRUE(old_self.closed_by_server);
 }

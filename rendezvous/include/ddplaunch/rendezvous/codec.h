@@ -44,6 +44,8 @@ class FrameReader {
   // stream is unusable afterwards.
   Status next(Frame& out, std::string& error);
   std::size_t buffered() const { return buffer_.size() - offset_; }
+  // Changes the largest frame accepted from now on (a peer gets more room once it is trusted).
+  void set_limit(std::size_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
 
  private:
   std::size_t max_frame_bytes_;

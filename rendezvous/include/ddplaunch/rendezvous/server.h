@@ -27,6 +27,15 @@ struct ServerOptions {
   std::string launcher_version;        // non-empty: a join with a different one is refused
   std::size_t max_listed_nodes = 256;  // Assignment::nodes is filled only up to this many nodes
   std::chrono::milliseconds close_flush_bound{1000};  // close(): time allowed to flush writes
+  // Bounds on peers that have not joined yet (not proved the token): what a stranger can make
+  // the master spend. A real join is ~1.5 KB; 16 KiB leaves room for long names and many
+  // addresses. Over a cap a new connection is closed at once, before any greeting.
+  std::size_t max_handshake_frame_bytes = 16 << 10;
+  std::size_t max_unjoined_connections = 128;          // from all sources together
+  std::size_t max_unjoined_per_address = 16;           // from one source address
+  // A join for a node rank whose holder (same host) has been silent this many heartbeat
+  // intervals replaces it: the node restarted while its old connection lingers half-open.
+  int silent_intervals_before_replace = 2;
 };
 
 struct JoinTimeout {

@@ -1,0 +1,60 @@
+// Rendezvous server bounds against strangers and stale peers: the cap on connections that
+// have not joined yet (global and per source address), replacing a restarted node's silent
+// old connection, and handing memory back to the system after a flood.
+#include <malloc.h>
+
+#include <algorithm>
+
+#include "ddplaunch/rendezvous/printable.h"
+#include "server_impl.h"
+
+namespace ddplaunch::rendezvous {
+namespace {
+
+// A flood this large leaves freed buffers worth returning to the system once it is over.
+constexpr std::size_t kFloodPeak = 32;
+
+}  // namespace
+
+// Counted from handshaking_ itself (at most max_unjoined_connections entries), so no second
+// tally can drift from it.
+std::string Server::Impl::over_unjoined_cap(const std::string& ip) const {
+  if (handshaking_.size() >= opt_.max_unjoined_connections)
+    return "closed at once: " + std::to_string(handshaking_.size()) +
+           " connections are already waiting to join, the most the master admits before peers prove "
+           "they belong to the job (a flood or a port scan?); a real node retries until its join timeout";
+  std::size_t from_ip = 0;
+  for (const auto& [raw, peer] : handshaking_) from_ip += peer->conn->peer_ip() == ip ? 1 : 0;
+  if (from_ip >= opt_.max_unjoined_per_address)
+    return "closed at once: " + std::to_string(from_ip) + " connections from " + ip +
+           " are already waiting to join, the most the master admits from one address before they prove "
+           "they belong to the job (a flood or a port scan from there?); a real node retries until its join timeout";
+  return "";
+}
+
+void Server::Impl::note_unjoined_peak() { unjoined_peak_ = std::max(unjoined_peak_, handshaking_.size()); }
+
+// Called from the heartbeat sweep: after a flood of strangers is over, give the freed heap
+// back (glibc keeps it otherwise, and the master's RSS would stay at the flood's peak).
+void Server::Impl::trim_after_flood() {
+  if (unjoined_peak_ < kFloodPeak || handshaking_.size() * 4 > unjoined_peak_) return;
+  malloc_trim(0);
+  unjoined_peak_ = handshaking_.size();
+}
+
+// A node that restarts while its old connection lingers half-open (the machine rebooted, the
+// old launcher was frozen) asks for the rank its old self still holds. When the holder is the
+// same host and has said nothing for a few heartbeat intervals (a live node answers every
+// interval), the old connection is retired and the new join goes ahead.
+bool Server::Impl::replace_silent_holder(int rank, const NodeFacts& joining) {
+  const PeerPtr holder = by_rank_[static_cast<std::size_t>(rank)];
+  if (!holder || holder->record.facts.hostname != joining.hostname) return false;
+  auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - holder->last_heard);
+  if (silent < opt_.heartbeat_interval * opt_.silent_intervals_before_replace) return false;
+  drop(holder, "host '" + printable(joining.hostname) + "' joined again as node rank " + std::to_string(rank) +
+                   " while this connection had been silent for " + detail::format_seconds(silent) +
+                   " (a restarted node; the old connection was left half-open), so the new one replaces it");
+  return true;
+}
+
+}  // namespace ddplaunch::rendezvous
