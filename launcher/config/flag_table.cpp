@@ -52,6 +52,8 @@ constexpr FlagSpec kFlags[] = {
      "one node; rendezvous on 127.0.0.1 with free ports"},
     {"--token", G::Rendezvous, K::Text, "SECRET", "token", nullptr, "",
      "shared secret for joins (or DDPLAUNCH_TOKEN); proven, never sent"},
+    {"--rdzv-bind", G::Rendezvous, K::Text, "ADDR", "rendezvous_bind", nullptr, "",
+     "where node 0 listens (default: its --master address(es); 0.0.0.0 or :: = all)"},
     {"--worker-port", G::Rendezvous, K::Text, "PORT|auto", "worker_port", nullptr, "",
      "MASTER_PORT of rank 0's c10d store (default auto: a free port each generation)"},
     {"--local-addr", G::Rendezvous, K::Text, "ADDR", "", apply_local_addr, "PET_LOCAL_ADDR",

@@ -106,6 +106,7 @@ std::string describe(const LaunchConfig& c) {
   line("standalone", c.standalone);
   line("job_id", c.job_id);
   line("token", c.token.empty() ? "(none)" : "(set)");
+  line("rendezvous_bind", c.rendezvous_bind.empty() ? std::string("(the master address)") : c.rendezvous_bind);
   line("worker_port", c.worker_port);
   line("role", c.role);
   line("join_timeout_s", c.join_timeout_s);

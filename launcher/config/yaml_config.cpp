@@ -61,6 +61,7 @@ const std::map<std::string, Setter>& top_level_keys() {
       {"standalone", set(&LaunchConfig::standalone)},
       {"job_id", set(&LaunchConfig::job_id)},
       {"token", set(&LaunchConfig::token)},
+      {"rendezvous_bind", set(&LaunchConfig::rendezvous_bind)},
       {"worker_port", set_text(&LaunchConfig::worker_port)},
       {"role", set(&LaunchConfig::role)},
       {"slurm", set(&LaunchConfig::slurm)},
