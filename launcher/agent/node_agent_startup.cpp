@@ -83,7 +83,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
     return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
   port = server_->port();
   if (!c.standalone)
-    spdlog::info("hosting the rendezvous on {} port {} for {} node(s)", fmt::join(server_->listening_on(), ", "), port,
+    spdlog::info("hosting the rendezvous on port {} of {} for {} node(s)", port, fmt::join(server_->listening_on(), ", "),
                  c.nodes);
   return {};
 }
