@@ -20,6 +20,7 @@
 #include "ddplaunch/rendezvous/codec.h"
 #include "ddplaunch/rendezvous/token_proof.h"
 #include "ddplaunch/rendezvous/types.h"
+#include "raw_peer.h"
 
 namespace rdzv_test {
 
@@ -36,15 +37,7 @@ class FakeMaster {
  public:
   using Answer = std::function<std::vector<Frame>(const Frame& request, const std::string& master_nonce)>;
   explicit FakeMaster(Answer answer) : answer_(std::move(answer)) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    EXPECT_EQ(::listen(listen_fd_, 4), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    listen_fd_ = listen_on_loopback(port_);
     thread_ = std::thread([this] { serve(); });
   }
   ~FakeMaster() {

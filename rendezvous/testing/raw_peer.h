@@ -72,6 +72,20 @@ struct RawPeer {
   }
 };
 
+// A listening TCP socket on 127.0.0.1 at a free port (fake masters and relays in tests).
+inline int listen_on_loopback(std::uint16_t& port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  EXPECT_EQ(::listen(fd, 4), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
 inline std::string framed(const std::string& body) {
   std::string out(4, '\0');
   std::uint32_t n = static_cast<std::uint32_t>(body.size());

@@ -58,15 +58,7 @@ class Relay {
  public:
   using Rewrite = std::function<std::string(const std::string& first_frame)>;
   Relay(int upstream_port, Rewrite rewrite = nullptr) : upstream_port_(upstream_port), rewrite_(std::move(rewrite)) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    EXPECT_EQ(::listen(listen_fd_, 4), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    listen_fd_ = rdzv_test::listen_on_loopback(port_);
     thread_ = std::thread([this] { run(); });
   }
   ~Relay() {
@@ -131,7 +123,7 @@ class Relay {
   int upstream_port_;
   Rewrite rewrite_;
   int listen_fd_ = -1;
-  int port_ = 0;
+  std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
   mutable std::mutex mutex_;
   std::string captured_;

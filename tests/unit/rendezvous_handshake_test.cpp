@@ -49,6 +49,20 @@ Frame signed_join(const Frame& hello, const std::string& token, const std::strin
   return join;
 }
 
+// A server with token "tok" on 127.0.0.1 and a raw peer that got its greeting.
+struct GreetedPeer {
+  std::unique_ptr<Server> server;
+  std::unique_ptr<RawPeer> peer;
+  std::optional<Frame> hello;
+  GreetedPeer(boost::asio::io_context& io, ServerOptions o, ServerLog& log) {
+    o.token = "tok";
+    server = std::make_unique<Server>(io, o, log.callbacks());
+    EXPECT_EQ(server->listen("127.0.0.1", 0), "");
+    peer = std::make_unique<RawPeer>(server->port());
+    hello = await_frame(io, *peer, 0);
+  }
+};
+
 Frame forged_assignment() {
   Frame assign;
   assign.kind = "assign";
@@ -80,12 +94,10 @@ TEST(RendezvousHandshake, GreetingCarriesOnlyTheChallengeAndWireVersion) {
   boost::asio::io_context io;
   ServerLog log;
   auto o = fast_server(2, "secret-job-name");
-  o.token = "tok";
   o.launcher_version = "9.9.9";
-  Server server(io, o, log.callbacks());
-  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
-  RawPeer peer(server.port());
-  auto hello = await_frame(io, peer, 0);
+  GreetedPeer greeted(io, o, log);
+  RawPeer& peer = *greeted.peer;
+  auto& hello = greeted.hello;
   ASSERT_TRUE(hello);
   EXPECT_EQ(hello->kind, "hello");
   EXPECT_EQ(hello->job_id, "");
@@ -130,13 +142,10 @@ TEST(RendezvousHandshake, RefusalsBeforeProofNeverNameTheMastersJob) {
 TEST(RendezvousHandshake, CapturedJoinReplayedOrAlteredIsRefused) {
   boost::asio::io_context io;
   ServerLog log;
-  auto o = fast_server(3);
-  o.token = "tok";
-  Server server(io, o, log.callbacks());
-  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
-
-  RawPeer genuine(server.port());
-  auto hello = await_frame(io, genuine, 0);
+  GreetedPeer greeted(io, fast_server(3), log);
+  Server& server = *greeted.server;
+  RawPeer& genuine = *greeted.peer;
+  auto& hello = greeted.hello;
   ASSERT_TRUE(hello);
   std::string node_nonce = random_nonce();
   Frame join = signed_join(*hello, "tok", "job-a", -1, node_nonce);
@@ -269,6 +278,11 @@ TEST(RendezvousHandshake, ListensOnTheGivenAddressesOnlyAndDualStackOnWildcard) 
   EXPECT_TRUE(v6.connected);
   EXPECT_TRUE(v4.connected) << "'::' should take IPv4 too (dual-stack) where net.ipv6.bindv6only is 0";
   EXPECT_TRUE(await_frame(io, v6, 0));
+  // A node joining over IPv4 is seen at its IPv4 address, not as ::ffff:127.0.0.1.
+  auto client = make_client(io, fast_client(wildcard.port()));
+  client.client->join(facts("dual"));
+  ASSERT_TRUE(run_until(io, [&] { return wildcard.joined_count() == 1; }));
+  EXPECT_EQ(wildcard.joined_nodes().at(0).observed_address, "127.0.0.1");
 }
 
 TEST(RendezvousHandshake, NodeJoinsAMasterOnIpv6Loopback) {
