@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "agent/message_bounds.h"
 #include "policy/name_table.h"
 
 namespace ddplaunch::messages {
@@ -27,6 +28,7 @@ rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::
   m.type = std::string(kind_name(kind));
   m.generation = static_cast<std::uint64_t>(generation);
   for (auto& [k, v] : fields) m.fields[k] = std::move(v);
+  fit_for_wire(m);  // whatever a payload holds, the message stays under the frame limit
   return m;
 }
 
@@ -59,7 +61,7 @@ std::optional<Kind> kind_of(const rendezvous::Message& m) { return kKindNames.pa
 rendezvous::Message encode(long generation, const FailureReport& r) {
   const WorkerFailure& f = r.failure;
   std::string tail;
-  for (const auto& line : f.tail) tail += line + "\n";
+  for (const auto& line : bounded_tail(f.tail)) tail += line + "\n";
   auto m = make(Kind::WorkerFailed, generation,
                 {{"node", std::to_string(f.node_rank)},
                  {"host", r.host},
@@ -99,6 +101,7 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   }
   std::istringstream tail(field(m, "tail"));
   for (std::string line; std::getline(tail, line);) f.tail.push_back(line);
+  f.tail = bounded_tail(f.tail);  // what another launcher sent is printed here: bound it as ours
   return r;
 }
 

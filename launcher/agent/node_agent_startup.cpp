@@ -83,8 +83,13 @@ std::string NodeAgent::host_rendezvous(int& port) {
     return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
   port = server_->port();
   if (!c.standalone)
-    spdlog::info("hosting the rendezvous on port {} of {} for {} node(s)", port, fmt::join(server_->listening_on(), ", "),
-                 c.nodes);
+    spdlog::info("hosting the rendezvous on port {} of {} for {} node(s){}", port,
+                 fmt::join(server_->listening_on(), ", "), c.nodes,
+                 c.token.empty() ? "" : "; joins must prove the token (authentication on)");
+  if (c.nodes > 1 && c.token.empty())
+    spdlog::warn("no rendezvous token: anyone who can reach port {} can join this job; set DDPLAUNCH_TOKEN or "
+                 "--token-file (ddplaunch-srun does this for you)",
+                 port);
   return {};
 }
 

@@ -58,6 +58,8 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   first_failure_.reset();
   finished_exit_code_ = 0;
   deadline_armed_ = false;
+  init_done_announced_ = false;
+  generation_started_ = now;
 
   NodeFactsVerdict facts = check_node_facts(nodes, settings_.worker_master_addr, settings_.master_is_loopback,
                                             settings_.refuse_version_mismatch);
@@ -106,9 +108,8 @@ JobPolicy::Decisions JobPolicy::on_join_timeout(const std::string& what, bool du
 
 JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
   if (phase_ == JobPhase::Ended) return {};
-  std::string host = "?", address = "?";
-  for (const auto& n : nodes_)
-    if (n.node_rank == node) host = n.facts.hostname, address = n.observed_address;
+  const rendezvous::NodeRecord* record = find_node(node);
+  const std::string host = host_of(node), address = record ? record->observed_address : "?";
   std::string what = fmt::format("node {} ({}, {}) was lost: {}", node, host, address, why);
   last_error_by_node_[node] = what;
   Decisions out{Log{Severity::Error, what + "; stopping the workers on every other node"}};
@@ -121,11 +122,40 @@ JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
   return out;
 }
 
+const rendezvous::NodeRecord* JobPolicy::find_node(int node) const {
+  for (const auto& n : nodes_)
+    if (n.node_rank == node) return &n;
+  return nullptr;
+}
+
+std::string JobPolicy::host_of(int node) const {
+  const rendezvous::NodeRecord* record = find_node(node);
+  return record ? record->facts.hostname : "?";
+}
+
 JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks,
                                                   TimePoint now) {
   if (generation != generation_ || phase_ != JobPhase::Running) return {};
   for (const auto& r : ranks) tracker_.update(node, r, now);
-  return recheck_init_deadline();
+  Decisions out = recheck_init_deadline();
+  if (auto done = announce_init_done(now)) out.push_back(*done);
+  return out;
+}
+
+// Once per generation, when every rank has reported a finished init (init_ok) and runs:
+// the line people (and scripts/gpu-check) read to know the process group is up, and how
+// long start-up took.
+std::optional<Decision> JobPolicy::announce_init_done(TimePoint now) {
+  if (init_done_announced_) return std::nullopt;
+  const auto& ranks = tracker_.ranks();
+  const bool all_initialised = !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [](const TrackedRank& t) {
+    return t.last.phase == RankPhase::Running && t.last.init_entries > 0;
+  });
+  if (!all_initialised) return std::nullopt;
+  init_done_announced_ = true;
+  const double seconds = std::chrono::duration<double>(now - generation_started_).count();
+  return Log{Severity::Info, fmt::format("generation {}: all {} ranks finished init (init_ok) {:.2f} s after the start",
+                                         generation_, ranks.size(), seconds)};
 }
 
 // Arms the deadline when the last rank entered the judged init round; a later firing with
@@ -177,6 +207,13 @@ std::optional<FailureReport> JobPolicy::init_timeout_failure() const {
 
 JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report) {
   if (generation != generation_ || phase_ == JobPhase::Ended || phase_ == JobPhase::Joining) return {};
+  // A node speaks only for its own ranks: a report naming another node's rank (a bug, or a
+  // peer that joined to steer the job) must not restart or stop anything.
+  if (!tracker_.holds(node, report.failure.global_rank))
+    return {Log{Severity::Warn,
+                fmt::format("ignored a failure report from node {} ({}) about rank {}, which is not one of its ranks "
+                            "in generation {}",
+                            node, host_of(node), report.failure.global_rank, generation_)}};
   ++failure_count_;
   last_error_by_node_[node] = describe_failure_line(report);
   if (mentions_port_in_use(report.failure)) port_at_fault_ = true;
@@ -255,6 +292,8 @@ JobPolicy::Decisions JobPolicy::finish_node(int node, MemberState state, int exi
 
 JobPolicy::Decisions JobPolicy::on_node_problem(int node, long generation, const std::string& message, int exit_code) {
   if (phase_ == JobPhase::Ended || generation > generation_) return {};
+  // A problem is a failure whatever code it names: it can never end the job as a success.
+  if (exit_code == 0) exit_code = 1;
   last_error_by_node_[node] = message;
   Decisions out{Log{Severity::Error, fmt::format("node {}: {}", node, message)}};
   if (phase_ == JobPhase::Stopping) return out;

@@ -92,9 +92,12 @@ class JobPolicy {
   Decisions end_job(int exit_code);
   Decisions finish_node(int node, MemberState state, int exit_code);
   Decisions recheck_init_deadline();
+  std::optional<Decision> announce_init_done(TimePoint now);
   std::optional<FailureReport> init_timeout_failure() const;
   FailureReport failure_of_rank(int rank, FailureKind kind, std::string detail) const;
   std::string budget_text() const;
+  const rendezvous::NodeRecord* find_node(int node) const;  // nullptr: not a node of this generation
+  std::string host_of(int node) const;                      // its hostname, or "?"
   int active_nodes() const;
 
   PolicySettings settings_;
@@ -121,6 +124,8 @@ class JobPolicy {
   int finished_exit_code_ = 0;                  // first non-zero node exit of this generation
 
   bool deadline_armed_ = false;
+  bool init_done_announced_ = false;  // "every rank finished init" said for this generation
+  TimePoint generation_started_{};
   int deadline_serial_ = 0;
   TimePoint deadline_started_{};
   TimePoint last_wait_report_{};
