@@ -146,6 +146,18 @@ bool ipv6_loopback_available() {
   return probe.connected || errno == ECONNREFUSED;
 }
 
+// Waits for both nodes of a 2-node job; each must end with exit code 0 (the job ended right).
+std::vector<dt::RunResult> wait_job_succeeded(std::unique_ptr<dt::BackgroundProcess> node0,
+                                              std::unique_ptr<dt::BackgroundProcess> node1) {
+  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
+  nodes.push_back(std::move(node0));
+  nodes.push_back(std::move(node1));
+  auto results = dt::wait_all(nodes, kJobBound);
+  for (std::size_t r = 0; r < results.size(); ++r)
+    EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << results[r].output;
+  return results;
+}
+
 std::string env_value(const std::string& output, const std::string& name) {
   for (const auto& line : dt::env_lines(output))
     if (line.name == name && line.value) return *line.value;
@@ -175,11 +187,7 @@ TEST(HostileAuth, RelayedJoinCannotBeReplayedAndTheJobStillEndsRight) {
   EXPECT_NE(answer->fields["reason"].find("authentication failed"), std::string::npos) << answer->fields["reason"];
   EXPECT_EQ(replay.received.find("hostile-relay"), std::string::npos) << "the job id went to an unproven peer";
 
-  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
-  nodes.push_back(std::move(node0));
-  nodes.push_back(std::move(node1));
-  auto results = dt::wait_all(nodes, kJobBound);
-  for (int r = 0; r < 2; ++r) EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << results[r].output;
+  auto results = wait_job_succeeded(std::move(node0), std::move(node1));
   EXPECT_NE(results[0].output.find("authentication failed"), std::string::npos) << results[0].output;
 }
 
@@ -200,11 +208,7 @@ TEST(HostileAuth, RelayThatAltersTheJoinIsRefusedAndTheRealNodeJoinsAfter) {
   }
   EXPECT_EQ(node0->output_so_far().find("impostor"), std::string::npos) << "the altered claims were believed";
   auto node1 = dt::start_node(fake_worker_node(job, 1, {}, {}));
-  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
-  nodes.push_back(std::move(node0));
-  nodes.push_back(std::move(node1));
-  auto results = dt::wait_all(nodes, kJobBound);
-  for (int r = 0; r < 2; ++r) EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << results[r].output;
+  wait_job_succeeded(std::move(node0), std::move(node1));
 }
 
 TEST(HostileAuth, NodeRefusesAFakeMasterThatCannotProveTheToken) {
@@ -253,12 +257,8 @@ TEST(HostileAuth, PeersWithoutARankCannotStopOrEndTheJob) {
   bad_join.send_bytes(encode_frame(join) + encode_frame(problem) + encode_frame(finished));
 
   auto node1 = dt::start_node(fake_worker_node(job, 1, {}, {"--print-env", "--sleep-ms", "1000"}));
-  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
-  nodes.push_back(std::move(node0));
-  nodes.push_back(std::move(node1));
-  auto results = dt::wait_all(nodes, kJobBound);
   // A forged node_problem would have stopped the job with exit code 7.
-  for (int r = 0; r < 2; ++r) EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << results[r].output;
+  auto results = wait_job_succeeded(std::move(node0), std::move(node1));
   EXPECT_EQ(results[0].output.find("forged problem"), std::string::npos) << results[0].output;
   for (int r = 0; r < 2; ++r)  // both nodes' workers ran
     EXPECT_EQ(env_value(results[r].output, "GROUP_RANK"), std::to_string(r)) << results[r].output;
