@@ -21,7 +21,7 @@ std::string listen_error_hint(const boost::system::error_code& ec) {
   return "";
 }
 
-// "" and "::" mean every address; "::" also takes IPv4 (dual-stack) where the OS allows.
+// "0.0.0.0" and "::" mean every address; "::" also takes IPv4 (dual-stack) where the OS allows.
 bool is_wildcard(const boost::asio::ip::address& a) { return a.is_unspecified(); }
 
 }  // namespace
