@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/node_agent.h"
+#include "agent/rendezvous_bind.h"
 #include "config/command_line.h"
 #include "config/job_setup.h"
 #include "config/token_source.h"
@@ -33,13 +34,6 @@ namespace {
 int fail(const std::vector<std::string>& errors) {
   for (const auto& e : errors) spdlog::error("{}", e);
   return kExitConfigError;
-}
-
-// True when `ip` is one of this machine's addresses (then this node hosts the rendezvous).
-bool is_local_address(const std::string& ip) {
-  if (preflight::is_loopback(ip)) return true;
-  auto interfaces = preflight::list_interfaces();
-  return interfaces && preflight::interface_for_address(ip, *interfaces).has_value();
 }
 
 int print_status(const LaunchConfig& config) {
@@ -137,6 +131,7 @@ int main(int argc, char** argv) {
     auto resolved = preflight::resolve_host(endpoint->host);
     if (!resolved) return fail({resolved.error});
     plan.master_ip = resolved->front();
+    plan.master_addresses = *resolved;
     auto loopback = preflight::check_master_not_loopback(endpoint->host, *resolved, config.nodes);
     // Loopback is right when every "node" runs on this machine (tests, one-box debugging);
     // the master refuses the job if a node joins from elsewhere.
@@ -157,6 +152,12 @@ int main(int argc, char** argv) {
   if (config.dry_run) return print_dry_run(config, plan);
   plan.host_chosen_by_address = !config.standalone && config.node_rank < 0 && is_local_address(plan.master_ip);
   plan.host_server = config.standalone || config.node_rank == 0 || plan.host_chosen_by_address;
+  if (plan.host_server) {
+    auto bind = choose_rendezvous_bind(config.rendezvous_bind, config.standalone, plan.master_host,
+                                       plan.master_addresses);
+    if (!bind.error.empty()) return fail({bind.error});
+    plan.rendezvous_bind = bind.addresses;
+  }
 
   // Rendezvous, spawn and supervise: all inside the one event loop.
   boost::asio::io_context io;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -35,7 +36,9 @@ namespace ddplaunch {
 struct NodePlan {                 // what main resolved before the event loop starts
   LaunchConfig config;
   std::string master_host;        // rendezvous host as given
-  std::string master_ip;          // resolved
+  std::string master_ip;          // resolved (the first address)
+  std::vector<std::string> master_addresses;  // every address master_host resolves to
+  std::vector<std::string> rendezvous_bind;   // where the server listens (host_server only)
   int rendezvous_port = 0;        // 0 with --standalone: any free port
   bool host_server = false;       // this node runs the rendezvous server (node rank 0)
   bool host_chosen_by_address = false;  // no --node-rank: hosting because the master address is ours

@@ -84,12 +84,12 @@ std::string NodeAgent::host_rendezvous(int& port) {
   callbacks.status_text = [this]() { return coordinator_->status_text(); };
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
   coordinator_->attach(*server_);
-  std::string bind = c.standalone ? "127.0.0.1" : "";
-  if (std::string error = server_->listen(bind, static_cast<std::uint16_t>(port)); !error.empty())
+  if (std::string error = server_->listen(plan_.rendezvous_bind, static_cast<std::uint16_t>(port)); !error.empty())
     return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
   port = server_->port();
   if (!c.standalone)
-    spdlog::info("hosting the rendezvous on port {} for {} node(s){}", port, c.nodes,
+    spdlog::info("hosting the rendezvous on port {} of {} for {} node(s){}", port,
+                 fmt::join(server_->listening_on(), ", "), c.nodes,
                  c.token.empty() ? "" : "; joins must prove the token (authentication on)");
   if (c.nodes > 1 && c.token.empty())
     spdlog::warn("no rendezvous token: anyone who can reach port {} can join this job; set DDPLAUNCH_TOKEN or "

@@ -54,6 +54,8 @@ constexpr FlagSpec kFlags[] = {
      "shared secret for joins (or DDPLAUNCH_TOKEN); proven, never sent; hidden from ps"},
     {"--token-file", G::Rendezvous, K::Text, "PATH", "token_file", nullptr, "",
      "read the shared secret from PATH (yours, mode 0600; trailing newline dropped)"},
+    {"--rdzv-bind", G::Rendezvous, K::Text, "ADDR", "rendezvous_bind", nullptr, "",
+     "where node 0 listens (default: its --master address(es); 0.0.0.0 or :: = all)"},
     {"--worker-port", G::Rendezvous, K::Text, "PORT|auto", "worker_port", nullptr, "",
      "MASTER_PORT of rank 0's c10d store (default auto: a free port each generation)"},
     {"--local-addr", G::Rendezvous, K::Text, "ADDR", "", apply_local_addr, "PET_LOCAL_ADDR",

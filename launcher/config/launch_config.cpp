@@ -107,6 +107,7 @@ std::string describe(const LaunchConfig& c) {
   line("job_id", c.job_id);
   line("token", c.token.empty() ? "(none)" : "(set)");
   line("token_file", c.token_file.empty() ? std::string("(none)") : c.token_file);
+  line("rendezvous_bind", c.rendezvous_bind.empty() ? std::string("(the master address)") : c.rendezvous_bind);
   line("worker_port", c.worker_port);
   line("role", c.role);
   line("join_timeout_s", c.join_timeout_s);

@@ -38,6 +38,7 @@ struct LaunchConfig {
   std::string job_id;                   // default: derived from the master endpoint
   std::string token;                    // shared secret; joins prove it (HMAC), never sent
   std::string token_file;               // read into token at start (owner-only file)
+  std::string rendezvous_bind;          // "" = master's own address(es); 0.0.0.0 / :: = all
   std::string worker_port = "auto";     // MASTER_PORT for workers: "auto" or 1..65535
   std::string role = "default";
   bool slurm = false;                   // take the job shape from the Slurm step

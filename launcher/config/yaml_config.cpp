@@ -66,6 +66,7 @@ const std::map<std::string, Setter>& top_level_keys() {
       {"job_id", set(&LaunchConfig::job_id)},
       {"token", set(&LaunchConfig::token)},
       {"token_file", set(&LaunchConfig::token_file)},
+      {"rendezvous_bind", set(&LaunchConfig::rendezvous_bind)},
       {"worker_port", set_text(&LaunchConfig::worker_port)},
       {"role", set(&LaunchConfig::role)},
       {"slurm", set(&LaunchConfig::slurm)},

@@ -1,5 +1,5 @@
-// Rendezvous client: connect with retries, handshake (token proof), join, heartbeats, and the
-// frames the master sends (assignment, refusal, abort, progress, launcher messages).
+// Rendezvous client: connect with retries, handshake (mutual token proof), join, heartbeats,
+// and the frames the master sends (assignment, refusal, abort, progress, launcher messages).
 #include "ddplaunch/rendezvous/client.h"
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
@@ -7,7 +7,7 @@
 #include <boost/asio.hpp>
 
 #include "connection.h"
-#include "ddplaunch/rendezvous/sha256.h"
+#include "handshake.h"
 #include "wire.h"
 
 namespace ddplaunch::rendezvous {
@@ -15,12 +15,13 @@ namespace ddplaunch::rendezvous {
 class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
  public:
   using tcp = boost::asio::ip::tcp;
-  enum class Phase { kIdle, kConnecting, kHandshake, kWaiting, kAssigned, kClosed };
+  // kHandshake: waiting for the greeting; kProving: join sent, waiting for the master's proof.
+  enum class Phase { kIdle, kConnecting, kHandshake, kProving, kWaiting, kAssigned, kClosed };
 
   Impl(boost::asio::io_context& io, ClientOptions o, ClientCallbacks c)
       : io_(io), opt_(std::move(o)), cb_(std::move(c)), resolver_(io), socket_(io),
         join_timer_(io), attempt_timer_(io), retry_timer_(io), heartbeat_timer_(io),
-        where_(opt_.host + ":" + std::to_string(opt_.port)) {}
+        where_(detail::host_port_text(opt_.host, opt_.port)), handshake_(opt_.token) {}
 
   void join(const NodeFacts& facts) {
     if (phase_ != Phase::kIdle) return;
@@ -44,7 +45,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
                   " attempts; last error: " + last_error_ +
                   "); is ddplaunch running on the master node, and is the port reachable?");
     }
-    if (phase_ != Phase::kHandshake && phase_ != Phase::kWaiting) return;
+    if (phase_ != Phase::kHandshake && phase_ != Phase::kProving && phase_ != Phase::kWaiting) return;
     std::string why = "join timeout: no assignment from the master at " + where_ + " after " +
                       detail::format_seconds(opt_.join_timeout);
     if (!last_missing_.empty()) why += "; the master was still waiting for: " + detail::join_list(last_missing_);
@@ -152,14 +153,16 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
         return lost("the master at " + where_ + " sent '" + f.kind + "' instead of a greeting");
       attempt_timer_.cancel();
       Frame join = frame_of(detail::kJoin);
-      join.fields["protocol"] = std::to_string(opt_.protocol_version);
-      if (!opt_.token.empty()) {
-        auto* nonce = detail::find_field(f.fields, "nonce");
-        join.fields["proof"] = join_proof(opt_.token, nonce ? *nonce : "", opt_.job_id);
-      }
       detail::put_facts(join.fields, "f.", facts_);
-      phase_ = Phase::kWaiting;
+      if (std::string error = handshake_.sign(join, f, opt_.protocol_version); !error.empty()) return lost(error);
+      phase_ = Phase::kProving;
       conn_->send(join);
+      return;
+    }
+    // Until the master proved the token, only its welcome or a refusal is believed.
+    if (phase_ == Phase::kProving && f.kind != detail::kRefuse) {
+      if (f.kind != detail::kWelcome || !handshake_.master_proved(f)) return lost(detail::unproven_master_error(where_));
+      phase_ = Phase::kWaiting;
       return;
     }
     if (f.kind == detail::kAssign) {
@@ -203,14 +206,16 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   }
 
   void heartbeat_tick() {
-    if (phase_ != Phase::kHandshake && phase_ != Phase::kWaiting && phase_ != Phase::kAssigned) return;
+    if (phase_ != Phase::kHandshake && phase_ != Phase::kProving && phase_ != Phase::kWaiting &&
+        phase_ != Phase::kAssigned)
+      return;
     auto now = Clock::now();
     if (now - last_heard_ > opt_.heartbeat_timeout) {
       auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard_);
       return lost("no message from the master at " + where_ + " for " + detail::format_seconds(quiet) +
                   " (heartbeat timeout " + detail::format_seconds(opt_.heartbeat_timeout) + ")");
     }
-    if (phase_ != Phase::kHandshake) {
+    if (phase_ != Phase::kHandshake && phase_ != Phase::kProving) {
       Frame hb = frame_of(detail::kHeartbeat);
       hb.fields["seq"] = std::to_string(++hb_seq_);
       hb_sent_ = now;
@@ -267,6 +272,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   boost::asio::steady_timer join_timer_, attempt_timer_, retry_timer_, heartbeat_timer_;
   std::string where_;
   std::shared_ptr<detail::Connection> conn_;
+  detail::NodeHandshake handshake_;
   NodeFacts facts_;
   Phase phase_ = Phase::kIdle;
   std::string last_error_ = "(none)";

@@ -11,8 +11,13 @@ Connection::Connection(tcp::socket socket, std::size_t max_frame_bytes)
   boost::system::error_code ec;
   auto ep = socket_.remote_endpoint(ec);
   if (!ec) {
-    peer_ip_ = ep.address().to_string();
-    peer_ = (ep.address().is_v6() ? "[" + peer_ip_ + "]" : peer_ip_) + ":" + std::to_string(ep.port());
+    auto address = ep.address();
+    // On a dual-stack listener ("::") IPv4 peers arrive as ::ffff:a.b.c.d; say a.b.c.d, as
+    // an IPv4 listener would (node checks compare these with the nodes' own addresses).
+    if (address.is_v6() && address.to_v6().is_v4_mapped())
+      address = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, address.to_v6());
+    peer_ip_ = address.to_string();
+    peer_ = (address.is_v6() ? "[" + peer_ip_ + "]" : peer_ip_) + ":" + std::to_string(ep.port());
   } else {
     peer_ = peer_ip_ = "(unknown peer)";
   }

@@ -1,26 +1,14 @@
 // Rendezvous server: listening, per-connection plumbing, heartbeats, progress and join deadline.
 // Admission (who may join, which rank, the plan) is in server_admission.cpp.
-#include <sys/random.h>
-
 #include <algorithm>
 #include <cerrno>
 
 #include "ddplaunch/rendezvous/printable.h"
-#include "ddplaunch/rendezvous/sha256.h"
+#include "ddplaunch/rendezvous/token_proof.h"
 #include "server_impl.h"
 
 namespace ddplaunch::rendezvous {
 namespace {
-
-std::string random_nonce() {
-  unsigned char bytes[16] = {};
-  ssize_t got = getrandom(bytes, sizeof bytes, 0);
-  if (got != static_cast<ssize_t>(sizeof bytes)) {  // practically never; still unique-ish
-    std::random_device rd;
-    for (auto& b : bytes) b = static_cast<unsigned char>(rd());
-  }
-  return to_hex(bytes, sizeof bytes);
-}
 
 std::string listen_error_hint(const boost::system::error_code& ec) {
   if (ec == boost::asio::error::address_in_use)
@@ -34,39 +22,65 @@ std::string listen_error_hint(const boost::system::error_code& ec) {
   return "";
 }
 
+// "0.0.0.0" and "::" mean every address; "::" also takes IPv4 (dual-stack) where the OS allows.
+bool is_wildcard(const boost::asio::ip::address& a) { return a.is_unspecified(); }
+
 }  // namespace
 
 Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
-    : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)), acceptor_(io),
-      join_timer_(io), progress_timer_(io), heartbeat_timer_(io), accept_retry_timer_(io) {}
+    : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)),
+      join_timer_(io), progress_timer_(io), heartbeat_timer_(io) {}
 
-std::string Server::Impl::listen(const std::string& bind_address, std::uint16_t port) {
+std::string Server::Impl::listen(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
   if (phase_ != Phase::kIdle) return "the rendezvous server is already listening or closed";
   if (opt_.expected_nodes < 1) return "expected_nodes must be at least 1";
-  boost::system::error_code ec;
-  auto address = bind_address.empty() ? boost::asio::ip::address(boost::asio::ip::address_v4::any())
-                                      : boost::asio::ip::make_address(bind_address, ec);
-  if (ec) return "cannot listen on '" + bind_address + "': not an IP address";
-  tcp::endpoint ep(address, port);
-  std::string where = bind_address + ":" + std::to_string(port);
-  if (acceptor_.open(ep.protocol(), ec) ||
-      acceptor_.set_option(tcp::acceptor::reuse_address(true), ec) || acceptor_.bind(ep, ec) ||
-      acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec)) {
-    boost::system::error_code ignored;
-    acceptor_.close(ignored);
-    return "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec);
+  std::vector<std::string> addresses = bind_addresses;
+  if (addresses.empty()) addresses.push_back("0.0.0.0");
+  for (const auto& text : addresses) {
+    // Port 0 picks a free port on the first address; the others must take the same one.
+    if (std::string error = listen_one(text, acceptors_.empty() ? port : this->port()); !error.empty()) {
+      for (auto& a : acceptors_) {
+        boost::system::error_code ignored;
+        a->close(ignored);
+      }
+      acceptors_.clear();
+      return error;
+    }
   }
   by_rank_.assign(static_cast<std::size_t>(opt_.expected_nodes), nullptr);
   phase_ = Phase::kWaitingJoins;
   start_wait_timers();
   heartbeat_tick();
-  accept_next();
+  for (auto& a : acceptors_) accept_next(*a);
   return "";
 }
 
-void Server::Impl::accept_next() {
-  acceptor_.async_accept([self = shared_from_this()](const boost::system::error_code& ec,
-                                                     tcp::socket socket) {
+std::string Server::Impl::listen_one(const std::string& bind_address, std::uint16_t port) {
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(bind_address, ec);
+  if (ec) return "cannot listen on '" + bind_address + "': not an IP address";
+  tcp::endpoint ep(address, port);
+  std::string where = (address.is_v6() ? "[" + bind_address + "]" : bind_address) + ":" + std::to_string(port);
+  auto acceptor = std::make_unique<tcp::acceptor>(io_);
+  if (acceptor->open(ep.protocol(), ec) || acceptor->set_option(tcp::acceptor::reuse_address(true), ec)) {
+    return "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec);
+  }
+  if (address.is_v6() && is_wildcard(address)) {
+    boost::system::error_code ignored;  // a v6-only host keeps v6 only: still a working listener
+    acceptor->set_option(boost::asio::ip::v6_only(false), ignored);
+  }
+  if (acceptor->bind(ep, ec) || acceptor->listen(boost::asio::socket_base::max_listen_connections, ec)) {
+    boost::system::error_code ignored;
+    acceptor->close(ignored);
+    return "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec);
+  }
+  acceptors_.push_back(std::move(acceptor));
+  return "";
+}
+
+void Server::Impl::accept_next(tcp::acceptor& acceptor) {
+  acceptor.async_accept([self = shared_from_this(), &acceptor](const boost::system::error_code& ec,
+                                                               tcp::socket socket) {
     if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
     if (ec) {  // EMFILE and friends: say so, back off briefly instead of spinning
       const bool out_of_fds = ec == boost::asio::error::no_descriptors ||
@@ -76,14 +90,15 @@ void Server::Impl::accept_next() {
                                                            "limit, `ulimit -n`; retrying every 100 ms, nodes retry "
                                                            "their connection meanwhile)"
                                                          : " (retrying in 100 ms)"));
-      self->accept_retry_timer_.expires_after(std::chrono::milliseconds(100));
-      self->accept_retry_timer_.async_wait([self](const boost::system::error_code& e) {
-        if (!e && self->phase_ != Phase::kClosed) self->accept_next();
+      // One timer per listener's retry: listeners failing together must not cancel each other.
+      auto retry = std::make_shared<boost::asio::steady_timer>(self->io_, std::chrono::milliseconds(100));
+      retry->async_wait([self, &acceptor, retry](const boost::system::error_code& e) {
+        if (!e && self->phase_ != Phase::kClosed) self->accept_next(acceptor);
       });
       return;
     }
     self->on_accept(std::move(socket));
-    self->accept_next();
+    self->accept_next(acceptor);
   });
 }
 
@@ -92,6 +107,12 @@ Frame Server::Impl::frame_of(const char* kind) const {
   f.kind = kind;
   f.job_id = opt_.job_id;
   f.generation = generation_;
+  return f;
+}
+
+Frame Server::Impl::pre_proof_frame(const char* kind) const {
+  Frame f;
+  f.kind = kind;
   return f;
 }
 
@@ -108,6 +129,11 @@ void Server::Impl::on_accept(tcp::socket socket) {
   peer->conn = std::make_shared<detail::Connection>(std::move(socket), opt_.max_frame_bytes);
   peer->conn->limit_incoming_frames(std::min(opt_.max_handshake_frame_bytes, opt_.max_frame_bytes));  // raised on join
   peer->nonce = random_nonce();
+  if (peer->nonce.empty()) {  // never greet with a guessable challenge
+    peer->conn->close_now();
+    notify_refused(peer->conn->peer(), "cannot draw a random nonce (OpenSSL RAND_bytes failed); dropped");
+    return;
+  }
   peer->hello_sent = peer->last_heard = Clock::now();
   handshaking_.emplace(peer.get(), peer);
   note_unjoined_peak();
@@ -120,10 +146,11 @@ void Server::Impl::on_accept(tcp::socket socket) {
       [self, weak](const std::string& why) {
         if (auto p = weak.lock()) self->drop(p, why);
       });
-  Frame hello = frame_of(detail::kHello);
+  // The greeting says nothing about the job (no job id, launcher version, node count): only
+  // the challenge, and the wire version so that an old node can say what differs.
+  Frame hello = pre_proof_frame(detail::kHello);
   hello.fields["nonce"] = peer->nonce;
   hello.fields["protocol"] = std::to_string(kProtocolVersion);
-  hello.fields["launcher"] = opt_.launcher_version;
   peer->conn->send(hello);
   peer->handshake_timer = std::make_unique<boost::asio::steady_timer>(io_);
   peer->handshake_timer->expires_after(opt_.handshake_timeout);
@@ -146,7 +173,7 @@ void Server::Impl::on_frame(const PeerPtr& peer, Frame& f) {
   }
   if (peer->state != ServerPeer::State::kJoined) return;
   if (f.job_id != opt_.job_id) {
-    drop(peer, "sent a message for job '" + f.job_id + "' instead of '" + opt_.job_id + "'");
+    drop(peer, "sent a message for job '" + f.job_id + "', not this job");
     return;
   }
   if (f.kind == detail::kHeartbeat) {
@@ -160,6 +187,13 @@ void Server::Impl::on_frame(const PeerPtr& peer, Frame& f) {
       peer->record.rtt_ms = 0.75 * peer->record.rtt_ms + 0.25 * rtt;
     }
   } else if (f.kind == detail::kMsg) {
+    // Only a node that holds a rank speaks for the job: before the plan gives it one, what it
+    // says would reach the launcher as node -1.
+    if (peer->record.node_rank < 0) {
+      notify_refused(peer->conn->peer(), "ignored message '" + f.subtype + "' from " + describe(*peer) +
+                                             ": it has no node rank yet (all nodes must join first)");
+      return;
+    }
     if (cb_.on_message && phase_ != Phase::kClosed)
       cb_.on_message(peer->record.node_rank, Message{f.subtype, f.generation, std::move(f.fields)});
   } else if (f.kind == detail::kRejoin) {
@@ -291,11 +325,10 @@ void Server::Impl::close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
   boost::system::error_code ec;
-  acceptor_.close(ec);
+  for (auto& a : acceptors_) a->close(ec);
   join_timer_.cancel();
   progress_timer_.cancel();
   heartbeat_timer_.cancel();
-  accept_retry_timer_.cancel();
   for (auto& [raw, p] : handshaking_) {
     if (p->handshake_timer) p->handshake_timer->cancel();
     p->conn->close_graceful(opt_.close_flush_bound);
@@ -306,16 +339,31 @@ void Server::Impl::close() {
   by_rank_.clear();
 }
 
+std::uint16_t Server::Impl::port() const {
+  if (acceptors_.empty()) return 0;
+  boost::system::error_code ec;
+  auto ep = acceptors_.front()->local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
 Server::Server(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
     : impl_(std::make_shared<Impl>(io, std::move(options), std::move(callbacks))) {}
 Server::~Server() { impl_->close(); }
 std::string Server::listen(const std::string& bind_address, std::uint16_t port) {
-  return impl_->listen(bind_address, port);
+  return impl_->listen({bind_address.empty() ? std::string("0.0.0.0") : bind_address}, port);
 }
-std::uint16_t Server::port() const {
-  boost::system::error_code ec;
-  auto ep = impl_->acceptor_.local_endpoint(ec);
-  return ec ? 0 : ep.port();
+std::string Server::listen(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
+  return impl_->listen(bind_addresses, port);
+}
+std::uint16_t Server::port() const { return impl_->port(); }
+std::vector<std::string> Server::listening_on() const {
+  std::vector<std::string> out;
+  for (const auto& a : impl_->acceptors_) {
+    boost::system::error_code ec;
+    auto ep = a->local_endpoint(ec);
+    if (!ec) out.push_back(ep.address().to_string());
+  }
+  return out;
 }
 void Server::send(int node_rank, const Message& m) {
   if (node_rank < 0 || node_rank >= static_cast<int>(impl_->by_rank_.size())) return;

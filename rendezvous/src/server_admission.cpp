@@ -2,7 +2,7 @@
 // assignment, and turning the launcher's plan into one Assignment per node.
 #include <algorithm>
 
-#include "ddplaunch/rendezvous/sha256.h"
+#include "handshake.h"
 #include "server_impl.h"
 
 namespace ddplaunch::rendezvous {
@@ -15,7 +15,7 @@ std::string Server::Impl::describe(const ServerPeer& peer) const {
 }
 
 void Server::Impl::refuse(const PeerPtr& peer, const std::string& reason) {
-  Frame f = frame_of(detail::kRefuse);
+  Frame f = pre_proof_frame(detail::kRefuse);  // refusals may come before any proof
   f.fields["reason"] = reason;
   peer->conn->send(f);
   peer->conn->close_graceful(opt_.close_flush_bound);
@@ -25,7 +25,8 @@ void Server::Impl::refuse(const PeerPtr& peer, const std::string& reason) {
   notify_refused(peer->conn->peer(), reason);
 }
 
-// Returns a refusal reason, or "" when protocol version, job id and token are right.
+// Returns a refusal reason, or "" when protocol version, token proof and job id are right.
+// Nothing in a refusal tells the peer about this job: not even its job id.
 std::string Server::Impl::check_credentials(const PeerPtr& peer, const Frame& f) {
   auto* protocol = detail::find_field(f.fields, "protocol");
   if (!protocol || *protocol != std::to_string(kProtocolVersion)) {
@@ -33,25 +34,17 @@ std::string Server::Impl::check_credentials(const PeerPtr& peer, const Frame& f)
            (protocol ? *protocol : std::string("(none)")) + ", the master speaks version " +
            std::to_string(kProtocolVersion) + "; run the same ddplaunch version on all nodes";
   }
+  if (auto why = detail::check_node_proof(opt_.token, peer->nonce, f); !why.empty()) return why;
   if (f.job_id != opt_.job_id) {
-    return "job id mismatch: this node has job id '" + f.job_id + "', the master has '" +
-           opt_.job_id + "'; --job-id must be the same on all nodes";
+    return "job id mismatch: this node's job id '" + f.job_id +
+           "' differs from the master's; --job-id must be the same on all nodes";
   }
-  auto* proof = detail::find_field(f.fields, "proof");
-  bool has_proof = proof && !proof->empty();
-  if (opt_.token.empty()) {
-    if (has_proof)
-      return "this node has a rendezvous token but the master has none; configure the same "
-             "token on all nodes, or none";
-    return "";
-  }
-  if (!has_proof)
-    return "the master requires a rendezvous token and this node has none; set the same "
-           "token on all nodes";
-  if (!equal_constant_time(*proof, join_proof(opt_.token, peer->nonce, opt_.job_id)))
-    return "authentication failed: this node's rendezvous token differs from the master's; "
-           "set the same token on all nodes";
   return "";
+}
+
+// After the credentials: the master proves the token in turn, before saying anything else.
+void Server::Impl::welcome(const PeerPtr& peer, const Frame& request) {
+  peer->conn->send(detail::welcome_for(opt_.token, peer->nonce, request));
 }
 
 void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
@@ -59,6 +52,7 @@ void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
     refuse(peer, "status query refused: " + why);
     return;
   }
+  welcome(peer, f);
   Frame reply = frame_of(detail::kStatusReply);
   reply.fields["text"] = cb_.status_text ? cb_.status_text() : "(the master provides no status)";
   if (phase_ == Phase::kClosed) return;
@@ -71,6 +65,7 @@ void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
 
 void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
   if (auto why = check_credentials(peer, f); !why.empty()) return refuse(peer, why);
+  welcome(peer, f);
   NodeFacts facts;
   std::string error;
   if (!detail::get_facts(f.fields, "f.", facts, error))

@@ -5,6 +5,7 @@
 #include <memory>
 #include <random>
 #include <unordered_map>
+#include <vector>
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
 #include <boost/asio.hpp>
@@ -40,8 +41,10 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks);
 
   // server.cpp
-  std::string listen(const std::string& bind_address, std::uint16_t port);
-  void accept_next();
+  std::string listen(const std::vector<std::string>& bind_addresses, std::uint16_t port);
+  std::string listen_one(const std::string& bind_address, std::uint16_t port);
+  std::uint16_t port() const;
+  void accept_next(tcp::acceptor& acceptor);
   void on_accept(tcp::socket socket);
   void on_frame(const PeerPtr& peer, Frame& frame);
   void drop(const PeerPtr& peer, const std::string& why);
@@ -53,6 +56,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void close();
   void abort(const std::string& reason);
   Frame frame_of(const char* kind) const;
+  Frame pre_proof_frame(const char* kind) const;  // no job id: for peers that proved nothing
   void notify_refused(const std::string& peer, const std::string& reason);
 
   // server_limits.cpp
@@ -65,6 +69,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void handle_join(const PeerPtr& peer, Frame& frame);
   void handle_status(const PeerPtr& peer, Frame& frame);
   std::string check_credentials(const PeerPtr& peer, const Frame& frame);
+  void welcome(const PeerPtr& peer, const Frame& request);
   void refuse(const PeerPtr& peer, const std::string& reason);
   void handle_rejoin(const PeerPtr& peer, const Frame& frame);
   void begin_generation(std::uint64_t generation);
@@ -76,8 +81,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   boost::asio::io_context& io_;
   ServerOptions opt_;
   ServerCallbacks cb_;
-  tcp::acceptor acceptor_;
-  boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_, accept_retry_timer_;
+  std::vector<std::unique_ptr<tcp::acceptor>> acceptors_;  // one per bound address
+  boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_;
   std::unordered_map<ServerPeer*, PeerPtr> handshaking_;
   std::vector<PeerPtr> joined_;   // join order
   std::vector<PeerPtr> by_rank_;  // size expected_nodes; requested ranks at once, others at plan

@@ -1,12 +1,12 @@
-// `ddplaunch status`: a short-lived connection that proves the token, asks for the master's
-// status text and returns it. Runs its own io_context, bounded by the caller's timeout.
+// `ddplaunch status`: a short-lived connection that proves the token, checks the master's
+// proof, asks for its status text and returns it. Runs its own io_context, bounded by the caller's timeout.
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
 #include <boost/asio.hpp>
 
 #include "connection.h"
 #include "ddplaunch/rendezvous/client.h"
-#include "ddplaunch/rendezvous/sha256.h"
+#include "handshake.h"
 #include "wire.h"
 
 namespace ddplaunch::rendezvous {
@@ -15,9 +15,10 @@ std::string query_status(const std::string& host, std::uint16_t port, std::strin
                          std::string token, std::chrono::milliseconds timeout, std::string& error) {
   using tcp = boost::asio::ip::tcp;
   boost::asio::io_context io;
-  std::string where = host + ":" + std::to_string(port);
+  std::string where = detail::host_port_text(host, port);
   std::string text;
-  bool answered = false;
+  bool answered = false, master_proved = false;
+  detail::NodeHandshake handshake(token);
   error = "no answer from the master at " + where + " within " + detail::format_seconds(timeout);
   tcp::resolver resolver(io);
   tcp::socket socket(io);
@@ -39,11 +40,13 @@ std::string query_status(const std::string& host, std::uint16_t port, std::strin
               Frame ask;
               ask.kind = detail::kStatus;
               ask.job_id = job_id;
-              ask.fields["protocol"] = std::to_string(kProtocolVersion);
-              auto* nonce = detail::find_field(f.fields, "nonce");
-              if (!token.empty()) ask.fields["proof"] = join_proof(token, nonce ? *nonce : "", job_id);
+              if (std::string why = handshake.sign(ask, f, kProtocolVersion); !why.empty()) return finish(why);
               conn->send(ask);
+            } else if (f.kind == detail::kWelcome) {
+              master_proved = handshake.master_proved(f);
+              if (!master_proved) finish(detail::unproven_master_error(where));
             } else if (f.kind == detail::kStatusReply) {
+              if (!master_proved) return finish(detail::unproven_master_error(where));
               auto* t = detail::find_field(f.fields, "text");
               text = t ? *t : "";
               answered = true;

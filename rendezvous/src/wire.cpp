@@ -60,9 +60,22 @@ std::string format_seconds(std::chrono::milliseconds d) {
   return buf;
 }
 
+std::string host_port_text(const std::string& host, int port) {
+  bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
 const std::string* find_field(const Fields& f, const std::string& key) {
   auto it = f.find(key);
   return it == f.end() ? nullptr : &it->second;
+}
+
+// Re-encoded from the decoded frame: the encoding is canonical (sorted fields, one escape per
+// character), so sender and receiver get the same bytes for the same claims.
+std::string claims_of(const Frame& request) {
+  Frame claims = request;
+  claims.fields.erase("proof");
+  return encode_body(claims);
 }
 
 namespace {

@@ -12,9 +12,10 @@
 
 namespace ddplaunch::rendezvous::detail {
 
-// Frame kinds. Server → client: hello, assign, refuse, abort, progress, status_reply.
+// Frame kinds. Server → client: hello, welcome, assign, refuse, abort, progress, status_reply.
 // Client → server: join, status, rejoin. Both ways: hb, hb_ack, msg.
 inline constexpr const char* kHello = "hello";
+inline constexpr const char* kWelcome = "welcome";  // the master's proof; job facts only after it
 inline constexpr const char* kJoin = "join";
 inline constexpr const char* kStatus = "status";
 inline constexpr const char* kStatusReply = "status_reply";
@@ -35,7 +36,12 @@ std::string format_double(double v);
 bool parse_int(const std::string& text, long long min, long long max, long long& out);
 bool parse_double(const std::string& text, double& out);
 std::string format_seconds(std::chrono::milliseconds d);  // "2.5 s"
+std::string host_port_text(const std::string& host, int port);  // "h:p", "[v6]:p"
 const std::string* find_field(const Fields& f, const std::string& key);
+
+// The exact bytes a join or status request claims: its body without the proof field. Both
+// sides compute it from the frame, so any change on the way changes the digest in the proofs.
+std::string claims_of(const Frame& request);
 
 void put_facts(Fields& f, const std::string& prefix, const NodeFacts& facts);
 bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::string& error);

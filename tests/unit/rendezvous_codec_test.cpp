@@ -1,12 +1,13 @@
 // Rendezvous wire codec and crypto: frame round trips, random garbage never crashes the decoder,
-// the length-prefix reader splits/joins reads and rejects oversize, SHA-256/HMAC known vectors.
+// the length-prefix reader splits/joins reads and rejects oversize, and the OpenSSL-backed
+// SHA-256/HMAC wrapper against known vectors, plus what the handshake proofs bind.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "ddplaunch/rendezvous/codec.h"
 #include "ddplaunch/rendezvous/printable.h"
-#include "ddplaunch/rendezvous/sha256.h"
+#include "ddplaunch/rendezvous/token_proof.h"
 
 using namespace ddplaunch::rendezvous;
 
@@ -164,14 +165,39 @@ TEST(RendezvousCrypto, HmacSha256Rfc4231Vectors) {
             "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
 }
 
-TEST(RendezvousCrypto, ProofDependsOnTokenNonceAndJob) {
-  auto p = join_proof("tok", "nonce", "job");
-  EXPECT_EQ(p, to_hex(hmac_sha256("tok", "noncejob")));
-  EXPECT_NE(p, join_proof("tok2", "nonce", "job"));
-  EXPECT_NE(p, join_proof("tok", "nonce2", "job"));
-  EXPECT_NE(p, join_proof("tok", "nonce", "job2"));
-  EXPECT_TRUE(equal_constant_time(p, join_proof("tok", "nonce", "job")));
+TEST(RendezvousCrypto, ProofsBindTokenBothNoncesClaimsAndDirection) {
+  const std::string nm(64, 'a'), nn(64, 'b');
+  auto p = node_proof("tok", nm, nn, "claims");
+  EXPECT_EQ(p.size(), 64u);
+  EXPECT_EQ(p, node_proof("tok", nm, nn, "claims"));
+  EXPECT_EQ(p, to_hex(hmac_sha256("tok", "ddplaunch-join-v2\n" + nm + "\n" + nn + "\n" + to_hex(sha256("claims")))));
+  EXPECT_NE(p, node_proof("tok2", nm, nn, "claims"));
+  EXPECT_NE(p, node_proof("tok", std::string(64, 'c'), nn, "claims"));
+  EXPECT_NE(p, node_proof("tok", nm, std::string(64, 'c'), "claims"));
+  EXPECT_NE(p, node_proof("tok", nm, nn, "claimz"));
+  EXPECT_NE(p, node_proof("tok", nn, nm, "claims"));  // the challenges' order matters
+  // The master's proof over the same exchange is another value: a node's proof reflected back
+  // by a relay never passes as the master's.
+  EXPECT_NE(p, master_proof("tok", nn, nm, "claims"));
+  EXPECT_NE(p, master_proof("tok", nm, nn, "claims"));
+}
+
+TEST(RendezvousCrypto, NoncesAreFreshHex) {
+  auto a = random_nonce(), b = random_nonce();
+  EXPECT_EQ(a.size(), kNonceHexChars);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  EXPECT_NE(a, b);
+}
+
+TEST(RendezvousCrypto, ConstantTimeCompare) {
+  auto p = node_proof("tok", "n1", "n2", "c");
+  EXPECT_TRUE(equal_constant_time(p, node_proof("tok", "n1", "n2", "c")));
   EXPECT_FALSE(equal_constant_time(p, p.substr(1)));
+  EXPECT_FALSE(equal_constant_time(p, ""));
+  std::string flipped = p;
+  flipped.back() = flipped.back() == '0' ? '1' : '0';
+  EXPECT_FALSE(equal_constant_time(p, flipped));
+  EXPECT_TRUE(equal_constant_time("", ""));
 }
 
 // Peer text in logs: line breaks, ESC sequences and C1 controls become visible escapes; plain

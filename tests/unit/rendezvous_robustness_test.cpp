@@ -9,48 +9,12 @@
 
 #include "../../rendezvous/src/wire.h"
 #include "../../rendezvous/testing/rendezvous_test_support.h"
+#include "../../rendezvous/testing/raw_peer.h"
 #include "ddplaunch/rendezvous/codec.h"
 
 using namespace rdzv_test;
 
 namespace {
-
-// A hand-driven TCP peer (blocking connect/send is safe here: the kernel completes them
-// without the server's loop running).
-struct RawPeer {
-  int fd = -1;
-  std::string received;
-  bool closed_by_server = false;
-
-  explicit RawPeer(std::uint16_t port) : fd(connect_loopback(port)) { EXPECT_GE(fd, 0) << "connect"; }
-  ~RawPeer() { if (fd >= 0) ::close(fd); }
-  void send_bytes(const std::string& s) { EXPECT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size())); }
-  // Non-blocking: collects what arrived; notes EOF/reset.
-  void poll() {
-    char buf[4096];
-    for (int i = 0; i < 100 && !closed_by_server; ++i) {
-      ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-      if (n > 0) received.append(buf, static_cast<std::size_t>(n));
-      else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) closed_by_server = true;
-      else break;
-    }
-  }
-  std::optional<Frame> first_frame() {
-    FrameReader r(1 << 20);
-    r.append(received.data(), received.size());
-    Frame f;
-    std::string e;
-    if (r.next(f, e) == FrameReader::Status::kFrame) return f;
-    return std::nullopt;
-  }
-};
-
-std::string framed(const std::string& body) {
-  std::string out(4, '\0');
-  std::uint32_t n = static_cast<std::uint32_t>(body.size());
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (24 - 8 * i)) & 0xff);
-  return out + body;
-}
 
 struct ServerLog {
   std::vector<std::string> refused, lost;
@@ -125,7 +89,7 @@ TEST(RendezvousRobustness, SilentNodeLostWithinHeartbeatTimeout) {
   Frame join;
   join.kind = "join";
   join.job_id = "job-a";
-  join.fields = {{"protocol", "1"}, {"f.host", "mute"}, {"f.req", "-1"}, {"f.nproc", "1"}, {"f.gpus", "0"}};
+  join.fields = {{"protocol", std::to_string(kProtocolVersion)}, {"f.host", "mute"}, {"f.req", "-1"}, {"f.nproc", "1"}, {"f.gpus", "0"}};
   peer.send_bytes(encode_frame(join));
   ASSERT_TRUE(run_until(io, [&] { return log.plans == 1; }));
   auto assigned_at = Clock::now();
@@ -295,7 +259,7 @@ TEST(RendezvousRobustness, RestartedNodeReplacesItsSilentConnectionButNotALiveOn
   Frame join;
   join.kind = "join";
   join.job_id = "job-a";
-  join.fields = {{"protocol", "1"}};
+  join.fields = {{"protocol", std::to_string(kProtocolVersion)}, {"nonce", std::string(64, 'a')}};
   ddplaunch::rendezvous::detail::put_facts(join.fields, "f.", facts("n1", 1, 1));
   old_self.send_bytes(encode_frame(join));
   ASSERT_TRUE(run_until(io, [&] { return server.joined_count() == 1; }));

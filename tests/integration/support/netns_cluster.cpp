@@ -104,6 +104,11 @@ std::string NetnsCluster::address(int host) const {
   return "198.18.0." + std::to_string(10 + host);
 }
 
+std::string NetnsCluster::ipv6_address(int host) const {
+  check_host(host, "ipv6_address");
+  return "2001:2::" + std::to_string(10 + host);
+}
+
 std::string NetnsCluster::second_address(int host) const {
   check_host(host, "second_address");
   if (!second_nic_) {

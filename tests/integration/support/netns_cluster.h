@@ -1,5 +1,5 @@
 // NetnsCluster: N fake hosts for one integration test, built by scripts/test-cluster from Linux
-// network namespaces (NAME-h1..NAME-hN on a bridge in NAME-br, addresses in 198.18.0.0/24).
+// network namespaces (NAME-h1..NAME-hN on a bridge in NAME-br, addresses in 198.18.0.0/24 and 2001:2::/64).
 // Created in the constructor, removed in the destructor, so a failing test still cleans up.
 #pragma once
 
@@ -30,6 +30,7 @@ class NetnsCluster {
   int hosts() const { return hosts_; }
   std::string namespace_of(int host) const;   // "NAME-h<host>"
   std::string address(int host) const;        // eth0: "198.18.0.<10+host>" (subnet /25)
+  std::string ipv6_address(int host) const;   // eth0 too: "2001:2::<10+host>" (subnet /64)
   std::string second_address(int host) const; // eth1: "198.18.0.<138+host>"; needs second_nic
 
   // {"ip", "netns", "exec", "NAME-h<host>", argv...}: pass to run_command / BackgroundProcess.

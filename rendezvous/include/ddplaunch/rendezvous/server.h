@@ -71,9 +71,13 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // "" on success, else error text (EADDRINUSE etc. spelled out). bind_address "" = all IPv4.
+  // "" on success, else error text (EADDRINUSE etc. spelled out). bind_address "" = all IPv4;
+  // "::" = all IPv6 and, where the OS allows, IPv4 too (dual-stack).
   std::string listen(const std::string& bind_address, std::uint16_t port);
+  // Listens on each address, all on one port (port 0: the first address picks a free one).
+  std::string listen(const std::vector<std::string>& bind_addresses, std::uint16_t port);
   std::uint16_t port() const;
+  std::vector<std::string> listening_on() const;  // the bound addresses
   void send(int node_rank, const Message& message);  // to one node
   void broadcast(const Message& message);            // to all joined nodes
   // After the launcher broadcast its restart order: wait for every node's rejoin(generation),

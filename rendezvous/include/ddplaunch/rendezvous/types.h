@@ -11,7 +11,7 @@
 namespace ddplaunch::rendezvous {
 
 using Clock = std::chrono::steady_clock;
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;  // 2: mutual token proof, nothing about the job before it
 
 // A generic message the launcher layers its own meaning on (type names are the launcher's).
 struct Message {

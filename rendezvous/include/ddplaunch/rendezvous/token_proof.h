@@ -1,0 +1,37 @@
+// The rendezvous handshake's cryptography, on OpenSSL's libcrypto (no home-made primitives):
+// HMAC-SHA256 proofs of the job token, fresh nonces, constant-time comparison. The token
+// itself never crosses the wire. docs/ARCHITECTURE.md "Rendezvous handshake and trust".
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace ddplaunch::rendezvous {
+
+using Digest = std::array<unsigned char, 32>;
+
+Digest sha256(std::string_view data);
+Digest hmac_sha256(std::string_view key, std::string_view message);
+std::string to_hex(const unsigned char* data, std::size_t n);
+inline std::string to_hex(const Digest& d) { return to_hex(d.data(), d.size()); }
+// CRYPTO_memcmp: timing does not reveal how much of a proof was right.
+bool equal_constant_time(std::string_view a, std::string_view b);
+
+// 32 bytes from RAND_bytes, as 64 hex characters; "" when the generator fails (the caller
+// then refuses to go on: a predictable nonce would make proofs replayable).
+std::string random_nonce();
+inline constexpr std::size_t kNonceHexChars = 64;
+
+// The node's proof: HMAC(token, "ddplaunch-join-v2" | nonce_m | nonce_n | SHA-256(claims)).
+// `claims` are the exact bytes the node claims (its join or status request without the
+// proof), so a relay can neither alter them nor reuse the proof under another challenge.
+std::string node_proof(std::string_view token, std::string_view master_nonce, std::string_view node_nonce,
+                       std::string_view claims);
+// The master's answer: HMAC(token, "ddplaunch-master-v2" | nonce_n | nonce_m | SHA-256(claims)).
+// Another label and order than node_proof, so a node's proof can never pass as the master's.
+std::string master_proof(std::string_view token, std::string_view node_nonce, std::string_view master_nonce,
+                         std::string_view claims);
+
+}  // namespace ddplaunch::rendezvous

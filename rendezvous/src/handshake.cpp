@@ -1,0 +1,69 @@
+// The mutual token proof on both sides; see handshake.h.
+#include "handshake.h"
+
+#include "ddplaunch/rendezvous/token_proof.h"
+#include "wire.h"
+
+namespace ddplaunch::rendezvous::detail {
+namespace {
+
+std::string field_or_empty(const Frame& f, const std::string& key) {
+  const std::string* value = find_field(f.fields, key);
+  return value ? *value : std::string();
+}
+
+}  // namespace
+
+std::string NodeHandshake::sign(Frame& request, const Frame& hello, int protocol_version) {
+  master_nonce_ = field_or_empty(hello, "nonce");
+  node_nonce_ = random_nonce();
+  if (node_nonce_.empty())
+    return "cannot draw a random nonce (OpenSSL RAND_bytes failed); is /dev/urandom readable?";
+  request.fields["protocol"] = std::to_string(protocol_version);
+  request.fields["nonce"] = node_nonce_;
+  claims_ = claims_of(request);
+  if (!token_.empty()) request.fields["proof"] = node_proof(token_, master_nonce_, node_nonce_, claims_);
+  return "";
+}
+
+bool NodeHandshake::master_proved(const Frame& welcome) const {
+  if (token_.empty()) return true;
+  return equal_constant_time(field_or_empty(welcome, "proof"),
+                             master_proof(token_, node_nonce_, master_nonce_, claims_));
+}
+
+std::string unproven_master_error(const std::string& where) {
+  return "the master at " + where +
+         " could not prove the rendezvous token: it is not this job's master or its token differs; "
+         "check --master and set the same token (--token / DDPLAUNCH_TOKEN) on all nodes";
+}
+
+std::string check_node_proof(const std::string& token, const std::string& master_nonce, const Frame& request) {
+  std::string proof = field_or_empty(request, "proof");
+  if (token.empty()) {
+    if (proof.empty()) return "";
+    return "this node has a rendezvous token but the master has none; configure the same token on all "
+           "nodes, or none";
+  }
+  if (proof.empty())
+    return "the master requires a rendezvous token and this node has none; set the same token "
+           "(--token / DDPLAUNCH_TOKEN) on all nodes";
+  if (field_or_empty(request, "nonce").size() != kNonceHexChars)
+    return "the request carries no valid nonce (it is not from ddplaunch, or from another version)";
+  std::string node_nonce = field_or_empty(request, "nonce");
+  if (!equal_constant_time(proof, node_proof(token, master_nonce, node_nonce, claims_of(request))))
+    return "authentication failed: this node's rendezvous token differs from the master's (or its request "
+           "was altered on the way); set the same token on all nodes";
+  return "";
+}
+
+Frame welcome_for(const std::string& token, const std::string& master_nonce, const Frame& request) {
+  Frame welcome;
+  welcome.kind = kWelcome;
+  if (!token.empty())
+    welcome.fields["proof"] =
+        master_proof(token, field_or_empty(request, "nonce"), master_nonce, claims_of(request));
+  return welcome;
+}
+
+}  // namespace ddplaunch::rendezvous::detail

@@ -1,0 +1,39 @@
+// Both halves of the mutual token proof, on decoded frames. The master greets with a nonce
+// only; the node answers with its own nonce, its claims and proof_n; the master checks proof_n
+// and only then sends its welcome carrying proof_m, before anything about the job.
+// docs/ARCHITECTURE.md "Rendezvous handshake and trust". Internal to rendezvous.
+#pragma once
+
+#include <string>
+
+#include "ddplaunch/rendezvous/codec.h"
+
+namespace ddplaunch::rendezvous::detail {
+
+// The node's half (a joining node, or `ddplaunch status`): keeps its nonce and the exact
+// claims between its request and the master's welcome.
+class NodeHandshake {
+ public:
+  explicit NodeHandshake(std::string token) : token_(std::move(token)) {}
+  // Completes `request` (kind, job id and claims already filled) as the answer to `hello`:
+  // protocol, a fresh nonce and, with a token, the proof. "" or why it cannot.
+  std::string sign(Frame& request, const Frame& hello, int protocol_version);
+  // True when `welcome` proves the token over this challenge and these claims. Without a
+  // token on this node there is nothing to prove (the master refused us if it wants one).
+  bool master_proved(const Frame& welcome) const;
+
+ private:
+  std::string token_, master_nonce_, node_nonce_, claims_;
+};
+
+// What a node says when the master's proof is missing or wrong.
+std::string unproven_master_error(const std::string& where);
+
+// The master's half: "" when `request` is the answer to `master_nonce` from someone who
+// knows `token` (or neither side has one), else the refusal, which reveals nothing of the job.
+std::string check_node_proof(const std::string& token, const std::string& master_nonce, const Frame& request);
+// The welcome proving the master; send it only after check_node_proof passed. Blank job id:
+// the node knows its own, and the job's facts follow only in later frames.
+Frame welcome_for(const std::string& token, const std::string& master_nonce, const Frame& request);
+
+}  // namespace ddplaunch::rendezvous::detail

@@ -1,0 +1,93 @@
+// A fake rendezvous master for tests of what a node believes: greets like a master, reads the
+// node's request and answers with whatever the test forges. Shared by unit and integration tests.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ddplaunch/rendezvous/codec.h"
+#include "ddplaunch/rendezvous/token_proof.h"
+#include "ddplaunch/rendezvous/types.h"
+#include "raw_peer.h"
+
+namespace rdzv_test {
+
+using ddplaunch::rendezvous::encode_frame;
+using ddplaunch::rendezvous::Frame;
+using ddplaunch::rendezvous::FrameReader;
+using ddplaunch::rendezvous::kProtocolVersion;
+using ddplaunch::rendezvous::random_nonce;
+
+// A fake master in its own thread: greets with a nonce, reads one request, answers with
+// `answer(request, master_nonce)`, then holds the connection until the test ends. Bounded:
+// every wait is a poll of at most 5 s.
+class FakeMaster {
+ public:
+  using Answer = std::function<std::vector<Frame>(const Frame& request, const std::string& master_nonce)>;
+  explicit FakeMaster(Answer answer) : answer_(std::move(answer)) {
+    listen_fd_ = listen_on_loopback(port_);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeMaster() {
+    stop_ = true;
+    thread_.join();
+    ::close(listen_fd_);
+  }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  bool readable(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 5000) == 1;
+  }
+  void serve() {
+    if (!readable(listen_fd_)) return;
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    std::string nonce = random_nonce();
+    Frame hello;
+    hello.kind = "hello";
+    hello.fields = {{"nonce", nonce}, {"protocol", std::to_string(kProtocolVersion)}};
+    std::string out = encode_frame(hello);
+    ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+    FrameReader reader(1 << 20);
+    Frame request;
+    std::string error;
+    bool got = false;
+    for (int i = 0; i < 100 && !got && readable(fd); ++i) {
+      char buf[4096];
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      reader.append(buf, static_cast<std::size_t>(n));
+      got = reader.next(request, error) == FrameReader::Status::kFrame;
+    }
+    if (got) {
+      for (const Frame& f : answer_(request, nonce)) {
+        out = encode_frame(f);
+        ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+      }
+    }
+    for (int i = 0; i < 1000 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ::close(fd);
+  }
+
+  Answer answer_;
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace rdzv_test

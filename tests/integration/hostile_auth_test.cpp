@@ -1,0 +1,327 @@
+// Hostile peers against a real master (real ddplaunch processes, real sockets): a relay that
+// replays or alters a captured join, a fake master that cannot prove the token, peers without
+// a node rank that try to end the job, where the master listens, and jobs over IPv6 ([::1] and
+// netns hosts in 2001:2::/48). Each time the real job still starts and ends right.
+#include <gtest/gtest.h>
+
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../rendezvous/testing/fake_master.h"
+#include "../../rendezvous/testing/raw_peer.h"
+#include "multi_node_job.h"
+#include "netns_cluster.h"
+#include "output_parsing.h"
+#include "process_runner.h"
+
+namespace dt = ddplaunch::testing;
+using namespace std::chrono_literals;
+using rdzv_test::FrameReader;
+using rdzv_test::RawPeer;
+
+namespace {
+
+constexpr auto kJobBound = 60s;
+
+const std::vector<std::string> kUnsetEnv = {"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT",
+                                            "RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_JOB_ID", "SLURM_NODEID",
+                                            "SLURM_STEP_ID", "PET_NNODES", "DDPLAUNCH_TOKEN"};
+
+std::vector<std::string> fake_worker_node(const dt::MultiNodeJob& job, int node_rank,
+                                          const std::vector<std::string>& node_flags,
+                                          const std::vector<std::string>& worker_args) {
+  std::vector<std::string> program{FAKE_WORKER_BIN};
+  program.insert(program.end(), worker_args.begin(), worker_args.end());
+  return dt::node_argv(job, node_rank, 1, node_flags, program);
+}
+
+// Reads frames from a RawPeer until `index` exists or 10 s pass (the master runs elsewhere).
+std::optional<rdzv_test::Frame> read_frame(RawPeer& peer, std::size_t index) {
+  for (int i = 0; i < 1000 && !peer.nth_frame(index) && !peer.closed_by_server; ++i) {
+    std::this_thread::sleep_for(10ms);
+    peer.poll();
+  }
+  return peer.nth_frame(index);
+}
+
+// A TCP relay on 127.0.0.1 in front of the real master: forwards one connection both ways,
+// keeps a copy of the node's first frame (its join), and may rewrite that frame first.
+class Relay {
+ public:
+  using Rewrite = std::function<std::string(const std::string& first_frame)>;
+  Relay(int upstream_port, Rewrite rewrite = nullptr) : upstream_port_(upstream_port), rewrite_(std::move(rewrite)) {
+    listen_fd_ = rdzv_test::listen_on_loopback(port_);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Relay() {
+    stop_ = true;
+    thread_.join();
+    ::close(listen_fd_);
+  }
+  int port() const { return port_; }
+  // The node's first frame as it crossed the relay (length prefix included); "" until then.
+  std::string captured() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return captured_;
+  }
+
+ private:
+  static bool send_all(int fd, const std::string& bytes) {
+    return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+  void run() {
+    pollfd listener{listen_fd_, POLLIN, 0};
+    if (::poll(&listener, 1, 30000) != 1) return;
+    int node = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    RawPeer upstream(static_cast<std::uint16_t>(upstream_port_));
+    if (node < 0 || !upstream.connected) return;
+    std::string first;  // the node's bytes until its first frame is complete
+    bool first_done = false;
+    // Bounded: at most 120 s of 50 ms polls, and over at once when the test ends.
+    for (int i = 0; i < 2400 && !stop_; ++i) {
+      pollfd fds[2] = {{node, POLLIN, 0}, {upstream.fd, POLLIN, 0}};
+      if (::poll(fds, 2, 50) <= 0) continue;
+      char buf[65536];
+      if (fds[0].revents) {
+        ssize_t n = ::recv(node, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        if (first_done) {
+          if (!send_all(upstream.fd, std::string(buf, static_cast<std::size_t>(n)))) break;
+        } else {
+          first.append(buf, static_cast<std::size_t>(n));
+          if (first.size() >= 4) {
+            std::size_t body = (static_cast<unsigned char>(first[0]) << 24) | (static_cast<unsigned char>(first[1]) << 16) |
+                               (static_cast<unsigned char>(first[2]) << 8) | static_cast<unsigned char>(first[3]);
+            if (first.size() >= 4 + body) {
+              std::string frame = first.substr(0, 4 + body), rest = first.substr(4 + body);
+              {
+                std::lock_guard<std::mutex> lock(mutex_);
+                captured_ = frame;
+              }
+              first_done = true;
+              if (!send_all(upstream.fd, (rewrite_ ? rewrite_(frame) : frame) + rest)) break;
+            }
+          }
+        }
+      }
+      if (fds[1].revents) {
+        ssize_t n = ::recv(upstream.fd, buf, sizeof buf, 0);
+        if (n <= 0 || !send_all(node, std::string(buf, static_cast<std::size_t>(n)))) break;
+      }
+    }
+    ::close(node);
+  }
+
+  int upstream_port_;
+  Rewrite rewrite_;
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mutex_;
+  std::string captured_;
+  std::thread thread_;
+};
+
+// A frame with one field changed: what an altering relay does to a join's claims.
+std::string with_field(const std::string& framed, const std::string& key, const std::string& value) {
+  FrameReader reader(1 << 20);
+  reader.append(framed.data(), framed.size());
+  rdzv_test::Frame f;
+  std::string error;
+  EXPECT_EQ(reader.next(f, error), FrameReader::Status::kFrame) << error;
+  f.fields[key] = value;
+  return encode_frame(f);
+}
+
+bool ipv6_loopback_available() {
+  RawPeer probe(1, "::1");  // refused (ECONNREFUSED) when ::1 exists; EADDRNOTAVAIL/ENETUNREACH when not
+  return probe.connected || errno == ECONNREFUSED;
+}
+
+// Waits for both nodes of a 2-node job; each must end with exit code 0 (the job ended right).
+std::vector<dt::RunResult> wait_job_succeeded(std::unique_ptr<dt::BackgroundProcess> node0,
+                                              std::unique_ptr<dt::BackgroundProcess> node1) {
+  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
+  nodes.push_back(std::move(node0));
+  nodes.push_back(std::move(node1));
+  auto results = dt::wait_all(nodes, kJobBound);
+  for (std::size_t r = 0; r < results.size(); ++r)
+    EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << results[r].output;
+  return results;
+}
+
+std::string env_value(const std::string& output, const std::string& name) {
+  for (const auto& line : dt::env_lines(output))
+    if (line.name == name && line.value) return *line.value;
+  return "";
+}
+
+}  // namespace
+
+TEST(HostileAuth, RelayedJoinCannotBeReplayedAndTheJobStillEndsRight) {
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-relay", {"--token", "relay-tok"});
+  auto node0 = dt::start_node(fake_worker_node(job, 0, {}, {"--sleep-ms", "1500"}));
+  ASSERT_TRUE(dt::wait_listening(*node0)) << node0->output_so_far();
+  Relay relay(job.port);
+  dt::MultiNodeJob via_relay = job;
+  via_relay.port = relay.port();  // node 1 reaches the master only through the relay
+  auto node1 = dt::start_node(fake_worker_node(via_relay, 1, {}, {"--sleep-ms", "1500"}));
+  for (int i = 0; i < 1000 && relay.captured().empty(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_FALSE(relay.captured().empty()) << node1->output_so_far();
+
+  // The captured join, replayed on a connection of its own: the challenge differs now.
+  RawPeer replay(static_cast<std::uint16_t>(job.port));
+  ASSERT_TRUE(read_frame(replay, 0));
+  replay.send_bytes(relay.captured());
+  auto answer = read_frame(replay, 1);
+  ASSERT_TRUE(answer) << replay.received;
+  EXPECT_EQ(answer->kind, "refuse");
+  EXPECT_NE(answer->fields["reason"].find("authentication failed"), std::string::npos) << answer->fields["reason"];
+  EXPECT_EQ(replay.received.find("hostile-relay"), std::string::npos) << "the job id went to an unproven peer";
+
+  auto results = wait_job_succeeded(std::move(node0), std::move(node1));
+  EXPECT_NE(results[0].output.find("authentication failed"), std::string::npos) << results[0].output;
+}
+
+TEST(HostileAuth, RelayThatAltersTheJoinIsRefusedAndTheRealNodeJoinsAfter) {
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-alter", {"--token", "alter-tok"});
+  auto node0 = dt::start_node(fake_worker_node(job, 0, {}, {}));
+  ASSERT_TRUE(dt::wait_listening(*node0)) << node0->output_so_far();
+  {
+    // The relay changes the host name the node claims; the proof still is the node's own.
+    Relay relay(job.port, [](const std::string& join) { return with_field(join, "f.host", "impostor"); });
+    dt::MultiNodeJob via_relay = job;
+    via_relay.port = relay.port();
+    auto fooled = dt::start_node(fake_worker_node(via_relay, 1, {}, {}));
+    auto result = fooled->wait(kJobBound);
+    EXPECT_NE(result.exit_code, 0) << result.output;
+    EXPECT_NE(result.output.find("authentication failed"), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find("ENV"), std::string::npos) << "a worker started on an altered join";
+  }
+  EXPECT_EQ(node0->output_so_far().find("impostor"), std::string::npos) << "the altered claims were believed";
+  auto node1 = dt::start_node(fake_worker_node(job, 1, {}, {}));
+  wait_job_succeeded(std::move(node0), std::move(node1));
+}
+
+TEST(HostileAuth, NodeRefusesAFakeMasterThatCannotProveTheToken) {
+  rdzv_test::FakeMaster fake([](const rdzv_test::Frame&, const std::string&) {
+    rdzv_test::Frame welcome;
+    welcome.kind = "welcome";
+    welcome.fields["proof"] = std::string(64, '0');
+    rdzv_test::Frame assign;  // would send the workers to an impostor's store
+    assign.kind = "assign";
+    assign.fields = {{"rank", "1"}, {"count", "2"}, {"offset", "1"}, {"world", "2"},
+                     {"maddr", "203.0.113.66"}, {"mport", "29500"}};
+    return std::vector<rdzv_test::Frame>{welcome, assign};
+  });
+  dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = "127.0.0.1", .port = fake.port(),
+                       .job_id = "hostile-fake", .flags = {"--join-timeout", "20", "--token", "real-tok"}};
+  auto result = dt::run_command(fake_worker_node(job, 1, {}, {"--print-env"}), kJobBound, {}, kUnsetEnv);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("could not prove the rendezvous token"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("127.0.0.1:" + std::to_string(fake.port())), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("203.0.113.66"), std::string::npos) << "a worker obeyed the fake master";
+}
+
+TEST(HostileAuth, PeersWithoutARankCannotStopOrEndTheJob) {
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-norank", {"--token", "norank-tok"});
+  auto node0 = dt::start_node(fake_worker_node(job, 0, {}, {"--print-env", "--sleep-ms", "1000"}));
+  ASSERT_TRUE(dt::wait_listening(*node0)) << node0->output_so_far();
+  rdzv_test::Frame problem;
+  problem.kind = "msg";
+  problem.job_id = "hostile-norank";
+  problem.subtype = "node_problem";
+  problem.fields = {{"exit_code", "7"}, {"message", "forged problem"}};
+  rdzv_test::Frame finished = problem;
+  finished.subtype = "node_finished";
+  finished.fields = {{"exit_code", "0"}};
+  // One speaks before joining at all; one sends a join without a valid proof, then speaks.
+  RawPeer early(static_cast<std::uint16_t>(job.port)), bad_join(static_cast<std::uint16_t>(job.port));
+  auto hello = read_frame(bad_join, 0);
+  ASSERT_TRUE(hello && read_frame(early, 0));
+  early.send_bytes(encode_frame(problem) + encode_frame(finished));
+  rdzv_test::Frame join;
+  join.kind = "join";
+  join.job_id = "hostile-norank";
+  join.fields = {{"protocol", std::to_string(rdzv_test::kProtocolVersion)}, {"nonce", std::string(64, 'a')},
+                 {"proof", std::string(64, 'b')}, {"f.host", "intruder"}, {"f.req", "-1"}, {"f.nproc", "1"},
+                 {"f.gpus", "0"}};
+  bad_join.send_bytes(encode_frame(join) + encode_frame(problem) + encode_frame(finished));
+
+  auto node1 = dt::start_node(fake_worker_node(job, 1, {}, {"--print-env", "--sleep-ms", "1000"}));
+  // A forged node_problem would have stopped the job with exit code 7.
+  auto results = wait_job_succeeded(std::move(node0), std::move(node1));
+  EXPECT_EQ(results[0].output.find("forged problem"), std::string::npos) << results[0].output;
+  for (int r = 0; r < 2; ++r)  // both nodes' workers ran
+    EXPECT_EQ(env_value(results[r].output, "GROUP_RANK"), std::to_string(r)) << results[r].output;
+}
+
+TEST(HostileAuth, MasterListensOnItsOwnAddressNotTheWildcardUnlessAsked) {
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-bind");
+  auto node0 = dt::start_node(fake_worker_node(job, 0, {}, {}));
+  ASSERT_TRUE(dt::wait_listening(*node0)) << node0->output_so_far();
+  RawPeer own(static_cast<std::uint16_t>(job.port), "127.0.0.1"), other(static_cast<std::uint16_t>(job.port), "127.0.0.2");
+  EXPECT_TRUE(own.connected);
+  EXPECT_FALSE(other.connected) << "127.0.0.2 reached a master told to be 127.0.0.1";
+  node0.reset();  // SIGKILL: this job never completes
+
+  dt::MultiNodeJob wide = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-bind-all", {"--rdzv-bind", "0.0.0.0"});
+  auto wide0 = dt::start_node(fake_worker_node(wide, 0, {}, {}));
+  ASSERT_TRUE(dt::wait_listening(*wide0)) << wide0->output_so_far();
+  RawPeer any(static_cast<std::uint16_t>(wide.port), "127.0.0.2");
+  EXPECT_TRUE(any.connected) << wide0->output_so_far();
+}
+
+TEST(HostileAuth, NodeZeroWhoseMasterAddressIsNotItsOwnSaysSo) {
+  dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = "198.18.0.99", .port = 29400,
+                       .job_id = "hostile-foreign", .flags = {"--join-timeout", "5"}};
+  auto result = dt::run_command(fake_worker_node(job, 0, {}, {}), kJobBound, {}, kUnsetEnv);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("198.18.0.99"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("none of that is an address of this machine"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("--rdzv-bind"), std::string::npos) << result.output;
+}
+
+TEST(HostileAuth, TwoNodeJobOnIpv6Loopback) {
+  if (!ipv6_loopback_available()) GTEST_SKIP() << "no IPv6 loopback (::1) on this machine";
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-v6", {"--token", "v6-tok"});
+  job.master_host = "[::1]";
+  std::vector<std::vector<std::string>> argv_by_node;
+  for (int r = 0; r < 2; ++r) argv_by_node.push_back(fake_worker_node(job, r, {}, {"--print-env"}));
+  auto results = dt::run_job_nodes(argv_by_node, kJobBound);
+  ASSERT_EQ(results.size(), 2u) << "node 0 never listened";
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << results[r].output;
+    EXPECT_EQ(env_value(results[r].output, "MASTER_ADDR"), "::1") << results[r].output;  // bare: torch's form
+  }
+}
+
+TEST(HostileAuth, NetnsJobOverIpv6) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("v6"), 2);
+  const std::string master = cluster.ipv6_address(1);
+  const dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = "[" + master + "]",
+                             .port = 29400, .job_id = "hostile-netns-v6",
+                             .flags = {"--join-timeout", "30", "--grace", "1", "--token", "netns-tok"}};
+  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
+  for (int host = 1; host <= 2; ++host) {
+    nodes.push_back(std::make_unique<dt::BackgroundProcess>());
+    EXPECT_TRUE(nodes.back()->start(cluster.exec_argv(host, fake_worker_node(job, host - 1, {}, {"--print-env"})), {},
+                                    kUnsetEnv));
+  }
+  auto results = dt::wait_all(nodes, kJobBound);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r].exit_code, 0) << "node " << r << "\n" << results[r].output;
+    EXPECT_EQ(env_value(results[r].output, "MASTER_ADDR"), master) << results[r].output;
+  }
+  // Node 0 listened on its IPv6 address only, and saw node 1 come from its IPv6 address.
+  EXPECT_NE(results[0].output.find("of " + master + " for 2 node(s)"), std::string::npos) << results[0].output;
+}

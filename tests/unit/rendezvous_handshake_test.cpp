@@ -1,0 +1,307 @@
+// The rendezvous handshake's trust on 127.0.0.1 / ::1: the greeting and early refusals say
+// nothing about the job; captured joins cannot be replayed or altered; nodes (and status
+// queries) refuse a master that cannot prove the token; peers without a node rank cannot
+// speak for the job; the server listens where it is told, IPv6 and dual-stack included.
+#include "../../rendezvous/src/wire.h"
+#include "../../rendezvous/testing/fake_master.h"
+#include "../../rendezvous/testing/raw_peer.h"
+#include "../../rendezvous/testing/rendezvous_test_support.h"
+#include "ddplaunch/rendezvous/token_proof.h"
+
+using namespace rdzv_test;
+namespace detail = ddplaunch::rendezvous::detail;
+
+namespace {
+
+struct ServerLog {
+  std::vector<std::string> refused;
+  std::vector<std::pair<int, Message>> messages;
+  int plans = 0;
+  ServerCallbacks callbacks() {
+    ServerCallbacks cb;
+    cb.plan = [this](std::uint64_t, const std::vector<NodeRecord>&) { ++plans; return JobPlan{}; };
+    cb.on_refused = [this](const std::string& peer, const std::string& why) { refused.push_back(peer + ": " + why); };
+    cb.on_message = [this](int rank, const Message& m) { messages.emplace_back(rank, m); };
+    return cb;
+  }
+};
+
+// Waits (bounded) for the index-th frame from the server.
+std::optional<Frame> await_frame(boost::asio::io_context& io, RawPeer& peer, std::size_t index) {
+  run_until(io, [&] {
+    peer.poll();
+    return peer.nth_frame(index).has_value() || peer.closed_by_server;
+  });
+  return peer.nth_frame(index);
+}
+
+// A join as a real node would send it for `hello`, signed with `token` ("" = unsigned).
+Frame signed_join(const Frame& hello, const std::string& token, const std::string& job, int requested_rank,
+                  const std::string& node_nonce) {
+  Frame join;
+  join.kind = "join";
+  join.job_id = job;
+  detail::put_facts(join.fields, "f.", facts("raw", 1, requested_rank));
+  join.fields["protocol"] = std::to_string(kProtocolVersion);
+  join.fields["nonce"] = node_nonce;
+  if (!token.empty())
+    join.fields["proof"] = node_proof(token, hello.fields.at("nonce"), node_nonce, detail::claims_of(join));
+  return join;
+}
+
+// A server with token "tok" on 127.0.0.1 and a raw peer that got its greeting.
+struct GreetedPeer {
+  std::unique_ptr<Server> server;
+  std::unique_ptr<RawPeer> peer;
+  std::optional<Frame> hello;
+  GreetedPeer(boost::asio::io_context& io, ServerOptions o, ServerLog& log) {
+    o.token = "tok";
+    server = std::make_unique<Server>(io, o, log.callbacks());
+    EXPECT_EQ(server->listen("127.0.0.1", 0), "");
+    peer = std::make_unique<RawPeer>(server->port());
+    hello = await_frame(io, *peer, 0);
+  }
+};
+
+Frame forged_assignment() {
+  Frame assign;
+  assign.kind = "assign";
+  Assignment a;
+  a.node_count = 2;
+  a.world_size = 2;
+  a.node_rank = 1;
+  a.rank_offset = 1;
+  a.worker_master_addr = "203.0.113.66";  // where an impostor would send the workers
+  a.worker_master_port = 29500;
+  detail::put_assignment(assign, a);
+  return assign;
+}
+
+bool ipv6_loopback_available() {
+  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_addr = in6addr_loopback;
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+TEST(RendezvousHandshake, GreetingCarriesOnlyTheChallengeAndWireVersion) {
+  boost::asio::io_context io;
+  ServerLog log;
+  auto o = fast_server(2, "secret-job-name");
+  o.launcher_version = "9.9.9";
+  GreetedPeer greeted(io, o, log);
+  RawPeer& peer = *greeted.peer;
+  auto& hello = greeted.hello;
+  ASSERT_TRUE(hello);
+  EXPECT_EQ(hello->kind, "hello");
+  EXPECT_EQ(hello->job_id, "");
+  EXPECT_EQ(hello->generation, 0u);
+  ASSERT_EQ(hello->fields.size(), 2u);
+  EXPECT_EQ(hello->fields.at("protocol"), std::to_string(kProtocolVersion));
+  EXPECT_EQ(hello->fields.at("nonce").size(), kNonceHexChars);
+  EXPECT_EQ(peer.received.find("secret-job-name"), std::string::npos);
+  EXPECT_EQ(peer.received.find("9.9.9"), std::string::npos);
+}
+
+TEST(RendezvousHandshake, RefusalsBeforeProofNeverNameTheMastersJob) {
+  boost::asio::io_context io;
+  ServerLog log;
+  Server server(io, fast_server(2, "secret-job-name"), log.callbacks());  // no token: job id compared
+  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+  RawPeer peer(server.port());
+  auto hello = await_frame(io, peer, 0);
+  ASSERT_TRUE(hello);
+  peer.send_bytes(encode_frame(signed_join(*hello, "", "guessed-job", -1, random_nonce())));
+  auto refusal = await_frame(io, peer, 1);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->kind, "refuse");
+  EXPECT_EQ(refusal->job_id, "");
+  EXPECT_TRUE(contains(refusal->fields.at("reason"), "differs from the master's")) << refusal->fields.at("reason");
+  EXPECT_EQ(peer.received.find("secret-job-name"), std::string::npos) << peer.received;
+
+  // With a token, a wrong proof is refused before the job id is even looked at.
+  auto o = fast_server(2, "secret-job-name");
+  o.token = "tok";
+  Server with_token(io, o, log.callbacks());
+  ASSERT_EQ(with_token.listen("127.0.0.1", 0), "");
+  auto co = fast_client(with_token.port(), "secret-job-name");
+  co.token = "wrong";
+  auto client = make_client(io, co);
+  client.client->join(facts("n"));
+  ASSERT_TRUE(run_until(io, [&] { return !client.log->refusals.empty(); }));
+  EXPECT_TRUE(contains(client.log->refusals[0], "authentication failed")) << client.log->refusals[0];
+  EXPECT_EQ(with_token.joined_count(), 0);
+}
+
+TEST(RendezvousHandshake, CapturedJoinReplayedOrAlteredIsRefused) {
+  boost::asio::io_context io;
+  ServerLog log;
+  GreetedPeer greeted(io, fast_server(3), log);
+  Server& server = *greeted.server;
+  RawPeer& genuine = *greeted.peer;
+  auto& hello = greeted.hello;
+  ASSERT_TRUE(hello);
+  std::string node_nonce = random_nonce();
+  Frame join = signed_join(*hello, "tok", "job-a", -1, node_nonce);
+  std::string captured = encode_frame(join);
+  genuine.send_bytes(captured);
+  auto welcome = await_frame(io, genuine, 1);
+  ASSERT_TRUE(welcome);
+  EXPECT_EQ(welcome->kind, "welcome");
+  EXPECT_TRUE(equal_constant_time(welcome->fields.at("proof"),
+                                  master_proof("tok", node_nonce, hello->fields.at("nonce"), detail::claims_of(join))));
+  ASSERT_TRUE(run_until(io, [&] { return server.joined_count() == 1; }));
+
+  // The same bytes on a new connection answer a challenge that is no longer asked.
+  RawPeer replay(server.port());
+  ASSERT_TRUE(await_frame(io, replay, 0));
+  replay.send_bytes(captured);
+  auto replay_answer = await_frame(io, replay, 1);
+  ASSERT_TRUE(replay_answer);
+  EXPECT_EQ(replay_answer->kind, "refuse");
+  EXPECT_TRUE(contains(replay_answer->fields.at("reason"), "authentication failed"));
+
+  // A join proven for this challenge, then changed on the way (asks for rank 0 instead).
+  RawPeer altered(server.port());
+  auto hello3 = await_frame(io, altered, 0);
+  ASSERT_TRUE(hello3);
+  Frame changed = signed_join(*hello3, "tok", "job-a", -1, random_nonce());
+  detail::put_facts(changed.fields, "f.", facts("raw", 1, 0));
+  changed.fields["proof"] = signed_join(*hello3, "tok", "job-a", -1, changed.fields.at("nonce")).fields.at("proof");
+  altered.send_bytes(encode_frame(changed));
+  auto altered_answer = await_frame(io, altered, 1);
+  ASSERT_TRUE(altered_answer);
+  EXPECT_EQ(altered_answer->kind, "refuse");
+  EXPECT_TRUE(contains(altered_answer->fields.at("reason"), "authentication failed"));
+  EXPECT_EQ(server.joined_count(), 1);
+}
+
+TEST(RendezvousHandshake, NodeRefusesAMasterThatCannotProveTheToken) {
+  struct Case {
+    const char* what;
+    FakeMaster::Answer answer;
+  };
+  std::vector<Case> cases = {
+      {"wrong proof", [](const Frame&, const std::string&) {
+         Frame w;
+         w.kind = "welcome";
+         w.fields["proof"] = std::string(64, '0');
+         return std::vector<Frame>{w, forged_assignment()};
+       }},
+      {"no welcome at all", [](const Frame&, const std::string&) { return std::vector<Frame>{forged_assignment()}; }},
+      {"the node's own proof reflected", [](const Frame& join, const std::string&) {
+         Frame w;
+         w.kind = "welcome";
+         w.fields["proof"] = join.fields.count("proof") ? join.fields.at("proof") : "";
+         return std::vector<Frame>{w, forged_assignment()};
+       }},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    boost::asio::io_context io;
+    FakeMaster fake(c.answer);
+    auto co = fast_client(fake.port());
+    co.token = "tok";
+    auto client = make_client(io, co);
+    client.client->join(facts("n"));
+    ASSERT_TRUE(run_until(io, [&] { return !client.log->losses.empty() || !client.log->assignments.empty(); }));
+    EXPECT_TRUE(client.log->assignments.empty());
+    ASSERT_FALSE(client.log->losses.empty());
+    EXPECT_TRUE(contains(client.log->losses[0], "could not prove the rendezvous token")) << client.log->losses[0];
+    EXPECT_TRUE(contains(client.log->losses[0], "127.0.0.1:" + std::to_string(fake.port()))) << client.log->losses[0];
+  }
+}
+
+TEST(RendezvousHandshake, StatusQueryRefusesAMasterThatCannotProveTheToken) {
+  FakeMaster fake([](const Frame&, const std::string&) {
+    Frame w;
+    w.kind = "welcome";
+    w.fields["proof"] = std::string(64, '0');
+    Frame reply;
+    reply.kind = "status_reply";
+    reply.fields["text"] = "forged: all is well";
+    return std::vector<Frame>{w, reply};
+  });
+  std::string error;
+  std::string text = query_status("127.0.0.1", fake.port(), "job-a", "tok", 3000ms, error);
+  EXPECT_EQ(text, "");
+  EXPECT_TRUE(contains(error, "could not prove the rendezvous token")) << error;
+}
+
+TEST(RendezvousHandshake, PeerWithoutANodeRankCannotSpeakForTheJob) {
+  boost::asio::io_context io;
+  ServerLog log;
+  Server server(io, fast_server(2), log.callbacks());  // no token: anyone may join
+  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+  RawPeer peer(server.port());
+  auto hello = await_frame(io, peer, 0);
+  ASSERT_TRUE(hello);
+  peer.send_bytes(encode_frame(signed_join(*hello, "", "job-a", -1, random_nonce())));
+  ASSERT_TRUE(run_until(io, [&] { return server.joined_count() == 1; }));
+  Frame problem;
+  problem.kind = "msg";
+  problem.job_id = "job-a";
+  problem.subtype = "node_problem";
+  problem.fields = {{"exit_code", "0"}, {"message", "all done"}};
+  peer.send_bytes(encode_frame(problem));
+  ASSERT_TRUE(run_until(io, [&] {
+    for (auto& r : log.refused)
+      if (contains(r, "no node rank yet")) return true;
+    return false;
+  }));
+  EXPECT_TRUE(log.messages.empty());  // never reached the launcher as node -1
+}
+
+TEST(RendezvousHandshake, ListensOnTheGivenAddressesOnlyAndDualStackOnWildcard) {
+  if (!ipv6_loopback_available()) GTEST_SKIP() << "no IPv6 loopback (::1) on this machine";
+  boost::asio::io_context io;
+  ServerLog log;
+  {
+    Server server(io, fast_server(2), log.callbacks());
+    ASSERT_EQ(server.listen(std::vector<std::string>{"127.0.0.1", "::1"}, 0), "");
+    EXPECT_EQ(server.listening_on(), (std::vector<std::string>{"127.0.0.1", "::1"}));
+    RawPeer v4(server.port(), "127.0.0.1"), v6(server.port(), "::1"), other(server.port(), "127.0.0.2");
+    EXPECT_TRUE(v4.connected && v6.connected);
+    EXPECT_FALSE(other.connected);  // 127.0.0.2 is this machine too, but not what was asked
+    EXPECT_TRUE(await_frame(io, v4, 0));
+    EXPECT_TRUE(await_frame(io, v6, 0));
+  }
+  Server wildcard(io, fast_server(2), log.callbacks());
+  ASSERT_EQ(wildcard.listen("::", 0), "");
+  RawPeer v4(wildcard.port(), "127.0.0.1"), v6(wildcard.port(), "::1");
+  EXPECT_TRUE(v6.connected);
+  EXPECT_TRUE(v4.connected) << "'::' should take IPv4 too (dual-stack) where net.ipv6.bindv6only is 0";
+  EXPECT_TRUE(await_frame(io, v6, 0));
+  // A node joining over IPv4 is seen at its IPv4 address, not as ::ffff:127.0.0.1.
+  auto client = make_client(io, fast_client(wildcard.port()));
+  client.client->join(facts("dual"));
+  ASSERT_TRUE(run_until(io, [&] { return wildcard.joined_count() == 1; }));
+  EXPECT_EQ(wildcard.joined_nodes().at(0).observed_address, "127.0.0.1");
+}
+
+TEST(RendezvousHandshake, NodeJoinsAMasterOnIpv6Loopback) {
+  if (!ipv6_loopback_available()) GTEST_SKIP() << "no IPv6 loopback (::1) on this machine";
+  boost::asio::io_context io;
+  ServerLog log;
+  auto o = fast_server(2);
+  o.token = "tok";
+  Server server(io, o, log.callbacks());
+  ASSERT_EQ(server.listen("::1", 0), "");
+  std::vector<TestClient> clients;
+  for (int i = 0; i < 2; ++i) {
+    auto co = fast_client(server.port());
+    co.host = "::1";
+    co.token = "tok";
+    clients.push_back(make_client(io, co));
+    clients.back().client->join(facts("v6-" + std::to_string(i)));
+  }
+  ASSERT_TRUE(run_until(io, [&] { return !clients[0].log->assignments.empty() && !clients[1].log->assignments.empty(); }));
+  EXPECT_EQ(log.plans, 1);
+  EXPECT_EQ(server.joined_nodes().at(0).observed_address, "::1");
+}
