@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "supervise/descendant_sweep.h"
 #include "supervise/error_file.h"
 #include "supervise/init_signatures.h"
 #include "supervise/process_spawner.h"
@@ -88,12 +89,22 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     }
     SpawnRequest request;
     request.argv = spec.program;
-    request.env = to_env_strings(build_worker_environment(spec.base_env, spec.assignment, worker->local_rank));
+    Environment env = build_worker_environment(spec.base_env, spec.assignment, worker->local_rank);
+    // The mark that finds its descendants even after they leave its process group.
+    if (!guard_.job_tag().empty()) env[kJobTagVariable] = guard_.job_tag();
+    request.env = to_env_strings(env);
     request.start_stopped = std::count(spec.pause_ranks.begin(), spec.pause_ranks.end(), worker->global_rank) > 0;
     SpawnedProcess process = spawn_worker_process(request);
     if (process.pid < 0) {
       worker->status = ExitStatus{false, 127, 0, false};
-      report_failure(*worker, FailurePhase::Init, FailureKind::SpawnFailed, process.error);
+      // Out of processes, memory or descriptors is the node's state, not the program's:
+      // named as such, and restartable.
+      if (is_resource_shortage(process.error_number))
+        report_failure(*worker, FailurePhase::Init, FailureKind::SpawnNoResources,
+                       fmt::format("could not start rank {}: {}: {}", worker->global_rank,
+                                   describe_resource_shortage(process.error_number), process.error));
+      else
+        report_failure(*worker, FailurePhase::Init, FailureKind::SpawnFailed, process.error);
       break;  // the others are stopped below; one clear error is enough
     }
     worker->pid = process.pid;
@@ -207,11 +218,29 @@ void GroupSupervisor::reap_exited_children() {
     int wait_status = 0;
     if (waitpid(worker->pid, &wait_status, 0) == worker->pid) reap(*worker, wait_status);
   }
+  // As a subreaper the launcher also inherits its workers' orphans: reap those, never a
+  // worker whose exit is still to be read above.
+  if (is_subreaper()) {
+    std::vector<pid_t> live_workers;
+    for (auto& w : workers_)
+      if (w->pid > 0 && !w->status) live_workers.push_back(w->pid);
+    reap_adopted_children(live_workers);
+  }
+}
+
+// Every worker of this generation is reaped: whatever they started is swept before the
+// next generation (or the end of the job), so none holds a port, a GPU or a pipe.
+void GroupSupervisor::sweep_descendants_if_all_reaped() {
+  if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->pid > 0 && !w->status; })) return;
+  std::vector<pid_t> spared;
+  if (guard_.pid() > 0) spared.push_back(guard_.pid());
+  sweep_job_processes(guard_.job_tag(), spared);
 }
 
 void GroupSupervisor::reap(Worker& worker, int wait_status) {
   worker.status = exit_status_from_wait(wait_status);
   guard_.forget(worker.pid);
+  sweep_descendants_if_all_reaped();
   if (worker.finished()) {
     on_worker_finished(worker);
     return;

@@ -1,5 +1,6 @@
 // Rendezvous server: listening, per-connection plumbing, heartbeats, progress and join deadline.
 // Admission (who may join, which rank, the plan) is in server_admission.cpp.
+#include <fcntl.h>
 #include <sys/random.h>
 
 #include <algorithm>
@@ -55,6 +56,7 @@ std::string Server::Impl::listen(const std::string& bind_address, std::uint16_t 
     acceptor_.close(ignored);
     return "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec);
   }
+  ::fcntl(acceptor_.native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: a worker must not keep the port
   by_rank_.assign(static_cast<std::size_t>(opt_.expected_nodes), nullptr);
   phase_ = Phase::kWaitingJoins;
   start_wait_timers();
