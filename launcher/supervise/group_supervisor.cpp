@@ -101,8 +101,7 @@ void GroupSupervisor::start(const GroupSpec& spec) {
       // named as such, and restartable.
       if (is_resource_shortage(process.error_number))
         report_failure(*worker, FailurePhase::Init, FailureKind::SpawnNoResources,
-                       fmt::format("could not start rank {}: {}: {}", worker->global_rank,
-                                   describe_resource_shortage(process.error_number), process.error));
+                       fmt::format("{}: {}", describe_resource_shortage(process.error_number), process.error));
       else
         report_failure(*worker, FailurePhase::Init, FailureKind::SpawnFailed, process.error);
       break;  // the others are stopped below; one clear error is enough

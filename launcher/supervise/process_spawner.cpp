@@ -138,15 +138,19 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
   WorkerExecSetup setup;
   setup.launcher_pid = getpid();
   setup.start_stopped = request.start_stopped;
+  errno = 0;
   bp::child child(bp::exe = exe, bp::args = args, env, bp::std_in<bp::null, bp::posix::fd.bind(1, out_pipe[1]),
                   bp::posix::fd.bind(2, err_pipe[1]), setup, ec);
+  // Boost.Process can fail before fork (its own pipe: EMFILE) without setting `ec`.
+  const int spawn_errno = errno;
   close_fd(out_pipe[1]);
   close_fd(err_pipe[1]);
-  if (ec) {
+  if (ec || child.id() <= 0) {
     close_fd(out_pipe[0]);
     close_fd(err_pipe[0]);
-    out.error_number = ec.value();
-    out.error = fmt::format("cannot start '{}': {}", exe, ec.message());
+    out.error_number = ec ? ec.value() : spawn_errno;
+    out.error = fmt::format("cannot start '{}': {}", exe,
+                            ec ? ec.message() : out.error_number ? std::strerror(out.error_number) : "unknown error");
     return out;
   }
   out.pid = child.id();
