@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "ddplaunch/contract.h"
+
 namespace ddplaunch {
 
 namespace {
@@ -122,7 +124,7 @@ std::vector<pid_t> find_job_processes(const std::string& tag, const std::vector<
     }
   }
   if (!tag.empty()) {
-    const std::string entry = std::string(kJobTagVariable) + "=" + tag;
+    const std::string entry = std::string(contract::kJobTag) + "=" + tag;
     for (pid_t pid : numeric_entries("/proc"))
       if (!excluded(pid) && !found.count(pid) && carries_tag(pid, entry)) found.insert(pid);
   }

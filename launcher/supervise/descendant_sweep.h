@@ -11,8 +11,6 @@
 
 namespace ddplaunch {
 
-inline constexpr const char* kJobTagVariable = "DDPLAUNCH_JOB_TAG";
-
 // A fresh random tag for one launcher's workers ("0f3a…", 32 hex digits).
 std::string new_job_tag();
 

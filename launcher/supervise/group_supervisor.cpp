@@ -91,7 +91,7 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     request.argv = spec.program;
     Environment env = build_worker_environment(spec.base_env, spec.assignment, worker->local_rank);
     // The mark that finds its descendants even after they leave its process group.
-    if (!guard_.job_tag().empty()) env[kJobTagVariable] = guard_.job_tag();
+    if (!guard_.job_tag().empty()) env[contract::kJobTag] = guard_.job_tag();
     request.env = to_env_strings(env);
     request.start_stopped = std::count(spec.pause_ranks.begin(), spec.pause_ranks.end(), worker->global_rank) > 0;
     SpawnedProcess process = spawn_worker_process(request);

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <string>
 
+#include "ddplaunch/contract.h"
 #include "supervise/descendant_sweep.h"
 #include "supervise/process_spawner.h"
 
@@ -55,7 +56,7 @@ std::string read_all(int fd) {
 TEST(DescendantSweep, KillsAProcessCarryingTheJobTagOutsideTheGroup) {
   const std::string tag = new_job_tag();
   ASSERT_EQ(tag.size(), 32u);
-  pid_t pid = start_tagged_sleeper(std::string(kJobTagVariable) + "=" + tag);
+  pid_t pid = start_tagged_sleeper(std::string(contract::kJobTag) + "=" + tag);
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(found_within_bound(tag, pid));
   EXPECT_GE(sweep_job_processes(tag, {}), 1);
@@ -67,7 +68,7 @@ TEST(DescendantSweep, KillsAProcessCarryingTheJobTagOutsideTheGroup) {
 TEST(DescendantSweep, LeavesProcessesOfAnotherJobAlone) {
   const std::string ours = new_job_tag(), theirs = new_job_tag();
   ASSERT_NE(ours, theirs);
-  pid_t pid = start_tagged_sleeper(std::string(kJobTagVariable) + "=" + theirs);
+  pid_t pid = start_tagged_sleeper(std::string(contract::kJobTag) + "=" + theirs);
   ASSERT_TRUE(found_within_bound(theirs, pid));
   EXPECT_FALSE(contains(find_job_processes(ours, {}), pid));
   sweep_job_processes(ours, {});
