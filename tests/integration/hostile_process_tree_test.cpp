@@ -12,7 +12,6 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -124,35 +123,12 @@ std::string write_worker_script() {
   return path;
 }
 
-std::vector<pid_t> pids_after(const std::string& output, const std::string& tag) {
-  std::vector<pid_t> pids;
-  const std::regex re(tag + R"(=(\d+))");
-  for (std::sregex_iterator it(output.begin(), output.end(), re), end; it != end; ++it)
-    pids.push_back(static_cast<pid_t>(std::stol((*it)[1])));
-  return pids;
-}
-
 std::string value_after(const std::string& output, const std::string& key) {
   auto at = output.find(key + "=");
   if (at == std::string::npos) return {};
   at += key.size() + 1;
   return output.substr(at, output.find('\n', at) - at);
 }
-
-// Kills, at the end of a test, escapees a failed test left alive. Checks the command line
-// first: pids get reused.
-struct StrayKiller {
-  std::vector<pid_t> pids;
-  ~StrayKiller() {
-    for (pid_t pid : pids) {
-      std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-      std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-      if (dt::process_alive(pid) && (text.find("tree_worker") != std::string::npos ||
-                                     text.find("sleep") != std::string::npos))
-        ::kill(pid, SIGKILL);
-    }
-  }
-};
 
 // True when a listener can bind 127.0.0.1:port right now (as the next master would).
 bool port_is_free(int port) {
@@ -185,9 +161,9 @@ TEST(HostileProcessTree, WorkersAndTheirChildrenInheritOnlyStdioAndTheRendezvous
   const std::string script = write_worker_script();
   const int port = dt::free_tcp_port();
   ASSERT_GT(port, 0);
-  StrayKiller strays;
+  dt::StrayKiller strays({"tree_worker", "sleep"});
   dt::RunResult r = dt::run_command(launcher_argv(port, {}, {PYTHON_WITH_TORCH, script, "fds"}), kRunLimit);
-  strays.pids = pids_after(r.output, "ESCAPED_PID");
+  strays.pids = dt::pids_after(r.output, "ESCAPED_PID");
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   // Nothing but stdin, stdout and stderr: no rendezvous socket, status socket, log file or
@@ -213,14 +189,14 @@ TEST_P(EscapedDescendants, NoneRemains) {
                             : ending == Ending::GroupRestart ? "fail_gen0"
                                                              : "hang";
   dt::BackgroundProcess launcher;
-  StrayKiller strays;
+  dt::StrayKiller strays({"tree_worker", "sleep"});
   ASSERT_TRUE(launcher.start(
       launcher_argv(port, {"--max-restarts", "1", "--grace", "2"}, {PYTHON_WITH_TORCH, script, "escape", after})))
       << launcher.output_so_far();
   ASSERT_TRUE(launcher.wait_for_output("ESCAPEES_READY gen=0", 60s)) << launcher.output_so_far();
   std::string seen = launcher.output_so_far();
-  std::vector<pid_t> tagged = pids_after(seen, "ESCAPED_PID");
-  std::vector<pid_t> untagged = pids_after(seen, "UNTAGGED_PID");
+  std::vector<pid_t> tagged = dt::pids_after(seen, "ESCAPED_PID");
+  std::vector<pid_t> untagged = dt::pids_after(seen, "UNTAGGED_PID");
   strays.pids = tagged;
   strays.pids.insert(strays.pids.end(), untagged.begin(), untagged.end());
   ASSERT_EQ(tagged.size(), 3u) << seen;
@@ -250,10 +226,10 @@ TEST_P(EscapedDescendants, NoneRemains) {
       for (pid_t pid : untagged)
         EXPECT_TRUE(dt::wait_until_gone(pid, kGoneBound)) << "untagged pid " << pid << " survived the restart";
       seen = launcher.output_so_far();
-      for (pid_t pid : pids_after(seen, "ESCAPED_PID")) strays.pids.push_back(pid);
-      for (pid_t pid : pids_after(seen, "UNTAGGED_PID")) strays.pids.push_back(pid);
-      tagged = pids_after(seen, "ESCAPED_PID");  // both generations'
-      untagged = pids_after(seen, "UNTAGGED_PID");
+      for (pid_t pid : dt::pids_after(seen, "ESCAPED_PID")) strays.pids.push_back(pid);
+      for (pid_t pid : dt::pids_after(seen, "UNTAGGED_PID")) strays.pids.push_back(pid);
+      tagged = dt::pids_after(seen, "ESCAPED_PID");  // both generations'
+      untagged = dt::pids_after(seen, "UNTAGGED_PID");
       ASSERT_TRUE(launcher.send_signal(SIGTERM));
       r = launcher.wait(30s);
       break;
@@ -291,13 +267,13 @@ TEST(HostileProcessTree, KilledLauncherLeavesNoTempFolder) {
   const int port = dt::free_tcp_port();
   ASSERT_GT(port, 0);
   dt::BackgroundProcess launcher;
-  StrayKiller strays;
+  dt::StrayKiller strays({"tree_worker", "sleep"});
   ASSERT_TRUE(launcher.start(launcher_argv(port, {}, {PYTHON_WITH_TORCH, script, "escape", "hang"})))
       << launcher.output_so_far();
   ASSERT_TRUE(launcher.wait_for_output("ESCAPEES_READY gen=0", 60s)) << launcher.output_so_far();
   const std::string seen = launcher.output_so_far();
-  strays.pids = pids_after(seen, "ESCAPED_PID");
-  for (pid_t pid : pids_after(seen, "UNTAGGED_PID")) strays.pids.push_back(pid);
+  strays.pids = dt::pids_after(seen, "ESCAPED_PID");
+  for (pid_t pid : dt::pids_after(seen, "UNTAGGED_PID")) strays.pids.push_back(pid);
   const std::string status_dir = value_after(seen, "STATUS_DIR");
   ASSERT_NE(status_dir.find("ddplaunch-"), std::string::npos) << seen;
   ASSERT_TRUE(fs::is_directory(status_dir)) << status_dir;
