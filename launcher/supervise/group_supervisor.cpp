@@ -44,6 +44,7 @@ GroupSupervisor::~GroupSupervisor() {
 void GroupSupervisor::close() {
   closed_ = true;
   kill_all(SIGKILL);
+  sweep_job_processes(guard_.job_tag(), spared_by_sweep());  // untagged orphans are out of reach once we exit
   boost::system::error_code ignored;
   child_exits_.cancel(ignored);
   init_grace_.cancel();
@@ -231,9 +232,12 @@ void GroupSupervisor::reap_exited_children() {
 // next generation (or the end of the job), so none holds a port, a GPU or a pipe.
 void GroupSupervisor::sweep_descendants_if_all_reaped() {
   if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->pid > 0 && !w->status; })) return;
-  std::vector<pid_t> spared;
-  if (guard_.pid() > 0) spared.push_back(guard_.pid());
-  sweep_job_processes(guard_.job_tag(), spared);
+  sweep_job_processes(guard_.job_tag(), spared_by_sweep());
+}
+
+std::vector<pid_t> GroupSupervisor::spared_by_sweep() const {
+  if (guard_.pid() > 0) return {guard_.pid()};
+  return {};
 }
 
 void GroupSupervisor::reap(Worker& worker, int wait_status) {

@@ -73,6 +73,7 @@ class GroupSupervisor {
   void set_phase(Worker& worker, RankPhase phase);
   void reap(Worker& worker, int wait_status);
   void sweep_descendants_if_all_reaped();
+  std::vector<pid_t> spared_by_sweep() const;  // the guard: it must outlive us
   void on_worker_finished(Worker& worker);
   void deliver_outcome_if_done();
   void report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail);

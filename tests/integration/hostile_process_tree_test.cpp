@@ -29,100 +29,8 @@ namespace {
 constexpr auto kRunLimit = 120s;
 constexpr auto kGoneBound = 10s;  // a swept process is gone well within this, even on a busy machine
 
-// The hostile worker. "fds": prints its descriptors and those of an exec'd grandchild that
-// escapes into its own session. "escape AFTER": starts four escapees — setsid, setpgid,
-// a double-forked daemon, and a double-forked `env -i sleep` with no job tag — prints their
-// pids, then AFTER: exit0, hang, or fail_gen0 (exit 1 in generation 0, hang later).
-constexpr const char* kWorkerScript = R"PY(
-import os, subprocess, sys, time
-
-def fds():
-    out = []
-    for name in os.listdir('/proc/self/fd'):
-        try:
-            os.readlink('/proc/self/fd/' + name)  # the listing's own descriptor is gone by now
-            out.append(int(name))
-        except OSError:
-            pass
-    return ','.join(str(fd) for fd in sorted(out))
-
-def say(text):
-    sys.stdout.write(text + '\n')
-    sys.stdout.flush()
-
-def sleep_forever():
-    for _ in range(600):
-        time.sleep(1)
-    os._exit(0)
-
-def fork_escapee(how):
-    pid = os.fork()
-    if pid == 0:
-        if how == 'setsid':
-            os.setsid()
-        else:
-            os.setpgid(0, 0)
-        sleep_forever()
-    return pid
-
-def double_fork(argv=None):
-    r, w = os.pipe()
-    middle = os.fork()
-    if middle == 0:
-        os.close(r)
-        pid = os.fork()
-        if pid == 0:
-            os.close(w)
-            os.setsid()
-            if argv:
-                os.execve(argv[0], argv, {})
-            sleep_forever()
-        os.write(w, str(pid).encode())
-        os._exit(0)
-    os.close(w)
-    os.waitpid(middle, 0)
-    pid = int(os.read(r, 32).decode())
-    os.close(r)
-    return pid
-
-mode = sys.argv[1]
-if mode == 'grandchild':
-    say('GRANDCHILD_FDS=' + fds())
-    sleep_forever()
-if mode == 'fds':
-    say('WORKER_FDS=' + fds())
-    child = subprocess.Popen([sys.executable, sys.argv[0], 'grandchild'], close_fds=False, start_new_session=True)
-    say('ESCAPED_PID=%d' % child.pid)
-    for _ in range(100):
-        time.sleep(0.05)  # let it print before the worker ends
-    sys.exit(0)
-if mode == 'escape':
-    status_dir = os.path.dirname(os.environ.get('DDPLAUNCH_STATUS_SOCKET', ''))
-    say('STATUS_DIR=' + status_dir)
-    say('ESCAPED_PID=%d' % fork_escapee('setsid'))
-    say('ESCAPED_PID=%d' % fork_escapee('setpgid'))
-    say('ESCAPED_PID=%d' % double_fork())
-    say('UNTAGGED_PID=%d' % double_fork(['/usr/bin/env', '-i', '/bin/sleep', '600']))
-    say('ESCAPEES_READY gen=' + os.environ.get('DDPLAUNCH_GENERATION', '?'))
-    after = sys.argv[2]
-    if after == 'exit0':
-        sys.exit(0)
-    if after == 'fail_gen0' and os.environ.get('DDPLAUNCH_GENERATION') == '0':
-        sys.exit(1)
-    sleep_forever()
-if mode == 'limits':
-    import resource
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    say('NOFILE soft=%d hard=%d' % (soft, hard))
-)PY";
-
-std::string write_worker_script() {
-  const std::string dir = dt::temp_dir("hostile-tree-");
-  const std::string path = dir + "/tree_worker.py";
-  std::ofstream(path) << kWorkerScript;
-  return path;
-}
-
+// The hostile worker (its modes are described at its top).
+const std::string kWorkerScript = std::string(SOURCE_DIR) + "/tests/integration/hostile_tree_worker.py";
 std::string value_after(const std::string& output, const std::string& key) {
   auto at = output.find(key + "=");
   if (at == std::string::npos) return {};
@@ -158,10 +66,10 @@ std::vector<std::string> launcher_argv(int port, const std::vector<std::string>&
 }  // namespace
 
 TEST(HostileProcessTree, WorkersAndTheirChildrenInheritOnlyStdioAndTheRendezvousPortIsFreedAtOnce) {
-  const std::string script = write_worker_script();
+  const std::string& script = kWorkerScript;
   const int port = dt::free_tcp_port();
   ASSERT_GT(port, 0);
-  dt::StrayKiller strays({"tree_worker", "sleep"});
+  dt::StrayKiller strays({"hostile_tree_worker", "sleep"});
   dt::RunResult r = dt::run_command(launcher_argv(port, {}, {PYTHON_WITH_TORCH, script, "fds"}), kRunLimit);
   strays.pids = dt::pids_after(r.output, "ESCAPED_PID");
   ASSERT_FALSE(r.timed_out) << r.output;
@@ -182,14 +90,14 @@ class EscapedDescendants : public ::testing::TestWithParam<Ending> {};
 
 TEST_P(EscapedDescendants, NoneRemains) {
   const Ending ending = GetParam();
-  const std::string script = write_worker_script();
+  const std::string& script = kWorkerScript;
   const int port = dt::free_tcp_port();
   ASSERT_GT(port, 0);
   const std::string after = ending == Ending::NormalEnd      ? "exit0"
                             : ending == Ending::GroupRestart ? "fail_gen0"
                                                              : "hang";
   dt::BackgroundProcess launcher;
-  dt::StrayKiller strays({"tree_worker", "sleep"});
+  dt::StrayKiller strays({"hostile_tree_worker", "sleep"});
   ASSERT_TRUE(launcher.start(
       launcher_argv(port, {"--max-restarts", "1", "--grace", "2"}, {PYTHON_WITH_TORCH, script, "escape", after})))
       << launcher.output_so_far();
@@ -263,11 +171,11 @@ INSTANTIATE_TEST_SUITE_P(HostileProcessTree, EscapedDescendants,
                          });
 
 TEST(HostileProcessTree, KilledLauncherLeavesNoTempFolder) {
-  const std::string script = write_worker_script();
+  const std::string& script = kWorkerScript;
   const int port = dt::free_tcp_port();
   ASSERT_GT(port, 0);
   dt::BackgroundProcess launcher;
-  dt::StrayKiller strays({"tree_worker", "sleep"});
+  dt::StrayKiller strays({"hostile_tree_worker", "sleep"});
   ASSERT_TRUE(launcher.start(launcher_argv(port, {}, {PYTHON_WITH_TORCH, script, "escape", "hang"})))
       << launcher.output_so_far();
   ASSERT_TRUE(launcher.wait_for_output("ESCAPEES_READY gen=0", 60s)) << launcher.output_so_far();
@@ -290,7 +198,7 @@ TEST(HostileProcessTree, KilledLauncherLeavesNoTempFolder) {
 }
 
 TEST(HostileProcessTree, SoftDescriptorLimitIsRaisedToTheHardOne) {
-  const std::string script = write_worker_script();
+  const std::string& script = kWorkerScript;
   const int port = dt::free_tcp_port();
   ASSERT_GT(port, 0);
   std::vector<std::string> argv{"/usr/bin/prlimit", "--nofile=512:4096"};
