@@ -22,6 +22,9 @@ namespace ddplaunch {
 namespace {
 constexpr auto kDrainBound = std::chrono::seconds(2);  // output EOF after a worker was reaped
 constexpr auto kInitFailureSettle = std::chrono::milliseconds(500);
+// From the last worker's exit to the sweep of what it left behind: the loop first reads the
+// output already in the pipes, in the order written (a sweep blocks it for a moment).
+constexpr auto kSweepDelay = std::chrono::milliseconds(100);
 }  // namespace
 
 GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard, GroupCallbacks callbacks)
@@ -31,7 +34,8 @@ GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard
       child_exits_(io, SIGCHLD),
       init_grace_(io),
       kill_timer_(io),
-      drain_timer_(io) {
+      drain_timer_(io),
+      sweep_timer_(io) {
   wait_for_child_exits();
 }
 
@@ -50,6 +54,7 @@ void GroupSupervisor::close() {
   init_grace_.cancel();
   kill_timer_.cancel();
   drain_timer_.cancel();
+  sweep_timer_.cancel();
 }
 
 // The one wait for children: every SIGCHLD reaps whichever workers have exited.
@@ -228,11 +233,16 @@ void GroupSupervisor::reap_exited_children() {
   }
 }
 
-// Every worker of this generation is reaped: whatever they started is swept before the
-// next generation (or the end of the job), so none holds a port, a GPU or a pipe.
+// Every worker of this generation is reaped: whatever they started is swept shortly after
+// (it may hold their output pipes open), and again before the outcome is delivered, so none
+// holds a port, a GPU or a pipe into the next generation or past the end of the job.
 void GroupSupervisor::sweep_descendants_if_all_reaped() {
   if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->pid > 0 && !w->status; })) return;
-  sweep_job_processes(guard_.job_tag(), spared_by_sweep());
+  sweep_timer_.expires_after(kSweepDelay);
+  sweep_timer_.async_wait([this, gen = assignment_.generation](const boost::system::error_code& ec) {
+    if (!ec && gen == assignment_.generation && !outcome_delivered_)
+      sweep_job_processes(guard_.job_tag(), spared_by_sweep());
+  });
 }
 
 std::vector<pid_t> GroupSupervisor::spared_by_sweep() const {
@@ -302,6 +312,8 @@ void GroupSupervisor::deliver_outcome_if_done() {
     init_grace_.cancel();
     kill_timer_.cancel();
     drain_timer_.cancel();
+    sweep_timer_.cancel();
+    sweep_job_processes(guard_.job_tag(), spared_by_sweep());
     GroupOutcome outcome;
     outcome.generation = assignment_.generation;
     for (auto& w : workers_) outcome.statuses.emplace_back(w->global_rank, *w->status);

@@ -89,7 +89,7 @@ class GroupSupervisor {
   bool stopping_ = false;
   bool closed_ = false;
   bool outcome_delivered_ = true;
-  boost::asio::steady_timer init_grace_, kill_timer_, drain_timer_;
+  boost::asio::steady_timer init_grace_, kill_timer_, drain_timer_, sweep_timer_;
 };
 
 }  // namespace ddplaunch
