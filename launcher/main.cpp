@@ -15,6 +15,7 @@
 #include "agent/node_agent.h"
 #include "config/command_line.h"
 #include "config/job_setup.h"
+#include "config/token_source.h"
 #include "ddplaunch/preflight/gpus.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
@@ -98,6 +99,11 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Keep the arguments, then hide a --token value from ps: before the guard is forked, so
+  // that its copy of this memory is clean too.
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  scrub_token_arguments(argc, argv);
+
   // The guard must be forked before anything can start a thread.
   OrphanGuard guard;
   std::string guard_error = guard.start();
@@ -111,7 +117,7 @@ int main(int argc, char** argv) {
   if (std::string warning = raise_descriptor_limit(); !warning.empty()) spdlog::warn("{}", warning);
 
   // Parse the command line.
-  CommandLine cl = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  CommandLine cl = parse_command_line(args);
   if (cl.help) return std::fputs(usage_text().c_str(), stdout), 0;
   if (cl.version) return std::printf("ddplaunch %s\n", DDPLAUNCH_VERSION), 0;
   if (!cl.errors.empty()) return fail(cl.errors);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/preflight/interfaces.h"
+#include "shim_paths.h"
 #include "supervise/process_spawner.h"
 
 namespace ddplaunch {
@@ -81,11 +82,12 @@ std::vector<std::string> add_shim_environment(const std::string& shim, const std
   // shell wrapper, `python -m`), and a non-Python program never reads PYTHONPATH.
   (void)program;
   const bool want_python = shim == "python" || shim == "auto";
+  const ShimPaths shims = locate_shims();
   if (want_preload) {
-    if (access(DDPLAUNCH_PRELOAD_LIB, R_OK) == 0) prepend("LD_PRELOAD", DDPLAUNCH_PRELOAD_LIB, ':');
-    else notes.push_back(fmt::format("shim: {} is missing; NCCL init will not be reported", DDPLAUNCH_PRELOAD_LIB));
+    if (access(shims.preload_lib.c_str(), R_OK) == 0) prepend("LD_PRELOAD", shims.preload_lib, ':');
+    else notes.push_back(fmt::format("shim: {} is missing; NCCL init will not be reported", shims.preload_lib));
   }
-  if (want_python) prepend("PYTHONPATH", DDPLAUNCH_PYTHON_SHIM_DIR, ':');
+  if (want_python) prepend("PYTHONPATH", shims.python_autoload_dir, ':');
   return notes;
 }
 

@@ -96,6 +96,7 @@ const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handler
       {messages::Kind::NodeProblem, &JobCoordinator::on_node_problem},
       {messages::Kind::RankStates, &JobCoordinator::on_rank_states},
       {messages::Kind::NodeReport, &JobCoordinator::on_node_report},
+      {messages::Kind::ProbeResults, &JobCoordinator::on_probe_results},
   };
   return table;
 }
@@ -134,6 +135,11 @@ void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m)
 
 void JobCoordinator::on_node_report(int node_rank, const rendezvous::Message& m) {
   if (auto row = messages::decode_node_report(m)) carry_out(policy_.on_doctor_report(node_rank, row->ok, row->nic, row->problems));
+}
+
+void JobCoordinator::on_probe_results(int node_rank, const rendezvous::Message& m) {
+  if (auto results = messages::decode_probe_results(m))
+    carry_out(policy_.on_probe_results(node_rank, static_cast<long>(m.generation), std::move(results->links)));
 }
 
 void JobCoordinator::on_node_lost(const rendezvous::NodeRecord& node, const std::string& why) {
@@ -183,6 +189,8 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
       deadline_timer_.async_wait([this, gen = arm->generation, serial = arm->serial](const boost::system::error_code& ec) {
         if (!ec) carry_out(policy_.on_init_deadline(gen, serial));
       });
+    } else if (auto* start = std::get_if<decision::StartWorkers>(&d)) {
+      if (server_) server_->broadcast(messages::encode(start->generation, messages::ProbeVerdict{start->ifname}));
     } else if (auto* table = std::get_if<decision::PrintTable>(&d)) {
       std::fputs(table->text.c_str(), stdout);
       std::fflush(stdout);

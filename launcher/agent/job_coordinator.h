@@ -46,6 +46,7 @@ class JobCoordinator {
   void on_node_problem(int node_rank, const rendezvous::Message& message);
   void on_rank_states(int node_rank, const rendezvous::Message& message);
   void on_node_report(int node_rank, const rendezvous::Message& message);
+  void on_probe_results(int node_rank, const rendezvous::Message& message);
 
   void carry_out(const JobPolicy::Decisions& decisions);
   void schedule_sweep();

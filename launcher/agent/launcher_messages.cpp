@@ -5,12 +5,13 @@
 #include <sstream>
 #include <utility>
 
+#include "agent/message_bounds.h"
 #include "policy/name_table.h"
 
 namespace ddplaunch::messages {
 
 namespace {
-constexpr NameTable<Kind, 9> kKindNames{{{
+constexpr NameTable<Kind, 11> kKindNames{{{
     {Kind::WorkerFailed, "worker_failed"},
     {Kind::NodeFinished, "node_finished"},
     {Kind::NodeProblem, "node_problem"},
@@ -20,6 +21,8 @@ constexpr NameTable<Kind, 9> kKindNames{{{
     {Kind::Stop, "stop"},
     {Kind::JobEnd, "job_end"},
     {Kind::Resume, "resume"},
+    {Kind::ProbeResults, "probe_results"},
+    {Kind::ProbeVerdict, "probe_verdict"},
 }}};
 
 rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
@@ -27,6 +30,7 @@ rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::
   m.type = std::string(kind_name(kind));
   m.generation = static_cast<std::uint64_t>(generation);
   for (auto& [k, v] : fields) m.fields[k] = std::move(v);
+  fit_for_wire(m);  // whatever a payload holds, the message stays under the frame limit
   return m;
 }
 
@@ -59,7 +63,7 @@ std::optional<Kind> kind_of(const rendezvous::Message& m) { return kKindNames.pa
 rendezvous::Message encode(long generation, const FailureReport& r) {
   const WorkerFailure& f = r.failure;
   std::string tail;
-  for (const auto& line : f.tail) tail += line + "\n";
+  for (const auto& line : bounded_tail(f.tail)) tail += line + "\n";
   auto m = make(Kind::WorkerFailed, generation,
                 {{"node", std::to_string(f.node_rank)},
                  {"host", r.host},
@@ -99,6 +103,7 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   }
   std::istringstream tail(field(m, "tail"));
   for (std::string line; std::getline(tail, line);) f.tail.push_back(line);
+  f.tail = bounded_tail(f.tail);  // what another launcher sent is printed here: bound it as ours
   return r;
 }
 
@@ -180,5 +185,59 @@ std::optional<JobEnd> decode_job_end(const rendezvous::Message& m) {
 }
 
 rendezvous::Message encode_resume(long generation) { return make(Kind::Resume, generation, {}); }
+
+// One line per link, tab-separated: from to ifname source destination ok rtt_ms mbit error.
+rendezvous::Message encode(long generation, const ProbeResults& p) {
+  std::string lines;
+  for (std::size_t i = 0; i < p.links.size() && i < kMaxProbeLinks; ++i) {
+    const auto& l = p.links[i];
+    std::string error = l.result.error.substr(0, 300);
+    for (char& c : error)
+      if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+    lines += std::to_string(l.pair.from) + "\t" + std::to_string(l.pair.to) + "\t" + l.ifname + "\t" + l.from_address +
+             "\t" + l.to_endpoint + "\t" + (l.result.ok ? "1" : "0") + "\t" + std::to_string(l.result.rtt_ms) + "\t" +
+             std::to_string(l.result.mbit_per_s) + "\t" + error + "\n";
+  }
+  return make(Kind::ProbeResults, generation, {{"links", lines}});
+}
+
+std::optional<ProbeResults> decode_probe_results(const rendezvous::Message& m) {
+  if (!is(m, Kind::ProbeResults)) return std::nullopt;
+  ProbeResults p;
+  std::istringstream lines(field(m, "links"));
+  for (std::string line; std::getline(lines, line);) {
+    if (p.links.size() >= kMaxProbeLinks) return std::nullopt;
+    std::vector<std::string> parts;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, '\t');) parts.push_back(cell);
+    if (parts.size() == 8) parts.emplace_back();  // an empty error at the end of the line
+    if (parts.size() != 9) return std::nullopt;
+    preflight::ProbedLink l;
+    try {
+      l.pair.from = std::stoi(parts[0]);
+      l.pair.to = std::stoi(parts[1]);
+      l.result.rtt_ms = std::stod(parts[6]);
+      l.result.mbit_per_s = std::stod(parts[7]);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    if (l.pair.from < 0 || l.pair.to < 0 || parts[2].empty() || parts[2].size() > 15) return std::nullopt;
+    l.ifname = parts[2];
+    l.from_address = parts[3];
+    l.to_endpoint = parts[4];
+    l.result.ok = parts[5] == "1";
+    l.result.error = parts[8];
+    p.links.push_back(std::move(l));
+  }
+  return p;
+}
+
+rendezvous::Message encode(long generation, const ProbeVerdict& p) {
+  return make(Kind::ProbeVerdict, generation, {{"ifname", p.ifname}});
+}
+std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& m) {
+  if (!is(m, Kind::ProbeVerdict)) return std::nullopt;
+  return ProbeVerdict{field(m, "ifname")};
+}
 
 }  // namespace ddplaunch::messages

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ddplaunch/preflight/ring_plan.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/failure.h"
 #include "policy/rank_phase.h"
@@ -21,11 +22,13 @@ enum class Kind {
   NodeProblem,   // a local check failed, or the node was interrupted
   NodeReport,    // doctor's row
   RankStates,    // every local rank's phase (on each change, and every few seconds)
+  ProbeResults,  // the node's peer probes (issue 15): one line per link
   // master → nodes
   Restart,       // generation = the new one
   Stop,          // stop workers, then report finished
   JobEnd,        // exit with exit_code
   Resume,        // paused ranks may continue
+  ProbeVerdict,  // peer probe done: start workers, with this socket interface ("" = as before)
 };
 
 std::string_view kind_name(Kind kind);
@@ -38,6 +41,8 @@ struct RankStates { std::string host; std::vector<RankReport> ranks; };
 struct Restart { std::string reason; };
 struct Stop { std::string reason; int exit_code = 1; };
 struct JobEnd { int exit_code = 0; };
+struct ProbeResults { std::vector<preflight::ProbedLink> links; };
+struct ProbeVerdict { std::string ifname; };
 
 rendezvous::Message encode(long generation, const FailureReport& payload);
 rendezvous::Message encode(long generation, const NodeFinished& payload);
@@ -47,6 +52,8 @@ rendezvous::Message encode(long generation, const RankStates& payload);
 rendezvous::Message encode(long generation, const Restart& payload);
 rendezvous::Message encode(long generation, const Stop& payload);
 rendezvous::Message encode(long generation, const JobEnd& payload);
+rendezvous::Message encode(long generation, const ProbeResults& payload);
+rendezvous::Message encode(long generation, const ProbeVerdict& payload);
 rendezvous::Message encode_resume(long generation);
 
 // nullopt when the message is not of that kind or a required field is malformed.
@@ -58,5 +65,9 @@ std::optional<RankStates> decode_rank_states(const rendezvous::Message& message)
 std::optional<Restart> decode_restart(const rendezvous::Message& message);
 std::optional<Stop> decode_stop(const rendezvous::Message& message);
 std::optional<JobEnd> decode_job_end(const rendezvous::Message& message);
+// At most kMaxProbeLinks links; a malformed line makes the whole message nullopt.
+inline constexpr std::size_t kMaxProbeLinks = 1024;
+std::optional<ProbeResults> decode_probe_results(const rendezvous::Message& message);
+std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& message);
 
 }  // namespace ddplaunch::messages

@@ -42,7 +42,9 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
   signals_.add(SIGCONT);
 }
 
-NodeAgent::~NodeAgent() = default;
+NodeAgent::~NodeAgent() {
+  if (probe_thread_.joinable()) probe_thread_.join();  // bounded: every probe bounds itself
+}
 
 // ---- transitions ------------------------------------------------------------------------
 
@@ -51,11 +53,31 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   if (state_ != NodeState::Joining && state_ != NodeState::Rejoining) return;
   node_rank_ = a.node_rank;
   generation_ = static_cast<long>(a.generation);
-  state_ = NodeState::Running;
   set_log_node(a.node_rank, a.node_count);
+  if (state_ == NodeState::Joining && peer_probe_due(a)) {
+    state_ = NodeState::Probing;  // workers start on the master's verdict
+    return run_peer_probe(a);
+  }
+  close_peer_probe();
+  start_generation(a, "");
+}
+
+// probing → running: every node probed its peers; the master chose the interface (or kept
+// the user's). A refusal comes as a stop order instead.
+void NodeAgent::on_probe_verdict(long generation, const std::string& ifname) {
+  if (state_ != NodeState::Probing || !probing_assignment_ || generation != generation_) return;
+  close_peer_probe();
+  rendezvous::Assignment a = *probing_assignment_;
+  probing_assignment_.reset();
+  start_generation(a, ifname);
+}
+
+void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::string& probe_ifname) {
+  state_ = NodeState::Running;
   if (plan_.doctor) return run_doctor_checks();
   std::string ifname;
-  if (std::string problem = check_socket_ifnames(ifname); !problem.empty()) return report_problem(problem, kExitConfigError);
+  if (std::string problem = check_socket_ifnames(ifname, probe_ifname); !problem.empty())
+    return report_problem(problem, kExitConfigError);
   GroupSpec spec;
   spec.program = plan_.config.program;
   spec.assignment = to_node_assignment(a, ifname);
@@ -168,6 +190,7 @@ void NodeAgent::finish(int exit_code) {
   state_timer_.cancel();
   join_timer_.cancel();
   terminal_.close(ignored);
+  close_peer_probe();
   supervisor_.close();
   status_.close();
   if (client_) client_->close();
@@ -209,6 +232,7 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   if (auto restart = messages::decode_restart(m)) return on_restart_order(generation, restart->reason);
   if (auto stop = messages::decode_stop(m)) return on_stop_order(generation, stop->reason);
   if (auto end = messages::decode_job_end(m)) return on_job_end(end->exit_code);
+  if (auto verdict = messages::decode_probe_verdict(m)) return on_probe_verdict(generation, verdict->ifname);
   if (messages::kind_of(m) == messages::Kind::Resume) {
     supervisor_.resume_paused();
     send_rank_states();

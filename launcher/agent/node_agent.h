@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -20,6 +21,7 @@
 
 #include "agent/job_coordinator.h"
 #include "config/launch_config.h"
+#include "ddplaunch/preflight/peer_probe.h"
 #include "ddplaunch/preflight/tcp_probe.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/server.h"
@@ -47,6 +49,7 @@ struct NodePlan {                 // what main resolved before the event loop st
 
 enum class NodeState {
   Joining,    // waiting for the first assignment
+  Probing,    // first assignment in hand: probing the peers, then waiting for the master's verdict
   Running,    // this generation's workers run (or doctor's checks were sent)
   Stopping,   // workers are being stopped; what follows is `after_stop_`
   Rejoining,  // workers gone, rejoined for the next generation, waiting for its assignment
@@ -67,6 +70,7 @@ class NodeAgent {
 
   // Transitions, one per event.
   void on_assignment(const rendezvous::Assignment& assignment);
+  void on_probe_verdict(long generation, const std::string& ifname);
   void on_restart_order(long generation, const std::string& reason);
   void on_stop_order(long generation, const std::string& reason);
   void on_job_end(int exit_code);
@@ -76,6 +80,11 @@ class NodeAgent {
   void finish(int exit_code);
 
   // Steps the transitions share.
+  void start_generation(const rendezvous::Assignment& assignment, const std::string& probe_ifname);
+  void open_peer_probe();
+  bool peer_probe_due(const rendezvous::Assignment& assignment) const;
+  void run_peer_probe(const rendezvous::Assignment& assignment);
+  void close_peer_probe();
   void stop_workers_then(AfterStop next, long generation);
   void after_workers_stopped();
   void rejoin(long generation);
@@ -91,7 +100,7 @@ class NodeAgent {
   void wait_for_enter();
   void on_paused(const Worker& worker);
   void run_doctor_checks();
-  std::string check_socket_ifnames(std::string& selected_ifname);
+  std::string check_socket_ifnames(std::string& selected_ifname, const std::string& probe_ifname = "");
   void report_problem(const std::string& message, int exit_code);
   NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
 
@@ -108,6 +117,9 @@ class NodeAgent {
   std::unique_ptr<JobCoordinator> coordinator_;
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
+  std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
+  std::thread probe_thread_;                                        // this node's probes, off the loop
+  std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict
 
   NodeState state_ = NodeState::Joining;
   AfterStop after_stop_ = AfterStop::Report;

@@ -38,6 +38,7 @@ std::string NodeAgent::start() {
       plan_.host_server = false;
     }
   }
+  open_peer_probe();
   join_master(port);
   if (!plan_.host_server) watch_join();
   wait_for_signals();
@@ -84,7 +85,13 @@ std::string NodeAgent::host_rendezvous(int& port) {
   if (std::string error = server_->listen(bind, static_cast<std::uint16_t>(port)); !error.empty())
     return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
   port = server_->port();
-  if (!c.standalone) spdlog::info("hosting the rendezvous on port {} for {} node(s)", port, c.nodes);
+  if (!c.standalone)
+    spdlog::info("hosting the rendezvous on port {} for {} node(s){}", port, c.nodes,
+                 c.token.empty() ? "" : "; joins must prove the token (authentication on)");
+  if (c.nodes > 1 && c.token.empty())
+    spdlog::warn("no rendezvous token: anyone who can reach port {} can join this job; set DDPLAUNCH_TOKEN or "
+                 "--token-file (ddplaunch-srun does this for you)",
+                 port);
   return {};
 }
 
@@ -201,7 +208,7 @@ NodeAssignment NodeAgent::to_node_assignment(const rendezvous::Assignment& a, co
   return n;
 }
 
-std::string NodeAgent::check_socket_ifnames(std::string& selected) {
+std::string NodeAgent::check_socket_ifnames(std::string& selected, const std::string& probe_ifname) {
   if (plan_.config.nodes <= 1) return {};
   auto interfaces = preflight::list_interfaces();
   if (!interfaces) return "cannot list network interfaces: " + interfaces.error;
@@ -215,7 +222,12 @@ std::string NodeAgent::check_socket_ifnames(std::string& selected) {
     auto outcome = preflight::check_socket_ifname(variable, it->second, *interfaces, route, plan_.master_ip);
     if (!outcome) return outcome.message;
   }
-  if (!user_set && !route.empty()) {
+  if (!user_set && !probe_ifname.empty()) {
+    selected = probe_ifname;
+    spdlog::info("NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME unset: using {}, the interface the peer probe found working "
+                 "between every pair of neighbouring nodes",
+                 probe_ifname);
+  } else if (!user_set && !route.empty()) {
     selected = route;
     spdlog::info("NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME unset: using {} ({}), the interface the rendezvous "
                  "connection to the master uses",

@@ -51,7 +51,9 @@ constexpr FlagSpec kFlags[] = {
     {"--standalone", G::Rendezvous, K::Switch, "", "standalone", nullptr, "PET_STANDALONE",
      "one node; rendezvous on 127.0.0.1 with free ports"},
     {"--token", G::Rendezvous, K::Text, "SECRET", "token", nullptr, "",
-     "shared secret for joins (or DDPLAUNCH_TOKEN); proven, never sent"},
+     "shared secret for joins (or DDPLAUNCH_TOKEN); proven, never sent; hidden from ps"},
+    {"--token-file", G::Rendezvous, K::Text, "PATH", "token_file", nullptr, "",
+     "read the shared secret from PATH (yours, mode 0600; trailing newline dropped)"},
     {"--worker-port", G::Rendezvous, K::Text, "PORT|auto", "worker_port", nullptr, "",
      "MASTER_PORT of rank 0's c10d store (default auto: a free port each generation)"},
     {"--local-addr", G::Rendezvous, K::Text, "ADDR", "", apply_local_addr, "PET_LOCAL_ADDR",
@@ -106,6 +108,8 @@ constexpr FlagSpec kFlags[] = {
 
     {"--version-mismatch", G::Checks, K::Text, "warn|refuse", "version_mismatch", nullptr, "",
      "nodes with differing launcher/program/NCCL versions"},
+    {"--no-peer-probe", G::Checks, K::Switch, "", "", apply_no_peer_probe, "",
+     "skip the peer probe (every node connecting to its neighbours over each interface before workers start)"},
 
     {"--numa-binding", G::NotBuilt, K::Text, "MODE", "", apply_numa_binding, "PET_NUMA_BINDING",
      "refused: NUMA binding is not built yet"},

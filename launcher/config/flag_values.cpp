@@ -3,11 +3,13 @@
 #include "config/flag_values.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "config/command_line.h"
+#include "config/value_ranges.h"
 
 namespace ddplaunch {
 
@@ -23,14 +25,14 @@ std::optional<long> parse_long(std::string_view text) {
   return n;
 }
 
+// A number that is not negative; inf, nan and overflow pass here so that the key's range
+// check can name the allowed range.
 std::optional<double> parse_seconds(const std::string& text) {
-  try {
-    std::size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used == text.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || v < 0) return std::nullopt;
+  return v;
 }
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -50,6 +52,16 @@ std::vector<std::string> split(const std::string& text, char sep) {
 
 bool switch_on(const std::string& v) { return v != "false" && v != "0" && v != "no"; }
 
+// False, with the allowed range as the error, when `value` is outside the range of `key`.
+// The message names the value as given: "--join-timeout", "PET_NNODES", "--rdzv-conf timeout".
+bool within_range(const std::string& key, const std::string& value, FlagContext& c, const std::string& item = "") {
+  const bool from_pet = c.source.rfind("PET_", 0) == 0;
+  const std::string source = from_pet ? c.source.substr(0, c.source.find('=')) : c.source;
+  auto error = out_of_range(key, item.empty() ? source : source + " " + item, value);
+  if (error) c.error(std::move(*error));
+  return !error;
+}
+
 }  // namespace
 
 // --nnodes N | MIN:MAX. Equal bounds are one size; a real range would make the job elastic.
@@ -65,13 +77,17 @@ void apply_nnodes(const std::string& v, FlagContext& c) {
   if (*min < *max)
     return c.error(fmt::format("{} '{}': elastic ranges are not supported yet; use N (e.g. {} {})", c.source, v,
                                c.source.rfind("PET_", 0) == 0 ? "PET_NNODES=" : "--nnodes", *max));
-  c.set("nodes", std::to_string(*min));
+  if (within_range("nodes", std::to_string(*min), c)) c.set("nodes", std::to_string(*min));
 }
 
 // N, or torchrun's auto (GPUs, else CPUs), gpu, cpu: counted on this node at start.
 void apply_nproc(const std::string& v, FlagContext& c) {
   auto n = parse_long(v);
-  if (v == "auto" || v == "gpu" || v == "cpu" || (n && *n >= 1)) return c.set("nproc_per_node", v);
+  if (v == "auto" || v == "gpu" || v == "cpu") return c.set("nproc_per_node", v);
+  if (n && *n >= 1) {
+    if (within_range("nproc_per_node", v, c)) c.set("nproc_per_node", v);
+    return;
+  }
   c.error(fmt::format("{} '{}' is not valid: nproc_per_node is a number of workers (e.g. 8), auto (one per GPU, "
                       "else per CPU), gpu or cpu", c.source, v));
 }
@@ -115,7 +131,7 @@ void apply_rdzv_conf(const std::string& v, FlagContext& c) {
     }
     auto seconds = [&](const char* setting) {
       if (!parse_seconds(value)) return c.error(fmt::format("{}: {}={} is not a number of seconds", c.source, key, value));
-      c.set(setting, value);
+      if (within_range(setting, value, c, key)) c.set(setting, value);
     };
     if (key == "join_timeout" || key == "timeout") seconds("join_timeout_s");
     else if (key == "read_timeout") seconds("connect_timeout_s");
@@ -215,6 +231,9 @@ void apply_set(const std::string& v, FlagContext& c) {
 
 void apply_config(const std::string& v, FlagContext& c) { c.cl.config_path = v; }
 void apply_dry_run(const std::string& v, FlagContext& c) { c.cl.dry_run = switch_on(v); }
+void apply_no_peer_probe(const std::string& v, FlagContext& c) {
+  if (switch_on(v)) c.set("peer_probe", "false");
+}
 void apply_help(const std::string& v, FlagContext& c) { c.cl.help = switch_on(v); }
 void apply_version(const std::string& v, FlagContext& c) { c.cl.version = switch_on(v); }
 void apply_python(const std::string& v, FlagContext& c) { c.cl.python = v; }
@@ -256,6 +275,7 @@ void apply_flag_value(const FlagSpec& flag, const std::string& value, FlagContex
     case K::Custom:
       break;
   }
+  if (!flag.setting.empty() && !within_range(std::string(flag.setting), value, c)) return;
   if (flag.apply) return flag.apply(value, c);
   c.set(std::string(flag.setting), flag.kind == K::Switch ? (switch_on(value) ? "true" : "false") : value);
 }

@@ -25,6 +25,7 @@ void apply_virtual_local_rank(const std::string& value, FlagContext& context);
 void apply_set(const std::string& value, FlagContext& context);
 void apply_config(const std::string& value, FlagContext& context);
 void apply_dry_run(const std::string& value, FlagContext& context);
+void apply_no_peer_probe(const std::string& value, FlagContext& context);
 void apply_help(const std::string& value, FlagContext& context);
 void apply_version(const std::string& value, FlagContext& context);
 void apply_python(const std::string& value, FlagContext& context);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "config/program_command.h"
+#include "config/token_source.h"
 #include "config/yaml_config.h"
 #include "ddplaunch/cluster/cluster_hints.h"
 #include "ddplaunch/cluster/host_address.h"
@@ -72,6 +73,21 @@ void apply_cluster_hints(const CommandLine& cl, const Environment& env, LaunchCo
   }
 }
 
+// The token: --token (or YAML token), else --token-file, else DDPLAUNCH_TOKEN.
+void resolve_token(const Environment& env, LaunchConfig& config, JobSetup& setup) {
+  if (!config.token_file.empty()) {
+    if (!config.token.empty())
+      return setup.errors.push_back("both a token and a token file are given (--token / token, --token-file / "
+                                    "token_file): keep one");
+    TokenFromFile read = read_token_file(config.token_file);
+    if (!read.error.empty()) return setup.errors.push_back(read.error);
+    config.token = std::move(read.token);
+    return;
+  }
+  if (config.token.empty())
+    if (auto it = env.find("DDPLAUNCH_TOKEN"); it != env.end()) config.token = it->second;
+}
+
 }  // namespace
 
 std::string default_job_id(const LaunchConfig& config) {
@@ -91,8 +107,7 @@ JobSetup resolve_job_setup(const CommandLine& cl, const Environment& env) {
   setup.errors.insert(setup.errors.end(), errors.begin(), errors.end());
   config.program = program_command(cl.program_mode, cl.program, python_interpreter(cl.python, env));
   config.dry_run = cl.dry_run;
-  if (config.token.empty())
-    if (auto it = env.find("DDPLAUNCH_TOKEN"); it != env.end()) config.token = it->second;
+  resolve_token(env, config, setup);
   if (!setup.errors.empty()) return setup;
 
   apply_cluster_hints(cl, env, config, setup);

@@ -106,6 +106,7 @@ std::string describe(const LaunchConfig& c) {
   line("standalone", c.standalone);
   line("job_id", c.job_id);
   line("token", c.token.empty() ? "(none)" : "(set)");
+  line("token_file", c.token_file.empty() ? std::string("(none)") : c.token_file);
   line("worker_port", c.worker_port);
   line("role", c.role);
   line("join_timeout_s", c.join_timeout_s);
@@ -131,6 +132,7 @@ std::string describe(const LaunchConfig& c) {
   line("local_ranks_filter", fmt::format("[{}]", fmt::join(c.local_ranks_filter, ", ")));
   line("pause_ranks", fmt::format("[{}]", fmt::join(c.pause_ranks, ", ")));
   line("version_mismatch", c.version_mismatch);
+  line("peer_probe", c.peer_probe ? "true" : "false");
   line("program", fmt::format("[{}]", fmt::join(c.program, ", ")));
   return s;
 }

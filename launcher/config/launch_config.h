@@ -34,8 +34,10 @@ struct LaunchConfig {
   int node_rank = -1;                   // -1: assigned by the master in join order
   std::string master;                   // HOST:PORT of the rendezvous; empty with --standalone
   bool standalone = false;
+  bool peer_probe = true;               // multi-node: nodes probe their peers before workers start (issue 15)
   std::string job_id;                   // default: derived from the master endpoint
   std::string token;                    // shared secret; joins prove it (HMAC), never sent
+  std::string token_file;               // read into token at start (owner-only file)
   std::string worker_port = "auto";     // MASTER_PORT for workers: "auto" or 1..65535
   std::string role = "default";
   bool slurm = false;                   // take the job shape from the Slurm step

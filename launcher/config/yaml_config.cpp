@@ -3,6 +3,8 @@
 // parsing cannot drift without a test noticing.
 #include "config/yaml_config.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <functional>
 #include <map>
@@ -11,6 +13,8 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include "config/value_ranges.h"
 
 namespace ddplaunch {
 
@@ -61,6 +65,7 @@ const std::map<std::string, Setter>& top_level_keys() {
       {"standalone", set(&LaunchConfig::standalone)},
       {"job_id", set(&LaunchConfig::job_id)},
       {"token", set(&LaunchConfig::token)},
+      {"token_file", set(&LaunchConfig::token_file)},
       {"worker_port", set_text(&LaunchConfig::worker_port)},
       {"role", set(&LaunchConfig::role)},
       {"slurm", set(&LaunchConfig::slurm)},
@@ -76,6 +81,7 @@ const std::map<std::string, Setter>& top_level_keys() {
       {"local_ranks_filter", set(&LaunchConfig::local_ranks_filter)},
       {"pause_ranks", set(&LaunchConfig::pause_ranks)},
       {"version_mismatch", set(&LaunchConfig::version_mismatch)},
+      {"peer_probe", set(&LaunchConfig::peer_probe)},
   };
   return keys;
 }
@@ -113,9 +119,15 @@ std::string where(const std::string& source, const YAML::Mark& mark) {
 
 void apply_section(const YAML::Node& map, const std::map<std::string, Setter>& keys, const std::string& section,
                    const std::string& source, LaunchConfig& config, std::vector<std::string>& errors) {
+  std::map<std::string, YAML::Mark> seen;  // yaml-cpp keeps both entries of a repeated key
   for (const auto& entry : map) {
     const auto key = entry.first.as<std::string>();
     const std::string path = section.empty() ? key : section + "." + key;
+    if (auto [first, fresh] = seen.emplace(key, entry.first.Mark()); !fresh) {
+      errors.push_back(fmt::format("{}: key '{}' is given twice (first at line {}); keep one", where(source, entry.first.Mark()),
+                                   path, first->second.line + 1));
+      continue;
+    }
     if (section.empty() && (key == "timeout" || key == "restart")) {
       if (!entry.second.IsMap()) {
         errors.push_back(fmt::format("{}: '{}' must be a mapping of keys", where(source, entry.first.Mark()), key));
@@ -130,6 +142,11 @@ void apply_section(const YAML::Node& map, const std::map<std::string, Setter>& k
                                    where(source, entry.first.Mark()), path));
       continue;
     }
+    if (entry.second.IsScalar())
+      if (auto error = out_of_range(path, where(source, entry.second.Mark()) + ": " + path, entry.second.Scalar())) {
+        errors.push_back(std::move(*error));
+        continue;
+      }
     try {
       setter->second(entry.second, config);
     } catch (const YAML::Exception& e) {
@@ -194,6 +211,11 @@ std::vector<std::string> apply_settings(const std::vector<std::pair<std::string,
 }
 
 std::vector<std::string> apply_yaml_file(const std::string& path, LaunchConfig& config) {
+  // A directory opens and reads as empty: say so instead of running with the defaults.
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+    return {fmt::format("config file '{}' is {}, not a YAML file: give --config the file itself", path,
+                        S_ISDIR(info.st_mode) ? "a directory" : "not a regular file")};
   std::ifstream in(path);
   if (!in) return {fmt::format("cannot read config file '{}': check the path given to --config", path)};
   std::stringstream text;

@@ -49,11 +49,15 @@ struct ArmInitDeadline { // call on_init_deadline(generation, serial) after seco
 struct PrintTable {      // doctor's table, on stdout
   std::string text;
 };
+struct StartWorkers {    // the peer probe is done: every node starts generation G's workers
+  long generation = 0;
+  std::string ifname;    // NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME to use ("" = the node's own choice)
+};
 
 }  // namespace ddplaunch::decision
 
 namespace ddplaunch {
 using Decision = std::variant<decision::Log, decision::PlanGeneration, decision::RefuseJob, decision::ScheduleRestart,
                               decision::OrderRestart, decision::OrderStop, decision::EndJob, decision::AbortJoin,
-                              decision::ArmInitDeadline, decision::PrintTable>;
+                              decision::ArmInitDeadline, decision::PrintTable, decision::StartWorkers>;
 }  // namespace ddplaunch

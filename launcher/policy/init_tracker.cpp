@@ -19,10 +19,13 @@ void InitTracker::reset(const std::vector<int>& node_of_rank, PolicyClock::time_
   }
 }
 
+bool InitTracker::holds(int node, int rank) const {
+  return rank >= 0 && rank < world_size() && ranks_[static_cast<std::size_t>(rank)].node == node;
+}
+
 bool InitTracker::update(int node, const RankReport& report, PolicyClock::time_point now) {
-  if (report.rank < 0 || report.rank >= world_size()) return false;
+  if (!holds(node, report.rank)) return false;  // a rank this node does not hold
   TrackedRank& t = ranks_[static_cast<std::size_t>(report.rank)];
-  if (t.node != node) return false;  // a rank this node does not hold
   if (t.last.phase == RankPhase::Exited) return true;  // its end is final for this generation
   if (t.last.phase != report.phase || t.last.init_entries != report.init_entries) t.since = now;
   t.last = report;

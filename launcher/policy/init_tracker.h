@@ -27,6 +27,8 @@ class InitTracker {
  public:
   // A new generation: every rank in setup since `now`. node_of_rank[r] = node of global rank r.
   void reset(const std::vector<int>& node_of_rank, PolicyClock::time_point now);
+  // True when global rank `rank` of this generation runs on node `node`.
+  bool holds(int node, int rank) const;
   // Applies one report; false when it names no rank of this generation.
   bool update(int node, const RankReport& report, PolicyClock::time_point now);
 

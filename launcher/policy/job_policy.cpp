@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/preflight/timeout_policy.h"
+#include "exit_codes.h"
 #include "policy/node_checks.h"
 #include "policy/root_cause.h"
 
@@ -58,6 +59,8 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   first_failure_.reset();
   finished_exit_code_ = 0;
   deadline_armed_ = false;
+  init_done_announced_ = false;
+  generation_started_ = now;
 
   NodeFactsVerdict facts = check_node_facts(nodes, settings_.worker_master_addr, settings_.master_is_loopback,
                                             settings_.refuse_version_mismatch);
@@ -87,6 +90,34 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   port_at_fault_ = false;
   phase_ = JobPhase::Running;
   out.push_back(plan);
+  // The first generation waits for the peer probe: nodes start workers on StartWorkers.
+  if (generation == 0) probe_.begin(nodes, generation, now);
+  return out;
+}
+
+JobPolicy::Decisions JobPolicy::on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links) {
+  if (!probe_.active() || generation != probe_.generation() || phase_ != JobPhase::Running) return {};
+  if (!probe_.add(node, std::move(links))) return {};
+  return conclude_probe();
+}
+
+// Every node reported (or the round's deadline passed): pick the interface or refuse.
+JobPolicy::Decisions JobPolicy::conclude_probe() {
+  const std::string user_value = nodes_.empty() ? "" : nodes_.front().facts.socket_ifname;
+  preflight::InterfaceChoice choice = probe_.conclude("NCCL_SOCKET_IFNAME", user_value, settings_.worker_master_addr);
+  probe_summary_ = choice.summary;
+  probe_refusal_ = choice.refusal;
+  Decisions out;
+  for (const auto& w : choice.warnings) out.push_back(Log{Severity::Warn, w});
+  if (!choice.refusal.empty() && !settings_.doctor) {
+    const std::string reason = "the job cannot start: peer probe: " + choice.refusal;
+    out.push_back(Log{Severity::Error, reason});  // the master says it; the nodes get it with the stop
+    Decisions stop = order_stop(kExitConfigError, reason);
+    out.insert(out.end(), stop.begin(), stop.end());
+    return out;
+  }
+  if (!choice.summary.empty()) out.push_back(Log{Severity::Info, choice.summary});
+  out.push_back(StartWorkers{generation_, choice.from_user ? "" : choice.ifname});
   return out;
 }
 
@@ -106,9 +137,8 @@ JobPolicy::Decisions JobPolicy::on_join_timeout(const std::string& what, bool du
 
 JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
   if (phase_ == JobPhase::Ended) return {};
-  std::string host = "?", address = "?";
-  for (const auto& n : nodes_)
-    if (n.node_rank == node) host = n.facts.hostname, address = n.observed_address;
+  const rendezvous::NodeRecord* record = find_node(node);
+  const std::string host = host_of(node), address = record ? record->observed_address : "?";
   std::string what = fmt::format("node {} ({}, {}) was lost: {}", node, host, address, why);
   last_error_by_node_[node] = what;
   Decisions out{Log{Severity::Error, what + "; stopping the workers on every other node"}};
@@ -121,11 +151,40 @@ JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
   return out;
 }
 
+const rendezvous::NodeRecord* JobPolicy::find_node(int node) const {
+  for (const auto& n : nodes_)
+    if (n.node_rank == node) return &n;
+  return nullptr;
+}
+
+std::string JobPolicy::host_of(int node) const {
+  const rendezvous::NodeRecord* record = find_node(node);
+  return record ? record->facts.hostname : "?";
+}
+
 JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks,
                                                   TimePoint now) {
   if (generation != generation_ || phase_ != JobPhase::Running) return {};
   for (const auto& r : ranks) tracker_.update(node, r, now);
-  return recheck_init_deadline();
+  Decisions out = recheck_init_deadline();
+  if (auto done = announce_init_done(now)) out.push_back(*done);
+  return out;
+}
+
+// Once per generation, when every rank has reported a finished init (init_ok) and runs:
+// the line people (and scripts/gpu-check) read to know the process group is up, and how
+// long start-up took.
+std::optional<Decision> JobPolicy::announce_init_done(TimePoint now) {
+  if (init_done_announced_) return std::nullopt;
+  const auto& ranks = tracker_.ranks();
+  const bool all_initialised = !ranks.empty() && std::all_of(ranks.begin(), ranks.end(), [](const TrackedRank& t) {
+    return t.last.phase == RankPhase::Running && t.last.init_entries > 0;
+  });
+  if (!all_initialised) return std::nullopt;
+  init_done_announced_ = true;
+  const double seconds = std::chrono::duration<double>(now - generation_started_).count();
+  return Log{Severity::Info, fmt::format("generation {}: all {} ranks finished init (init_ok) {:.2f} s after the start",
+                                         generation_, ranks.size(), seconds)};
 }
 
 // Arms the deadline when the last rank entered the judged init round; a later firing with
@@ -177,6 +236,13 @@ std::optional<FailureReport> JobPolicy::init_timeout_failure() const {
 
 JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report) {
   if (generation != generation_ || phase_ == JobPhase::Ended || phase_ == JobPhase::Joining) return {};
+  // A node speaks only for its own ranks: a report naming another node's rank (a bug, or a
+  // peer that joined to steer the job) must not restart or stop anything.
+  if (!tracker_.holds(node, report.failure.global_rank))
+    return {Log{Severity::Warn,
+                fmt::format("ignored a failure report from node {} ({}) about rank {}, which is not one of its ranks "
+                            "in generation {}",
+                            node, host_of(node), report.failure.global_rank, generation_)}};
   ++failure_count_;
   last_error_by_node_[node] = describe_failure_line(report);
   if (mentions_port_in_use(report.failure)) port_at_fault_ = true;
@@ -255,6 +321,8 @@ JobPolicy::Decisions JobPolicy::finish_node(int node, MemberState state, int exi
 
 JobPolicy::Decisions JobPolicy::on_node_problem(int node, long generation, const std::string& message, int exit_code) {
   if (phase_ == JobPhase::Ended || generation > generation_) return {};
+  // A problem is a failure whatever code it names: it can never end the job as a success.
+  if (exit_code == 0) exit_code = 1;
   last_error_by_node_[node] = message;
   Decisions out{Log{Severity::Error, fmt::format("node {}: {}", node, message)}};
   if (phase_ == JobPhase::Stopping) return out;
@@ -283,6 +351,7 @@ std::string JobPolicy::budget_text() const {
 
 JobPolicy::Decisions JobPolicy::on_tick(TimePoint now) {
   if (phase_ != JobPhase::Running) return {};
+  if (probe_.overdue(now)) return conclude_probe();  // the nodes that did not report count as failures
   Decisions out;
   if (settings_.setup_timeout_s > 0) {
     auto limit = std::chrono::milliseconds(static_cast<long long>(settings_.setup_timeout_s * 1000));
@@ -317,9 +386,15 @@ JobPolicy::Decisions JobPolicy::on_doctor_report(int node, bool ok, const std::s
   if (!settings_.doctor || phase_ != JobPhase::Running) return {};
   doctor_rows_[node] = DoctorRow{ok, nic, problems};
   if (doctor_rows_.size() < nodes_.size()) return {};
-  bool all_ok = true;
+  bool all_ok = probe_refusal_.empty();
   for (const auto& [n, row] : doctor_rows_) all_ok = all_ok && row.ok;
-  Decisions out{PrintTable{render_doctor_table(nodes_, doctor_rows_, worker_port_, timeout_explained_, all_ok)}};
+  std::string table = render_doctor_table(nodes_, doctor_rows_, worker_port_, timeout_explained_, all_ok);
+  if (!probe_.links().empty())  // the ring table goes between the node rows and the verdict
+    table.insert(table.rfind("timeout: "),
+                 "peer probe (each node to its ring neighbour; every pair on small jobs):\n" +
+                     preflight::render_ring_table(probe_.links()) +
+                     (probe_refusal_.empty() ? probe_summary_ : "peer probe: FAIL: " + probe_refusal_) + "\n");
+  Decisions out{PrintTable{table}};
   Decisions end = end_job(all_ok ? 0 : 1);
   out.insert(out.end(), end.begin(), end.end());
   return out;

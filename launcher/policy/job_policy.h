@@ -18,6 +18,7 @@
 #include "policy/failure.h"
 #include "policy/init_tracker.h"
 #include "policy/node_checks.h"
+#include "policy/probe_round.h"
 
 namespace ddplaunch {
 
@@ -67,6 +68,8 @@ class JobPolicy {
   Decisions on_node_finished(int node, long generation, int exit_code);
   Decisions on_node_problem(int node, long generation, const std::string& message, int exit_code);
   Decisions on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems);
+  // The peer probe's links one node ran (issue 15); the verdict once every node reported.
+  Decisions on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links);
 
   // Timers the shell armed on the policy's behalf, and its periodic sweep.
   Decisions on_backoff_elapsed(long generation);
@@ -92,9 +95,13 @@ class JobPolicy {
   Decisions end_job(int exit_code);
   Decisions finish_node(int node, MemberState state, int exit_code);
   Decisions recheck_init_deadline();
+  Decisions conclude_probe();
+  std::optional<Decision> announce_init_done(TimePoint now);
   std::optional<FailureReport> init_timeout_failure() const;
   FailureReport failure_of_rank(int rank, FailureKind kind, std::string detail) const;
   std::string budget_text() const;
+  const rendezvous::NodeRecord* find_node(int node) const;  // nullptr: not a node of this generation
+  std::string host_of(int node) const;                      // its hostname, or "?"
   int active_nodes() const;
 
   PolicySettings settings_;
@@ -121,10 +128,14 @@ class JobPolicy {
   int finished_exit_code_ = 0;                  // first non-zero node exit of this generation
 
   bool deadline_armed_ = false;
+  bool init_done_announced_ = false;  // "every rank finished init" said for this generation
+  TimePoint generation_started_{};
   int deadline_serial_ = 0;
   TimePoint deadline_started_{};
   TimePoint last_wait_report_{};
   std::map<int, DoctorRow> doctor_rows_;  // by node rank
+  ProbeRound probe_;                      // generation 0's peer probe
+  std::string probe_summary_, probe_refusal_;
 };
 
 }  // namespace ddplaunch

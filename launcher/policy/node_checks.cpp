@@ -46,16 +46,17 @@ NodeFactsVerdict check_node_facts(const std::vector<rendezvous::NodeRecord>& nod
 
 std::string render_doctor_table(const std::vector<rendezvous::NodeRecord>& nodes, const std::map<int, DoctorRow>& rows,
                                 int worker_port, const std::string& timeout_explained, bool all_ok) {
-  const std::string row_format = "{:<5} {:<16} {:<16} {:<8} {:<6} {:<5} {:<5} {:<10} {:<10} {:<9} {}\n";
+  const std::string row_format = "{:<5} {:<16} {:<16} {:<8} {:<6} {:<5} {:<5} {:<10} {:<6} {:<10} {:<9} {}\n";
   std::string table = fmt::format(fmt::runtime(row_format), "node", "host", "address", "nic", "port", "nproc", "gpus",
-                                  "driver", "nccl", "launcher", "verdict");
+                                  "driver", "cuda", "nccl", "launcher", "verdict");
   auto or_dash = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
   for (const auto& node : nodes) {
     auto row = rows.find(node.node_rank);
     if (row == rows.end()) continue;
     table += fmt::format(fmt::runtime(row_format), node.node_rank, node.facts.hostname, node.observed_address,
                          or_dash(row->second.nic), worker_port, node.facts.nproc, node.facts.gpu_count,
-                         or_dash(node.facts.driver_version), or_dash(node.facts.nccl_version),
+                         or_dash(node.facts.driver_version), or_dash(node.facts.cuda_version),
+                         or_dash(node.facts.nccl_version),
                          or_dash(node.facts.launcher_version), row->second.ok ? "ok" : "FAIL: " + row->second.problems);
   }
   table += fmt::format("timeout: {}\n", timeout_explained);

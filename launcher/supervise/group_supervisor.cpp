@@ -208,6 +208,9 @@ void GroupSupervisor::handle_status(const contract::StatusMessage& m) {
       break;
     }
     case contract::StatusEvent::Heartbeat:
+    case contract::StatusEvent::Step:          // progress: for hang detection (issue 17)
+    case contract::StatusEvent::SectionBegin:
+    case contract::StatusEvent::SectionEnd:
       break;
   }
 }

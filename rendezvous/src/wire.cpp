@@ -99,6 +99,7 @@ void put_facts(Fields& f, const std::string& prefix, const NodeFacts& facts) {
   f[prefix + "cuda"] = facts.cuda_version;
   f[prefix + "nccl"] = facts.nccl_version;
   f[prefix + "ifname"] = facts.socket_ifname;
+  f[prefix + "probe"] = facts.probe_endpoints;
   f[prefix + "nodes"] = std::to_string(facts.expected_nodes);
   f[prefix + "role"] = facts.role;
 }
@@ -120,6 +121,7 @@ bool get_facts(const Fields& f, const std::string& prefix, NodeFacts& out, std::
   facts.cuda_version = get_or_empty(f, prefix + "cuda");
   facts.nccl_version = get_or_empty(f, prefix + "nccl");
   facts.socket_ifname = get_or_empty(f, prefix + "ifname");
+  facts.probe_endpoints = get_or_empty(f, prefix + "probe");
   out = std::move(facts);
   return true;
 }

@@ -279,3 +279,140 @@ TEST(NetnsPreflight, DoctorFailsOnBogusSocketIfname) {
   EXPECT_TRUE(verdict_ok(doctor_row(results[0].output, 0))) << results[0].output;
   EXPECT_TRUE(has(results[0], "doctor: the job would NOT start")) << results[0].output;
 }
+
+// ---- peer probe (issue 15): every node proves its peers, not only the master -------------
+
+namespace {
+
+// Runs one nft script inside host's namespace (a fresh table per test: namespaces are new).
+void nft(const dt::NetnsCluster& cluster, int host, const std::string& rules) {
+  auto r = dt::run_command(cluster.exec_argv(host, {"nft", rules}), seconds(10));
+  ASSERT_EQ(r.exit_code, 0) << "nft " << rules << ": " << r.output;
+}
+
+// Drops TCP from `source` arriving at `host` (no RST: connects from there time out).
+void drop_tcp_from(const dt::NetnsCluster& cluster, int host, const std::string& source) {
+  nft(cluster, host, "add table inet probe_test");
+  nft(cluster, host, "add chain inet probe_test input { type filter hook input priority 0; }");
+  nft(cluster, host, "add rule inet probe_test input ip saddr " + source + " meta l4proto tcp drop");
+}
+
+// The link between hosts a and b cut on one NIC, both directions.
+void cut_between(const dt::NetnsCluster& cluster, int a, int b, bool second_nic) {
+  auto addr = [&](int h) { return second_nic ? cluster.second_address(h) : cluster.address(h); };
+  drop_tcp_from(cluster, a, addr(b));
+  drop_tcp_from(cluster, b, addr(a));
+}
+
+std::vector<NodeSpec> four_nodes(const std::string& master, std::map<std::string, std::string> env = {}) {
+  std::vector<NodeSpec> specs;
+  for (int i = 0; i < 4; ++i) specs.push_back({i + 1, node_args(master, i), env});
+  return specs;
+}
+
+}  // namespace
+
+// A firewall between two non-master hosts on eth1 (where the master's address is): the
+// probe finds it before any worker starts, every node uses eth0, and the failing pair is named.
+TEST(PeerProbe, FirewallBetweenTwoNonMasterHostsOnOneNicChoosesTheOtherAndNamesThePair) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("ppf"), 4, true);
+  cut_between(cluster, 3, 4, /*second_nic=*/true);
+  const std::string m = cluster.second_address(1) + ":" + std::to_string(kPort);
+  auto results = run_nodes(cluster, 4, four_nodes(m), kPrintEnv);
+  expect_finished(results);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(results[i].exit_code, 0) << describe(results);
+    EXPECT_TRUE(has(results[i], "[node " + std::to_string(i) + " rank " + std::to_string(i) + "] ENV NCCL_SOCKET_IFNAME=eth0\n"))
+        << describe(results);
+  }
+  EXPECT_TRUE(has(results[0], "not used: node 2 (host ")) << results[0].output;
+  EXPECT_TRUE(has(results[0], cluster.second_address(3) + ") cannot reach node 3 (host ")) << results[0].output;
+  EXPECT_TRUE(has(results[0], cluster.second_address(4) + ":")) << results[0].output;
+  EXPECT_TRUE(has(results[0], "over eth1: timed out after 2 s")) << results[0].output;
+  EXPECT_TRUE(has(results[0], "peer probe: eth0 connects all 6 probed pair(s) of the 4 nodes")) << results[0].output;
+}
+
+// Blocked on both NICs: refused within seconds (exit 2 everywhere), the pair named on each.
+TEST(PeerProbe, BlockedOnBothNicsIsRefusedInSecondsNamingThePair) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("ppb"), 4, true);
+  cut_between(cluster, 3, 4, false);
+  cut_between(cluster, 3, 4, true);
+  auto results = run_nodes(cluster, 4, four_nodes(master(cluster)), kPrintEnv);
+  expect_finished(results);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 2) << describe(results);
+  for (const auto& r : results) EXPECT_FALSE(has(r, "ENV RANK=")) << "a worker started:\n" << describe(results);
+  EXPECT_TRUE(error_says(results[0], "peer probe: no network interface connects every pair of neighbouring nodes"))
+      << results[0].output;
+  EXPECT_TRUE(has(results[0], "node 2 (host ")) << results[0].output;
+  EXPECT_TRUE(has(results[0], cluster.address(3) + ") cannot reach node 3 (host ")) << results[0].output;
+  EXPECT_TRUE(has(results[0], "over eth0: timed out after 2 s")) << results[0].output;
+  EXPECT_TRUE(has(results[0], "over eth1: timed out after 2 s")) << results[0].output;
+}
+
+// The user's NCCL_SOCKET_IFNAME does not connect two peers: refused, with the pair and the fix.
+TEST(PeerProbe, UsersSocketInterfaceThatDoesNotConnectTwoPeersIsRefusedWithThePair) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("ppu"), 4, true);
+  cut_between(cluster, 2, 3, /*second_nic=*/true);
+  const std::string m = cluster.second_address(1) + ":" + std::to_string(kPort);
+  auto results = run_nodes(cluster, 4, four_nodes(m, {{"NCCL_SOCKET_IFNAME", "eth1"}}), kPrintEnv);
+  expect_finished(results);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 2) << describe(results);
+  EXPECT_TRUE(error_says(results[0], "over eth1: timed out after 2 s (NCCL_SOCKET_IFNAME=eth1); eth0 works: set "
+                                     "NCCL_SOCKET_IFNAME=eth0 or unset it"))
+      << results[0].output;
+  EXPECT_TRUE(error_says(results[0], "node 1 (host ")) << results[0].output;
+}
+
+// One ring link rate-limited (nftables `limit rate`): warned as slow, with the figures; the
+// job still runs (a slow link is not a broken one).
+TEST(PeerProbe, ARateLimitedLinkIsWarnedAsSlowWithFigures) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("ppr"), 3);
+  // Host 2 accepts at most ~200 kB/s from host 1, except the rendezvous (source port 29400).
+  nft(cluster, 2, "add table inet probe_test");
+  nft(cluster, 2, "add chain inet probe_test input { type filter hook input priority 0; }");
+  nft(cluster, 2, "add rule inet probe_test input ip saddr " + cluster.address(1) +
+                      " tcp sport != 29400 limit rate over 200 kbytes/second drop");
+  std::vector<NodeSpec> specs;
+  for (int i = 0; i < 3; ++i) specs.push_back({i + 1, node_args(master(cluster), i)});
+  auto results = run_nodes(cluster, 3, specs, kPrintEnv);
+  expect_finished(results);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << describe(results);
+  std::istringstream in(results[0].output);
+  std::string warning;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("slow link: node 0 (host ") != std::string::npos) warning = line;
+  ASSERT_FALSE(warning.empty()) << results[0].output;
+  EXPECT_NE(warning.find(" -> node 1 (host "), std::string::npos) << warning;
+  EXPECT_NE(warning.find("over eth0: "), std::string::npos) << warning;
+  EXPECT_NE(warning.find("while the median of the ring's links is "), std::string::npos) << warning;
+}
+
+// doctor prints the ring: one row per probed pair and interface, RTT, throughput, verdict.
+TEST(PeerProbe, DoctorPrintsTheRingTable) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("ppd"), 3, true);
+  std::vector<NodeSpec> specs;
+  for (int i = 0; i < 3; ++i) specs.push_back({i + 1, node_args(master(cluster), i)});
+  auto results = run_nodes(cluster, 3, specs, {}, /*doctor=*/true);
+  expect_finished(results);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << describe(results);
+  std::istringstream in(results[0].output);
+  int rows = 0, measured = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string from, arrow, to, ifname, rtt, rtt_unit, rate, rate_unit, verdict;
+    if (!(words >> from >> arrow >> to >> ifname) || arrow != "->") continue;
+    ++rows;
+    EXPECT_TRUE(ifname == "eth0" || ifname == "eth1") << line;
+    EXPECT_NE(line.find(" ms "), std::string::npos) << line;
+    EXPECT_EQ(line.substr(line.size() - 2), "ok") << line;
+    if (line.find("bit/s") != std::string::npos) ++measured;
+  }
+  EXPECT_EQ(rows, 6) << results[0].output;      // 3 pairs x 2 interfaces
+  EXPECT_EQ(measured, 6) << results[0].output;  // 3 nodes: every pair is a ring pair
+  EXPECT_TRUE(has(results[0], "doctor: the job would start.")) << results[0].output;
+}

@@ -313,6 +313,18 @@ class SlurmJobTest : public ::testing::Test {
     EXPECT_NE(logs[0].text.find("job succeeded: 2 node(s)"), std::string::npos) << logs[0].text;
   }
 
+  // Whether the step's master ran with a token (authentication on) or warned that it had none.
+  void expect_token_use(bool with_token) const {
+    auto logs = read_task_logs(out_dir_, "task");
+    ASSERT_EQ(logs.size(), 2u) << all_logs(logs);
+    const TaskLog& master = logs[0].node == 0 ? logs[0] : logs[1];
+    const TaskLog& other = logs[0].node == 0 ? logs[1] : logs[0];
+    EXPECT_EQ(master.text.find("authentication on") != std::string::npos, with_token) << master.text;
+    EXPECT_EQ(master.text.find("no rendezvous token: anyone who can reach port") != std::string::npos, !with_token)
+        << master.text;
+    EXPECT_EQ(other.text.find("no rendezvous token"), std::string::npos) << other.text;
+  }
+
   static inline std::string skip_reason_;
   static inline std::string start_error_;
   static inline std::string cluster_dir_;
@@ -327,6 +339,8 @@ TEST_F(SlurmJobTest, SrunStartsOneLauncherPerNodeWithSlurmContract) {
                                   "--report-init"},
                                  120s);
   expect_fake_worker_step(run, "srun -N 2 --ntasks-per-node=1 ddplaunch --slurm --nproc-per-node 1 -- fake_worker");
+  // Plain srun passes no token: the master says once that anyone can join.
+  expect_token_use(false);
 }
 
 TEST_F(SlurmJobTest, DdplaunchSrunWrapperStartsOneLauncherPerNode) {
@@ -335,6 +349,8 @@ TEST_F(SlurmJobTest, DdplaunchSrunWrapperStartsOneLauncherPerNode) {
                                   "--report-init"},
                                  120s, {{"DDPLAUNCH", DDPLAUNCH_BIN}});
   expect_fake_worker_step(run, "DDPLAUNCH=ddplaunch scripts/ddplaunch-srun -N 2 -- fake_worker");
+  // The wrapper made a token for the step and handed it to both nodes: joins were authenticated.
+  expect_token_use(true);
 }
 
 // Slurm's cancellation path: srun gets SIGTERM while the workers sleep; every process of the

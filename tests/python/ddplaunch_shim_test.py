@@ -239,6 +239,56 @@ class AutoloadTest(StatusChannelTest):
         self.assertIn("no_such_backend", events[3][4].lower())
 
     @unittest.skipUnless(HAVE_TORCH, "torch.distributed is not available")
+    def test_unmodified_ddp_loop_reports_steps_rarely_and_sections_bracket_a_pause(self):
+        # An unmodified DDP loop (SGD, and a custom optimizer class defined after init)
+        # reports "step" datagrams — about one a second, not one per step — with the count
+        # and the longest gap; a 1.5 s step shows as the gap; section() brackets a pause.
+        result = self.run_python("""
+            import time, torch, torch.distributed as dist
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            dist.init_process_group("gloo")
+            model = DDP(torch.nn.Linear(4, 4))
+            sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+            class MyAdam(torch.optim.Adam):
+                def step(self, closure=None):
+                    return super().step(closure)
+            adam = MyAdam(model.parameters())
+            for i in range(300):
+                opt = sgd if i % 2 else adam
+                opt.zero_grad(); model(torch.randn(2, 4)).sum().backward(); opt.step()
+                if i == 150:
+                    time.sleep(1.5)
+            import ddplaunch_shim
+            print("COUNTED", ddplaunch_shim._counter.steps)
+            with ddplaunch_shim.section("checkpoint"):
+                pass
+            dist.destroy_process_group()
+            """, env={"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
+                      "RANK": "0", "WORLD_SIZE": "1"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # Every optimizer step once (MyAdam's super().step() is not a second step), plus the
+        # first DDP forward, counted before any optimizer step was seen.
+        self.assertIn("COUNTED 301", result.stdout)
+        events = []
+        self.sock.settimeout(2)
+        try:
+            while True:
+                events.append(self.receive())
+        except socket.timeout:
+            pass
+        kinds = [e[0] for e in events]
+        self.assertEqual(kinds[:2], ["init_begin", "init_ok"], kinds)
+        steps = [tuple(map(int, e[4].split())) for e in events if e[0] == "step"]
+        self.assertTrue(2 <= len(steps) <= 10, steps)  # first step, after the long gap, ...
+        self.assertEqual(steps[0][0], 1)
+        # 300 optimizer steps (the first DDP forward counts once before any optimizer step):
+        # the last report is at most 300 + 1; the 1.5 s gap is seen.
+        self.assertLessEqual(steps[-1][0], 301)
+        self.assertTrue(any(gap >= 1400 for _, gap in steps), steps)
+        self.assertEqual(kinds[-2:], ["section_begin", "section_end"], kinds)
+        self.assertEqual(events[-1][4], "checkpoint")
+
+    @unittest.skipUnless(HAVE_TORCH, "torch.distributed is not available")
     def test_pause_longer_than_the_launcher_timeout_between_collectives_succeeds(self):
         # A rank-0 evaluation or checkpoint that makes the others wait longer than the init
         # deadline must not fail: two real processes, rank 1 pauses 12 s under a 5 s

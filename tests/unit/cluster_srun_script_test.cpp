@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -35,7 +36,8 @@ class SrunScript : public ::testing::Test {
   void add_fake_srun() {
     std::ofstream f(dir_ / "bin" / "srun");
     f << "#!/bin/bash\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > '"
-      << (dir_ / "srun.args").string() << "'\nexit 7\n";
+      << (dir_ / "srun.args").string() << "'\nprintf '%s' \"${DDPLAUNCH_TOKEN-unset}\" > '"
+      << (dir_ / "srun.token").string() << "'\nexit 7\n";
     f.close();
     fs::permissions(dir_ / "bin" / "srun", fs::perms::owner_all);
   }
@@ -62,8 +64,20 @@ class SrunScript : public ::testing::Test {
     return args;
   }
 
+  // DDPLAUNCH_TOKEN as the fake srun saw it in its environment ("unset" when absent).
+  std::string srun_token() {
+    std::ifstream in(dir_ / "srun.token");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
   fs::path dir_;
 };
+
+bool is_hex_token(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
 
 }  // namespace
 
@@ -132,4 +146,34 @@ TEST_F(SrunScript, MissingSrunIsReported) {
   ScriptRun r = run("DDPLAUNCH=/bin/true", "-N 2 -- prog");
   EXPECT_EQ(r.rc, 127) << r.output;
   EXPECT_NE(r.output.find("'srun' is not on PATH"), std::string::npos) << r.output;
+}
+
+TEST_F(SrunScript, EachStepGetsAFreshTokenThroughTheEnvironmentNeverOnTheCommandLine) {
+  add_fake_srun();
+  ASSERT_EQ(run("DDPLAUNCH=ddp", "-N 2 -- prog").rc, 7);
+  const std::string first = srun_token();
+  EXPECT_TRUE(is_hex_token(first)) << first;
+  for (const auto& arg : srun_args()) EXPECT_EQ(arg.find(first), std::string::npos) << arg;
+  ASSERT_EQ(run("DDPLAUNCH=ddp", "-N 2 -- prog").rc, 7);
+  EXPECT_TRUE(is_hex_token(srun_token())) << srun_token();
+  EXPECT_NE(srun_token(), first);
+}
+
+TEST_F(SrunScript, AUserTokenIsKept) {
+  add_fake_srun();
+  ASSERT_EQ(run("DDPLAUNCH=ddp DDPLAUNCH_TOKEN=mine-42", "-N 2 -- prog").rc, 7);
+  EXPECT_EQ(srun_token(), "mine-42");
+}
+
+TEST_F(SrunScript, AnExportListCarriesTheToken) {
+  add_fake_srun();
+  ASSERT_EQ(run("DDPLAUNCH=ddp", "-N 2 --export=PATH,HOME -- prog").rc, 7);
+  auto args = srun_args();
+  EXPECT_NE(std::find(args.begin(), args.end(), "--export=PATH,HOME,DDPLAUNCH_TOKEN"), args.end());
+  ASSERT_EQ(run("DDPLAUNCH=ddp", "-N 2 --export NONE -- prog").rc, 7);
+  args = srun_args();
+  EXPECT_NE(std::find(args.begin(), args.end(), "--export=DDPLAUNCH_TOKEN"), args.end());
+  ASSERT_EQ(run("DDPLAUNCH=ddp", "-N 2 --export=ALL,X=1 -- prog").rc, 7);
+  args = srun_args();
+  EXPECT_NE(std::find(args.begin(), args.end(), "--export=ALL,X=1"), args.end());
 }

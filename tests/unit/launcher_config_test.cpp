@@ -1,13 +1,17 @@
 // LaunchConfig from YAML and the command line: defaults documented in configs/default.yaml,
 // unknown keys and bad values named with their line, CLI overriding YAML, validation.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "config/command_line.h"
 #include "config/job_setup.h"
 #include "config/launch_config.h"
+#include "config/token_source.h"
 #include "config/yaml_config.h"
 
 using namespace ddplaunch;
@@ -206,4 +210,114 @@ TEST(JobSetup, SlurmStepFillsUnsetKeysAndReportsConflicts) {
 TEST(JobSetup, SlurmFlagOutsideSlurmIsAnError) {
   auto setup = resolve_job_setup(parse_command_line({"--slurm", "--", "prog"}), {});
   EXPECT_TRUE(any_contains(setup.errors, "not inside a Slurm job step"));
+}
+
+// ---- ranges, duplicate keys, config paths, tokens (issue 14) ---------------------------------
+
+TEST(ValueRanges, ADurationFlagOutOfRangeNamesTheRangeAndTheYamlKey) {
+  auto errors = parse_command_line({"--heartbeat-interval", "0.0001", "p"}).errors;
+  EXPECT_TRUE(any_contains(errors, "--heartbeat-interval 0.0001 is out of range: allowed 0.05 to 60 seconds (YAML: "
+                                   "heartbeat_interval_s)"))
+      << (errors.empty() ? "" : errors.front());
+  for (const char* absurd : {"1e300", "inf", "nan", "1e999"}) {
+    EXPECT_TRUE(any_contains(parse_command_line({"--join-timeout", absurd, "p"}).errors, "--join-timeout")) << absurd;
+    EXPECT_TRUE(any_contains(parse_command_line({"--heartbeat-timeout", absurd, "p"}).errors, "allowed 0.1 to 86400"))
+        << absurd;
+  }
+  EXPECT_TRUE(parse_command_line({"--join-timeout", "900", "--heartbeat-interval", "0.2", "p"}).errors.empty());
+}
+
+TEST(ValueRanges, YamlSetAndTorchrunVariablesAreCheckedAlike) {
+  LaunchConfig c;
+  auto yaml = apply_yaml("nodes: 2\njoin_timeout_s: .inf\ntimeout:\n  base_s: -1\n", "job.yaml", c);
+  EXPECT_TRUE(any_contains(yaml, "job.yaml:2: join_timeout_s .inf is out of range: allowed 0.1 to 604800 seconds "
+                                 "(flag: --join-timeout)"))
+      << (yaml.empty() ? "" : yaml.front());
+  EXPECT_TRUE(any_contains(yaml, "job.yaml:4: timeout.base_s -1 is out of range"));
+  EXPECT_EQ(c.nodes, 1);  // a bad file changes nothing
+  auto set = apply_settings({{"restart.jitter", "2"}}, "command line", c);
+  EXPECT_TRUE(any_contains(set, "restart.jitter 2 is out of range: allowed 0 to 1"));
+  auto pet = parse_command_line({"p"}, {{"PET_NNODES", "100000"}}).errors;
+  EXPECT_TRUE(any_contains(pet, "PET_NNODES 100000 is out of range: allowed 1 to 65536")) << (pet.empty() ? "" : pet.front());
+  auto conf = parse_command_line({"--rdzv-conf", "join_timeout=inf", "p"}).errors;
+  EXPECT_TRUE(any_contains(conf, "--rdzv-conf join_timeout inf is out of range: allowed 0.1 to 604800 seconds"))
+      << (conf.empty() ? "" : conf.front());
+}
+
+TEST(ValueRanges, IntegerKeysHaveRangesToo) {
+  auto nproc = parse_command_line({"--nproc-per-node", "100000", "p"}).errors;
+  EXPECT_TRUE(any_contains(nproc, "--nproc-per-node 100000 is out of range: allowed 1 to 1024"))
+      << (nproc.empty() ? "" : nproc.front());
+  EXPECT_TRUE(parse_command_line({"--nproc-per-node", "1024", "p"}).errors.empty());
+  EXPECT_TRUE(any_contains(parse_command_line({"--max-restarts", "99999999", "p"}).errors, "allowed 0 to 10000"));
+  LaunchConfig c;
+  EXPECT_TRUE(any_contains(apply_yaml("nproc_per_node: 100000\n", "f", c), "allowed 1 to 1024"));
+  EXPECT_TRUE(apply_yaml("nproc_per_node: auto\n", "f", c).empty());
+}
+
+TEST(YamlConfig, ADuplicateKeyIsAnErrorNamingBothLines) {
+  LaunchConfig c;
+  auto errors = apply_yaml("nodes: 2\nrole: a\nnodes: 3\nrestart:\n  backoff_s: 1\n  backoff_s: 2\n", "job.yaml", c);
+  EXPECT_TRUE(any_contains(errors, "job.yaml:3: key 'nodes' is given twice (first at line 1)"))
+      << (errors.empty() ? "" : errors.front());
+  EXPECT_TRUE(any_contains(errors, "job.yaml:6: key 'restart.backoff_s' is given twice (first at line 5)"));
+  EXPECT_EQ(c.nodes, 1);
+}
+
+TEST(YamlConfig, ADirectoryAsConfigIsAnError) {
+  LaunchConfig c;
+  auto errors = apply_yaml_file(testing::TempDir(), c);
+  EXPECT_TRUE(any_contains(errors, "is a directory, not a YAML file")) << (errors.empty() ? "" : errors.front());
+}
+
+namespace {
+// A token file in a fresh temporary directory, with `mode`.
+std::string token_file(const std::string& name, const std::string& content, mode_t mode) {
+  std::string path = testing::TempDir() + "/token_test_" + std::to_string(getpid()) + "_" + name;
+  std::ofstream(path) << content;
+  chmod(path.c_str(), mode);
+  return path;
+}
+}  // namespace
+
+TEST(TokenSource, ATokenFileOwnedAndPrivateIsReadWithoutItsNewline) {
+  std::string path = token_file("good", "s3cret-token\n", 0600);
+  auto setup = resolve_job_setup(parse_command_line({"--token-file", path, "--", "prog"}), {{"DDPLAUNCH_TOKEN", "env"}});
+  ASSERT_TRUE(setup.errors.empty()) << setup.errors.front();
+  EXPECT_EQ(setup.config.token, "s3cret-token");
+  EXPECT_EQ(read_token_file(token_file("ro", "t", 0400)).token, "t");
+  std::remove(path.c_str());
+}
+
+TEST(TokenSource, ABadTokenFileIsRefusedSayingWhy) {
+  EXPECT_NE(read_token_file(token_file("open", "t\n", 0644)).error.find("chmod 600"), std::string::npos);
+  EXPECT_NE(read_token_file(token_file("group", "t\n", 0640)).error.find("mode 0640"), std::string::npos);
+  EXPECT_NE(read_token_file(token_file("empty", "\n", 0600)).error.find("it is empty"), std::string::npos);
+  EXPECT_NE(read_token_file(testing::TempDir()).error.find("not a regular file"), std::string::npos);
+  EXPECT_NE(read_token_file("/nonexistent/token").error.find("cannot open it"), std::string::npos);
+  if (geteuid() == 0) {  // a file of another user: root can make one
+    std::string path = token_file("foreign", "t\n", 0600);
+    ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+    EXPECT_NE(read_token_file(path).error.find("not by you"), std::string::npos) << read_token_file(path).error;
+  }
+  auto both = resolve_job_setup(
+      parse_command_line({"--token", "x", "--token-file", token_file("both", "t", 0600), "--", "prog"}), {});
+  EXPECT_TRUE(any_contains(both.errors, "keep one"));
+}
+
+TEST(TokenSource, TokenValuesAreScrubbedFromArgvUpToTheProgram) {
+  std::vector<std::string> words = {"ddplaunch", "--token", "alpha", "--token=beta", "--set", "token=gamma",
+                                    "--set", "role=x", "--set=token=delta", "--", "prog", "--token", "mine"};
+  std::vector<std::vector<char>> storage;
+  std::vector<char*> argv;
+  for (const auto& w : words) storage.emplace_back(w.begin(), w.end()), storage.back().push_back('\0');
+  for (auto& s : storage) argv.push_back(s.data());
+  scrub_token_arguments(static_cast<int>(argv.size()), argv.data());
+  std::vector<std::string> after(argv.begin(), argv.end());
+  EXPECT_EQ(after[2], "*****");
+  EXPECT_EQ(after[3], "--token=****");
+  EXPECT_EQ(after[5], "token=*****");
+  EXPECT_EQ(after[7], "role=x");
+  EXPECT_EQ(after[8], "--set=token=*****");
+  EXPECT_EQ(after[12], "mine");  // the program's own arguments are its business
 }

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "policy/job_policy.h"
+#include "policy/node_checks.h"
 #include "policy/root_cause.h"
 
 namespace ddplaunch {
@@ -434,6 +436,66 @@ TEST(JobPolicy, AJoinTimeoutAbortsTheWaitNamingTheMissingNodes) {
   EXPECT_EQ(policy.phase(), JobPhase::Ended);
 }
 
+// "The process group is up": said once per generation, when the last rank reports init_ok,
+// with the time since the generation started; not before, and not again for a later
+// communicator of the same generation.
+TEST(JobPolicy, SaysOncePerGenerationWhenEveryRankFinishedInit) {
+  using namespace std::chrono_literals;
+  Job job;
+  auto says_done = [](const Decisions& d) {
+    for (const auto& x : d)
+      if (auto* log = std::get_if<decision::Log>(&x); log && log->text.find("finished init") != std::string::npos)
+        return log->text;
+    return std::string();
+  };
+  EXPECT_EQ(says_done(job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t0 + 1s)), "");
+  EXPECT_EQ(says_done(job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Running, 1)}, t0 + 2s)), "");
+  std::string done = says_done(job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t0 + 3s));
+  EXPECT_EQ(done, "generation 0: all 4 ranks finished init (init_ok) 3.00 s after the start");
+  // A later communicator (init again, then running): nothing new.
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 2), rank(1, RankPhase::Init, 2)}, t0 + 4s);
+  EXPECT_EQ(says_done(job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 2), rank(1, RankPhase::Running, 2)}, t0 + 5s)), "");
+}
+
+// A rank that runs without ever reporting init (no shim, a non-torch program) is not "done".
+TEST(JobPolicy, RanksRunningWithoutAnInitReportAreNotAnnouncedAsInitialised) {
+  Job job;
+  auto d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 0), rank(1, RankPhase::Running, 0)}, t0);
+  auto d2 = job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 0), rank(3, RankPhase::Running, 0)}, t0);
+  d.insert(d.end(), d2.begin(), d2.end());
+  for (const auto& x : d)
+    if (auto* log = std::get_if<decision::Log>(&x)) EXPECT_EQ(log->text.find("finished init"), std::string::npos);
+}
+
+// The GPU facts a node reports (count, driver, CUDA, NCCL) are columns of doctor's table.
+TEST(DoctorTable, ShowsEveryNodesGpuCountDriverCudaAndNcclVersions) {
+  auto gpu_node = node(0, 8);
+  gpu_node.facts.gpu_count = 8;
+  gpu_node.facts.driver_version = "580.159.04";
+  gpu_node.facts.cuda_version = "13.0";
+  gpu_node.facts.nccl_version = "2.28.9";
+  std::string table = render_doctor_table({gpu_node}, {{0, DoctorRow{true, "eth0", ""}}}, 29500, "35 s", true);
+  std::istringstream lines(table);
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  std::istringstream h(header), r(row);
+  std::vector<std::string> names, values;
+  for (std::string w; h >> w;) names.push_back(w);
+  for (std::string w; r >> w;) values.push_back(w);
+  ASSERT_EQ(names.size(), values.size()) << table;
+  auto column = [&](const std::string& name) {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return values[i];
+    return std::string("(no column " + name + ")");
+  };
+  EXPECT_EQ(column("gpus"), "8") << table;
+  EXPECT_EQ(column("driver"), "580.159.04") << table;
+  EXPECT_EQ(column("cuda"), "13.0") << table;
+  EXPECT_EQ(column("nccl"), "2.28.9") << table;
+  EXPECT_EQ(column("verdict"), "ok") << table;
+}
+
 TEST(JobPolicy, DoctorPrintsOneTableAndEndsWithTheVerdict) {
   auto s = settings();
   s.doctor = true;
@@ -560,6 +622,35 @@ TEST(JobPolicy, AWorkerFailureReportForAnotherNodeIsPinnedToTheSender) {
   job.policy.on_worker_failed(1, 0, failure(1, 2));
   EXPECT_NE(job.policy.last_error(1).find("rank 2 on node 1"), std::string::npos);
   EXPECT_TRUE(job.policy.last_error(0).empty());
+}
+
+TEST(JobPolicy, AFailureReportNamingAnotherNodesRankIsIgnoredAndLogged) {
+  // Node 1 holds ranks 2 and 3: a report from it about rank 0 (node 0's) or rank 9 (nobody's)
+  // must neither restart nor stop the job, and the log names the sender.
+  Job job;
+  for (int foreign : {0, 9, -1}) {
+    auto d = job.policy.on_worker_failed(1, 0, failure(1, foreign));
+    EXPECT_EQ(count<decision::ScheduleRestart>(d) + count<decision::OrderStop>(d) + count<decision::EndJob>(d), 0)
+        << logs(d);
+    EXPECT_NE(logs(d).find("ignored a failure report from node 1 (host1) about rank " + std::to_string(foreign)),
+              std::string::npos)
+        << logs(d);
+  }
+  EXPECT_EQ(job.policy.phase(), JobPhase::Running);
+  EXPECT_TRUE(job.policy.last_error(1).empty());
+  // Its own rank still counts.
+  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(1, 0, failure(1, 3))));
+}
+
+TEST(JobPolicy, ANodeProblemClaimingExitCodeZeroStillFailsTheJob) {
+  // A peer sending node_problem exit_code=0 once made the master log "job succeeded".
+  Job job;
+  EXPECT_EQ(find<decision::OrderStop>(job.policy.on_node_problem(1, 0, "all good, stop now", 0))->exit_code, 1);
+  Decisions end = job.policy.on_node_finished(0, 0, 0);
+  for (const auto& d : job.policy.on_node_finished(1, 0, 0)) end.push_back(d);
+  ASSERT_EQ(count<decision::EndJob>(end), 1);
+  EXPECT_EQ(find<decision::EndJob>(end)->exit_code, 1);
+  EXPECT_EQ(logs(end).find("job succeeded"), std::string::npos) << logs(end);
 }
 
 }  // namespace

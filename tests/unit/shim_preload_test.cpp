@@ -150,6 +150,27 @@ TEST_F(PreloadTest, RealNcclInitFailureIsReportedWithNcclsOwnText) {
 #endif
 }
 
+// A wrong NCCL_SOCKET_IFNAME fails before any communicator: in ncclGetUniqueId, while NCCL
+// sets up its bootstrap network. That is an init failure too (what torch's rank 0 hits at
+// its first collective), reported with NCCL's text; a successful ncclGetUniqueId reports
+// nothing of its own (the test above sees exactly init_begin + outcome of the comm init).
+TEST_F(PreloadTest, RealUniqueIdFailureOnABogusInterfaceIsAnInitFailure) {
+#ifndef DDPLAUNCH_NCCL_PROBE
+  GTEST_SKIP() << "NCCL was not found at build time (no nccl.h/libnccl): nccl_probe not built";
+#else
+  Run run = run_preloaded(DDPLAUNCH_NCCL_PROBE, {}, {"NCCL_SOCKET_IFNAME=ddpl_no_such0"}, 2);
+  ASSERT_NE(run.status, -1) << "nccl_probe did not finish within 60 s";
+  ASSERT_EQ(run.messages.size(), 2u) << describe(run.messages);
+  EXPECT_EQ(run.messages[0].event, c::StatusEvent::InitBegin);
+  EXPECT_EQ(run.messages[0].detail, "ncclGetUniqueId");
+  EXPECT_EQ(run.messages[1].event, c::StatusEvent::InitFailed);
+  EXPECT_NE(run.messages[1].detail.find("ncclGetUniqueId failed: "), std::string::npos)
+      << run.messages[1].detail;
+  EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 1) << "wait status "
+                                                                      << run.status;
+#endif
+}
+
 // With the fake NCCL: every outcome, and the program always sees NCCL's own result.
 TEST_F(PreloadTest, SuccessfulInitReportsInitOk) {
   for (const char* which : {"rank", "config", "all"}) {
@@ -276,7 +297,8 @@ TEST(PreloadLibrary, ExportsOnlyTheWrappedNcclFunctions) {
   void* lib = ::dlopen(DDPLAUNCH_NCCL_PRELOAD, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << ::dlerror();
   for (const char* name : {"ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll",
-                           "ncclCommInitRankScalable", "ncclCommSplit", "ncclCommGetAsyncError"})
+                           "ncclCommInitRankScalable", "ncclCommSplit", "ncclCommGetAsyncError",
+                           "ncclGetUniqueId"})
     EXPECT_NE(::dlsym(lib, name), nullptr) << name;
   // The shim's own symbols stay inside the library (no clash with a trainer's copy).
   EXPECT_EQ(::dlsym(lib, "_ZN9ddplaunch4shim6reportENS_8contract11StatusEventESt17basic_string_viewIcSt11char_traitsIcEE"),

@@ -10,6 +10,7 @@
 
 #include "bound_status_socket.h"
 #include "ddplaunch/shim.h"
+#include "ddplaunch/step_counter.h"
 
 namespace {
 
@@ -132,6 +133,76 @@ TEST_F(StatusSocket, HeartbeatRepeatsUntilStoppedAndIsIdempotent) {
   shim::start_heartbeat(std::chrono::milliseconds(20));
   EXPECT_TRUE(receive(2000));
   shim::stop_heartbeat();
+}
+
+}  // namespace
+
+namespace {
+
+// The step counter: first step reported at once, then at most once per interval, with the
+// longest interval since the previous report; counting never stops.
+TEST(StepCounter, ReportsTheFirstStepThenAtMostOncePerIntervalWithTheLongestGap) {
+  using namespace std::chrono_literals;
+  shim::StepCounter counter(1000ms);
+  const auto t0 = shim::StepCounter::Clock::time_point{} + 100s;
+  auto first = counter.on_step(t0);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->steps, 1);
+  EXPECT_EQ(first->max_interval_ms, 0);
+  EXPECT_FALSE(counter.on_step(t0 + 200ms));
+  EXPECT_FALSE(counter.on_step(t0 + 900ms));  // a 700 ms gap: the longest so far
+  auto second = counter.on_step(t0 + 1000ms);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->steps, 4);
+  EXPECT_EQ(second->max_interval_ms, 700);
+  auto after_pause = counter.on_step(t0 + 31000ms);  // a 30 s step: reported at once
+  ASSERT_TRUE(after_pause);
+  EXPECT_EQ(after_pause->steps, 5);
+  EXPECT_EQ(after_pause->max_interval_ms, 30000);
+}
+
+TEST(StepDetail, FormatsAndParsesAndRejectsGarbage) {
+  EXPECT_EQ(c::format_step_detail({12, 340}), "12 340");
+  auto p = c::parse_step_detail("12 340");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->steps, 12);
+  EXPECT_EQ(p->max_interval_ms, 340);
+  EXPECT_FALSE(c::parse_step_detail(""));
+  EXPECT_FALSE(c::parse_step_detail("12"));
+  EXPECT_FALSE(c::parse_step_detail("-1 5"));
+  EXPECT_FALSE(c::parse_step_detail("x 5"));
+}
+
+// 10000 steps in a tight loop: one datagram (the first), not 10000; a section reports its
+// begin and end with its name.
+TEST_F(StatusSocket, StepsAreCountedCheaplyAndReportedRarelyAndSectionsBracketAPause) {
+  for (int i = 0; i < 10000; ++i) shim::step();
+  auto line = receive(2000);
+  ASSERT_TRUE(line);
+  auto m = c::parse_status(*line);
+  ASSERT_TRUE(m) << *line;
+  EXPECT_EQ(m->event, c::StatusEvent::Step);
+  auto progress = c::parse_step_detail(m->detail);
+  ASSERT_TRUE(progress) << m->detail;
+  EXPECT_GE(progress->steps, 1);
+  int more = 0;
+  while (receive(50)) ++more;
+  EXPECT_LE(more, 3) << "steps must be reported about once a second, not per step";
+  {
+    shim::Section checkpoint("checkpoint");
+    auto begin = receive(2000);
+    ASSERT_TRUE(begin);
+    auto b = c::parse_status(*begin);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->event, c::StatusEvent::SectionBegin);
+    EXPECT_EQ(b->detail, "checkpoint");
+  }
+  auto end = receive(2000);
+  ASSERT_TRUE(end);
+  auto e = c::parse_status(*end);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->event, c::StatusEvent::SectionEnd);
+  EXPECT_EQ(e->detail, "checkpoint");
 }
 
 }  // namespace

@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
     loss.backward();
     average_gradients(model, *pg.group);
     sgd.step();
+    ddplaunch::shim::step();  // progress for the launcher's hang detection (~1 report/s)
     loss_last = loss.item<double>();
     if (step == 1) loss_first = loss_last;
     if (step % 10 == 0) std::printf("step %d loss %.6f\n", step, loss_last);

@@ -4,7 +4,10 @@ without changing the training script.
 report(event, detail) sends one status datagram ("DDPL1 <event> <rank> <generation> <pid>
 <detail>", see worker_shim/include/ddplaunch/contract.h) to $DDPLAUNCH_STATUS_SOCKET.
 install() wraps torch.distributed.init_process_group (now, or when torch.distributed is
-first imported) to report init_begin / init_ok / init_failed. It passes every argument
+first imported) to report init_begin / init_ok / init_failed, and once init succeeded hooks
+the optimizers' step() and DistributedDataParallel's forward() to report progress ("step",
+about once a second) for the launcher's hang detection; section("checkpoint") marks a long
+planned pause. It passes every argument
 through unchanged: in particular it never sets `timeout`, which in PyTorch bounds the store
 wait and every later collective too. The launcher enforces its init deadline itself
 ($DDPLAUNCH_TIMEOUT_S is for the program's information only).
@@ -16,10 +19,11 @@ Importing this module does not import torch.
 # importlib.resources, pathlib and tempfile: ~20 ms). socket is imported on first report().
 import os
 import sys
+import time  # built into the interpreter: no file to load
 
-__all__ = ["report", "install", "EVENTS", "MAX_STATUS_BYTES"]
+__all__ = ["report", "install", "step", "section", "EVENTS", "MAX_STATUS_BYTES"]
 
-EVENTS = ("init_begin", "init_ok", "init_failed", "heartbeat")
+EVENTS = ("init_begin", "init_ok", "init_failed", "heartbeat", "step", "section_begin", "section_end")
 MAX_STATUS_BYTES = 4096  # contract::kMaxStatusBytes
 _MAGIC = "DDPL1"
 _WRAPPED_MARK = "_ddplaunch_wrapped"
@@ -66,6 +70,141 @@ def report(event, detail=""):
         return False
 
 
+class _StepCounter:
+    """Counts every step (a clock read and a few adds); a report is due on the first step and
+    then at most once per `every` seconds, with the longest gap since the previous report.
+    The same rule as worker_shim/include/ddplaunch/step_counter.h."""
+
+    __slots__ = ("every", "steps", "max_ms", "last_step", "last_report")
+
+    def __init__(self, every=1.0):
+        self.every = every
+        self.steps = 0
+        self.max_ms = 0
+        self.last_step = 0.0
+        self.last_report = 0.0
+
+    def on_step(self, now):
+        """Returns (steps, max_interval_ms) when a report is due, else None."""
+        self.steps += 1
+        if self.steps > 1:
+            gap = int((now - self.last_step) * 1000)
+            if gap > self.max_ms:
+                self.max_ms = gap
+        self.last_step = now
+        if self.steps > 1 and now - self.last_report < self.every:
+            return None
+        self.last_report = now
+        due = (self.steps, self.max_ms)
+        self.max_ms = 0
+        return due
+
+
+_counter = _StepCounter()
+_optimizer_seen = [False]  # once an optimizer step was counted, forward() no longer counts
+_in_step = [0]             # nested step() calls (a subclass calling super().step()) count once
+
+
+def step():
+    """Counts one training step for the launcher's hang detection; reports at most about once
+    a second. Called automatically after every optimizer step (and DDP forward when no
+    optimizer is seen); call it yourself from a custom loop. Never raises."""
+    try:
+        due = _counter.on_step(time.monotonic())
+        if due is not None:
+            report("step", "%d %d" % due)
+    except Exception:
+        pass
+
+
+class section:
+    """`with ddplaunch_shim.section("checkpoint"):` marks a long planned pause, so the launcher
+    applies the section's own deadline instead of suspecting a hang."""
+
+    def __init__(self, name):
+        self.name = str(name)
+
+    def __enter__(self):
+        report("section_begin", self.name)
+        return self
+
+    def __exit__(self, *exc_info):
+        report("section_end", self.name)
+        return False
+
+
+def _on_optimizer_step():
+    _optimizer_seen[0] = True
+    step()
+
+
+def _wrap_step(cls):
+    """Wraps cls.step (when cls defines it) to count one step per outermost call."""
+    original = cls.__dict__.get("step")
+    if original is None or getattr(original, _WRAPPED_MARK, False):
+        return
+
+    def counted_step(self, *args, **kwargs):
+        _in_step[0] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _in_step[0] -= 1
+            if _in_step[0] == 0:
+                _on_optimizer_step()
+
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(counted_step, name, getattr(original, name))
+        except AttributeError:
+            pass
+    counted_step.__dict__.update(getattr(original, "__dict__", {}))
+    setattr(counted_step, _WRAPPED_MARK, True)
+    cls.step = counted_step
+
+
+def _all_subclasses(cls):
+    out, todo = [], [cls]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            out.append(sub)
+            todo.append(sub)
+    return out
+
+
+def _install_step_hooks():
+    """After init_process_group succeeded: count optimizer steps and DDP forwards. torch >= 2.0
+    has a global optimizer step hook; older torch gets every Optimizer class's step wrapped
+    (the ones defined later too, at their first instance)."""
+    if getattr(_install_step_hooks, _WRAPPED_MARK, False):
+        return
+    setattr(_install_step_hooks, _WRAPPED_MARK, True)
+    import torch.optim.optimizer as optimizer_module
+    hook = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
+    if hook is not None:
+        hook(lambda optimizer, args, kwargs: _on_optimizer_step())
+    else:
+        base = optimizer_module.Optimizer
+        for cls in [base] + _all_subclasses(base):
+            _wrap_step(cls)
+        original_init = base.__init__
+
+        def __init__(self, *args, **kwargs):
+            original_init(self, *args, **kwargs)
+            _wrap_step(type(self))
+
+        base.__init__ = __init__
+    from torch.nn.parallel import DistributedDataParallel
+    original_forward = DistributedDataParallel.forward
+    if not getattr(original_forward, _WRAPPED_MARK, False):
+        def forward(self, *args, **kwargs):
+            if not _optimizer_seen[0]:
+                step()
+            return original_forward(self, *args, **kwargs)
+        setattr(forward, _WRAPPED_MARK, True)
+        DistributedDataParallel.forward = forward
+
+
 def _wrap(original):
     if getattr(original, _WRAPPED_MARK, False):
         return original
@@ -79,6 +218,11 @@ def _wrap(original):
             report("init_failed", "%s: %s" % (type(error).__name__, error))
             raise
         report("init_ok", str(backend or ""))
+        try:
+            if os.environ.get("DDPLAUNCH_STATUS_SOCKET"):
+                _install_step_hooks()
+        except Exception:  # progress reports are a bonus; training goes on without them
+            pass
         return result
 
     # functools.wraps without importing functools (collections: ~3 ms at start-up).

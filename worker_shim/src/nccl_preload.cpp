@@ -1,9 +1,10 @@
 // libddplaunch_nccl_preload.so: LD_PRELOAD'ed into a worker, it wraps NCCL communicator
 // creation (ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitRankScalable,
-// ncclCommInitAll, ncclCommSplit) and reports init_begin and init_ok / init_failed to
-// ddplaunch for EVERY call, with NCCL's own error text (a non-blocking init is settled when
-// ncclCommGetAsyncError first shows its outcome): torch 2.x creates communicators lazily, at
-// the first collective and for each new sub-group, and each one is init again.
+// ncclCommInitAll, ncclCommSplit; ncclGetUniqueId when it fails) and reports init_begin and
+// init_ok / init_failed to ddplaunch for EVERY call, with NCCL's own error text (a
+// non-blocking init is settled when ncclCommGetAsyncError first shows its outcome): torch 2.x
+// creates communicators lazily, at the first collective and for each new sub-group, and each
+// one is init again.
 // It forwards every call to the real NCCL unchanged and returns its result: the program
 // behaves as without it. Nothing runs at load time (no constructor, no dlopen): the real
 // functions are found with dlsym(RTLD_NEXT) on first call, so a program that never calls
@@ -36,6 +37,7 @@ using InitRankConfigFn = ncclResult_t (*)(ncclComm_t*, int, ncclUniqueId, int, v
 using InitAllFn = ncclResult_t (*)(ncclComm_t*, int, const int*);
 using InitScalableFn = ncclResult_t (*)(ncclComm_t*, int, int, int, ncclUniqueId*, void*);
 using SplitFn = ncclResult_t (*)(ncclComm_t, int, int, ncclComm_t*, void*);
+using GetUniqueIdFn = ncclResult_t (*)(ncclUniqueId*);
 using ErrorStringFn = const char* (*)(ncclResult_t);
 using LastErrorFn = const char* (*)(ncclComm_t);
 using AsyncErrorFn = ncclResult_t (*)(ncclComm_t, ncclResult_t*);
@@ -143,6 +145,23 @@ struct InitScope {
   bool outermost() const { return init_depth == 1; }
 };
 
+// The one shape of every wrapped init function: find the real one, report init_begin,
+// forward unchanged, report the outcome (a non-blocking init is settled later on the
+// communicator `result_comm()` names after the call). Only the outermost call on a thread
+// reports (see InitScope).
+template <typename Fn, typename ResultComm, typename... Args>
+ncclResult_t forward_init(std::atomic<void*>& cache, const char* function,
+                          ResultComm result_comm, Args... args) {
+  auto real = real_init_function<Fn>(cache, function);
+  if (!real) return nccl_missing(function);
+  InitScope scope;
+  if (!scope.outermost()) return real(args...);
+  shim::report(c::StatusEvent::InitBegin, function);
+  ncclResult_t res = real(args...);
+  report_result(function, res, result_comm());
+  return res;
+}
+
 }  // namespace
 
 extern "C" {
@@ -150,53 +169,44 @@ extern "C" {
 __attribute__((visibility("default"))) ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks,
                                                                      ncclUniqueId id, int rank) {
   static std::atomic<void*> cache{nullptr};
-  auto real = real_init_function<InitRankFn>(cache, "ncclCommInitRank");
-  if (!real) return nccl_missing("ncclCommInitRank");
-  InitScope scope;
-  if (!scope.outermost()) return real(comm, nranks, id, rank);
-  shim::report(c::StatusEvent::InitBegin, "ncclCommInitRank");
-  ncclResult_t res = real(comm, nranks, id, rank);
-  report_result("ncclCommInitRank", res, comm);
-  return res;
+  return forward_init<InitRankFn>(cache, "ncclCommInitRank", [comm] { return comm; }, comm, nranks, id, rank);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankConfig(
     ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, void* config) {
   static std::atomic<void*> cache{nullptr};
-  auto real = real_init_function<InitRankConfigFn>(cache, "ncclCommInitRankConfig");
-  if (!real) return nccl_missing("ncclCommInitRankConfig");
-  InitScope scope;
-  if (!scope.outermost()) return real(comm, nranks, id, rank, config);
-  shim::report(c::StatusEvent::InitBegin, "ncclCommInitRankConfig");
-  ncclResult_t res = real(comm, nranks, id, rank, config);
-  report_result("ncclCommInitRankConfig", res, comm);
-  return res;
+  return forward_init<InitRankConfigFn>(cache, "ncclCommInitRankConfig", [comm] { return comm; }, comm, nranks, id,
+                                        rank, config);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev,
                                                                     const int* devlist) {
   static std::atomic<void*> cache{nullptr};
-  auto real = real_init_function<InitAllFn>(cache, "ncclCommInitAll");
-  if (!real) return nccl_missing("ncclCommInitAll");
-  InitScope scope;
-  if (!scope.outermost()) return real(comms, ndev, devlist);
-  shim::report(c::StatusEvent::InitBegin, "ncclCommInitAll");
-  ncclResult_t res = real(comms, ndev, devlist);
-  report_result("ncclCommInitAll", res, nullptr);  // always blocking
-  return res;
+  // Always blocking: nothing to settle later.
+  return forward_init<InitAllFn>(cache, "ncclCommInitAll", [] { return static_cast<ncclComm_t*>(nullptr); }, comms, ndev, devlist);
 }
 
 // NCCL 2.23+: one communicator from several unique ids (large jobs).
 __attribute__((visibility("default"))) ncclResult_t ncclCommInitRankScalable(
     ncclComm_t* comm, int nranks, int rank, int nids, ncclUniqueId* ids, void* config) {
   static std::atomic<void*> cache{nullptr};
-  auto real = real_init_function<InitScalableFn>(cache, "ncclCommInitRankScalable");
-  if (!real) return nccl_missing("ncclCommInitRankScalable");
-  InitScope scope;
-  if (!scope.outermost()) return real(comm, nranks, rank, nids, ids, config);
-  shim::report(c::StatusEvent::InitBegin, "ncclCommInitRankScalable");
-  ncclResult_t res = real(comm, nranks, rank, nids, ids, config);
-  report_result("ncclCommInitRankScalable", res, comm);
+  return forward_init<InitScalableFn>(cache, "ncclCommInitRankScalable", [comm] { return comm; }, comm, nranks, rank,
+                                      nids, ids, config);
+}
+
+// The unique id is the first step of an init: ncclGetUniqueId sets up NCCL's bootstrap
+// network (NCCL_SOCKET_IFNAME, the bootstrap listener), and a wrong interface fails here,
+// before any communicator exists. Only a failure is reported (init_begin + init_failed),
+// so a success changes nothing: the communicator creation that follows reports itself.
+__attribute__((visibility("default"))) ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+  static std::atomic<void*> cache{nullptr};
+  auto real = real_init_function<GetUniqueIdFn>(cache, "ncclGetUniqueId");
+  if (!real) return nccl_missing("ncclGetUniqueId");
+  ncclResult_t res = real(id);
+  if (res != kNcclSuccess) {
+    shim::report(c::StatusEvent::InitBegin, "ncclGetUniqueId");
+    report_failure("ncclGetUniqueId", res, nullptr);
+  }
   return res;
 }
 
@@ -206,15 +216,10 @@ __attribute__((visibility("default"))) ncclResult_t ncclCommSplit(ncclComm_t com
                                                                   int key, ncclComm_t* newcomm,
                                                                   void* config) {
   static std::atomic<void*> cache{nullptr};
-  auto real = real_init_function<SplitFn>(cache, "ncclCommSplit");
-  if (!real) return nccl_missing("ncclCommSplit");
-  InitScope scope;
-  if (!scope.outermost()) return real(comm, color, key, newcomm, config);
-  shim::report(c::StatusEvent::InitBegin, "ncclCommSplit");
-  ncclResult_t res = real(comm, color, key, newcomm, config);
   // NCCL_SPLIT_NOCOLOR creates no communicator: a non-blocking split settles on the parent.
-  report_result("ncclCommSplit", res, newcomm && *newcomm ? newcomm : &comm);
-  return res;
+  auto settles_on = [&comm, newcomm] { return newcomm && *newcomm ? newcomm : &comm; };
+  return forward_init<SplitFn>(cache, "ncclCommSplit", settles_on, comm, color, key, newcomm,
+                               config);
 }
 
 __attribute__((visibility("default"))) ncclResult_t ncclCommGetAsyncError(ncclComm_t comm,

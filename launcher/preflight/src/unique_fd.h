@@ -12,6 +12,7 @@ class UniqueFd {
   ~UniqueFd() { if (fd_ >= 0) ::close(fd_); }
   UniqueFd(const UniqueFd&) = delete;
   UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   int get() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
 

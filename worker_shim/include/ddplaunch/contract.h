@@ -53,7 +53,11 @@ inline constexpr const char* kJobTag = "DDPLAUNCH_JOB_TAG";  // random per launc
 inline constexpr std::size_t kMaxStatusBytes = 4096;
 inline constexpr std::string_view kStatusMagic = "DDPL1";
 
-enum class StatusEvent { InitBegin, InitOk, InitFailed, Heartbeat };
+// Progress (issue 17): "step" carries "<steps> <max_interval_ms>" — training steps so far in
+// this generation and the longest interval between two steps since the previous step
+// report (sent at most about once a second); "section_begin <name>" / "section_end <name>"
+// mark a long planned pause (a checkpoint, an evaluation) that has deadlines of its own.
+enum class StatusEvent { InitBegin, InitOk, InitFailed, Heartbeat, Step, SectionBegin, SectionEnd };
 
 inline std::string_view to_string(StatusEvent e) {
   switch (e) {
@@ -61,6 +65,9 @@ inline std::string_view to_string(StatusEvent e) {
     case StatusEvent::InitOk: return "init_ok";
     case StatusEvent::InitFailed: return "init_failed";
     case StatusEvent::Heartbeat: return "heartbeat";
+    case StatusEvent::Step: return "step";
+    case StatusEvent::SectionBegin: return "section_begin";
+    case StatusEvent::SectionEnd: return "section_end";
   }
   return "unknown";
 }
@@ -70,6 +77,9 @@ inline std::optional<StatusEvent> parse_status_event(std::string_view s) {
   if (s == "init_ok") return StatusEvent::InitOk;
   if (s == "init_failed") return StatusEvent::InitFailed;
   if (s == "heartbeat") return StatusEvent::Heartbeat;
+  if (s == "step") return StatusEvent::Step;
+  if (s == "section_begin") return StatusEvent::SectionBegin;
+  if (s == "section_end") return StatusEvent::SectionEnd;
   return std::nullopt;
 }
 
@@ -124,6 +134,24 @@ inline std::optional<StatusMessage> parse_status(std::string_view line) {
   if (!detail::parse_int(detail::next_token(rest), m.pid) || m.pid <= 0) return std::nullopt;
   m.detail = std::string(rest);
   return m;
+}
+
+// The detail of a "step" report: steps so far, longest interval since the last report.
+struct StepProgress {
+  long steps = 0;
+  long max_interval_ms = 0;
+};
+
+inline std::string format_step_detail(const StepProgress& p) {
+  return std::to_string(p.steps) + " " + std::to_string(p.max_interval_ms);
+}
+
+inline std::optional<StepProgress> parse_step_detail(std::string_view detail) {
+  StepProgress p;
+  std::string_view rest = detail;
+  if (!detail::parse_int(detail::next_token(rest), p.steps) || p.steps < 0) return std::nullopt;
+  if (!detail::parse_int(detail::next_token(rest), p.max_interval_ms) || p.max_interval_ms < 0) return std::nullopt;
+  return p;
 }
 
 }  // namespace ddplaunch::contract

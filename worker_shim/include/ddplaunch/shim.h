@@ -55,4 +55,23 @@ void report(contract::StatusEvent event, std::string_view detail = {}) noexcept;
 void start_heartbeat(std::chrono::milliseconds interval);
 void stop_heartbeat();
 
+// Progress for the launcher's hang detection (issue 17): call once per training step (after
+// the optimizer step). Costs a clock read; reports "step" at most about once a second.
+// Thread-safe; never blocks, never throws.
+void step() noexcept;
+
+// A long planned pause (checkpoint, evaluation): reports section_begin now and section_end
+// when it goes out of scope, so the launcher applies the section's own deadline instead of
+// suspecting a hang. `name` is free text (one word reads best: "checkpoint").
+class Section {
+ public:
+  explicit Section(std::string_view name) noexcept;
+  ~Section();
+  Section(const Section&) = delete;
+  Section& operator=(const Section&) = delete;
+
+ private:
+  std::string name_;
+};
+
 }  // namespace ddplaunch::shim

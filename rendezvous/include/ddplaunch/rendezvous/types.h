@@ -30,6 +30,7 @@ struct NodeFacts {
   int gpu_count = 0;
   std::string launcher_version, program_fingerprint, driver_version, cuda_version, nccl_version;
   std::string socket_ifname;  // the user's NCCL_SOCKET_IFNAME on that node ("" = unset)
+  std::string probe_endpoints;  // its peer-probe listeners, "eth0=10.0.0.1:41233,..." ("" = no probe)
 };
 
 struct NodeRecord {

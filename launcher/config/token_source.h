@@ -1,0 +1,24 @@
+// Where the rendezvous token comes from besides YAML: a file only its owner can read
+// (--token-file), and the command line, whose copy in this process's memory is scrubbed
+// so that `ps` and /proc/PID/cmdline never show it.
+#pragma once
+
+#include <string>
+
+namespace ddplaunch {
+
+struct TokenFromFile {
+  std::string token;  // the file's content without its trailing newline
+  std::string error;  // non-empty: why the file is refused, and what to do
+};
+
+// Reads a token file: a regular file (symlinks followed), owned by this user, readable by no
+// one else (mode 0600 or stricter), not empty, at most 4 KiB.
+TokenFromFile read_token_file(const std::string& path);
+
+// Overwrites the values of `--token V`, `--token=V` and `--set token=V` in argv's memory
+// (up to a `--` that starts the program). Call it first in main, before any fork: a child
+// forked later copies the clean memory.
+void scrub_token_arguments(int argc, char** argv);
+
+}  // namespace ddplaunch

@@ -1,0 +1,121 @@
+// RunHistory: see run_history.h.
+#include "history/run_history.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace ddplaunch {
+
+namespace {
+
+constexpr double kMaxSaneSeconds = 7 * 24 * 3600.0;  // a week: anything longer is garbage
+constexpr std::size_t kSeedWindow = 100;              // the last runs of a signature that count
+
+bool sane(double seconds) { return std::isfinite(seconds) && seconds >= 0 && seconds <= kMaxSaneSeconds; }
+
+std::optional<RunRecord> parse_line(const std::string& line) {
+  std::istringstream in(line);
+  std::string version;
+  RunRecord r;
+  if (!(in >> version >> r.signature >> r.unix_time >> r.init_s >> r.max_step_s) || version != "v1") return std::nullopt;
+  if (r.signature.empty() || r.signature.size() > 64) return std::nullopt;
+  if (!sane(r.init_s)) r.init_s = -1;
+  if (!sane(r.max_step_s)) r.max_step_s = -1;
+  return r;
+}
+
+// Nearest-rank p99 of the values >= 0; -1 when fewer than min_samples.
+double p99(std::vector<double> values, int min_samples) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return v < 0; }), values.end());
+  if (static_cast<int>(values.size()) < min_samples) return -1;
+  std::sort(values.begin(), values.end());
+  std::size_t rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(values.size())));
+  return values[std::max<std::size_t>(rank, 1) - 1];
+}
+
+}  // namespace
+
+std::string job_signature(const std::string& program_fingerprint, int nodes, const std::string& interface_name) {
+  // Not a security boundary: a stable short key (FNV-1a, 64 bit) for grouping runs.
+  std::uint64_t h = 1469598103934665603ULL;
+  for (char c : program_fingerprint + "|" + std::to_string(nodes) + "|" + interface_name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string RunHistory::default_path() {
+  if (const char* p = std::getenv("DDPLAUNCH_HISTORY"); p && *p) return p;
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state) return std::string(state) + "/ddplaunch/history";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/state/ddplaunch/history";
+}
+
+RunHistory RunHistory::load(const std::string& path, std::string* warning) {
+  RunHistory h;
+  h.path_ = path;
+  std::ifstream in(path);
+  if (!in) {
+    if (errno != ENOENT && warning) *warning = fmt::format("run history {} is not readable ({}); starting without it", path, std::strerror(errno));
+    return h;
+  }
+  std::string line;
+  std::size_t lines = 0;
+  while (std::getline(in, line) && ++lines <= 4 * kMaxRecords)  // bounded read of a bloated file
+    if (auto r = parse_line(line)) h.records_.push_back(*r);
+  if (h.records_.size() > kMaxRecords) h.records_.erase(h.records_.begin(), h.records_.end() - kMaxRecords);
+  return h;
+}
+
+std::string RunHistory::add_and_save(const RunRecord& record) {
+  records_.push_back(record);
+  if (records_.size() > kMaxRecords) records_.erase(records_.begin(), records_.end() - kMaxRecords);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& r : records_)
+      out << fmt::format("v1 {} {} {:.3f} {:.3f}\n", r.signature, r.unix_time, r.init_s, r.max_step_s);
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      return fmt::format("could not write the run history {}: {}", tmp, std::strerror(errno));
+    }
+  }
+  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::filesystem::remove(tmp, ec);
+    return fmt::format("could not replace the run history {}: {}", path_, why);
+  }
+  return "";
+}
+
+HistorySeed RunHistory::seed(const std::string& signature) const {
+  std::vector<double> init, step;
+  for (auto it = records_.rbegin(); it != records_.rend() && init.size() < kSeedWindow; ++it) {
+    if (it->signature != signature) continue;
+    init.push_back(it->init_s);
+    step.push_back(it->max_step_s);
+  }
+  HistorySeed s;
+  s.samples = static_cast<int>(init.size());
+  s.init_p99_s = p99(init, kMinSamples);
+  s.step_p99_s = p99(step, kMinSamples);
+  s.explained = fmt::format("history: p99 of {} run(s) ({})", s.samples, path_);
+  return s;
+}
+
+}  // namespace ddplaunch

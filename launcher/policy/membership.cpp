@@ -1,0 +1,227 @@
+// Membership: see membership.h.
+#include "policy/membership.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "policy/name_table.h"
+
+namespace ddplaunch {
+
+namespace {
+
+constexpr NameTable<MemberRole, 4> kRoleNames{{{
+    {MemberRole::Active, "active"},
+    {MemberRole::Spare, "spare"},
+    {MemberRole::Excluded, "excluded"},
+    {MemberRole::Lost, "lost"},
+}}};
+
+double seconds(PolicyClock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+PolicyClock::time_point after(PolicyClock::time_point t, double s) {
+  return t + std::chrono::duration_cast<PolicyClock::duration>(std::chrono::duration<double>(s));
+}
+
+std::string node_name(const Member& m) { return fmt::format("node {} (host {})", m.slot, m.host); }
+
+}  // namespace
+
+std::string_view member_role_name(MemberRole role) { return kRoleNames.name(role); }
+
+Member* Membership::find(int id) {
+  auto it = std::find_if(members_.begin(), members_.end(), [id](const Member& m) { return m.id == id; });
+  return it == members_.end() ? nullptr : &*it;
+}
+
+Member* Membership::oldest_spare() {
+  Member* best = nullptr;
+  for (auto& m : members_)
+    if (m.role == MemberRole::Spare && (!best || m.since < best->since)) best = &m;
+  return best;
+}
+
+int Membership::size() const {
+  return static_cast<int>(std::count_if(members_.begin(), members_.end(), [](const Member& m) { return m.role == MemberRole::Active; }));
+}
+
+std::vector<const Member*> Membership::active() const {
+  std::vector<const Member*> out;
+  for (const auto& m : members_)
+    if (m.role == MemberRole::Active) out.push_back(&m);
+  std::sort(out.begin(), out.end(), [](const Member* a, const Member* b) { return a->slot < b->slot; });
+  return out;
+}
+
+void Membership::renumber_active() {
+  auto ordered = active();
+  for (std::size_t i = 0; i < ordered.size(); ++i) find(ordered[i]->id)->slot = static_cast<int>(i);
+}
+
+MembershipChange Membership::counted(MembershipChange change) {
+  if (change.kind != MembershipChange::Kind::Replace && change.kind != MembershipChange::Kind::Resize) return change;
+  if (++changes_ <= settings_.max_changes) return change;
+  return {MembershipChange::Kind::Fail,
+          fmt::format("{} — and that is membership change {} of at most {} (membership.max_changes): a node keeps "
+                      "failing or flapping; fix it or raise the limit",
+                      change.reason, changes_, settings_.max_changes),
+          {}, change.excluded};
+}
+
+MembershipChange Membership::on_join(int id, const std::string& host, PolicyClock::time_point now, std::string* refusal) {
+  for (const auto& [banned, until] : cooldowns_)
+    if (banned == host && now < until) {
+      if (refusal)
+        *refusal = fmt::format("host {} was excluded from this job; it may join again in {:.0f} s "
+                               "(membership.exclude_cooldown_s)", host, seconds(until - now));
+      return {};
+    }
+  const int spares = static_cast<int>(std::count_if(members_.begin(), members_.end(), [](const Member& m) { return m.role == MemberRole::Spare; }));
+  const bool elastic = settings_.min_nodes < settings_.max_nodes;
+  if (!started_ && size() < settings_.max_nodes) {
+    members_.push_back({id, host, MemberRole::Active, size(), "joined", now, 0});
+    if (size() == settings_.max_nodes) {
+      started_ = true;
+      return {MembershipChange::Kind::Start, fmt::format("all {} nodes joined", size()), {}, {}};
+    }
+    if (size() >= settings_.min_nodes && !min_reached_at_) min_reached_at_ = now;
+    return {};
+  }
+  // A running job (or a full one still starting): a spare, or the launcher that fills a gap.
+  const int room = settings_.spares + (started_ && elastic ? settings_.max_nodes - size() : 0);
+  if (spares >= room && !waiting_until_) {
+    if (refusal)
+      *refusal = fmt::format("the job has its {} nodes and {} spare(s) already; start this launcher with a larger "
+                             "--spares on every node to keep more spares", size(), settings_.spares);
+    return {};
+  }
+  members_.push_back({id, host, MemberRole::Spare, -1, started_ ? "joined the running job" : "joined as a spare", now, 0});
+  if (!started_) return {};
+  if (waiting_until_) {  // a gap to fill: the lowest free slot (fixed size) or one more node (elastic)
+    Member* m = find(id);
+    std::vector<int> taken;
+    for (const auto* a : active()) taken.push_back(a->slot);
+    int slot = 0;
+    while (std::find(taken.begin(), taken.end(), slot) != taken.end()) ++slot;
+    m->role = MemberRole::Active;
+    m->slot = slot;
+    m->reason = "joined to fill a gap";
+    if (size() >= settings_.min_nodes && (elastic || size() == settings_.max_nodes)) waiting_until_.reset();
+    return counted({elastic ? MembershipChange::Kind::Resize : MembershipChange::Kind::Replace,
+                    fmt::format("{} joined and takes node rank {}", host, slot), {}, {}});
+  }
+  return grow_candidate(now);
+}
+
+MembershipChange Membership::on_tick(PolicyClock::time_point now) {
+  if (!started_ && min_reached_at_ && seconds(now - *min_reached_at_) >= settings_.last_call_s) {
+    started_ = true;
+    return {MembershipChange::Kind::Start,
+            fmt::format("{} of up to {} nodes joined and the last call ({:g} s) is over", size(), settings_.max_nodes,
+                        settings_.last_call_s),
+            {}, {}};
+  }
+  if (waiting_until_ && now >= *waiting_until_) {
+    waiting_until_.reset();
+    return {MembershipChange::Kind::Fail,
+            fmt::format("{} of the {} required node(s) remain and no launcher joined within {:g} s "
+                        "(membership.below_min_wait_s): start a replacement (same command line) or keep spares "
+                        "(--spares)",
+                        size(), settings_.min_nodes, settings_.below_min_wait_s),
+            {}, {}};
+  }
+  return {};
+}
+
+MembershipChange Membership::refill(int slot, const std::string& what, PolicyClock::time_point now) {
+  if (Member* spare = oldest_spare()) {
+    spare->role = MemberRole::Active;
+    spare->slot = slot;
+    spare->reason = "promoted: replaced " + what;
+    spare->since = now;
+    return counted({MembershipChange::Kind::Replace,
+                    fmt::format("{}; the spare on host {} takes node rank {} (world size unchanged)", what, spare->host, slot),
+                    {}, {}});
+  }
+  const bool elastic = settings_.min_nodes < settings_.max_nodes;
+  if (elastic && size() >= settings_.min_nodes) {
+    renumber_active();
+    return counted({MembershipChange::Kind::Resize,
+                    fmt::format("{}; no spare: the job shrinks to {} node(s) (ranks renumbered)", what, size()), {}, {}});
+  }
+  if (settings_.below_min_wait_s <= 0)
+    return {MembershipChange::Kind::Fail, fmt::format("{}; no spare to replace it (--spares)", what), {}, {}};
+  waiting_until_ = after(now, settings_.below_min_wait_s);
+  return {MembershipChange::Kind::Wait,
+          fmt::format("{}; no spare: waiting up to {:g} s for a launcher to join (membership.below_min_wait_s)", what,
+                      settings_.below_min_wait_s),
+          *waiting_until_, {}};
+}
+
+MembershipChange Membership::on_lost(int id, const std::string& why, PolicyClock::time_point now) {
+  Member* m = find(id);
+  if (!m || m->role == MemberRole::Lost || m->role == MemberRole::Excluded) return {};
+  const MemberRole was = m->role;
+  const int slot = m->slot;
+  const std::string what = was == MemberRole::Active ? fmt::format("{} was lost: {}", node_name(*m), why)
+                                                     : fmt::format("spare on host {} was lost: {}", m->host, why);
+  m->role = MemberRole::Lost;
+  m->slot = -1;
+  m->reason = why;
+  m->since = now;
+  if (was == MemberRole::Spare) return {};  // an idle spare changes nothing
+  if (!started_) {
+    renumber_active();
+    if (size() < settings_.min_nodes) min_reached_at_.reset();
+    return {};
+  }
+  return refill(slot, what, now);
+}
+
+MembershipChange Membership::on_first_init_failure(int slot, const std::string& what, PolicyClock::time_point now) {
+  auto members = active();
+  auto it = std::find_if(members.begin(), members.end(), [slot](const Member* m) { return m->slot == slot; });
+  if (it == members.end()) return {};
+  Member* m = find((*it)->id);
+  if (++m->first_init_failures < settings_.exclude_after) return {};
+  // Excluding helps only when the job can go on without the node; otherwise the init
+  // restart budget decides, as without membership.
+  const bool elastic = settings_.min_nodes < settings_.max_nodes;
+  if (!oldest_spare() && !(elastic && size() - 1 >= settings_.min_nodes)) return {};
+  const std::string reason =
+      fmt::format("{} excluded after {} init failures on its ranks: {}", node_name(*m), m->first_init_failures, what);
+  m->role = MemberRole::Excluded;
+  m->slot = -1;
+  m->reason = reason;
+  m->since = now;
+  if (settings_.exclude_cooldown_s > 0) cooldowns_.emplace_back(m->host, after(now, settings_.exclude_cooldown_s));
+  MembershipChange change = refill(slot, reason, now);
+  change.excluded.push_back(m->id);
+  return change;
+}
+
+MembershipChange Membership::grow_candidate(PolicyClock::time_point now) {
+  if (!started_ || size() >= settings_.max_nodes) return {};
+  Member* spare = oldest_spare();
+  if (!spare) return {};
+  const int slot = size();  // after the current active nodes
+  spare->role = MemberRole::Active;
+  spare->slot = slot;
+  spare->reason = "joined: the job grows";
+  spare->since = now;
+  renumber_active();
+  return counted({MembershipChange::Kind::Resize,
+                  fmt::format("host {} joined: the job grows to {} node(s)", spare->host, size()), {}, {}});
+}
+
+std::string Membership::table(PolicyClock::time_point now) const {
+  std::string out = fmt::format("{:<6} {:<20} {:<9} {:<5} {:<8} {}\n", "member", "host", "role", "node", "since", "reason");
+  for (const auto& m : members_)
+    out += fmt::format("{:<6} {:<20} {:<9} {:<5} {:<8} {}\n", m.id, m.host, member_role_name(m.role),
+                       m.slot >= 0 ? std::to_string(m.slot) : "-", human_duration(seconds(now - m.since)) + " ago",
+                       m.reason);
+  return out;
+}
+
+}  // namespace ddplaunch

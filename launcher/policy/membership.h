@@ -1,0 +1,107 @@
+// Membership (issue 16): which launchers are the job's active nodes, which wait as hot
+// spares, which were excluded or lost — and what a join, a loss or a bad node means for the
+// next generation. Pure: events and times in, decisions out; JobPolicy acts on them.
+//
+// Rules:
+//  - Slots 0..size-1 are the active node ranks. The job starts with MAX nodes, or with MIN
+//    once the last call (`last_call_s` after MIN joined) ran out (torchrun's MIN:MAX).
+//  - Up to `spares` more launchers wait idle. A lost or excluded active node is replaced by
+//    the oldest spare *in its slot* (world size and the other ranks unchanged); with no spare
+//    an elastic job shrinks (ranks renumbered contiguously) while >= MIN remain, and below
+//    MIN waits `below_min_wait_s` for a launcher to join, then fails with the reason.
+//  - A launcher joining a running job becomes a spare; an elastic job below MAX grows by it
+//    at the next safe point (the policy asks grow_candidate()).
+//  - A node whose ranks fail init first `exclude_after` times is excluded (cooldown before
+//    its host may join again).
+//  - Membership changes never spend the failure budget, but more than `max_changes` of them
+//    end the job (a flapping node cannot loop it forever).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/init_tracker.h"  // PolicyClock
+
+namespace ddplaunch {
+
+enum class MemberRole { Active, Spare, Excluded, Lost };
+std::string_view member_role_name(MemberRole role);  // "active", "spare", "excluded", "lost"
+
+struct MembershipSettings {
+  int min_nodes = 1;
+  int max_nodes = 1;           // MIN == MAX: a fixed-size job
+  int spares = 0;
+  double last_call_s = 30;     // elastic: wait this long for more nodes after MIN joined
+  double below_min_wait_s = 300;
+  int exclude_after = 2;       // first init failures on a node's ranks before it is excluded
+  double exclude_cooldown_s = 0;
+  int max_changes = 10;
+};
+
+struct Member {
+  int id = 0;                  // stable for this launcher's connection (the rendezvous peer)
+  std::string host;
+  MemberRole role = MemberRole::Spare;
+  int slot = -1;               // node rank while active
+  std::string reason;          // why it is what it is ("promoted: replaced node 2 (lost: ...)")
+  PolicyClock::time_point since{};
+  int first_init_failures = 0;
+};
+
+// What a membership event means for the job.
+struct MembershipChange {
+  enum class Kind {
+    None,        // nothing to do (e.g. a spare came or went)
+    Start,       // enough nodes: start the first generation
+    Replace,     // a spare took the lost/excluded slot: restart the group, same world
+    Resize,      // elastic shrink or grow: restart the group with the new active set
+    Wait,        // below MIN: wait (until `wait_until`) for a launcher to join
+    Fail,        // the job cannot go on: `reason`
+  } kind = Kind::None;
+  std::string reason;          // for the log and the final report
+  PolicyClock::time_point wait_until{};
+  std::vector<int> excluded;   // member ids told to exit (with `reason`)
+};
+
+class Membership {
+ public:
+  explicit Membership(MembershipSettings settings) : settings_(std::move(settings)) {}
+
+  // A launcher joined (host name for messages). Before the start it fills slots; after,
+  // it is a spare (or refused during a cooldown / beyond the spare limit: Fail-free refusal
+  // text in `refusal`).
+  MembershipChange on_join(int id, const std::string& host, PolicyClock::time_point now, std::string* refusal);
+  // Time passed: the last call and the below-MIN wait end here.
+  MembershipChange on_tick(PolicyClock::time_point now);
+  // A member's launcher is gone (connection lost, heartbeat timeout, killed).
+  MembershipChange on_lost(int id, const std::string& why, PolicyClock::time_point now);
+  // The first init failure of a generation started on this active slot's ranks.
+  MembershipChange on_first_init_failure(int slot, const std::string& what, PolicyClock::time_point now);
+  // An elastic job below MAX with a spare: the change that grows it (None otherwise).
+  MembershipChange grow_candidate(PolicyClock::time_point now);
+
+  bool started() const { return started_; }
+  int size() const;                               // active nodes
+  std::vector<const Member*> active() const;      // by slot
+  const std::vector<Member>& members() const { return members_; }
+  std::string table(PolicyClock::time_point now) const;  // for status: one row per member
+
+ private:
+  Member* find(int id);
+  Member* oldest_spare();
+  MembershipChange refill(int slot, const std::string& what, PolicyClock::time_point now);
+  MembershipChange counted(MembershipChange change);  // applies the flap bound
+  void renumber_active();
+
+  MembershipSettings settings_;
+  std::vector<Member> members_;
+  bool started_ = false;
+  std::optional<PolicyClock::time_point> min_reached_at_;
+  std::optional<PolicyClock::time_point> waiting_until_;
+  int changes_ = 0;
+  std::vector<std::pair<std::string, PolicyClock::time_point>> cooldowns_;  // host, until
+};
+
+}  // namespace ddplaunch

@@ -1,0 +1,128 @@
+// HangTracker: learnt deadlines from progress reports, two levels, sections. Pure: the
+// tests drive the clock.
+#include <gtest/gtest.h>
+
+#include "policy/hang_tracker.h"
+
+namespace {
+
+using namespace ddplaunch;
+using namespace std::chrono_literals;
+const PolicyClock::time_point t0 = PolicyClock::time_point{} + 1000s;
+
+// Ranks 0..world-1 step every `interval` up to `until`, reporting once a second as the shim does.
+void train(HangTracker& h, int world, std::chrono::milliseconds interval, PolicyClock::duration until,
+           PolicyClock::time_point start = t0, long first_step = 1) {
+  long step = first_step;
+  for (auto t = start; t - start <= until; t += std::max<PolicyClock::duration>(interval, 1s)) {
+    for (int r = 0; r < world; ++r) h.on_step(r, step, static_cast<long>(interval.count()), t);
+    step += std::max<long>(1, 1000 / std::max<long>(1, interval.count()));
+  }
+}
+
+TEST(HangTracker, HealthyTrainingIsNeverSuspect) {
+  HangTracker h;
+  h.reset(4, t0);
+  train(h, 4, 400ms, 10min);
+  EXPECT_TRUE(h.check(t0 + 10min + 1s).empty());
+  EXPECT_DOUBLE_EQ(h.learnt_interval_s(), 0.4);
+}
+
+TEST(HangTracker, ARankThatStopsIsSuspectAfterTheFloorThenHungAfterTheMinimumOnceEach) {
+  HangTracker h;
+  h.reset(2, t0);
+  train(h, 2, 200ms, 30s);
+  h.on_step(0, 100000, 200, t0 + 5min);  // rank 0 goes on, rank 1 stopped at t0 + 30 s
+  EXPECT_TRUE(h.check(t0 + 30s + 59s).empty());
+  auto suspect = h.check(t0 + 30s + 61s);
+  ASSERT_EQ(suspect.size(), 1u);
+  EXPECT_EQ(suspect[0].level, HangEvent::Level::Suspect);
+  EXPECT_EQ(suspect[0].ranks, std::vector<int>{1});
+  EXPECT_NE(suspect[0].text.find("suspect: rank 1 made no progress for"), std::string::npos) << suspect[0].text;
+  EXPECT_NE(suspect[0].text.find("only reported"), std::string::npos) << suspect[0].text;
+  EXPECT_TRUE(h.check(t0 + 30s + 62s).empty()) << "said once per episode";
+  auto hang = h.check(t0 + 30s + 1801s);
+  ASSERT_EQ(hang.size(), 2u);  // by then rank 0 (silent since t0 + 5 min) is suspect too
+  auto hung = std::find_if(hang.begin(), hang.end(), [](const HangEvent& e) { return e.level == HangEvent::Level::Hang; });
+  ASSERT_NE(hung, hang.end());
+  EXPECT_EQ(hung->ranks, std::vector<int>{1});
+  EXPECT_NE(hung->text.find("hang: rank 1"), std::string::npos) << hung->text;
+}
+
+TEST(HangTracker, ConsistentlySlowStepsRaiseTheLearntDeadlinesInsteadOfBeingSuspect) {
+  HangTracker h;
+  h.reset(2, t0);
+  train(h, 2, 90s, 30min);  // a 90 s step: slow, healthy
+  EXPECT_TRUE(h.check(t0 + 30min + 89s).empty());
+  auto l = h.limits();
+  EXPECT_DOUBLE_EQ(l.suspect_s, 450);   // 5 x 90 s
+  EXPECT_DOUBLE_EQ(l.hang_s, 1800);     // 20 x 90 s = the minimum, 30 min
+  EXPECT_NE(l.explained.find("largest step 90.00 s seen in this run"), std::string::npos) << l.explained;
+}
+
+TEST(HangTracker, WarmUpStepsTeachNothing) {
+  HangTracker h;
+  h.reset(1, t0);
+  h.on_step(0, 1, 0, t0);
+  h.on_step(0, 2, 120000, t0 + 2min);  // a 2 min first step (compilation)
+  h.on_step(0, 50, 300, t0 + 2min + 15s);
+  EXPECT_DOUBLE_EQ(h.learnt_interval_s(), 0.3);
+}
+
+TEST(HangTracker, ACheckpointSectionHasItsOwnDeadlinesAndLongerThanEverIsOnlyReported) {
+  HangTracker h;
+  h.reset(2, t0);
+  train(h, 2, 500ms, 1min);
+  // A first 3 min checkpoint on rank 0, the other rank waiting in its next step's collective.
+  h.on_section(0, true, "checkpoint", t0 + 1min);
+  // Rank 1 waits for it in a collective: judged by the section's limits too (5 min floor).
+  EXPECT_TRUE(h.check(t0 + 1min + 3min).empty());
+  auto during = h.check(t0 + 1min + 5min + 1s);
+  ASSERT_EQ(during.size(), 2u);  // rank 0 in the section, rank 1 waiting: both suspect, neither hung
+  for (const auto& e : during) EXPECT_EQ(e.level, HangEvent::Level::Suspect);
+  h.on_section(0, false, "checkpoint", t0 + 7min);
+  EXPECT_DOUBLE_EQ(h.longest_sections().at("checkpoint"), 360);
+  // Next time the checkpoint takes 40 min: longer than ever, past its suspect limit (30 min
+  // = 5 x 6 min) — reported, not hung (its hang limit is 2 h = 20 x 6 min).
+  train(h, 2, 500ms, 1min, t0 + 7min, 1000);
+  h.on_section(0, true, "checkpoint", t0 + 8min);
+  h.on_section(1, true, "checkpoint", t0 + 8min);
+  EXPECT_TRUE(h.check(t0 + 8min + 29min).empty());
+  auto long_one = h.check(t0 + 8min + 30min + 1s);
+  ASSERT_EQ(long_one.size(), 1u);
+  EXPECT_EQ(long_one[0].level, HangEvent::Level::Suspect);
+  EXPECT_EQ(long_one[0].section, "checkpoint");
+  EXPECT_EQ(long_one[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_NE(long_one[0].text.find("inside section 'checkpoint'"), std::string::npos) << long_one[0].text;
+  EXPECT_NE(long_one[0].text.find("longest 'checkpoint' so far 6 min"), std::string::npos) << long_one[0].text;
+  EXPECT_TRUE(h.check(t0 + 8min + 119min).empty());
+  auto hung = h.check(t0 + 8min + 121min);  // the section's hang deadline, 2 h
+  ASSERT_EQ(hung.size(), 1u);
+  EXPECT_EQ(hung[0].level, HangEvent::Level::Hang);
+}
+
+TEST(HangTracker, HistorySeedsTheFirstDeadlinesAndSaysSo) {
+  HangSettings s;
+  s.seeded_interval_s = 40;
+  s.seeded_from = "history: p99 of 12 runs";
+  HangTracker h(s);
+  h.reset(1, t0);
+  auto l = h.limits();
+  EXPECT_DOUBLE_EQ(l.suspect_s, 200);
+  EXPECT_DOUBLE_EQ(l.hang_s, 1800);
+  EXPECT_NE(l.explained.find("largest step 40.00 s, history: p99 of 12 runs"), std::string::npos) << l.explained;
+}
+
+TEST(HangTracker, RanksNotYetTrainingAndExitedRanksAreNotJudged) {
+  HangTracker h;
+  h.reset(3, t0);
+  h.on_step(0, 10, 100, t0 + 1s);
+  h.on_step(1, 10, 100, t0 + 1s);
+  h.on_exit(1);
+  // Rank 2 never stepped (still in setup/init: those have their own rules); rank 1 exited.
+  auto found = h.check(t0 + 2h);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].ranks, std::vector<int>{0});
+}
+
+}  // namespace

@@ -1,0 +1,155 @@
+// Membership: spares promoted into the lost slot, elastic MIN:MAX start/shrink/grow, the
+// below-MIN wait, bad-node exclusion with cooldown, rejoin, and the flap bound. Pure.
+#include <gtest/gtest.h>
+
+#include "policy/membership.h"
+
+namespace {
+
+using namespace ddplaunch;
+using namespace std::chrono_literals;
+using Kind = MembershipChange::Kind;
+const PolicyClock::time_point t0 = PolicyClock::time_point{} + 1000s;
+
+MembershipSettings fixed(int nodes, int spares) {
+  MembershipSettings s;
+  s.min_nodes = s.max_nodes = nodes;
+  s.spares = spares;
+  return s;
+}
+
+TEST(Membership, FixedJobStartsWhenAllJoinedAndSparesWaitIdle) {
+  Membership m(fixed(2, 1));
+  EXPECT_EQ(m.on_join(1, "a", t0, nullptr).kind, Kind::None);
+  EXPECT_EQ(m.on_join(2, "b", t0, nullptr).kind, Kind::Start);
+  EXPECT_EQ(m.on_join(3, "c", t0, nullptr).kind, Kind::None);  // spare
+  std::string refusal;
+  EXPECT_EQ(m.on_join(4, "d", t0, &refusal).kind, Kind::None);
+  EXPECT_NE(refusal.find("2 nodes and 1 spare(s) already"), std::string::npos) << refusal;
+  EXPECT_EQ(m.size(), 2);
+  EXPECT_NE(m.table(t0 + 5s).find("spare"), std::string::npos);
+}
+
+TEST(Membership, ALostActiveNodeIsReplacedBySpareInItsSlotWorldUnchanged) {
+  Membership m(fixed(3, 1));
+  for (int id = 1; id <= 4; ++id) m.on_join(id, "h" + std::to_string(id), t0 + std::chrono::seconds(id), nullptr);
+  auto change = m.on_lost(2, "heartbeat timeout (5 s)", t0 + 60s);
+  EXPECT_EQ(change.kind, Kind::Replace);
+  EXPECT_EQ(change.reason,
+            "node 1 (host h2) was lost: heartbeat timeout (5 s); the spare on host h4 takes node rank 1 (world size unchanged)");
+  auto active = m.active();
+  ASSERT_EQ(active.size(), 3u);
+  EXPECT_EQ(active[1]->host, "h4");
+  EXPECT_EQ(active[2]->host, "h3");  // the others keep their ranks
+}
+
+TEST(Membership, ASpareLostWhileIdleChangesNothing) {
+  Membership m(fixed(2, 1));
+  m.on_join(1, "a", t0, nullptr);
+  m.on_join(2, "b", t0, nullptr);
+  m.on_join(3, "c", t0, nullptr);
+  EXPECT_EQ(m.on_lost(3, "connection closed", t0 + 1s).kind, Kind::None);
+  EXPECT_EQ(m.size(), 2);
+}
+
+TEST(Membership, WithoutASpareAFixedJobFailsOrWaitsForARejoinedLauncher) {
+  auto no_wait = fixed(2, 0);
+  no_wait.below_min_wait_s = 0;
+  Membership m(no_wait);
+  m.on_join(1, "a", t0, nullptr);
+  m.on_join(2, "b", t0, nullptr);
+  auto failed = m.on_lost(2, "killed", t0 + 1s);
+  EXPECT_EQ(failed.kind, Kind::Fail);
+  EXPECT_NE(failed.reason.find("no spare to replace it (--spares)"), std::string::npos) << failed.reason;
+
+  auto waiting = fixed(2, 0);
+  waiting.below_min_wait_s = 60;
+  Membership w(waiting);
+  w.on_join(1, "a", t0, nullptr);
+  w.on_join(2, "b", t0, nullptr);
+  auto wait = w.on_lost(2, "killed", t0 + 1s);
+  EXPECT_EQ(wait.kind, Kind::Wait);
+  // The restarted launcher (a new connection, same host) rejoins into the free slot.
+  auto back = w.on_join(3, "b", t0 + 10s, nullptr);
+  EXPECT_EQ(back.kind, Kind::Replace);
+  EXPECT_EQ(back.reason, "b joined and takes node rank 1");
+  EXPECT_EQ(w.on_tick(t0 + 120s).kind, Kind::None);  // the wait is over: nothing fails
+
+  Membership late(waiting);
+  late.on_join(1, "a", t0, nullptr);
+  late.on_join(2, "b", t0, nullptr);
+  late.on_lost(2, "killed", t0 + 1s);
+  auto gave_up = late.on_tick(t0 + 62s);
+  EXPECT_EQ(gave_up.kind, Kind::Fail);
+  EXPECT_NE(gave_up.reason.find("1 of the 2 required node(s) remain"), std::string::npos) << gave_up.reason;
+}
+
+TEST(Membership, ElasticStartsAtMaxOrAtMinAfterTheLastCallThenShrinksAndGrows) {
+  MembershipSettings s;
+  s.min_nodes = 2;
+  s.max_nodes = 3;
+  s.last_call_s = 10;
+  Membership m(s);
+  m.on_join(1, "a", t0, nullptr);
+  EXPECT_EQ(m.on_join(2, "b", t0 + 1s, nullptr).kind, Kind::None);
+  EXPECT_EQ(m.on_tick(t0 + 10s).kind, Kind::None);
+  auto start = m.on_tick(t0 + 11s);
+  EXPECT_EQ(start.kind, Kind::Start);
+  EXPECT_EQ(m.size(), 2);
+  auto grow = m.on_join(3, "c", t0 + 20s, nullptr);  // joins a running job below MAX: grows
+  EXPECT_EQ(grow.kind, Kind::Resize);
+  EXPECT_EQ(m.size(), 3);
+  auto shrink = m.on_lost(1, "killed", t0 + 30s);  // node 0's replacement is not needed: shrink
+  EXPECT_EQ(shrink.kind, Kind::Resize);
+  auto active = m.active();
+  ASSERT_EQ(active.size(), 2u);
+  EXPECT_EQ(active[0]->slot, 0);  // contiguous again
+  EXPECT_EQ(active[1]->slot, 1);
+  EXPECT_EQ(active[0]->host, "b");
+}
+
+TEST(Membership, ANodeWhoseRanksFailInitFirstTwiceIsExcludedAndReplacedThenCooledDown) {
+  auto s = fixed(2, 1);
+  s.exclude_cooldown_s = 600;
+  Membership m(s);
+  m.on_join(1, "gpu16", t0, nullptr);
+  m.on_join(2, "gpu17", t0, nullptr);
+  m.on_join(3, "gpu18", t0, nullptr);
+  EXPECT_EQ(m.on_first_init_failure(1, "NCCL error: unhandled system error", t0 + 5s).kind, Kind::None);
+  auto excluded = m.on_first_init_failure(1, "NCCL error: unhandled system error", t0 + 10s);
+  EXPECT_EQ(excluded.kind, Kind::Replace);
+  EXPECT_EQ(excluded.excluded, std::vector<int>{2});
+  EXPECT_NE(excluded.reason.find("node 1 (host gpu17) excluded after 2 init failures on its ranks: NCCL error"),
+            std::string::npos)
+      << excluded.reason;
+  std::string refusal;
+  m.on_join(4, "gpu17", t0 + 60s, &refusal);
+  EXPECT_NE(refusal.find("host gpu17 was excluded from this job; it may join again in 550 s"), std::string::npos)
+      << refusal;
+}
+
+TEST(Membership, NoExclusionWhenNothingCouldReplaceTheNode) {
+  Membership m(fixed(2, 0));
+  m.on_join(1, "a", t0, nullptr);
+  m.on_join(2, "b", t0, nullptr);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(m.on_first_init_failure(1, "x", t0).kind, Kind::None);
+  EXPECT_EQ(m.size(), 2);
+}
+
+TEST(Membership, AFlappingNodeCannotLoopTheJobForever) {
+  auto s = fixed(2, 1);
+  s.max_changes = 3;
+  Membership m(s);
+  m.on_join(1, "a", t0, nullptr);
+  m.on_join(2, "b", t0, nullptr);
+  int id = 3;
+  m.on_join(id, "spare", t0, nullptr);
+  Kind last = Kind::None;
+  for (int round = 0; round < 4; ++round) {
+    last = m.on_lost(m.active()[1]->id, "flapped", t0 + std::chrono::seconds(round + 1)).kind;
+    m.on_join(++id, "spare", t0 + std::chrono::seconds(round + 1), nullptr);
+  }
+  EXPECT_EQ(last, Kind::Fail);
+}
+
+}  // namespace

@@ -1,0 +1,99 @@
+// Bounds on launcher messages: a failure report with a huge output tail still fits well under
+// the rendezvous frame limit, keeps its last lines and the error line, and cuts long lines
+// visibly ("…(N bytes cut)…"); any oversized field of any message is trimmed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "agent/launcher_messages.h"
+#include "agent/message_bounds.h"
+
+namespace ddplaunch {
+namespace {
+
+FailureReport report_with_tail(std::deque<std::string> tail) {
+  FailureReport r;
+  r.host = "gpu07";
+  r.failure.global_rank = 3;
+  r.failure.detail = "output matches 'NCCL error: unhandled system error'";
+  r.failure.tail = std::move(tail);
+  return r;
+}
+
+TEST(MessageBounds, AHugeTailIsCutPerLineAndInTotalKeepingTheLastLines) {
+  std::deque<std::string> tail;
+  for (int i = 0; i < 19; ++i) tail.push_back(std::string(64 * 1024, 'x'));
+  tail.push_back("NCCL error: unhandled system error");
+  auto message = messages::encode(0, report_with_tail(tail));
+  EXPECT_LE(messages::encoded_field_bytes(message), messages::kMaxMessageBytes);
+  auto decoded = messages::decode_failure(message);
+  ASSERT_TRUE(decoded);
+  const auto& lines = decoded->failure.tail;
+  ASSERT_EQ(lines.size(), 20u);
+  EXPECT_EQ(lines.back(), "NCCL error: unhandled system error");
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    EXPECT_LE(lines[i].size(), messages::kMaxTailLineBytes);
+    EXPECT_NE(lines[i].find(" bytes cut)…"), std::string::npos) << lines[i].substr(0, 80);
+  }
+  EXPECT_EQ(decoded->failure.detail, "output matches 'NCCL error: unhandled system error'");
+}
+
+TEST(MessageBounds, CutMiddleSaysHowMuchWasCutAndKeepsBothEnds) {
+  const std::string line = "HEAD" + std::string(5000, '.') + "TAIL";
+  const std::string cut = messages::cut_middle(line, 100);
+  EXPECT_LE(cut.size(), 100u);
+  EXPECT_EQ(cut.rfind("HEAD", 0), 0u);
+  EXPECT_EQ(cut.substr(cut.size() - 4), "TAIL");
+  const auto at = cut.find("…(");
+  const std::size_t cut_count = std::stoul(cut.substr(at + std::string("…(").size()));
+  EXPECT_EQ(line.size() - cut_count + std::string("…( bytes cut)…").size() + std::to_string(cut_count).size(),
+            cut.size());
+  EXPECT_EQ(messages::cut_middle("short", 100), "short");
+}
+
+TEST(MessageBounds, NeverSplitsAUtf8Character) {
+  std::string line;
+  for (int i = 0; i < 1000; ++i) line += "é";  // two bytes each
+  const std::string cut = messages::cut_middle(line, 101);
+  const auto at = cut.find("…(");
+  const auto end = cut.find(")…") + std::string(")…").size();
+  EXPECT_EQ(at % 2, 0u) << cut;
+  EXPECT_EQ((cut.size() - end) % 2, 0u) << cut;
+}
+
+TEST(MessageBounds, ManyLinesKeepTheNewestAndCountTheOthers) {
+  std::deque<std::string> tail;
+  for (int i = 0; i < 500; ++i) tail.push_back("line " + std::to_string(i) + " " + std::string(900, 'y'));
+  auto bounded = messages::bounded_tail(tail);
+  std::size_t total = 0;
+  for (const auto& l : bounded) total += l.size() + 1;
+  EXPECT_LE(total, messages::kMaxTailBytes);
+  EXPECT_EQ(bounded.back().rfind("line 499 ", 0), 0u);
+  EXPECT_NE(bounded.front().find("earlier lines cut)"), std::string::npos) << bounded.front();
+}
+
+TEST(MessageBounds, AnOversizedTailFromAnotherLauncherIsBoundedWhenDecoded) {
+  // Built by hand, as an older or hostile node could send it: 900 KB in 30 lines.
+  rendezvous::Message m;
+  m.type = "worker_failed";
+  m.fields["rank"] = "1";
+  for (int i = 0; i < 30; ++i) m.fields["tail"] += std::string(30000, 'z') + "\n";
+  auto decoded = messages::decode_failure(m);
+  ASSERT_TRUE(decoded);
+  std::size_t total = 0;
+  for (const auto& line : decoded->failure.tail) total += line.size() + 1;
+  EXPECT_LE(total, messages::kMaxTailBytes);
+}
+
+TEST(MessageBounds, AnyOversizedFieldIsTrimmedToFitTheFrame) {
+  // A problem text full of characters the wire escapes (each takes two bytes there).
+  auto message = messages::encode(0, messages::NodeProblem{std::string(3 << 20, '\n'), 1});
+  EXPECT_LE(messages::encoded_field_bytes(message), messages::kMaxMessageBytes);
+  auto problem = messages::decode_node_problem(message);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->message.find("bytes cut)"), std::string::npos);
+  EXPECT_EQ(problem->exit_code, 1);
+}
+
+}  // namespace
+}  // namespace ddplaunch

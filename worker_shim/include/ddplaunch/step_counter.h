@@ -1,0 +1,48 @@
+// Counting training steps cheaply and reporting them rarely (issue 17): every step is
+// counted (a clock read and a few adds), but a "step" report goes out only on the first
+// step and then at most once per `report_every`, carrying the count and the longest
+// interval between two steps since the previous report — enough for the launcher to learn
+// the step time and to see progress, at about one datagram a second. Pure and header-only:
+// times come in as arguments, so tests drive it without sleeping.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "ddplaunch/contract.h"
+
+namespace ddplaunch::shim {
+
+class StepCounter {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit StepCounter(std::chrono::milliseconds report_every = std::chrono::seconds(1))
+      : report_every_(report_every) {}
+
+  // One step ended at `now`; returns the report to send, if one is due.
+  std::optional<contract::StepProgress> on_step(Clock::time_point now) {
+    ++steps_;
+    if (steps_ > 1) {
+      auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_step_).count();
+      max_interval_ms_ = std::max<long>(max_interval_ms_, static_cast<long>(interval));
+    }
+    last_step_ = now;
+    if (steps_ > 1 && now - last_report_ < report_every_) return std::nullopt;
+    last_report_ = now;
+    contract::StepProgress progress{steps_, max_interval_ms_};
+    max_interval_ms_ = 0;
+    return progress;
+  }
+
+  long steps() const { return steps_; }
+
+ private:
+  std::chrono::milliseconds report_every_;
+  long steps_ = 0;
+  long max_interval_ms_ = 0;
+  Clock::time_point last_step_{};
+  Clock::time_point last_report_{};
+};
+
+}  // namespace ddplaunch::shim
