@@ -311,8 +311,8 @@ TEST(JobPolicy, AProgramThatCannotBeStartedIsNeverRestarted) {
 TEST(JobPolicy, ASpawnThatRanOutOfResourcesIsRestarted) {
   Job job;
   auto d = job.policy.on_worker_failed(
-      0, 0, failure(0, 3, FailurePhase::Init, FailureKind::SpawnNoResources, 127,
-                    "could not start rank 3: the launcher is out of file descriptors (EMFILE): Too many open files"));
+      0, 0, failure(0, 1, FailurePhase::Init, FailureKind::SpawnNoResources, 127,
+                    "the launcher is out of file descriptors (EMFILE): Too many open files"));
   EXPECT_EQ(count<decision::ScheduleRestart>(d), 1) << logs(d);
   EXPECT_FALSE(find<decision::OrderStop>(d));
   EXPECT_EQ(logs(d).find("not restartable"), std::string::npos) << logs(d);
