@@ -25,7 +25,9 @@
 #include "exit_codes.h"
 #include "log_setup.h"
 #include "node_facts.h"
+#include "supervise/descendant_sweep.h"
 #include "supervise/orphan_guard.h"
+#include "supervise/resource_limits.h"
 
 using namespace ddplaunch;
 
@@ -102,6 +104,11 @@ int main(int argc, char** argv) {
   init_logging();
   if (!guard_error.empty()) spdlog::warn("{}; workers may outlive a SIGKILLed launcher", guard_error);
   std::signal(SIGPIPE, SIG_IGN);
+  // Orphans of the job (double-forked, setsid'd) reparent to us, so the sweep at a
+  // generation's end finds them even without the job tag (docs/ARCHITECTURE.md).
+  if (std::string error = become_subreaper(); !error.empty())
+    spdlog::warn("cannot become a child subreaper ({}): only the job tag finds workers' escaped descendants", error);
+  if (std::string warning = raise_descriptor_limit(); !warning.empty()) spdlog::warn("{}", warning);
 
   // Parse the command line.
   CommandLine cl = parse_command_line(args);

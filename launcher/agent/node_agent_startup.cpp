@@ -23,6 +23,7 @@ namespace ddplaunch {
 
 std::string NodeAgent::start() {
   if (std::string error = status_.open(); !error.empty()) return error;
+  guard_.remove_at_exit(status_.directory());  // even when the launcher is SIGKILLed
   int port = plan_.rendezvous_port;
   if (plan_.host_server) {
     std::string error = host_rendezvous(port);

@@ -74,12 +74,25 @@ RankLogFile::~RankLogFile() {
 
 std::string RankLogFile::open(const std::string& log_dir, int rank, long generation, int node_rank,
                               const std::string& host) {
+  // A symlink planted in place of the log directory or a log file would make us write
+  // (as this user, maybe root) wherever it points: refuse it, naming the path.
+  std::string link_path = log_dir;  // "link/" would be followed by lstat
+  while (link_path.size() > 1 && link_path.back() == '/') link_path.pop_back();
+  struct stat info {};
+  if (::lstat(link_path.c_str(), &info) == 0 && S_ISLNK(info.st_mode))
+    return fmt::format("refusing log directory '{}': it is a symbolic link (someone else may have planted it); "
+                       "give --log-dir a real directory",
+                       log_dir);
   std::error_code ec;
   std::filesystem::create_directories(log_dir, ec);
   if (ec) return fmt::format("cannot create log directory '{}': {}", log_dir, ec.message());
   path_ = fmt::format("{}/rank_{}.log", log_dir, rank);
   if (fd_ >= 0) ::close(fd_);
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0 && errno == ELOOP)
+    return fmt::format("refusing log file '{}': it is a symbolic link (someone else may have planted it); remove it "
+                       "or give --log-dir another directory",
+                       path_);
   if (fd_ < 0) return fmt::format("cannot open log file '{}': {}", path_, std::strerror(errno));
   std::time_t now = std::time(nullptr);
   char when[64];

@@ -24,6 +24,7 @@ enum class FailureKind {
   InitTimeout,   // the group's init deadline passed with this rank still in init
   SetupTimeout,  // setup_timeout_s passed with this rank still in setup (only when the user set one)
   SpawnFailed,   // the program could not be started (never restarted)
+  SpawnNoResources,  // starting it failed for lack of processes, memory or descriptors (transient: restarted)
 };
 
 std::string_view failure_kind_name(FailureKind kind);                 // "init_timeout"

@@ -11,6 +11,7 @@ std::string how_it_ended(const WorkerFailure& f) {
     case FailureKind::InitTimeout: return "passed the group's init deadline";
     case FailureKind::SetupTimeout: return "passed the setup time limit";
     case FailureKind::SpawnFailed: return "could not be started";
+    case FailureKind::SpawnNoResources: return "could not be started: the node ran out of resources";
     case FailureKind::InitFailed: return "reported an init failure";
     case FailureKind::Exited: break;
   }
@@ -20,6 +21,11 @@ std::string how_it_ended(const WorkerFailure& f) {
 std::string likely_cause(const WorkerFailure& f) {
   switch (f.kind) {
     case FailureKind::SpawnFailed: return "the program path or permissions are wrong on that node";
+    case FailureKind::SpawnNoResources:
+      return "that node is out of processes, memory or file descriptors (other jobs, a leak, or low limits): "
+             "check `ulimit -u` / `ulimit -n` and free memory there; ddplaunch raises its soft descriptor limit to "
+             "the hard one, so raise the hard limit (limits.conf, the scheduler's) if descriptors ran out; "
+             "a restart is tried within restart.init_restarts";
     case FailureKind::InitTimeout:
       return "a peer never completed the process group's set-up (crashed, wrong MASTER_ADDR/port, firewall, wrong "
              "NCCL_SOCKET_IFNAME) — see the other ranks' output";

@@ -1,6 +1,7 @@
 // Receive loop of the status channel.
 #include "status/status_channel.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@ std::string StatusChannel::open() {
   path_ = directory_ + "/status.sock";
   boost::system::error_code ec;
   socket_.open(boost::asio::local::datagram_protocol(), ec);
+  if (!ec) ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: keep it out of workers
   if (!ec) socket_.bind(boost::asio::local::datagram_protocol::endpoint(path_), ec);
   if (ec) return fmt::format("cannot bind the status socket {}: {}", path_, ec.message());
   receive_next();

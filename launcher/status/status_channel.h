@@ -23,6 +23,7 @@ class StatusChannel {
 
   std::string open();  // "" or an error; creates the directory and binds the socket
   const std::string& path() const { return path_; }
+  const std::string& directory() const { return directory_; }  // private, removed by close()
   void close();
   // Handles every datagram already queued, without waiting: called before a worker's exit
   // is classified, so an init_failed sent just before exiting is never read too late.

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "supervise/descendant_sweep.h"
 #include "supervise/error_file.h"
 #include "supervise/init_signatures.h"
 #include "supervise/process_spawner.h"
@@ -21,6 +22,9 @@ namespace ddplaunch {
 namespace {
 constexpr auto kDrainBound = std::chrono::seconds(2);  // output EOF after a worker was reaped
 constexpr auto kInitFailureSettle = std::chrono::milliseconds(500);
+// From the last worker's exit to the sweep of what it left behind: the loop first reads the
+// output already in the pipes, in the order written (a sweep blocks it for a moment).
+constexpr auto kSweepDelay = std::chrono::milliseconds(100);
 }  // namespace
 
 GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard, GroupCallbacks callbacks)
@@ -30,7 +34,8 @@ GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard
       child_exits_(io, SIGCHLD),
       init_grace_(io),
       kill_timer_(io),
-      drain_timer_(io) {
+      drain_timer_(io),
+      sweep_timer_(io) {
   wait_for_child_exits();
 }
 
@@ -43,11 +48,13 @@ GroupSupervisor::~GroupSupervisor() {
 void GroupSupervisor::close() {
   closed_ = true;
   kill_all(SIGKILL);
+  sweep_job_processes(guard_.job_tag(), spared_by_sweep());  // untagged orphans are out of reach once we exit
   boost::system::error_code ignored;
   child_exits_.cancel(ignored);
   init_grace_.cancel();
   kill_timer_.cancel();
   drain_timer_.cancel();
+  sweep_timer_.cancel();
 }
 
 // The one wait for children: every SIGCHLD reaps whichever workers have exited.
@@ -88,12 +95,21 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     }
     SpawnRequest request;
     request.argv = spec.program;
-    request.env = to_env_strings(build_worker_environment(spec.base_env, spec.assignment, worker->local_rank));
+    Environment env = build_worker_environment(spec.base_env, spec.assignment, worker->local_rank);
+    // The mark that finds its descendants even after they leave its process group.
+    if (!guard_.job_tag().empty()) env[contract::kJobTag] = guard_.job_tag();
+    request.env = to_env_strings(env);
     request.start_stopped = std::count(spec.pause_ranks.begin(), spec.pause_ranks.end(), worker->global_rank) > 0;
     SpawnedProcess process = spawn_worker_process(request);
     if (process.pid < 0) {
       worker->status = ExitStatus{false, 127, 0, false};
-      report_failure(*worker, FailurePhase::Init, FailureKind::SpawnFailed, process.error);
+      // Out of processes, memory or descriptors is the node's state, not the program's:
+      // named as such, and restartable.
+      if (is_resource_shortage(process.error_number))
+        report_failure(*worker, FailurePhase::Init, FailureKind::SpawnNoResources,
+                       fmt::format("{}: {}", describe_resource_shortage(process.error_number), process.error));
+      else
+        report_failure(*worker, FailurePhase::Init, FailureKind::SpawnFailed, process.error);
       break;  // the others are stopped below; one clear error is enough
     }
     worker->pid = process.pid;
@@ -210,11 +226,37 @@ void GroupSupervisor::reap_exited_children() {
     int wait_status = 0;
     if (waitpid(worker->pid, &wait_status, 0) == worker->pid) reap(*worker, wait_status);
   }
+  // As a subreaper the launcher also inherits its workers' orphans: reap those, never a
+  // worker whose exit is still to be read above.
+  if (is_subreaper()) {
+    std::vector<pid_t> live_workers;
+    for (auto& w : workers_)
+      if (w->pid > 0 && !w->status) live_workers.push_back(w->pid);
+    reap_adopted_children(live_workers);
+  }
+}
+
+// Every worker of this generation is reaped: whatever they started is swept shortly after
+// (it may hold their output pipes open), and again before the outcome is delivered, so none
+// holds a port, a GPU or a pipe into the next generation or past the end of the job.
+void GroupSupervisor::sweep_descendants_if_all_reaped() {
+  if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->pid > 0 && !w->status; })) return;
+  sweep_timer_.expires_after(kSweepDelay);
+  sweep_timer_.async_wait([this, gen = assignment_.generation](const boost::system::error_code& ec) {
+    if (!ec && gen == assignment_.generation && !outcome_delivered_)
+      sweep_job_processes(guard_.job_tag(), spared_by_sweep());
+  });
+}
+
+std::vector<pid_t> GroupSupervisor::spared_by_sweep() const {
+  if (guard_.pid() > 0) return {guard_.pid()};
+  return {};
 }
 
 void GroupSupervisor::reap(Worker& worker, int wait_status) {
   worker.status = exit_status_from_wait(wait_status);
   guard_.forget(worker.pid);
+  sweep_descendants_if_all_reaped();
   if (worker.finished()) {
     on_worker_finished(worker);
     return;
@@ -273,6 +315,8 @@ void GroupSupervisor::deliver_outcome_if_done() {
     init_grace_.cancel();
     kill_timer_.cancel();
     drain_timer_.cancel();
+    sweep_timer_.cancel();
+    sweep_job_processes(guard_.job_tag(), spared_by_sweep());
     GroupOutcome outcome;
     outcome.generation = assignment_.generation;
     for (auto& w : workers_) outcome.statuses.emplace_back(w->global_rank, *w->status);

@@ -51,7 +51,9 @@ class GroupSupervisor {
   ~GroupSupervisor();
 
   // Spawns every local worker. A worker that cannot be started is reported through
-  // on_failure (kind SpawnFailed) and the rest are stopped.
+  // on_failure (kind SpawnFailed, or SpawnNoResources when the node ran out of processes,
+  // memory or descriptors) and the rest are stopped. Once every worker of the generation
+  // is reaped, what they started is swept (descendant_sweep.h).
   void start(const GroupSpec& spec);
   // SIGTERM every worker's process group, SIGKILL after `grace`; a second call with 0 kills
   // at once. Does nothing when no worker is active.
@@ -74,6 +76,8 @@ class GroupSupervisor {
   void on_line(Worker& worker, OutputStream stream, std::string_view line);
   void set_phase(Worker& worker, RankPhase phase);
   void reap(Worker& worker, int wait_status);
+  void sweep_descendants_if_all_reaped();
+  std::vector<pid_t> spared_by_sweep() const;  // the guard: it must outlive us
   void on_worker_finished(Worker& worker);
   void deliver_outcome_if_done();
   void report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail);
@@ -89,7 +93,7 @@ class GroupSupervisor {
   bool stopping_ = false;
   bool closed_ = false;
   bool outcome_delivered_ = true;
-  boost::asio::steady_timer init_grace_, kill_timer_, drain_timer_;
+  boost::asio::steady_timer init_grace_, kill_timer_, drain_timer_, sweep_timer_;
 };
 
 }  // namespace ddplaunch

@@ -1,27 +1,43 @@
-// The guard loop: read "+PGID\n" / "-PGID\n" records until EOF, then kill what is left.
+// The guard loop: read "+PGID\n" / "-PGID\n" / "dDIR\n" records until EOF, then kill what
+// is left, sweep the job tag and remove the directories.
 #include "supervise/orphan_guard.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "supervise/descendant_sweep.h"
+
 namespace ddplaunch {
 
 namespace {
 
-[[noreturn]] void run_guard(int read_fd) {
+// Only a directory the launcher made itself (ddplaunch-XXXXXX, not a symlink) is removed.
+void remove_launcher_directory(const std::string& directory) {
+  struct stat info {};
+  if (std::filesystem::path(directory).filename().string().rfind("ddplaunch-", 0) != 0) return;
+  if (::lstat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(directory, ignored);
+}
+
+[[noreturn]] void run_guard(int read_fd, const std::string& job_tag) {
   prctl(PR_SET_NAME, "ddplaunch-guard");
   // Ctrl-C reaches the launcher's whole process group; the guard must outlive it to act.
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);
   std::set<pid_t> groups;
+  std::set<std::string> directories;
   std::string pending;
   char buf[512];
   for (;;) {
@@ -33,6 +49,10 @@ namespace {
       std::string record = pending.substr(0, nl);
       pending.erase(0, nl + 1);
       if (record.size() < 2) continue;
+      if (record[0] == 'd') {
+        directories.insert(record.substr(1));
+        continue;
+      }
       pid_t group = static_cast<pid_t>(std::atol(record.c_str() + 1));
       if (group <= 1) continue;
       if (record[0] == '+') groups.insert(group);
@@ -40,12 +60,16 @@ namespace {
     }
   }
   for (pid_t group : groups) kill(-group, SIGKILL);
+  // The workers' descendants that left their group: found by the tag they inherited.
+  sweep_job_processes(job_tag, {});
+  for (const auto& directory : directories) remove_launcher_directory(directory);
   _exit(0);
 }
 
 }  // namespace
 
 std::string OrphanGuard::start() {
+  job_tag_ = new_job_tag();
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return fmt::format("cannot create the guard pipe: {}", std::strerror(errno));
   pid_t pid = fork();
@@ -59,7 +83,7 @@ std::string OrphanGuard::start() {
     // Close everything else the launcher had open so the guard holds no sockets or pipes.
     for (int fd = 3; fd < 1024; ++fd)
       if (fd != fds[0]) close(fd);
-    run_guard(fds[0]);
+    run_guard(fds[0], job_tag_);
   }
   close(fds[0]);
   pipe_fd_ = fds[1];
@@ -67,13 +91,15 @@ std::string OrphanGuard::start() {
   return {};
 }
 
-void OrphanGuard::send(char op, pid_t process_group) {
+void OrphanGuard::send(char op, const std::string& value) {
   if (pipe_fd_ < 0) return;
-  std::string record = fmt::format("{}{}\n", op, process_group);
-  (void)!write(pipe_fd_, record.data(), record.size());  // < PIPE_BUF: atomic
+  std::string record = fmt::format("{}{}\n", op, value);
+  if (record.size() > PIPE_BUF || value.find('\n') != std::string::npos) return;  // atomic records only
+  (void)!write(pipe_fd_, record.data(), record.size());
 }
 
-void OrphanGuard::watch(pid_t process_group) { send('+', process_group); }
-void OrphanGuard::forget(pid_t process_group) { send('-', process_group); }
+void OrphanGuard::watch(pid_t process_group) { send('+', std::to_string(process_group)); }
+void OrphanGuard::forget(pid_t process_group) { send('-', std::to_string(process_group)); }
+void OrphanGuard::remove_at_exit(const std::string& directory) { send('d', directory); }
 
 }  // namespace ddplaunch

@@ -1,6 +1,8 @@
 // OrphanGuard: a tiny watchdog process forked at start-up. PR_SET_PDEATHSIG only reaches
-// a worker itself; when ddplaunch is SIGKILLed the guard sees its pipe close and
-// SIGKILLs every worker process group it was told about, grandchildren included.
+// a worker itself; when ddplaunch exits or is SIGKILLed the guard sees its pipe close,
+// SIGKILLs every worker process group it was told about, sweeps every process carrying
+// the job tag (descendants that left the group with setsid/setpgid or double-forked),
+// and removes the launcher's temporary directory.
 #pragma once
 
 #include <sys/types.h>
@@ -11,16 +13,22 @@ namespace ddplaunch {
 
 class OrphanGuard {
  public:
-  // Forks the guard. Call early, before any thread exists. Returns "" or an error.
+  // Picks the job tag and forks the guard. Call early, before any thread exists.
+  // Returns "" or an error.
   std::string start();
   void watch(pid_t process_group);    // a worker group was started
   void forget(pid_t process_group);   // that group has been killed and reaped
+  // Removed when the launcher is gone (it normally removes it itself; not after SIGKILL).
+  void remove_at_exit(const std::string& directory);
   pid_t pid() const { return guard_pid_; }
+  // The value of DDPLAUNCH_JOB_TAG in every worker's environment; "" before start().
+  const std::string& job_tag() const { return job_tag_; }
 
  private:
-  void send(char op, pid_t process_group);
+  void send(char op, const std::string& value);
   int pipe_fd_ = -1;
   pid_t guard_pid_ = -1;
+  std::string job_tag_;
 };
 
 }  // namespace ddplaunch

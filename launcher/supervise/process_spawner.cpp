@@ -3,7 +3,10 @@
 #include "supervise/process_spawner.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +25,17 @@ namespace ddplaunch {
 
 namespace {
 
+// Marks every descriptor above stderr close-on-exec, so a worker starts with only 0/1/2
+// whatever the launcher (or a library in it, e.g. Asio's sockets) forgot to mark. Not
+// closed here: Boost.Process reports exec errors on a close-on-exec pipe of its own.
+void mark_inherited_descriptors_cloexec() {
+  if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  rlimit limit{};  // kernels before 5.11: one fcntl per possible descriptor, bounded
+  int highest = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < (1U << 20) ? static_cast<int>(limit.rlim_cur)
+                                                                                     : (1 << 20);
+  for (int fd = 3; fd < highest; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 // Runs in the forked child before exec: only async-signal-safe calls here.
 struct WorkerExecSetup : bp::extend::handler {
   pid_t launcher_pid;
@@ -36,6 +50,7 @@ struct WorkerExecSetup : bp::extend::handler {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT}) signal(sig, SIG_DFL);
+    mark_inherited_descriptors_cloexec();
     if (start_stopped) ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);  // stops with SIGTRAP after exec
   }
 };
@@ -65,6 +80,19 @@ std::string detach_stopped(pid_t pid) {
 
 }  // namespace
 
+std::string describe_resource_shortage(int error_number) {
+  switch (error_number) {
+    case EAGAIN: return "the system is out of processes or memory (EAGAIN)";
+    case ENOMEM: return "the system is out of memory (ENOMEM)";
+    case EMFILE: return "the launcher is out of file descriptors (EMFILE)";
+    case ENFILE: return "the system is out of file descriptors (ENFILE)";
+    case E2BIG: return "the argument list and environment are too large (E2BIG)";
+    default: return {};
+  }
+}
+
+bool is_resource_shortage(int error_number) { return !describe_resource_shortage(error_number).empty(); }
+
 std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   return bp::search_path(name).string();
@@ -85,12 +113,14 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
     }
     exe = found;
   } else if (access(exe.c_str(), X_OK) != 0) {
+    out.error_number = errno;
     out.error = fmt::format("program '{}' cannot be executed: {}", exe, std::strerror(errno));
     return out;
   }
 
   int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   if (!make_pipe(out_pipe) || !make_pipe(err_pipe)) {
+    out.error_number = errno;
     out.error = fmt::format("cannot create output pipes: {}", std::strerror(errno));
     close_fd(out_pipe[0]), close_fd(out_pipe[1]), close_fd(err_pipe[0]), close_fd(err_pipe[1]);
     return out;
@@ -108,14 +138,19 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
   WorkerExecSetup setup;
   setup.launcher_pid = getpid();
   setup.start_stopped = request.start_stopped;
+  errno = 0;
   bp::child child(bp::exe = exe, bp::args = args, env, bp::std_in<bp::null, bp::posix::fd.bind(1, out_pipe[1]),
                   bp::posix::fd.bind(2, err_pipe[1]), setup, ec);
+  // Boost.Process can fail before fork (its own pipe: EMFILE) without setting `ec`.
+  const int spawn_errno = errno;
   close_fd(out_pipe[1]);
   close_fd(err_pipe[1]);
-  if (ec) {
+  if (ec || child.id() <= 0) {
     close_fd(out_pipe[0]);
     close_fd(err_pipe[0]);
-    out.error = fmt::format("cannot start '{}': {}", exe, ec.message());
+    out.error_number = ec ? ec.value() : spawn_errno;
+    out.error = fmt::format("cannot start '{}': {}", exe,
+                            ec ? ec.message() : out.error_number ? std::strerror(out.error_number) : "unknown error");
     return out;
   }
   out.pid = child.id();

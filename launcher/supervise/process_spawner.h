@@ -20,14 +20,22 @@ struct SpawnedProcess {
   int stdout_fd = -1;             // read ends, close-on-exec, owned by the caller
   int stderr_fd = -1;
   std::string error;              // non-empty: nothing was started
+  int error_number = 0;           // errno behind `error`, when there is one
 };
+
+// True for the errno of a spawn that failed for lack of resources (processes, memory,
+// descriptors, argument space): transient, unlike a wrong path or permission.
+bool is_resource_shortage(int error_number);
+// "the system is out of processes or memory (EAGAIN)"; "" when not a resource shortage.
+std::string describe_resource_shortage(int error_number);
 
 // The program the launcher would run for `name`: itself when it contains a '/', else the
 // first executable match on PATH; "" when PATH has none.
 std::string find_program(const std::string& name);
 
 // The child: own process group, stdin /dev/null, SIGKILL when the launcher dies
-// (PR_SET_PDEATHSIG), default signal dispositions and an empty signal mask.
+// (PR_SET_PDEATHSIG), default signal dispositions, an empty signal mask and no descriptor
+// but 0, 1 and 2 (every other one is made close-on-exec in the child before exec).
 SpawnedProcess spawn_worker_process(const SpawnRequest& request);
 
 }  // namespace ddplaunch

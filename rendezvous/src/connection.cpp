@@ -1,6 +1,8 @@
 // One framed TCP connection: read loop, write queue with a cap, bounded graceful close.
 #include "connection.h"
 
+#include <fcntl.h>
+
 namespace ddplaunch::rendezvous::detail {
 
 Connection::Connection(tcp::socket socket, std::size_t max_frame_bytes)
@@ -22,6 +24,7 @@ Connection::Connection(tcp::socket socket, std::size_t max_frame_bytes)
     peer_ = peer_ip_ = "(unknown peer)";
   }
   socket_.set_option(tcp::no_delay(true), ec);
+  ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: workers must not inherit it
 }
 
 std::string Connection::local_ip() const {

@@ -1,5 +1,7 @@
 // Rendezvous server: listening, per-connection plumbing, heartbeats, progress and join deadline.
 // Admission (who may join, which rank, the plan) is in server_admission.cpp.
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 
@@ -74,6 +76,7 @@ std::string Server::Impl::listen_one(const std::string& bind_address, std::uint1
     acceptor->close(ignored);
     return "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec);
   }
+  ::fcntl(acceptor->native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: a worker must not keep the port
   acceptors_.push_back(std::move(acceptor));
   return "";
 }

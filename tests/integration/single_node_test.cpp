@@ -61,28 +61,6 @@ RankEnv parse_rank_env(const std::string& output) {
   return env;
 }
 
-// Every "<tag>=<pid>" in the output (worker lines are prefixed, so search anywhere in a line).
-std::vector<pid_t> pids_after(const std::string& output, const std::string& tag) {
-  std::vector<pid_t> pids;
-  const std::regex re(tag + R"(=(\d+))");
-  for (std::sregex_iterator it(output.begin(), output.end(), re), end; it != end; ++it)
-    pids.push_back(static_cast<pid_t>(std::stol((*it)[1])));
-  return pids;
-}
-
-// Kills, at the end of a test, any collected fake_worker process that is still alive (a failed
-// test must not leave hanging workers behind). Checks the command line first: pids get reused.
-struct StrayKiller {
-  std::vector<pid_t> pids;
-  ~StrayKiller() {
-    for (pid_t pid : pids) {
-      std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-      std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
-      if (dt::process_alive(pid) && text.find("fake_worker") != std::string::npos) ::kill(pid, SIGKILL);
-    }
-  }
-};
-
 // True once /proc/<pid>/status shows SIGTERM ignored (fake_worker sets it after printing its pid).
 bool wait_sigterm_ignored(pid_t pid, milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -185,19 +163,19 @@ TEST(SingleNode, ExitsZeroWhenEveryWorkerDoes) {
   dt::RunResult r = run_launcher({"--nproc-per-node", "3", "--", kFake, "--exit", "0"});
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(pids_after(r.output, "FAKE_WORKER_PID").size(), 3u) << r.output;
+  EXPECT_EQ(dt::pids_after(r.output, "FAKE_WORKER_PID").size(), 3u) << r.output;
   EXPECT_EQ(r.output.find("JOB FAILED"), std::string::npos) << r.output;
 }
 
 TEST(SingleNode, CtrlCStopsWorkersThatIgnoreSigterm) {
   dt::BackgroundProcess launcher;
-  StrayKiller strays;
+  dt::StrayKiller strays({"fake_worker"});
   ASSERT_TRUE(launcher.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--grace", "1", "--", kFake,
                               "--ignore-sigterm", "--hang"}))
       << launcher.output_so_far();
   ASSERT_TRUE(launcher.wait_for_output("[rank 0] FAKE_WORKER_PID=", seconds(30))) << launcher.output_so_far();
   ASSERT_TRUE(launcher.wait_for_output("[rank 1] FAKE_WORKER_PID=", seconds(30))) << launcher.output_so_far();
-  strays.pids = pids_after(launcher.output_so_far(), "FAKE_WORKER_PID");
+  strays.pids = dt::pids_after(launcher.output_so_far(), "FAKE_WORKER_PID");
   ASSERT_EQ(strays.pids.size(), 2u) << launcher.output_so_far();
   for (pid_t pid : strays.pids) ASSERT_TRUE(wait_sigterm_ignored(pid, seconds(10))) << "worker " << pid;
 
@@ -211,14 +189,14 @@ TEST(SingleNode, CtrlCStopsWorkersThatIgnoreSigterm) {
 
 TEST(SingleNode, KilledLauncherLeavesNoWorkerOrGrandchild) {
   dt::BackgroundProcess launcher;
-  StrayKiller strays;
+  dt::StrayKiller strays({"fake_worker"});
   ASSERT_TRUE(launcher.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--", kFake, "--fork-grandchild", "--hang"}))
       << launcher.output_so_far();
   ASSERT_TRUE(launcher.wait_for_output("[rank 0] GRANDCHILD_PID=", seconds(30))) << launcher.output_so_far();
   ASSERT_TRUE(launcher.wait_for_output("[rank 1] GRANDCHILD_PID=", seconds(30))) << launcher.output_so_far();
   const std::string seen = launcher.output_so_far();
-  std::vector<pid_t> workers = pids_after(seen, "FAKE_WORKER_PID");
-  std::vector<pid_t> grandchildren = pids_after(seen, "GRANDCHILD_PID");
+  std::vector<pid_t> workers = dt::pids_after(seen, "FAKE_WORKER_PID");
+  std::vector<pid_t> grandchildren = dt::pids_after(seen, "GRANDCHILD_PID");
   ASSERT_EQ(workers.size(), 2u) << seen;
   ASSERT_EQ(grandchildren.size(), 2u) << seen;
   strays.pids = concat(workers, grandchildren);

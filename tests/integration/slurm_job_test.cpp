@@ -387,6 +387,47 @@ TEST_F(SlurmJobTest, TerminatedSrunLeavesNoProcessOfTheStep) {
   EXPECT_TRUE(left.empty()) << "after srun got SIGTERM these still run: " << describe(left);
 }
 
+// scancel while each worker's descendants hide from its process group (setsid, setpgid, a
+// double-forked daemon, an `env -i` daemon without the job tag): Slurm's SIGTERM reaches the
+// launchers, and none of those descendants may remain (issue 14).
+TEST_F(SlurmJobTest, ScancelLeavesNoEscapedDescendant) {
+  BackgroundProcess srun;
+  ASSERT_TRUE(srun.start({"srun", "-N", "2", "--ntasks-per-node=1", output_pattern("tree"), DDPLAUNCH_BIN, "--slurm",
+                          "--grace", "2", "--", "/usr/bin/python3",
+                          kSource + "/tests/integration/hostile_tree_worker.py", "escape", "hang"},
+                         {{"SLURM_CONF", slurm_conf_}}, inherited_slurm_variables()))
+      << srun.output_so_far();
+  std::vector<TaskLog> logs;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    logs = read_task_logs(out_dir_, "tree");
+    if (logs.size() == 2 && std::all_of(logs.begin(), logs.end(), [](const TaskLog& l) {
+          return l.text.find("ESCAPEES_READY") != std::string::npos;
+        }))
+      break;
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(logs.size(), 2u) << srun.output_so_far() << all_logs(logs);
+  std::vector<pid_t> escaped;
+  for (const auto& log : logs) {
+    ASSERT_NE(log.text.find("ESCAPEES_READY"), std::string::npos) << all_logs(logs);
+    for (const char* tag : {"ESCAPED_PID", "UNTAGGED_PID"})
+      for (pid_t pid : ddplaunch::testing::pids_after(log.text, tag)) escaped.push_back(pid);
+  }
+  ASSERT_EQ(escaped.size(), 8u) << all_logs(logs);
+
+  RunResult cancel = run_command({"scancel", std::to_string(logs[0].job)}, 30s, {{"SLURM_CONF", slurm_conf_}},
+                                 inherited_slurm_variables());
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.output;
+  RunResult ended = srun.wait(60s);
+  ASSERT_FALSE(ended.timed_out) << "srun did not end within 60 s of scancel:\n" << ended.output;
+  for (pid_t pid : escaped)
+    EXPECT_TRUE(ddplaunch::testing::wait_until_gone(pid, 30s))
+        << "pid " << pid << " survived scancel\n" << all_logs(read_task_logs(out_dir_, "tree"));
+  for (pid_t pid : escaped)
+    if (ddplaunch::testing::process_alive(pid)) ::kill(pid, SIGKILL);  // a failed test leaves nothing behind
+}
+
 // A common mistake: two tasks per node start two ddplaunch per node. Every one must refuse at
 // once (configuration error, exit 2), saying to use --ntasks-per-node=1, and start no worker.
 TEST_F(SlurmJobTest, TwoTasksPerNodeAreRefusedWithTheFix) {

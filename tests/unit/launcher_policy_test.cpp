@@ -9,6 +9,7 @@
 
 #include "policy/job_policy.h"
 #include "policy/node_checks.h"
+#include "policy/root_cause.h"
 
 namespace ddplaunch {
 namespace {
@@ -305,6 +306,24 @@ TEST(JobPolicy, AProgramThatCannotBeStartedIsNeverRestarted) {
   auto d = job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Init, FailureKind::SpawnFailed, 127));
   EXPECT_TRUE(find<decision::OrderStop>(d));
   EXPECT_EQ(count<decision::ScheduleRestart>(d), 0);
+}
+
+TEST(JobPolicy, ASpawnThatRanOutOfResourcesIsRestarted) {
+  Job job;
+  auto d = job.policy.on_worker_failed(
+      0, 0, failure(0, 1, FailurePhase::Init, FailureKind::SpawnNoResources, 127,
+                    "the launcher is out of file descriptors (EMFILE): Too many open files"));
+  EXPECT_EQ(count<decision::ScheduleRestart>(d), 1) << logs(d);
+  EXPECT_FALSE(find<decision::OrderStop>(d));
+  EXPECT_EQ(logs(d).find("not restartable"), std::string::npos) << logs(d);
+}
+
+TEST(RootCause, ASpawnOutOfResourcesIsNotBlamedOnThePath) {
+  FailureReport r = failure(0, 3, FailurePhase::Init, FailureKind::SpawnNoResources, 127, "EMFILE");
+  std::string text = describe_root_cause(r, 0, 0, "0 of 3");
+  EXPECT_NE(text.find("ran out of resources"), std::string::npos) << text;
+  EXPECT_NE(text.find("ulimit -n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("program path or permissions"), std::string::npos) << text;
 }
 
 TEST(JobPolicy, FailuresFromTwoNodesInOneGenerationMakeOneDecision) {

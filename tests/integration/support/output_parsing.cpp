@@ -60,4 +60,12 @@ std::vector<FinalLine> final_lines(const std::string& output) {
   return lines;
 }
 
+std::vector<pid_t> pids_after(const std::string& output, const std::string& tag) {
+  std::vector<pid_t> pids;
+  const std::regex re(tag + R"(=(\d+))");
+  for (std::sregex_iterator it(output.begin(), output.end(), re), end; it != end; ++it)
+    pids.push_back(static_cast<pid_t>(std::stol((*it)[1])));
+  return pids;
+}
+
 }  // namespace ddplaunch::testing

@@ -3,6 +3,8 @@
 // trainers' "FINAL rank=..." lines, each with the "[rank R] " or "[node N rank R] " prefix.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,5 +42,8 @@ struct FinalLine {
 
 // The FINAL lines of `output` in the order printed, prefixed or not.
 std::vector<FinalLine> final_lines(const std::string& output);
+
+// Every "<tag>=<pid>" in `output`, in order (worker lines are prefixed: searched anywhere).
+std::vector<pid_t> pids_after(const std::string& output, const std::string& tag);
 
 }  // namespace ddplaunch::testing

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include "child_spawn.h"
@@ -117,6 +118,18 @@ bool wait_until_gone(pid_t pid, milliseconds timeout) {
     ::usleep(20 * 1000);
   }
   return true;
+}
+
+StrayKiller::~StrayKiller() {
+  for (pid_t pid : pids) {
+    std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    for (const auto& name : names)
+      if (process_alive(pid) && text.find(name) != std::string::npos) {
+        ::kill(pid, SIGKILL);
+        break;
+      }
+  }
 }
 
 int free_tcp_port() {

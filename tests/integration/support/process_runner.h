@@ -84,6 +84,17 @@ bool wait_until_gone(pid_t pid, std::chrono::milliseconds timeout);
 // A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read, close); -1 on failure.
 int free_tcp_port();
 
+// Kills, when it goes out of scope, every process of `pids` still alive whose command line
+// contains one of `names` (pids get reused): a failed test must not leave processes behind.
+struct StrayKiller {
+  explicit StrayKiller(std::vector<std::string> names) : names(std::move(names)) {}
+  ~StrayKiller();
+  StrayKiller(const StrayKiller&) = delete;
+  StrayKiller& operator=(const StrayKiller&) = delete;
+  std::vector<pid_t> pids;
+  std::vector<std::string> names;
+};
+
 // Creates a new unique directory /tmp/<prefix>XXXXXX and returns its path.
 // Throws std::runtime_error (a failed test, with the reason) if it cannot.
 std::string temp_dir(const std::string& prefix);

@@ -44,6 +44,7 @@ inline constexpr const char* kNodeRank = "DDPLAUNCH_NODE_RANK";
 inline constexpr const char* kNodeCount = "DDPLAUNCH_NODE_COUNT";
 inline constexpr const char* kStatusSocket = "DDPLAUNCH_STATUS_SOCKET";    // AF_UNIX datagram path
 inline constexpr const char* kJobId = "DDPLAUNCH_JOB_ID";
+inline constexpr const char* kJobTag = "DDPLAUNCH_JOB_TAG";  // random per launcher: finds escaped descendants
 
 // Status channel: one AF_UNIX SOCK_DGRAM datagram per event, a single text line:
 //   "DDPL1 <event> <rank> <generation> <pid> <detail...>"

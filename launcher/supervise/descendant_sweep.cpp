@@ -1,0 +1,155 @@
+// /proc walks for the job sweep: environment tags, subreaper children, zombie states.
+#include "supervise/descendant_sweep.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ddplaunch/contract.h"
+
+namespace ddplaunch {
+
+namespace {
+
+constexpr std::size_t kMaxEnvironBytes = 4 << 20;  // bound on what one process's environment costs us
+constexpr int kSweepRounds = 50;
+
+// Reads at most `limit` bytes of a /proc file; "" when it cannot be read (gone, not ours).
+std::string read_proc_file(const std::string& path, std::size_t limit) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buffer[8192];
+  while (text.size() < limit) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+std::vector<pid_t> numeric_entries(const std::string& dir_path) {
+  std::vector<pid_t> out;
+  DIR* dir = ::opendir(dir_path.c_str());
+  if (!dir) return out;
+  while (dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    long value = std::strtol(entry->d_name, &end, 10);
+    if (end != entry->d_name && *end == '\0' && value > 0) out.push_back(static_cast<pid_t>(value));
+  }
+  ::closedir(dir);
+  return out;
+}
+
+// Children of every thread of `pid` (orphans reparent to any thread of a subreaper).
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  const std::string task_dir = fmt::format("/proc/{}/task", pid);
+  for (pid_t tid : numeric_entries(task_dir)) {
+    std::string text = read_proc_file(fmt::format("{}/{}/children", task_dir, tid), 1 << 20);
+    const char* p = text.c_str();
+    char* end = nullptr;
+    for (long child = std::strtol(p, &end, 10); end != p; child = std::strtol(p, &end, 10)) {
+      out.push_back(static_cast<pid_t>(child));
+      p = end;
+    }
+  }
+  return out;
+}
+
+bool is_zombie_or_gone(pid_t pid) {
+  std::string stat = read_proc_file(fmt::format("/proc/{}/stat", pid), 4096);
+  auto paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
+  const char state = stat[paren + 2];
+  return state == 'Z' || state == 'X';
+}
+
+bool carries_tag(pid_t pid, const std::string& entry) {
+  std::string environ = read_proc_file(fmt::format("/proc/{}/environ", pid), kMaxEnvironBytes);
+  for (std::size_t start = 0; start < environ.size();) {
+    std::size_t end = environ.find('\0', start);
+    if (end == std::string::npos) end = environ.size();
+    if (environ.compare(start, end - start, entry) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string new_job_tag() {
+  std::random_device device;
+  std::uniform_int_distribution<unsigned> byte(0, 255);
+  std::string tag;
+  for (int i = 0; i < 16; ++i) tag += fmt::format("{:02x}", byte(device));
+  return tag;
+}
+
+std::string become_subreaper() {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return std::strerror(errno);
+  return {};
+}
+
+bool is_subreaper() {
+  int value = 0;
+  return ::prctl(PR_GET_CHILD_SUBREAPER, &value) == 0 && value != 0;
+}
+
+std::vector<pid_t> find_job_processes(const std::string& tag, const std::vector<pid_t>& spared) {
+  const pid_t self = ::getpid();
+  std::set<pid_t> found;
+  auto excluded = [&](pid_t pid) {
+    return pid == self || std::find(spared.begin(), spared.end(), pid) != spared.end();
+  };
+  if (is_subreaper()) {
+    std::vector<pid_t> pending = children_of(self);
+    for (std::size_t i = 0; i < pending.size() && i < 100000; ++i) {
+      pid_t pid = pending[i];
+      if (excluded(pid) || !found.insert(pid).second) continue;
+      for (pid_t child : children_of(pid)) pending.push_back(child);
+    }
+  }
+  if (!tag.empty()) {
+    const std::string entry = std::string(contract::kJobTag) + "=" + tag;
+    for (pid_t pid : numeric_entries("/proc"))
+      if (!excluded(pid) && !found.count(pid) && carries_tag(pid, entry)) found.insert(pid);
+  }
+  std::vector<pid_t> alive;
+  for (pid_t pid : found)
+    if (!is_zombie_or_gone(pid)) alive.push_back(pid);
+  return alive;
+}
+
+int sweep_job_processes(const std::string& tag, const std::vector<pid_t>& spared) {
+  int kills = 0;
+  for (int round = 0; round < kSweepRounds; ++round) {
+    std::vector<pid_t> alive = find_job_processes(tag, spared);
+    if (alive.empty()) break;
+    // Stop them all first so none forks a new child between our look and our kill.
+    for (pid_t pid : alive) ::kill(pid, SIGSTOP);
+    for (pid_t pid : alive) kills += ::kill(pid, SIGKILL) == 0;
+    if (round > 0) ::usleep(1000);  // a SIGKILLed process takes a moment to become a zombie
+  }
+  return kills;
+}
+
+void reap_adopted_children(const std::vector<pid_t>& keep) {
+  for (pid_t child : children_of(::getpid()))
+    if (std::find(keep.begin(), keep.end(), child) == keep.end()) ::waitpid(child, nullptr, WNOHANG);
+}
+
+}  // namespace ddplaunch

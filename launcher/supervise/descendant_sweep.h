@@ -1,0 +1,35 @@
+// Finding and killing every process started under this launcher's job, including ones
+// that left the worker's process group (setsid, setpgid, double fork). Two marks find
+// them: the job tag every worker inherits in its environment (survives the launcher),
+// and the subreaper tree (orphans of the job reparent to the launcher while it lives).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ddplaunch {
+
+// A fresh random tag for one launcher's workers ("0f3a…", 32 hex digits).
+std::string new_job_tag();
+
+// PR_SET_CHILD_SUBREAPER on this process: orphaned descendants reparent to it (and must be
+// reaped by it). "" or the reason it failed.
+std::string become_subreaper();
+bool is_subreaper();
+
+// Processes of the job still alive: those whose environment carries `tag`, and, when this
+// process is a subreaper, all its descendants; never this process, nor `spared` and their
+// descendants. Zombies do not count.
+std::vector<pid_t> find_job_processes(const std::string& tag, const std::vector<pid_t>& spared);
+
+// SIGKILLs find_job_processes() in bounded rounds until none is found (a process forking
+// while it is swept is caught in the next round). Returns how many kills were sent.
+int sweep_job_processes(const std::string& tag, const std::vector<pid_t>& spared);
+
+// Reaps exited children of this subreaper that are not in `keep` (adopted orphans the
+// launcher never started and must not mistake for workers). Never blocks.
+void reap_adopted_children(const std::vector<pid_t>& keep);
+
+}  // namespace ddplaunch

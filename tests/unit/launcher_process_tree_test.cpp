@@ -1,0 +1,130 @@
+// The process tree's pieces with real processes and no event loop: the job-tag sweep, the
+// subreaper walk, descriptors a spawned worker must not inherit, resource-shortage names.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <string>
+
+#include "ddplaunch/contract.h"
+#include "supervise/descendant_sweep.h"
+#include "supervise/process_spawner.h"
+
+using namespace ddplaunch;
+
+namespace {
+
+// A child in its own session running `sleep 60` with only `tag_entry` in its environment.
+pid_t start_tagged_sleeper(const std::string& tag_entry) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    char* argv[] = {const_cast<char*>("/bin/sleep"), const_cast<char*>("60"), nullptr};
+    char* envp[] = {const_cast<char*>(tag_entry.c_str()), nullptr};
+    execve(argv[0], argv, envp);
+    _exit(127);
+  }
+  return pid;
+}
+
+bool contains(const std::vector<pid_t>& pids, pid_t pid) { return std::find(pids.begin(), pids.end(), pid) != pids.end(); }
+
+// Polls (bounded: 250 × 20 ms) until `pid` shows up as a job process; exec takes a moment.
+bool found_within_bound(const std::string& tag, pid_t pid) {
+  for (int i = 0; i < 250; ++i) {
+    if (contains(find_job_processes(tag, {}), pid)) return true;
+    usleep(20 * 1000);
+  }
+  return false;
+}
+
+// Reads a child's stdout pipe to its end (bounded by the child's own exit).
+std::string read_all(int fd) {
+  std::string text;
+  char buffer[256];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  return text;
+}
+
+}  // namespace
+
+TEST(DescendantSweep, KillsAProcessCarryingTheJobTagOutsideTheGroup) {
+  const std::string tag = new_job_tag();
+  ASSERT_EQ(tag.size(), 32u);
+  pid_t pid = start_tagged_sleeper(std::string(contract::kJobTag) + "=" + tag);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(found_within_bound(tag, pid));
+  EXPECT_GE(sweep_job_processes(tag, {}), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+TEST(DescendantSweep, LeavesProcessesOfAnotherJobAlone) {
+  const std::string ours = new_job_tag(), theirs = new_job_tag();
+  ASSERT_NE(ours, theirs);
+  pid_t pid = start_tagged_sleeper(std::string(contract::kJobTag) + "=" + theirs);
+  ASSERT_TRUE(found_within_bound(theirs, pid));
+  EXPECT_FALSE(contains(find_job_processes(ours, {}), pid));
+  sweep_job_processes(ours, {});
+  EXPECT_EQ(kill(pid, 0), 0) << "another job's process was killed";
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+// In a child process, so that the test runner itself never becomes a subreaper.
+TEST(DescendantSweep, ASubreaperFindsAnUntaggedDoubleForkedOrphan) {
+  pid_t helper = fork();
+  if (helper == 0) {
+    if (!become_subreaper().empty()) _exit(10);
+    int fds[2];
+    if (pipe(fds) != 0) _exit(11);
+    pid_t middle = fork();
+    if (middle == 0) {  // double fork: the orphan reparents to the helper, not to init
+      pid_t orphan = start_tagged_sleeper("UNRELATED=1");
+      (void)!write(fds[1], &orphan, sizeof orphan);
+      _exit(0);
+    }
+    waitpid(middle, nullptr, 0);
+    pid_t orphan = -1;
+    if (read(fds[0], &orphan, sizeof orphan) != sizeof orphan) _exit(12);
+    if (!contains(find_job_processes("", {}), orphan)) _exit(13);
+    if (contains(find_job_processes("", {orphan}), orphan)) _exit(14);  // spared
+    sweep_job_processes("", {});
+    int status = 0;
+    if (waitpid(orphan, &status, 0) != orphan || !WIFSIGNALED(status)) _exit(15);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(helper, &status, 0), helper);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10 subreaper, 11 pipe, 12 read, 13 not found, 14 not spared, 15 not killed";
+}
+
+TEST(ProcessSpawner, AWorkerInheritsNoDescriptorTheLauncherForgotToMarkCloseOnExec) {
+  int leaked = open("/dev/null", O_RDONLY);  // deliberately without O_CLOEXEC
+  ASSERT_GE(leaked, 3);
+  SpawnRequest request;
+  request.argv = {"/bin/sh", "-c", "if [ -e /proc/self/fd/" + std::to_string(leaked) + " ]; then echo LEAKED; else echo CLEAN; fi"};
+  request.env = {"PATH=/usr/bin:/bin"};
+  SpawnedProcess child = spawn_worker_process(request);
+  close(leaked);
+  ASSERT_GT(child.pid, 0) << child.error;
+  std::string out = read_all(child.stdout_fd);
+  close(child.stdout_fd);
+  close(child.stderr_fd);
+  waitpid(child.pid, nullptr, 0);
+  EXPECT_EQ(out, "CLEAN\n");
+}
+
+TEST(ProcessSpawner, NamesEachResourceShortage) {
+  for (int e : {EAGAIN, ENOMEM, EMFILE, ENFILE, E2BIG}) EXPECT_TRUE(is_resource_shortage(e)) << e;
+  for (int e : {ENOENT, EACCES, ENOEXEC, 0}) EXPECT_FALSE(is_resource_shortage(e)) << e;
+  EXPECT_NE(describe_resource_shortage(EMFILE).find("out of file descriptors (EMFILE)"), std::string::npos);
+  EXPECT_NE(describe_resource_shortage(EAGAIN).find("out of processes"), std::string::npos);
+}
