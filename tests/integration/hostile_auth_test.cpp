@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -324,4 +328,37 @@ TEST(HostileAuth, NetnsJobOverIpv6) {
   }
   // Node 0 listened on its IPv6 address only, and saw node 1 come from its IPv6 address.
   EXPECT_NE(results[0].output.find("of " + master + " for 2 node(s)"), std::string::npos) << results[0].output;
+}
+
+// A master *name* that resolves to IPv6 first: in a private mount namespace the test puts its
+// own /etc/hosts over the real one ("v6master" -> ::1 only), and both nodes find the master
+// by that name. Root only (unshare -m, mount --bind).
+TEST(HostileAuth, MasterNameResolvingToIpv6Works) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (a private mount namespace for /etc/hosts)";
+  if (!ipv6_loopback_available()) GTEST_SKIP() << "no IPv6 loopback (::1) on this machine";
+  char dir_pattern[] = "/tmp/ddpl_v6name_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_pattern), nullptr);
+  const std::string dir = dir_pattern, hosts = dir + "/hosts";
+  std::ofstream(hosts) << "127.0.0.1 localhost\n::1 v6master\n";
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-v6name", {"--token", "v6-name-tok"});
+  job.master_host = "v6master";
+  std::string script = "mount --bind " + hosts + " /etc/hosts || exit 90; ";
+  for (int r = 0; r < 2; ++r) {
+    std::string line;
+    for (const auto& word : fake_worker_node(job, r, {}, {"--print-env"})) line += "'" + word + "' ";
+    script += line + "> " + dir + "/node" + std::to_string(r) + ".log 2>&1 & ";
+  }
+  script += "wait %1; a=$?; wait %2; b=$?; exit $((a + b))";
+  auto result = dt::run_command({"unshare", "-m", "--propagation", "private", "sh", "-c", script}, kJobBound, {},
+                                kUnsetEnv);
+  auto read = [&](int r) {
+    std::ifstream in(dir + "/node" + std::to_string(r) + ".log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string node0 = read(0), node1 = read(1);
+  std::filesystem::remove_all(dir);
+  ASSERT_NE(result.exit_code, 90) << "mount --bind failed: " << result.output;
+  EXPECT_EQ(result.exit_code, 0) << result.output << "\nnode 0:\n" << node0 << "\nnode 1:\n" << node1;
+  EXPECT_EQ(env_value(node0, "MASTER_ADDR"), "::1") << node0;
+  EXPECT_EQ(env_value(node1, "MASTER_ADDR"), "::1") << node1;
 }
