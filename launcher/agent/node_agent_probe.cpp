@@ -19,7 +19,7 @@ namespace ddplaunch {
 namespace {
 constexpr int kAllPairsUpTo = 8;  // nodes: every pair probed; above, the ring (O(n), not O(n^2))
 constexpr auto kConnectTimeout = std::chrono::seconds(2);
-constexpr auto kThroughputSample = std::chrono::milliseconds(300);
+constexpr auto kThroughputSample = std::chrono::milliseconds(200);
 }  // namespace
 
 // Multi-node jobs only: the listeners must be up before the facts go out with the join.
@@ -53,8 +53,12 @@ bool NodeAgent::peer_probe_due(const rendezvous::Assignment& a) const {
 void NodeAgent::run_peer_probe(const rendezvous::Assignment& a) {
   probing_assignment_ = a;
   auto offers = probe_offers(a.nodes);
+  // Every node on this machine (a loopback master): a "link" is the kernel copying between
+  // processes, and a throughput sample would only measure CPU contention — connect only.
+  const bool one_machine = preflight::is_loopback(plan_.master_ip);
   auto plan = preflight::probes_for_node(a.node_rank, offers, preflight::probe_pairs(a.node_count, kAllPairsUpTo),
-                                         kConnectTimeout, kThroughputSample);
+                                         kConnectTimeout,
+                                         one_machine ? std::chrono::milliseconds(0) : kThroughputSample);
   spdlog::info("peer probe: {} link(s) to test from this node before the workers start", plan.size());
   const long generation = generation_;
   probe_thread_ = std::thread([this, plan = std::move(plan), generation] {
