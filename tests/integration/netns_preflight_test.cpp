@@ -416,3 +416,26 @@ TEST(PeerProbe, DoctorPrintsTheRingTable) {
   EXPECT_EQ(measured, 6) << results[0].output;  // 3 nodes: every pair is a ring pair
   EXPECT_TRUE(has(results[0], "doctor: the job would start.")) << results[0].output;
 }
+
+// NAT between two nodes on eth0 (host 3 rewrites its source towards host 4): the peer sees
+// another address than the one host 3 would advertise to NCCL/gloo, so eth0 is not used there.
+TEST(PeerProbe, ASourceAddressRewrittenOnTheWayIsDetectedAndTheOtherNicChosen) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("ppn"), 4, true);
+  auto added = dt::run_command(cluster.exec_argv(3, {"ip", "addr", "add", "198.18.0.99/25", "dev", "eth0"}), seconds(10));
+  ASSERT_EQ(added.exit_code, 0) << added.output;
+  nft(cluster, 3, "add table ip probe_nat");
+  nft(cluster, 3, "add chain ip probe_nat postrouting { type nat hook postrouting priority 100; }");
+  nft(cluster, 3, "add rule ip probe_nat postrouting ip daddr " + cluster.address(4) +
+                      " tcp dport != 29400 snat to 198.18.0.99");
+  auto results = run_nodes(cluster, 4, four_nodes(master(cluster)), kPrintEnv);
+  expect_finished(results);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(results[i].exit_code, 0) << describe(results);
+    EXPECT_TRUE(has(results[i], "[node " + std::to_string(i) + " rank " + std::to_string(i) + "] ENV NCCL_SOCKET_IFNAME=eth1\n"))
+        << describe(results);
+  }
+  EXPECT_TRUE(has(results[0], "over eth0: source address rewritten on the way (NAT?): the peer saw 198.18.0.99, not " +
+                                  cluster.address(3)))
+      << results[0].output;
+}
