@@ -56,10 +56,7 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   node_rank_ = a.node_rank;
   generation_ = static_cast<long>(a.generation);
   set_log_node(a.node_rank, a.node_count);
-  if (state_ == NodeState::Joining && peer_probe_due(a)) {
-    state_ = NodeState::Probing;  // workers start on the master's verdict
-    return run_peer_probe(a);
-  }
+  if (state_ == NodeState::Joining && start_peer_probe(a)) return;  // workers start on the verdict
   close_peer_probe();
   start_generation(a, "");
 }

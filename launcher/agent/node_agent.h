@@ -85,8 +85,7 @@ class NodeAgent {
   // Steps the transitions share.
   void start_generation(const rendezvous::Assignment& assignment, const std::string& probe_ifname);
   void open_peer_probe();
-  bool peer_probe_due(const rendezvous::Assignment& assignment) const;
-  void run_peer_probe(const rendezvous::Assignment& assignment);
+  bool start_peer_probe(const rendezvous::Assignment& assignment);
   void close_peer_probe();
   void stop_workers_then(AfterStop next, long generation);
   void after_workers_stopped();

@@ -44,15 +44,15 @@ void NodeAgent::open_peer_probe() {
   plan_.facts.probe_endpoints = preflight::encode_endpoints(probe_listener_->endpoints());
 }
 
-// The same rule on every node and on the master (probe_expected): the first generation of
-// a multi-node job whose every node advertised probe endpoints, with the node list at hand.
-bool NodeAgent::peer_probe_due(const rendezvous::Assignment& a) const {
-  return probe_listener_ && a.generation == 0 && !a.nodes.empty() && probe_expected(a.nodes);
-}
-
-void NodeAgent::run_peer_probe(const rendezvous::Assignment& a) {
-  probing_assignment_ = a;
+// Probing, when due: the same rule on every node and on the master (probe_expected) — the
+// first generation of a multi-node job whose every node advertised probe endpoints, with the
+// node list at hand. Returns false (nothing started) when no probe is due.
+bool NodeAgent::start_peer_probe(const rendezvous::Assignment& a) {
+  if (!probe_listener_ || a.generation != 0) return false;
   auto offers = probe_offers(a.nodes);
+  if (!probe_expected(offers)) return false;
+  state_ = NodeState::Probing;  // workers start on the master's verdict
+  probing_assignment_ = a;
   // Every node on this machine (a loopback master): a "link" is the kernel copying between
   // processes, and a throughput sample would only measure CPU contention — connect only.
   const bool one_machine = preflight::is_loopback(plan_.master_ip);
@@ -73,6 +73,7 @@ void NodeAgent::run_peer_probe(const rendezvous::Assignment& a) {
       client_->send(messages::encode(generation, messages::ProbeResults{std::move(links)}));
     });
   });
+  return true;
 }
 
 void NodeAgent::close_peer_probe() {

@@ -14,17 +14,16 @@ std::vector<preflight::NodeProbeOffer> probe_offers(const std::vector<rendezvous
   return offers;
 }
 
-bool probe_expected(const std::vector<rendezvous::NodeRecord>& nodes) {
-  if (nodes.size() < 2) return false;
-  auto offers = probe_offers(nodes);
+bool probe_expected(const std::vector<preflight::NodeProbeOffer>& offers) {
+  if (offers.size() < 2) return false;
   return std::all_of(offers.begin(), offers.end(), [](const auto& o) { return !o.endpoints.empty(); });
 }
 
 void ProbeRound::begin(const std::vector<rendezvous::NodeRecord>& nodes, long generation, PolicyClock::time_point now) {
-  active_ = probe_expected(nodes);
+  offers_ = probe_offers(nodes);
+  active_ = probe_expected(offers_);
   generation_ = generation;
   started_ = now;
-  offers_ = probe_offers(nodes);
   reported_.clear();
   links_.clear();
 }

@@ -16,10 +16,10 @@
 
 namespace ddplaunch {
 
-// True when a peer probe runs for these nodes: several nodes, each advertising endpoints.
-bool probe_expected(const std::vector<rendezvous::NodeRecord>& nodes);
 // The offers those nodes advertised (undecodable endpoints count as none).
 std::vector<preflight::NodeProbeOffer> probe_offers(const std::vector<rendezvous::NodeRecord>& nodes);
+// True when a peer probe runs for these offers: several nodes, each advertising endpoints.
+bool probe_expected(const std::vector<preflight::NodeProbeOffer>& offers);
 
 class ProbeRound {
  public:

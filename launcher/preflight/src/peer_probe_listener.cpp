@@ -1,6 +1,6 @@
 // PeerProbeListener: the answering side of the peer probe (peer_probe.h). One thread, one
 // poll loop over the listeners and their connections; bounded in connections, time and
-// memory (a 4 KiB read buffer per connection; bulk bytes are counted and dropped).
+// memory (a 4 KiB read buffer per connection; sample bytes are dropped).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -28,9 +28,7 @@ struct Connection {
   int fd = -1;
   std::string seen_as;  // the prober's address as this end sees it
   std::string hello;    // bytes of the hello line so far
-  bool bulk = false;    // after the hello: counting bytes until EOF
-  bool answered = false;
-  unsigned long long bytes = 0;
+  bool bulk = false;    // after the hello: the sample's bytes, read and dropped until EOF
   std::chrono::steady_clock::time_point since;
 };
 
@@ -48,24 +46,16 @@ bool on_readable(Connection& c, const std::string& id) {
   char buffer[4096];
   ssize_t n = ::recv(c.fd, buffer, sizeof(buffer), 0);
   if (n < 0) return errno == EAGAIN || errno == EINTR;
-  if (n == 0) {  // EOF: a bulk sample ended
-    if (c.bulk) send_all(c.fd, "GOT " + std::to_string(c.bytes) + "\n");
-    return false;
-  }
-  if (c.bulk) {
-    c.bytes += static_cast<unsigned long long>(n);
-    return true;
-  }
+  if (n == 0) return false;  // EOF: the prober is done
+  if (c.bulk) return true;    // the prober measures what the kernel acknowledged: nothing to count
   c.hello.append(buffer, static_cast<std::size_t>(n));
   auto newline = c.hello.find('\n');
   if (newline == std::string::npos) return c.hello.size() < kMaxHelloBytes;
   std::string line = c.hello.substr(0, newline);
   if (line != "DDPLPROBE1 echo" && line != "DDPLPROBE1 bulk") return false;
   send_all(c.fd, "SEEN " + c.seen_as + " " + id + "\n");
-  if (line == "DDPLPROBE1 echo") return false;
-  c.bulk = true;
-  c.bytes = c.hello.size() - newline - 1;  // sample bytes that came with the hello
-  return true;
+  c.bulk = line == "DDPLPROBE1 bulk";
+  return c.bulk;
 }
 
 // 16 hex digits from the kernel's random source (not a secret: an identity).
@@ -136,7 +126,7 @@ void PeerProbeListener::serve(std::chrono::steady_clock::time_point until) {
         ::close(fd);
         continue;
       }
-      connections.push_back({fd, sockaddr_ip_text(reinterpret_cast<sockaddr*>(&peer)), "", false, false, 0, now});
+      connections.push_back({fd, sockaddr_ip_text(reinterpret_cast<sockaddr*>(&peer)), "", false, now});
     }
     // Connections polled this round are at fds[1 + listeners + index]; new ones wait a round.
     const std::size_t first = 1 + listen_fds_.size();

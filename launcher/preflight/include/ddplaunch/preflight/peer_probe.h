@@ -5,9 +5,9 @@
 // A node opens a PeerProbeListener (one TCP listener per candidate address, ephemeral port)
 // and advertises its endpoints; a prober calls probe_link() once per (peer, interface).
 // Wire (text lines, tiny): prober → "DDPLPROBE1 echo|bulk\n"; listener → "SEEN <ip> <id>\n";
-// bulk: the prober streams bytes for the sample time and counts what the peer's kernel
-// acknowledged; if it shuts down its write side, the listener answers "GOT <bytes>\n". Nothing about the job is sent, and the listener bounds
-// its connections in count, time and work (it reads and discards).
+// bulk: the prober then streams its sample and counts what the peer's kernel acknowledged;
+// the listener reads and drops it until EOF. Nothing about the job is sent, and the listener
+// bounds its connections in count, time and work.
 #pragma once
 
 #include <atomic>
