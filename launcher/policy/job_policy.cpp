@@ -388,12 +388,12 @@ JobPolicy::Decisions JobPolicy::on_doctor_report(int node, bool ok, const std::s
   if (doctor_rows_.size() < nodes_.size()) return {};
   bool all_ok = probe_refusal_.empty();
   for (const auto& [n, row] : doctor_rows_) all_ok = all_ok && row.ok;
-  std::string table = render_doctor_table(nodes_, doctor_rows_, worker_port_, timeout_explained_, all_ok);
-  if (!probe_.links().empty())  // the ring table goes between the node rows and the verdict
-    table.insert(table.rfind("timeout: "),
-                 "peer probe (each node to its ring neighbour; every pair on small jobs):\n" +
-                     preflight::render_ring_table(probe_.links()) +
-                     (probe_refusal_.empty() ? probe_summary_ : "peer probe: FAIL: " + probe_refusal_) + "\n");
+  std::string ring;
+  if (!probe_.links().empty())
+    ring = "peer probe (each node to its ring neighbour; every pair on small jobs):\n" +
+           preflight::render_ring_table(probe_.links()) +
+           (probe_refusal_.empty() ? probe_summary_ : "peer probe: FAIL: " + probe_refusal_) + "\n";
+  std::string table = render_doctor_table(nodes_, doctor_rows_, worker_port_, timeout_explained_, all_ok, ring);
   Decisions out{PrintTable{table}};
   Decisions end = end_job(all_ok ? 0 : 1);
   out.insert(out.end(), end.begin(), end.end());
