@@ -35,6 +35,7 @@ class JobCoordinator {
   rendezvous::JobPlan plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes);
   void on_message(int node_rank, const rendezvous::Message& message);
   void on_node_lost(const rendezvous::NodeRecord& node, const std::string& why);
+  void on_member_joined(const rendezvous::NodeRecord& node);  // membership mode
   void on_join_timeout(const rendezvous::JoinTimeout& timeout);
   std::string status_text() const;
 
@@ -57,6 +58,7 @@ class JobCoordinator {
   rendezvous::Server* server_ = nullptr;
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
   std::map<int, std::string> host_by_node_;  // from rank states, for the status table
+  bool sweeping_ = false;                    // the sweep timer is armed
 };
 
 }  // namespace ddplaunch

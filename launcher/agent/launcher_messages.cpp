@@ -11,7 +11,7 @@
 namespace ddplaunch::messages {
 
 namespace {
-constexpr NameTable<Kind, 11> kKindNames{{{
+constexpr NameTable<Kind, 12> kKindNames{{{
     {Kind::WorkerFailed, "worker_failed"},
     {Kind::NodeFinished, "node_finished"},
     {Kind::NodeProblem, "node_problem"},
@@ -23,6 +23,7 @@ constexpr NameTable<Kind, 11> kKindNames{{{
     {Kind::Resume, "resume"},
     {Kind::ProbeResults, "probe_results"},
     {Kind::ProbeVerdict, "probe_verdict"},
+    {Kind::Standby, "standby"},
 }}};
 
 rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
@@ -238,6 +239,14 @@ rendezvous::Message encode(long generation, const ProbeVerdict& p) {
 std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& m) {
   if (!is(m, Kind::ProbeVerdict)) return std::nullopt;
   return ProbeVerdict{field(m, "ifname")};
+}
+
+rendezvous::Message encode(long generation, const Standby& p) {
+  return make(Kind::Standby, generation, {{"reason", p.reason}});
+}
+std::optional<Standby> decode_standby(const rendezvous::Message& m) {
+  if (!is(m, Kind::Standby)) return std::nullopt;
+  return Standby{field(m, "reason")};
 }
 
 }  // namespace ddplaunch::messages

@@ -29,6 +29,7 @@ enum class Kind {
   JobEnd,        // exit with exit_code
   Resume,        // paused ranks may continue
   ProbeVerdict,  // peer probe done: start workers, with this socket interface ("" = as before)
+  Standby,       // to one launcher: it is a hot spare; wait idle for a slot (issue 16)
 };
 
 std::string_view kind_name(Kind kind);
@@ -43,6 +44,7 @@ struct Stop { std::string reason; int exit_code = 1; };
 struct JobEnd { int exit_code = 0; };
 struct ProbeResults { std::vector<preflight::ProbedLink> links; };
 struct ProbeVerdict { std::string ifname; };
+struct Standby { std::string reason; };
 
 rendezvous::Message encode(long generation, const FailureReport& payload);
 rendezvous::Message encode(long generation, const NodeFinished& payload);
@@ -54,6 +56,7 @@ rendezvous::Message encode(long generation, const Stop& payload);
 rendezvous::Message encode(long generation, const JobEnd& payload);
 rendezvous::Message encode(long generation, const ProbeResults& payload);
 rendezvous::Message encode(long generation, const ProbeVerdict& payload);
+rendezvous::Message encode(long generation, const Standby& payload);
 rendezvous::Message encode_resume(long generation);
 
 // nullopt when the message is not of that kind or a required field is malformed.
@@ -69,5 +72,6 @@ std::optional<JobEnd> decode_job_end(const rendezvous::Message& message);
 inline constexpr std::size_t kMaxProbeLinks = 1024;
 std::optional<ProbeResults> decode_probe_results(const rendezvous::Message& message);
 std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& message);
+std::optional<Standby> decode_standby(const rendezvous::Message& message);
 
 }  // namespace ddplaunch::messages

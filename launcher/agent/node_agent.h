@@ -79,6 +79,8 @@ class NodeAgent {
   void on_job_end(int exit_code);
   void on_group_finished(const GroupOutcome& outcome);
   void on_lost(const std::string& why, int exit_code);
+  void on_standby(const std::string& reason);
+  void on_dismissed(const std::string& reason);
   void on_signal(int signal);
   void finish(int exit_code);
 
@@ -133,6 +135,7 @@ class NodeAgent {
   int unanswered_probes_ = 0;
   int refused_probes_ = 0;
   bool env_conflicts_reported_ = false;
+  bool spare_ = false;           // joined, kept idle as a hot spare until the master gives it a slot
   int exit_code_ = 1;
   char terminal_buffer_[256];
 };

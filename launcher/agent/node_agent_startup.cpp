@@ -65,6 +65,8 @@ std::string NodeAgent::host_rendezvous(int& port) {
   options.heartbeat_interval = seconds_to_ms(c.heartbeat_interval_s);
   options.heartbeat_timeout = seconds_to_ms(c.heartbeat_timeout_s);
   options.launcher_version = plan_.facts.launcher_version;
+  options.launcher_assigns_slots = membership_enabled(c);
+  options.max_spares = c.membership.spares;
   rendezvous::ServerCallbacks callbacks;
   callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
     return coordinator_->plan(g, nodes);
@@ -73,6 +75,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
   callbacks.on_node_lost = [this](const rendezvous::NodeRecord& n, const std::string& why) {
     coordinator_->on_node_lost(n, why);
   };
+  callbacks.on_member_joined = [this](const rendezvous::NodeRecord& n) { coordinator_->on_member_joined(n); };
   callbacks.on_progress = [](int joined, int expected, const std::vector<std::string>& missing) {
     spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected, fmt::join(missing, ", "));
   };
@@ -117,13 +120,14 @@ void NodeAgent::join_master(int port) {
   callbacks.on_assignment = [this](const rendezvous::Assignment& a) { on_assignment(a); };
   callbacks.on_refused = [this](const std::string& reason) {
     if (plan_.host_server) spdlog::error("{}", reason);  // our own plan refused the job
+    else if (state_ != NodeState::Joining || spare_) return on_dismissed(rendezvous::printable(reason));
     else spdlog::error("the master refused this node: {}", rendezvous::printable(reason));
     on_lost("refused", kExitConfigError);
   };
   callbacks.on_message = [this](const rendezvous::Message& m) { on_master_message(m); };
   callbacks.on_lost = [this](const std::string& why) { on_lost(rendezvous::printable(why), kExitFailure); };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
-    if (!plan_.host_server)
+    if (!plan_.host_server && !spare_)
       spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected,
                    rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));
   };
@@ -142,7 +146,7 @@ void NodeAgent::watch_join() {
   const double interval = std::max(2.0, plan_.config.connect_timeout_s);
   join_timer_.expires_after(seconds_to_ms(interval));
   join_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
-    if (ec || state_ != NodeState::Joining) return;
+    if (ec || state_ != NodeState::Joining || spare_) return;
     if (!client_->local_address().empty()) {  // connected: waiting for the other nodes
       unanswered_probes_ = refused_probes_ = 0;
       return watch_join();

@@ -28,11 +28,15 @@ constexpr FlagSpec kFlags[] = {
     {"--dry-run", G::Config, K::Switch, "", "", apply_dry_run, "", "print the resolved config and every worker's environment"},
 
     {"--nnodes,--nodes", G::JobShape, K::Custom, "N", "", apply_nnodes, "PET_NNODES",
-     "number of nodes, one ddplaunch on each (torchrun's MIN:MAX: only MIN = MAX)"},
+     "number of nodes, one ddplaunch on each; MIN:MAX = elastic (shrinks on loss, grows on join)"},
+    {"--spares", G::JobShape, K::Count, "K", "membership.spares", nullptr, "",
+     "keep up to K extra launchers idle as hot spares; one takes a lost node's place (same ranks)"},
+    {"--last-call", G::JobShape, K::Seconds, "SECONDS", "membership.last_call_s", nullptr, "",
+     "elastic: after MIN nodes joined, wait this long for more before starting (default 30)"},
     {"--nproc-per-node", G::JobShape, K::Custom, "N|auto|gpu|cpu", "", apply_nproc, "PET_NPROC_PER_NODE",
      "workers on this node: N; auto = GPUs, else CPUs; gpu = GPUs; cpu = CPUs (default: GPUs, else 1)"},
     {"--node-rank", G::JobShape, K::Count, "N", "node_rank", nullptr, "PET_NODE_RANK",
-     "this node's rank (default: assigned by node 0 in join order)"},
+     "this node's rank (default: assigned by node 0 in join order; >= --nodes: a spare)"},
     {"--role", G::JobShape, K::Text, "NAME", "role", nullptr, "PET_ROLE", "ROLE_NAME given to the workers"},
     {"--slurm", G::JobShape, K::Switch, "", "slurm", nullptr, "", "take nodes, node rank and master from the Slurm step"},
 

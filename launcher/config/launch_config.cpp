@@ -52,8 +52,17 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(nproc_words.count(c.nproc_per_node) == 1 || is_positive_int_text(c.nproc_per_node),
        fmt::format("nproc_per_node must be a positive integer, auto, gpu, cpu or gpu-or-1 (got '{}')",
                    c.nproc_per_node));
-  need(c.node_rank >= -1 && c.node_rank < c.nodes,
-       fmt::format("node_rank {} is outside 0..{} (nodes = {})", c.node_rank, c.nodes - 1, c.nodes));
+  const int rank_limit = c.nodes + c.membership.spares;  // ranks >= nodes start as spares
+  need(c.node_rank >= -1 && c.node_rank < rank_limit,
+       fmt::format("node_rank {} is outside 0..{} (nodes = {}{})", c.node_rank, rank_limit - 1, c.nodes,
+                   c.membership.spares > 0 ? fmt::format(", spares = {}", c.membership.spares) : ""));
+  const MembershipConfig& m = c.membership;
+  need(m.min_nodes >= 0 && m.min_nodes <= c.nodes,
+       fmt::format("membership.min_nodes {} must be within 1..nodes ({}); --nodes MIN:MAX sets both", m.min_nodes, c.nodes));
+  need(m.spares >= 0, fmt::format("membership.spares must be >= 0 (got {})", m.spares));
+  need(!(membership_enabled(c) && c.standalone),
+       "--spares and --nodes MIN:MAX need several nodes; drop them with --standalone");
+  need(m.exclude_after >= 1, fmt::format("membership.exclude_after must be >= 1 (got {})", m.exclude_after));
   need(c.worker_port == "auto" || is_port_text(c.worker_port),
        fmt::format("worker_port must be 'auto' or 1..65535 (got '{}')", c.worker_port));
   if (c.standalone) {
@@ -96,6 +105,10 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   return errors;
 }
 
+bool membership_enabled(const LaunchConfig& c) { return c.membership.spares > 0 || min_nodes(c) < c.nodes; }
+
+int min_nodes(const LaunchConfig& c) { return c.membership.min_nodes > 0 ? c.membership.min_nodes : c.nodes; }
+
 std::string describe(const LaunchConfig& c) {
   std::string s;
   auto line = [&](std::string_view key, const auto& value) { s += fmt::format("{}: {}\n", key, value); };
@@ -128,6 +141,11 @@ std::string describe(const LaunchConfig& c) {
       "jitter: {}}}\n",
       c.restart.max_restarts, c.restart.init_restarts, fmt::join(on, ", "), c.restart.backoff_s,
       c.restart.backoff_max_s, c.restart.jitter);
+  const MembershipConfig& m = c.membership;
+  s += fmt::format(
+      "membership: {{min_nodes: {}, spares: {}, last_call_s: {}, below_min_wait_s: {}, exclude_after: {}, "
+      "exclude_cooldown_s: {}, max_changes: {}}}\n",
+      min_nodes(c), m.spares, m.last_call_s, m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes);
   line("shim", c.shim);
   line("log_dir", c.log_dir.empty() ? std::string("(none)") : c.log_dir);
   line("local_ranks_filter", fmt::format("[{}]", fmt::join(c.local_ranks_filter, ", ")));

@@ -35,6 +35,11 @@ Setter set_restart(T RestartSettings::*field) {
   return [field](const YAML::Node& n, LaunchConfig& c) { c.restart.*field = n.as<T>(); };
 }
 
+template <typename T>
+Setter set_membership(T MembershipConfig::*field) {
+  return [field](const YAML::Node& n, LaunchConfig& c) { c.membership.*field = n.as<T>(); };
+}
+
 // A scalar that YAML may type as int or string ("auto" | 8): keep the text.
 Setter set_text(std::string LaunchConfig::*field) {
   return [field](const YAML::Node& n, LaunchConfig& c) {
@@ -112,6 +117,25 @@ const std::map<std::string, Setter>& restart_keys() {
   return keys;
 }
 
+const std::map<std::string, Setter>& membership_keys() {
+  static const std::map<std::string, Setter> keys{
+      {"min_nodes", set_membership(&MembershipConfig::min_nodes)},
+      {"spares", set_membership(&MembershipConfig::spares)},
+      {"last_call_s", set_membership(&MembershipConfig::last_call_s)},
+      {"below_min_wait_s", set_membership(&MembershipConfig::below_min_wait_s)},
+      {"exclude_after", set_membership(&MembershipConfig::exclude_after)},
+      {"exclude_cooldown_s", set_membership(&MembershipConfig::exclude_cooldown_s)},
+      {"max_changes", set_membership(&MembershipConfig::max_changes)},
+  };
+  return keys;
+}
+
+const std::map<std::string, Setter>& section_keys(const std::string& section) {
+  if (section == "timeout") return timeout_keys();
+  if (section == "restart") return restart_keys();
+  return membership_keys();
+}
+
 // "file.yaml:12" for files; just the source name for settings that have no line (CLI).
 std::string where(const std::string& source, const YAML::Mark& mark) {
   if (mark.is_null()) return source;
@@ -129,12 +153,12 @@ void apply_section(const YAML::Node& map, const std::map<std::string, Setter>& k
                                    path, first->second.line + 1));
       continue;
     }
-    if (section.empty() && (key == "timeout" || key == "restart")) {
+    if (section.empty() && (key == "timeout" || key == "restart" || key == "membership")) {
       if (!entry.second.IsMap()) {
         errors.push_back(fmt::format("{}: '{}' must be a mapping of keys", where(source, entry.first.Mark()), key));
         continue;
       }
-      apply_section(entry.second, key == "timeout" ? timeout_keys() : restart_keys(), key, source, config, errors);
+      apply_section(entry.second, section_keys(key), key, source, config, errors);
       continue;
     }
     auto setter = keys.find(key);

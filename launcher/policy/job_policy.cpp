@@ -36,7 +36,9 @@ std::string_view job_phase_name(JobPhase phase) {
   return "?";
 }
 
-JobPolicy::JobPolicy(PolicySettings settings) : settings_(std::move(settings)), rng_(settings_.random_seed) {}
+JobPolicy::JobPolicy(PolicySettings settings) : settings_(std::move(settings)), rng_(settings_.random_seed) {
+  if (settings_.membership) membership_.emplace(settings_.membership_settings);
+}
 
 std::string JobPolicy::last_error(int node) const {
   auto it = last_error_by_node_.find(node);
@@ -82,7 +84,8 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   const bool dedicated_nic = !settings_.doctor && nodes.size() > 1 &&
                              std::all_of(nodes.begin(), nodes.end(), [](const auto& n) { return !n.facts.socket_ifname.empty(); });
   const int node_count = static_cast<int>(nodes.size());
-  const int gen = static_cast<int>(generation);
+  // A membership change is no failure: only failure restarts lengthen the init deadline.
+  const int gen = static_cast<int>(generation) - membership_restarts_;
   timeout_s_ = preflight::compute_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
   timeout_explained_ = preflight::explain_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
   PlanGeneration plan{generation, settings_.worker_port_auto || (generation > 0 && port_at_fault_), timeout_s_,
@@ -234,7 +237,8 @@ std::optional<FailureReport> JobPolicy::init_timeout_failure() const {
                   name_ranks(hung, tracker_), human_duration(timeout_s_), timeout_explained_));
 }
 
-JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report) {
+JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report,
+                                                 TimePoint now) {
   if (generation != generation_ || phase_ == JobPhase::Ended || phase_ == JobPhase::Joining) return {};
   // A node speaks only for its own ranks: a report naming another node's rank (a bug, or a
   // peer that joined to steer the job) must not restart or stop anything.
@@ -246,9 +250,19 @@ JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, cons
   ++failure_count_;
   last_error_by_node_[node] = describe_failure_line(report);
   if (mentions_port_in_use(report.failure)) port_at_fault_ = true;
+  const bool first_of_generation = !first_failure_;
   if (!first_failure_) first_failure_ = report;
   Decisions out{Log{Severity::Error, "failure: " + describe_failure_line(report)}};
   if (phase_ != JobPhase::Running) return out;  // this generation's fate is decided already
+  // Init failures that keep starting on one node: replace the node, not restart it again.
+  if (membership_ && first_of_generation && report.failure.phase == FailurePhase::Init) {
+    MembershipChange change = membership_->on_first_init_failure(node, describe_failure_line(report), now);
+    if (change.kind != MembershipChange::Kind::None) {
+      Decisions changed = apply_membership_change(change);
+      out.insert(out.end(), changed.begin(), changed.end());
+      return out;
+    }
+  }
   Decisions decided = decide_on_failure(report);
   out.insert(out.end(), decided.begin(), decided.end());
   return out;
@@ -292,7 +306,7 @@ JobPolicy::Decisions JobPolicy::on_backoff_elapsed(long generation) {
   generation_ = generation;
   for (auto& [node, state] : node_states_)
     if (state == MemberState::Finished) state = MemberState::Active;
-  return {OrderRestart{generation, restart_reason_}};
+  return {OrderRestart{generation, restart_reason_, next_members()}};
 }
 
 JobPolicy::Decisions JobPolicy::order_stop(int exit_code, const std::string& reason) {
@@ -337,8 +351,9 @@ JobPolicy::Decisions JobPolicy::end_job(int exit_code) {
   if (exit_code != 0 && first_failure_)
     out.push_back(Log{Severity::Error, describe_root_cause(*first_failure_, failure_count_ - 1, generation_, budget_text())});
   else if (exit_code == 0 && !settings_.doctor)
-    out.push_back(Log{Severity::Info, fmt::format("job succeeded: {} node(s), generation {}, {} restart(s)", nodes_.size(),
-                                                  generation_, restarts_used())});
+    out.push_back(Log{Severity::Info, fmt::format("job succeeded: {} node(s), generation {}, {} restart(s){}", nodes_.size(),
+                                                  generation_, restarts_used(),
+                                                  membership_restarts_ > 0 ? fmt::format(", {} membership change(s)", membership_restarts_) : "")});
   out.push_back(EndJob{exit_code});
   return out;
 }
@@ -350,6 +365,10 @@ std::string JobPolicy::budget_text() const {
 }
 
 JobPolicy::Decisions JobPolicy::on_tick(TimePoint now) {
+  if (membership_ && phase_ != JobPhase::Ended) {  // the last call, the wait for a launcher
+    MembershipChange change = membership_->on_tick(now);
+    if (change.kind != MembershipChange::Kind::None) return apply_membership_change(change);
+  }
   if (phase_ != JobPhase::Running) return {};
   if (probe_.overdue(now)) return conclude_probe();  // the nodes that did not report count as failures
   Decisions out;

@@ -17,6 +17,7 @@
 #include "policy/decisions.h"
 #include "policy/failure.h"
 #include "policy/init_tracker.h"
+#include "policy/membership.h"
 #include "policy/node_checks.h"
 #include "policy/probe_round.h"
 
@@ -34,6 +35,9 @@ struct PolicySettings {
   bool doctor = false;                  // checks only: collect node reports, start no worker
   std::chrono::milliseconds wait_report_first{10000}, wait_report_every{30000};
   unsigned random_seed = 1;             // backoff jitter
+  // Membership (issue 16): spares and elastic MIN:MAX; off = a lost node ends the job.
+  bool membership = false;
+  MembershipSettings membership_settings;
 };
 
 enum class JobPhase {
@@ -62,9 +66,17 @@ class JobPolicy {
   Decisions on_join_timeout(const std::string& what, bool during_rejoin);
   Decisions on_node_lost(int node, const std::string& why);
 
+  // Membership mode (job_policy_membership.cpp): launchers come and go; member ids are the
+  // rendezvous server's. A lost record with node_rank -1 was a spare (or not started yet).
+  Decisions on_member_joined(const rendezvous::NodeRecord& record, TimePoint now);
+  Decisions on_member_lost(const rendezvous::NodeRecord& record, const std::string& why, TimePoint now);
+  bool membership_enabled() const { return membership_.has_value(); }
+  std::string membership_table(TimePoint now) const;  // "" without membership
+
   // Node agents.
   Decisions on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks, TimePoint now);
-  Decisions on_worker_failed(int node, long generation, const FailureReport& report);
+  Decisions on_worker_failed(int node, long generation, const FailureReport& report,
+                             TimePoint now = PolicyClock::now());
   Decisions on_node_finished(int node, long generation, int exit_code);
   Decisions on_node_problem(int node, long generation, const std::string& message, int exit_code);
   Decisions on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems);
@@ -103,6 +115,9 @@ class JobPolicy {
   const rendezvous::NodeRecord* find_node(int node) const;  // nullptr: not a node of this generation
   std::string host_of(int node) const;                      // its hostname, or "?"
   int active_nodes() const;
+  Decisions apply_membership_change(const MembershipChange& change);
+  Decisions restart_for_membership(const std::string& reason, bool hold);
+  std::vector<int> next_members() const;  // membership: ids by slot; empty otherwise
 
   PolicySettings settings_;
   std::mt19937 rng_;
@@ -136,6 +151,8 @@ class JobPolicy {
   std::map<int, DoctorRow> doctor_rows_;  // by node rank
   ProbeRound probe_;                      // generation 0's peer probe
   std::string probe_summary_, probe_refusal_;
+  std::optional<Membership> membership_;  // membership mode only
+  int membership_restarts_ = 0;           // generations started by a membership change
 };
 
 }  // namespace ddplaunch

@@ -69,7 +69,16 @@ TEST(CommandLineTorchrun, DashAndUnderscoreSpellingsMeanTheSame) {
 
 TEST(CommandLineTorchrun, NnodesRangesAndBadValues) {
   EXPECT_EQ(config_of({"--nnodes", "3:3", "p"}).nodes, 3);
-  EXPECT_TRUE(any_contains(errors_of({"--nnodes", "1:4", "p"}), "elastic ranges are not supported yet; use N"));
+  LaunchConfig elastic = config_of({"--nnodes", "1:4", "--master", "h:1", "p"});  // torchrun's elastic range
+  EXPECT_EQ(elastic.nodes, 4);
+  EXPECT_EQ(elastic.membership.min_nodes, 1);
+  EXPECT_TRUE(membership_enabled(elastic));
+  LaunchConfig spares = config_of({"--nodes", "2", "--spares", "1", "--node-rank", "2", "--master", "h:1", "p"});
+  EXPECT_EQ(spares.membership.spares, 1);
+  EXPECT_EQ(spares.node_rank, 2);  // a rank at or above --nodes starts as a spare
+  EXPECT_TRUE(any_contains(errors_of({"--nodes", "2", "--node-rank", "2", "--master", "h:1", "p"}),
+                           "node_rank 2 is outside 0..1"));
+  EXPECT_TRUE(any_contains(errors_of({"--nodes", "2", "--spares", "-1", "--master", "h:1", "p"}), "--spares"));
   EXPECT_TRUE(any_contains(errors_of({"--nnodes", "4:1", "p"}), "minimum exceeds the maximum"));
   EXPECT_TRUE(any_contains(errors_of({"--nodes", "two", "p"}), "'two' is not a node count"));
   EXPECT_TRUE(any_contains(errors_of({"--nodes", "0", "p"}), "is not a node count"));
@@ -133,7 +142,6 @@ TEST(CommandLineTorchrun, AcceptedFlagsWithoutEffectSayWhy) {
 TEST(CommandLineTorchrun, NotBuiltCapabilitiesAreRefusedClearly) {
   EXPECT_TRUE(any_contains(errors_of({"--numa-binding", "node", "p"}), "--numa-binding node is not supported yet"));
   EXPECT_TRUE(any_contains(errors_of({"--virtual-local-rank", "p"}), "--virtual-local-rank is not supported yet"));
-  EXPECT_TRUE(any_contains(errors_of({"--nnodes=2:8", "p"}), "elastic ranges are not supported yet"));
 }
 
 TEST(CommandLineTorchrun, LocalRanksFilterAndRestarts) {

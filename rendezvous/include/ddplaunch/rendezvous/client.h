@@ -51,6 +51,9 @@ class Client {
   // After a restart order, when local workers are stopped. join_timeout applies again.
   void rejoin(std::uint64_t generation);
   void send(const Message& message);
+  // The master keeps this node as a hot spare: it waits for an assignment as long as the job
+  // runs (no join deadline; heartbeats still bound a silent master).
+  void wait_as_spare();
   std::string local_address() const;  // local IP of the connection (for NIC selection)
   double rtt_ms() const;              // connect time at first, then smoothed heartbeat RTT
   void close();
