@@ -39,7 +39,7 @@ constexpr ValueRange kRanges[] = {
     {"restart.backoff_s", "--backoff", 0, kHour, "seconds"},
     {"restart.backoff_max_s", "", 0, kDay, "seconds"},
     {"restart.jitter", "", 0, 1, ""},
-    {"membership.min_nodes", "--nnodes", 1, 65536, ""},
+    {"membership.min_nodes", "--nnodes", 0, 65536, ""},
     {"membership.spares", "--spares", 0, 65536, ""},
     {"membership.last_call_s", "--last-call", 0, kDay, "seconds"},
     {"membership.below_min_wait_s", "", 0, kWeek, "seconds"},
