@@ -125,6 +125,14 @@ TEST(Membership, ASpareLostWhileIdleChangesNothing) {
   Cluster c;
   start_all(c, {fake_worker_node(job, 0, work), fake_worker_node(job, 1, work), fake_worker_node(job, 2, work)});
   ASSERT_TRUE(c.nodes[2]->wait_for_output("is a hot spare of this job", kStepBound)) << c.everything();
+  // `ddplaunch status` lists the membership: two active launchers in slots 0 and 1, one spare.
+  RunResult status = ddplaunch::testing::run_command(
+      {DDPLAUNCH_BIN, "status", "--master", job.master(), "--job-id", job.job_id}, 20s);
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("membership (active, spare, excluded, lost):"), std::string::npos) << status.output;
+  EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(\n\d+\s+\S+\s+active\s+0\s)"))) << status.output;
+  EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(\n\d+\s+\S+\s+active\s+1\s)"))) << status.output;
+  EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(\n\d+\s+\S+\s+spare\s+-\s)"))) << status.output;
   ASSERT_TRUE(c.nodes[2]->send_signal(SIGKILL));
   c.nodes[2]->wait(10s);
   RunResult r0 = c.nodes[0]->wait(kJobBound), r1 = c.nodes[1]->wait(kJobBound);
@@ -134,6 +142,7 @@ TEST(Membership, ASpareLostWhileIdleChangesNothing) {
   EXPECT_NE(r0.output.find("left: connection closed"), std::string::npos) << all;
   EXPECT_NE(r0.output.find("nothing changes for the job"), std::string::npos) << all;
   EXPECT_NE(r0.output.find("job succeeded: 2 node(s), generation 0, 0 restart(s)\n"), std::string::npos) << all;
+  EXPECT_NE(r0.output.find("hot spare on host"), std::string::npos) << all;
 }
 
 TEST(Membership, ANodeWhoseRanksAlwaysFailInitIsExcludedAndReplacedBySpare) {
