@@ -69,6 +69,13 @@ void start_all(Cluster& c, const std::vector<std::vector<std::string>>& argv_by_
   for (std::size_t i = 1; i < argv_by_launcher.size(); ++i) c.nodes.push_back(start_node(argv_by_launcher[i]));
 }
 
+// Two nodes and a spare (node rank 2), every launcher running fake_worker with `work`;
+// returns once the spare says it waits.
+void start_two_and_a_spare(Cluster& c, const MultiNodeJob& job, const std::vector<std::string>& work) {
+  start_all(c, {fake_worker_node(job, 0, work), fake_worker_node(job, 1, work), fake_worker_node(job, 2, work)});
+  ASSERT_TRUE(c.nodes[2]->wait_for_output("is a hot spare of this job", kStepBound)) << c.everything();
+}
+
 std::vector<int> world_sizes_seen(const std::string& output, int node) {
   std::vector<int> sizes;
   for (const auto& line : ddplaunch::testing::env_lines(output))
@@ -123,8 +130,8 @@ TEST(Membership, ASpareLostWhileIdleChangesNothing) {
   MultiNodeJob job = membership_job(2, "mem-spare-idle", {"--spares", "1"});
   const std::vector<std::string> work{"--report-init", "--sleep-ms", "4000"};
   Cluster c;
-  start_all(c, {fake_worker_node(job, 0, work), fake_worker_node(job, 1, work), fake_worker_node(job, 2, work)});
-  ASSERT_TRUE(c.nodes[2]->wait_for_output("is a hot spare of this job", kStepBound)) << c.everything();
+  start_two_and_a_spare(c, job, work);
+  if (HasFatalFailure()) return;
   // `ddplaunch status` lists the membership: two active launchers in slots 0 and 1, one spare.
   RunResult status = ddplaunch::testing::run_command(
       {DDPLAUNCH_BIN, "status", "--master", job.master(), "--job-id", job.job_id}, 20s);
@@ -195,8 +202,8 @@ TEST(Membership, ARestartedLauncherRejoinsAsASpareAndReplacesTheNextLoss) {
   MultiNodeJob job = membership_job(2, "mem-rejoin", {"--spares", "1"});
   const std::vector<std::string> work{"--report-init", "--sleep-ms", "8000"};
   Cluster c;
-  start_all(c, {fake_worker_node(job, 0, work), fake_worker_node(job, 1, work), fake_worker_node(job, 2, work)});
-  ASSERT_TRUE(c.nodes[2]->wait_for_output("is a hot spare of this job", kStepBound)) << c.everything();
+  start_two_and_a_spare(c, job, work);
+  if (HasFatalFailure()) return;
   ASSERT_TRUE(c.nodes[1]->wait_for_output("] FAKE_WORKER_PID=", kStepBound)) << c.everything();
   ASSERT_TRUE(c.nodes[1]->send_signal(SIGKILL));
   c.nodes[1]->wait(10s);
@@ -220,8 +227,8 @@ TEST(Membership, TheMasterLostEndsEveryLauncherWithTheReason) {
   MultiNodeJob job = membership_job(2, "mem-master-lost", {"--spares", "1"});
   const std::vector<std::string> work{"--report-init", "--hang"};
   Cluster c;
-  start_all(c, {fake_worker_node(job, 0, work), fake_worker_node(job, 1, work), fake_worker_node(job, 2, work)});
-  ASSERT_TRUE(c.nodes[2]->wait_for_output("is a hot spare of this job", kStepBound)) << c.everything();
+  start_two_and_a_spare(c, job, work);
+  if (HasFatalFailure()) return;
   ASSERT_TRUE(c.nodes[1]->wait_for_output("] FAKE_WORKER_PID=", kStepBound)) << c.everything();
   ASSERT_TRUE(c.nodes[0]->send_signal(SIGKILL));
   c.nodes[0]->wait(10s);

@@ -8,12 +8,16 @@
 #include <vector>
 
 #include "policy/job_policy.h"
+#include "policy_decisions.h"
 
 namespace ddplaunch {
 namespace {
 
 using namespace std::chrono_literals;
 using Decisions = JobPolicy::Decisions;
+using testing::count;
+using testing::find;
+using testing::logs;
 const PolicyClock::time_point t0 = PolicyClock::time_point{} + 1000s;
 
 rendezvous::NodeRecord launcher(int member_id, int node_rank) {
@@ -42,20 +46,6 @@ PolicySettings settings(int min_nodes, int max_nodes, int spares) {
   s.membership_settings.last_call_s = 5;
   s.membership_settings.below_min_wait_s = 30;
   return s;
-}
-
-template <class T>
-const T* find(const Decisions& d) {
-  for (const auto& x : d)
-    if (auto* p = std::get_if<T>(&x)) return p;
-  return nullptr;
-}
-
-std::string logs(const Decisions& d) {
-  std::string all;
-  for (const auto& x : d)
-    if (auto* l = std::get_if<decision::Log>(&x)) all += l->text + "\n";
-  return all;
 }
 
 // The generation the policy plans, as the server would report it (slots from the members).
