@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "policy/job_policy.h"
+#include "policy/node_checks.h"
 
 namespace ddplaunch {
 
@@ -18,6 +19,19 @@ std::string JobPolicy::membership_table(TimePoint now) const { return membership
 JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& record, TimePoint now) {
   if (!membership_ || phase_ == JobPhase::Ended) return {};
   const std::string& host = record.facts.hostname;
+  // A launcher joining a running job is checked against its nodes before it may take a slot.
+  if (membership_->started() && !nodes_.empty()) {
+    std::vector<rendezvous::NodeRecord> with_it = nodes_;
+    with_it.push_back(record);
+    with_it.back().node_rank = static_cast<int>(nodes_.size());
+    NodeFactsVerdict facts = check_node_facts(with_it, settings_.worker_master_addr, settings_.master_is_loopback,
+                                              settings_.refuse_version_mismatch);
+    if (!facts.refusal.empty()) {
+      const std::string why = fmt::format("the launcher on host {} ({}) cannot join the running job: {}", host,
+                                          record.observed_address, facts.refusal);
+      return {Log{Severity::Warn, why}, TellMember{record.member_id, why, true}};
+    }
+  }
   std::string refusal;
   MembershipChange change = membership_->on_join(record.member_id, host, now, &refusal, record.node_rank);
   if (!refusal.empty())

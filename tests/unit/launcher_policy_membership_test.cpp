@@ -147,5 +147,28 @@ TEST(JobPolicyMembership, AnElasticJobStartsWithMinNodesAfterTheLastCall) {
   EXPECT_NE(logs(start).find("2 of up to 4 nodes joined and the last call (5 s) is over"), std::string::npos);
 }
 
+TEST(JobPolicyMembership, ALateLauncherWhoseFactsDifferIsTurnedAwayBeforeItTakesASlot) {
+  PolicySettings s = settings(2, 2, 1);
+  s.refuse_version_mismatch = true;
+  JobPolicy policy(s);
+  policy.on_member_joined(launcher(0, 0), t0);
+  policy.on_member_joined(launcher(1, 1), t0);
+  auto running = slots({0, 1});
+  for (auto& n : running) n.facts.program_fingerprint = "abc";
+  policy.on_nodes_joined(0, running, t0);
+  rendezvous::NodeRecord other = launcher(2, -1);
+  other.facts.program_fingerprint = "def";  // another build of the training program
+  auto joined = policy.on_member_joined(other, t0 + 1s);
+  const auto* dismissed = find<decision::TellMember>(joined);
+  ASSERT_NE(dismissed, nullptr) << logs(joined);
+  EXPECT_TRUE(dismissed->dismiss);
+  EXPECT_NE(dismissed->text.find("cannot join the running job"), std::string::npos) << dismissed->text;
+  EXPECT_NE(dismissed->text.find("program fingerprint 'def'"), std::string::npos) << dismissed->text;
+  // And it is no spare: a later loss has nothing to promote (the job holds, waiting).
+  auto lost = policy.on_member_lost(launcher(1, 1), "connection closed", t0 + 2s);
+  ASSERT_NE(find<decision::OrderRestart>(lost), nullptr);
+  EXPECT_TRUE(find<decision::OrderRestart>(lost)->hold);
+}
+
 }  // namespace
 }  // namespace ddplaunch
