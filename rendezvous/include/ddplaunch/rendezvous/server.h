@@ -62,6 +62,8 @@ struct ServerCallbacks {
   std::function<void(const std::string& peer, const std::string& reason)> on_refused;
   // Answer to a "status" query connection (ddplaunch status).
   std::function<std::string()> status_text;
+  // Answer to a status connection that names a query (`ddplaunch stacks`: "stacks", "stacks 3").
+  std::function<std::string(const std::string& query)> query_text;
 };
 
 class Server {
