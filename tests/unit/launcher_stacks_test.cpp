@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/launcher_messages.h"
+#include "agent/message_bounds.h"
 #include "policy/hang_watch.h"
 #include "policy/job_policy.h"
 #include "policy/stack_report.h"
