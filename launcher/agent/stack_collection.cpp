@@ -146,7 +146,7 @@ RankStack stack_of(const StackTarget& t, const std::string& stack_dir, StackTool
                                     limits.native_wait);
       native.find("#0") != std::string::npos) {
     s.source = "gdb";
-    s.text = native;
+    s.text = normalise_gdb_stack(native);
     return s;
   }
   s.source = "kernel";

@@ -255,4 +255,28 @@ std::string normalise_native_stack(const std::string& raw) {
   return out;
 }
 
+std::string normalise_gdb_stack(const std::string& raw) {
+  std::string out;
+  for (const std::string& line : lines_of(raw)) {
+    if (line.rfind("Thread ", 0) == 0) {  // Thread 1 (Thread 0x7f... (LWP 42) "name"):
+      out += "Thread:\n";
+      continue;
+    }
+    if (line.rfind('#', 0) != 0) continue;
+    std::istringstream words(line);  // "#0  0x00007f... in pause () at ../pause.c:29" or "#1  main () at t.cpp:9"
+    std::string number, word;
+    words >> number >> word;
+    std::string rest;
+    std::getline(words, rest);
+    if (word.rfind("0x", 0) == 0) {
+      rest = trimmed(rest);
+      if (rest.rfind("in ", 0) == 0) rest = rest.substr(3);
+    } else {
+      rest = word + rest;
+    }
+    out += fmt::format("  {} {}\n", number, trimmed(rest));
+  }
+  return out;
+}
+
 }  // namespace ddplaunch

@@ -42,5 +42,7 @@ std::string render_grouped_stacks(const std::vector<RankStack>& stacks, const st
 // source lines joined to their frame).
 std::string normalise_python_stack(const std::string& faulthandler_output);
 std::string normalise_native_stack(const std::string& eu_stack_output);
+// gdb -batch -ex "thread apply all bt": thread headers and addresses dropped, arguments kept.
+std::string normalise_gdb_stack(const std::string& gdb_output);
 
 }  // namespace ddplaunch

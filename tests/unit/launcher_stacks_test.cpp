@@ -93,6 +93,20 @@ TEST(StackReport, NativeStacksLoseAddressesAndKeepSourceLines) {
   EXPECT_EQ(stack_summary(text), "__libc_pause ← stall_forever() at train_binary.cpp:27");
 }
 
+TEST(StackReport, GdbStacksLoseAddressesAndThreadIds) {
+  const std::string raw =
+      "[New LWP 4243]\n"
+      "Thread 1 (Thread 0x7f0d4b1e3740 (LWP 4242) \"train_binary\"):\n"
+      "#0  0x00007f0d4b2ea4b0 in __libc_pause () at ../sysdeps/unix/sysv/linux/pause.c:29\n"
+      "#1  0x000055d0c3a1b2c3 in stall_forever () at /src/train_binary.cpp:27\n"
+      "#2  main (argc=7, argv=0x7ffd) at /src/train_binary.cpp:133\n";
+  std::string text = normalise_gdb_stack(raw);
+  EXPECT_EQ(text,
+            "Thread:\n  #0 __libc_pause () at ../sysdeps/unix/sysv/linux/pause.c:29\n"
+            "  #1 stall_forever () at /src/train_binary.cpp:27\n  #2 main (argc=7, argv=0x7ffd) at /src/train_binary.cpp:133\n");
+  EXPECT_EQ(stack_summary(text), "__libc_pause ← stall_forever() at train_binary.cpp:27");
+}
+
 TEST(StackReport, GroupsIdenticalStacksAndNamesTheStuckRankFirst) {
   std::vector<RankStack> stacks;
   for (int r = 0; r < 16; ++r) stacks.push_back(python_stack(r, r == 7 ? kStalledRaw : kWaitingRaw));
