@@ -12,6 +12,7 @@
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/failure.h"
 #include "policy/rank_phase.h"
+#include "policy/stack_report.h"
 
 namespace ddplaunch::messages {
 
@@ -30,6 +31,9 @@ enum class Kind {
   Resume,        // paused ranks may continue
   ProbeVerdict,  // peer probe done: start workers, with this socket interface ("" = as before)
   Standby,       // to one launcher: it is a hot spare; wait idle for a slot (issue 16)
+  // issue 17 (either direction, appended)
+  CollectStacks,  // master → nodes: take your ranks' stacks for round `request`
+  RankStacks,     // node → master: the stacks of its ranks for round `request`
 };
 
 std::string_view kind_name(Kind kind);
@@ -58,6 +62,15 @@ rendezvous::Message encode(long generation, const ProbeResults& payload);
 rendezvous::Message encode(long generation, const ProbeVerdict& payload);
 rendezvous::Message encode(long generation, const Standby& payload);
 rendezvous::Message encode_resume(long generation);
+
+struct CollectStacks { long request = 0; };
+struct RankStacksReply { long request = 0; std::string host; std::vector<RankStack> stacks; };
+inline constexpr std::size_t kMaxStackBytes = 16 * 1024;  // one rank's frames on the wire
+inline constexpr std::size_t kMaxStacksPerMessage = 1024;
+rendezvous::Message encode(long generation, const CollectStacks& payload);
+rendezvous::Message encode(long generation, const RankStacksReply& payload);
+std::optional<CollectStacks> decode_collect_stacks(const rendezvous::Message& message);
+std::optional<RankStacksReply> decode_rank_stacks(const rendezvous::Message& message);
 
 // nullopt when the message is not of that kind or a required field is malformed.
 std::optional<FailureReport> decode_failure(const rendezvous::Message& message);

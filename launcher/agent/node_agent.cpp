@@ -46,6 +46,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
 
 NodeAgent::~NodeAgent() {
   if (probe_thread_.joinable()) probe_thread_.join();  // bounded: every probe bounds itself
+  if (stacks_thread_.joinable()) stacks_thread_.join();  // bounded: every tool has a deadline
 }
 
 // ---- transitions ------------------------------------------------------------------------
@@ -269,6 +270,7 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   if (auto end = messages::decode_job_end(m)) return on_job_end(end->exit_code);
   if (auto verdict = messages::decode_probe_verdict(m)) return on_probe_verdict(generation, verdict->ifname);
   if (auto standby = messages::decode_standby(m)) return on_standby(standby->reason);
+  if (auto ask = messages::decode_collect_stacks(m)) return on_collect_stacks(ask->request);
   if (messages::kind_of(m) == messages::Kind::Resume) {
     supervisor_.resume_paused();
     send_rank_states();
@@ -284,8 +286,7 @@ void NodeAgent::report_problem(const std::string& message, int exit_code) {
 void NodeAgent::send_rank_states() {
   if (!client_ || state_ == NodeState::Finished || state_ == NodeState::Joining) return;
   messages::RankStates states{plan_.hostname, {}};
-  for (const auto& w : supervisor_.workers())
-    states.ranks.push_back(RankReport{w->global_rank, w->pid, w->phase, w->init_entries, w->state_text()});
+  for (const auto& w : supervisor_.workers()) states.ranks.push_back(rank_report_of(*w));
   client_->send(messages::encode(generation_, states));
 }
 

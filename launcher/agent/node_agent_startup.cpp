@@ -56,6 +56,8 @@ std::string NodeAgent::host_rendezvous(int& port) {
   settings.master_is_loopback = preflight::is_loopback(plan_.master_ip);
   settings.worker_bind_address = c.standalone ? "127.0.0.1" : "0.0.0.0";
   settings.doctor = plan_.doctor;
+  settings.program_fingerprint = plan_.facts.program_fingerprint;
+  settings.socket_ifname = plan_.facts.socket_ifname;
   coordinator_ = std::make_unique<JobCoordinator>(io_, settings);
   rendezvous::ServerOptions options;
   options.job_id = c.job_id;
@@ -86,6 +88,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
     drops->note(peer, reason);
   };
   callbacks.status_text = [this]() { return coordinator_->status_text(); };
+  callbacks.query_text = [this](const std::string& query) { return coordinator_->answer_query(query); };
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
   coordinator_->attach(*server_);
   if (std::string error = server_->listen(plan_.rendezvous_bind, static_cast<std::uint16_t>(port)); !error.empty())

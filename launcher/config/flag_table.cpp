@@ -99,6 +99,15 @@ constexpr FlagSpec kFlags[] = {
     {"--monitor-interval", G::Restarts, K::Custom, "SECONDS", "", apply_monitor_interval, "PET_MONITOR_INTERVAL",
      "accepted, not needed: ddplaunch reacts to worker events at once"},
 
+    {"--hang-action", G::Restarts, K::Text, "report|restart|stop|auto", "hang.action", nullptr, "",
+     "at the hang deadline (default auto: restart when restarts were asked, else stop)"},
+    {"--hang-suspect-floor", G::Restarts, K::Seconds, "SECONDS", "hang.suspect_floor_s", nullptr, "",
+     "a rank without progress is suspect (stacks shown, nothing stopped) no sooner than this (default 60)"},
+    {"--hang-minimum", G::Restarts, K::Seconds, "SECONDS", "hang.hang_minimum_s", nullptr, "",
+     "the hang deadline is never shorter than this (default 1800; learnt: 20 x the largest step)"},
+    {"--history-file", G::Restarts, K::Text, "PATH|off", "hang.history_file", nullptr, "",
+     "where past runs' init and step times are kept (default ~/.local/state/ddplaunch/history)"},
+
     {"--shutdown-timeout,--grace", G::Stopping, K::Seconds, "SECONDS", "grace_s", nullptr, "PET_SHUTDOWN_TIMEOUT",
      "SIGTERM -> SIGKILL grace when stopping workers"},
     {"--signals-to-handle", G::Stopping, K::Text, "SIG,...", "", apply_signals, "PET_SIGNALS_TO_HANDLE",

@@ -94,6 +94,13 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(r.backoff_s >= 0 && r.backoff_max_s >= r.backoff_s,
        fmt::format("restart: need 0 <= backoff_s <= backoff_max_s (got {}, {})", r.backoff_s, r.backoff_max_s));
   need(r.jitter >= 0 && r.jitter <= 1, fmt::format("restart.jitter must be within 0..1 (got {})", r.jitter));
+  static const std::set<std::string> hang_actions{"auto", "report", "restart", "stop"};
+  need(hang_actions.count(c.hang_action) == 1,
+       fmt::format("hang.action must be report, restart, stop or auto (got '{}')", c.hang_action));
+  need(c.hang.hang_minimum_s >= c.hang.suspect_floor_s,
+       fmt::format("hang.hang_minimum_s ({}) must be at least hang.suspect_floor_s ({}): a hang is reported as "
+                   "suspect first",
+                   c.hang.hang_minimum_s, c.hang.suspect_floor_s));
   static const std::set<std::string> shims{"auto", "preload", "python", "none"};
   need(shims.count(c.shim) == 1, fmt::format("shim must be auto, preload, python or none (got '{}')", c.shim));
   need(c.version_mismatch == "warn" || c.version_mismatch == "refuse",
@@ -146,6 +153,12 @@ std::string describe(const LaunchConfig& c) {
       "membership: {{min_nodes: {}, spares: {}, last_call_s: {}, below_min_wait_s: {}, exclude_after: {}, "
       "exclude_cooldown_s: {}, max_changes: {}}}\n",
       min_nodes(c), m.spares, m.last_call_s, m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes);
+  const HangSettings& h = c.hang;
+  s += fmt::format(
+      "hang: {{action: {}, warmup_steps: {}, suspect_factor: {}, suspect_floor_s: {}, hang_factor: {}, "
+      "hang_minimum_s: {}, section_suspect_floor_s: {}, section_hang_minimum_s: {}, history_file: {}}}\n",
+      c.hang_action, h.warmup_steps, h.suspect_factor, h.suspect_floor_s, h.hang_factor, h.hang_minimum_s,
+      h.section_suspect_floor_s, h.section_hang_minimum_s, c.history_file.empty() ? "(default)" : c.history_file);
   line("shim", c.shim);
   line("log_dir", c.log_dir.empty() ? std::string("(none)") : c.log_dir);
   line("local_ranks_filter", fmt::format("[{}]", fmt::join(c.local_ranks_filter, ", ")));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ddplaunch/preflight/timeout_policy.h"
+#include "policy/hang_tracker.h"
 
 namespace ddplaunch {
 
@@ -66,6 +67,11 @@ struct LaunchConfig {
   TimeoutSettings timeout;
   RestartSettings restart;
   MembershipConfig membership;
+  // Runtime hangs (issue 17): the learnt deadlines' knobs, what the hang deadline does, and
+  // where past runs are remembered.
+  HangSettings hang;
+  std::string hang_action = "auto";   // report | restart | stop | auto (restart when restarts were asked, else stop)
+  std::string history_file;           // "" = RunHistory::default_path(); "off" = no history
 
   // Workers.
   std::string shim = "auto";            // auto | preload | python | none

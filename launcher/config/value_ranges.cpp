@@ -46,6 +46,13 @@ constexpr ValueRange kRanges[] = {
     {"membership.exclude_after", "", 1, 1000, ""},
     {"membership.exclude_cooldown_s", "", 0, kWeek, "seconds"},
     {"membership.max_changes", "", 0, 100000, ""},
+    {"hang.warmup_steps", "", 0, 1e6, "steps"},
+    {"hang.suspect_factor", "", 1, 1000, ""},
+    {"hang.suspect_floor_s", "--hang-suspect-floor", 0.5, kWeek, "seconds"},
+    {"hang.hang_factor", "", 1, 1000, ""},
+    {"hang.hang_minimum_s", "--hang-minimum", 1, kWeek, "seconds"},
+    {"hang.section_suspect_floor_s", "", 0.5, kWeek, "seconds"},
+    {"hang.section_hang_minimum_s", "", 1, kWeek, "seconds"},
 };
 
 // A number in C's syntax (inf and nan included) or YAML's (.inf, -.inf, .nan); nullopt for

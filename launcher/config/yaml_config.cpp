@@ -40,6 +40,11 @@ Setter set_membership(T MembershipConfig::*field) {
   return [field](const YAML::Node& n, LaunchConfig& c) { c.membership.*field = n.as<T>(); };
 }
 
+template <typename T>
+Setter set_hang(T HangSettings::*field) {
+  return [field](const YAML::Node& n, LaunchConfig& c) { c.hang.*field = n.as<T>(); };
+}
+
 // A scalar that YAML may type as int or string ("auto" | 8): keep the text.
 Setter set_text(std::string LaunchConfig::*field) {
   return [field](const YAML::Node& n, LaunchConfig& c) {
@@ -130,10 +135,28 @@ const std::map<std::string, Setter>& membership_keys() {
   return keys;
 }
 
-const std::map<std::string, Setter>& section_keys(const std::string& section) {
-  if (section == "timeout") return timeout_keys();
-  if (section == "restart") return restart_keys();
-  return membership_keys();
+const std::map<std::string, Setter>& hang_keys() {
+  static const std::map<std::string, Setter> keys{
+      {"action", set(&LaunchConfig::hang_action)},
+      {"warmup_steps", set_hang(&HangSettings::warmup_steps)},
+      {"suspect_factor", set_hang(&HangSettings::suspect_factor)},
+      {"suspect_floor_s", set_hang(&HangSettings::suspect_floor_s)},
+      {"hang_factor", set_hang(&HangSettings::hang_factor)},
+      {"hang_minimum_s", set_hang(&HangSettings::hang_minimum_s)},
+      {"section_suspect_floor_s", set_hang(&HangSettings::section_suspect_floor_s)},
+      {"section_hang_minimum_s", set_hang(&HangSettings::section_hang_minimum_s)},
+      {"history_file", set(&LaunchConfig::history_file)},
+  };
+  return keys;
+}
+
+// The sections of keys below the top level.
+const std::map<std::string, Setter>* section_keys(const std::string& key) {
+  if (key == "timeout") return &timeout_keys();
+  if (key == "restart") return &restart_keys();
+  if (key == "hang") return &hang_keys();
+  if (key == "membership") return &membership_keys();
+  return nullptr;
 }
 
 // "file.yaml:12" for files; just the source name for settings that have no line (CLI).
@@ -153,12 +176,12 @@ void apply_section(const YAML::Node& map, const std::map<std::string, Setter>& k
                                    path, first->second.line + 1));
       continue;
     }
-    if (section.empty() && (key == "timeout" || key == "restart" || key == "membership")) {
+    if (const auto* sub = section.empty() ? section_keys(key) : nullptr) {
       if (!entry.second.IsMap()) {
         errors.push_back(fmt::format("{}: '{}' must be a mapping of keys", where(source, entry.first.Mark()), key));
         continue;
       }
-      apply_section(entry.second, section_keys(key), key, source, config, errors);
+      apply_section(entry.second, *sub, key, source, config, errors);
       continue;
     }
     auto setter = keys.find(key);

@@ -88,6 +88,7 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   const int gen = static_cast<int>(generation) - membership_restarts_;
   timeout_s_ = preflight::compute_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
   timeout_explained_ = preflight::explain_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
+  apply_history_to_init_deadline();
   PlanGeneration plan{generation, settings_.worker_port_auto || (generation > 0 && port_at_fault_), timeout_s_,
                       timeout_explained_};
   port_at_fault_ = false;
@@ -186,6 +187,7 @@ std::optional<Decision> JobPolicy::announce_init_done(TimePoint now) {
   if (!all_initialised) return std::nullopt;
   init_done_announced_ = true;
   const double seconds = std::chrono::duration<double>(now - generation_started_).count();
+  init_seconds_ = seconds;
   return Log{Severity::Info, fmt::format("generation {}: all {} ranks finished init (init_ok) {:.2f} s after the start",
                                          generation_, ranks.size(), seconds)};
 }
@@ -272,11 +274,14 @@ JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
   const WorkerFailure& f = report.failure;
   const RestartSettings& r = settings_.restart;
   const bool init = f.phase == FailurePhase::Init;
-  const bool kind_allowed = f.kind != FailureKind::SpawnFailed && (init ? r.on_init_failure : r.on_runtime_failure);
+  const bool kind_allowed = f.kind != FailureKind::SpawnFailed && (init ? r.on_init_failure : r.on_runtime_failure) &&
+                            (f.kind != FailureKind::Hang || settings_.hang_restarts);
   const bool from_init_budget = init && init_restarts_used_ < r.init_restarts;
   const bool from_any_budget = any_restarts_used_ < r.max_restarts;
   if (!kind_allowed || !(from_init_budget || from_any_budget)) {
     std::string why = f.kind == FailureKind::SpawnFailed ? "the program could not be started (not restartable)"
+                      : f.kind == FailureKind::Hang && !settings_.hang_restarts
+                          ? "hang.action is stop (auto without --max-restarts); --hang-action restart restarts"
                       : !kind_allowed ? fmt::format("restart.restart_on does not include {}", failure_phase_name(f.phase))
                       : init ? fmt::format("all {} automatic init restarts and all {} --max-restarts used", r.init_restarts,
                                            r.max_restarts)
@@ -417,6 +422,33 @@ JobPolicy::Decisions JobPolicy::on_doctor_report(int node, bool ok, const std::s
   Decisions end = end_job(all_ok ? 0 : 1);
   out.insert(out.end(), end.begin(), end.end());
   return out;
+}
+
+}  // namespace ddplaunch
+
+namespace ddplaunch {
+
+// History (issue 17): past runs of the same job needed up to history_init_s for init; the
+// deadline is never shorter than that, and says so.
+void JobPolicy::apply_history_to_init_deadline() {
+  if (settings_.history_init_s <= 0) return;
+  if (settings_.history_init_s <= timeout_s_) {
+    timeout_explained_ += fmt::format("; history asks for less ({} = {})", human_duration(settings_.history_init_s),
+                                      settings_.history_explained);
+    return;
+  }
+  timeout_s_ = settings_.history_init_s;
+  timeout_explained_ += fmt::format("; raised to {} from history ({})", human_duration(timeout_s_),
+                                    settings_.history_explained);
+}
+
+JobPolicy::Decisions JobPolicy::on_hang(long generation, int rank, const std::string& detail) {
+  if (generation != generation_ || phase_ != JobPhase::Running || rank < 0 ||
+      rank >= static_cast<int>(tracker_.ranks().size()))
+    return {};
+  FailureReport report = failure_of_rank(rank, FailureKind::Hang, detail);
+  report.failure.phase = FailurePhase::Runtime;
+  return on_worker_failed(report.failure.node_rank, generation, report);
 }
 
 }  // namespace ddplaunch

@@ -38,6 +38,11 @@ struct PolicySettings {
   // Membership (issue 16): spares and elastic MIN:MAX; off = a lost node ends the job.
   bool membership = false;
   MembershipSettings membership_settings;
+  // Issue 17: a hang restarts (within --max-restarts) or stops the job; history raises the
+  // init deadline to what past runs of the same job needed (0: no history).
+  bool hang_restarts = false;
+  double history_init_s = 0;
+  std::string history_explained;
 };
 
 enum class JobPhase {
@@ -83,6 +88,10 @@ class JobPolicy {
   // The peer probe's links one node ran (issue 15); the verdict once every node reported.
   Decisions on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links);
 
+  // The master's hang watch found `rank` without progress past the hang deadline (issue 17):
+  // a runtime failure of kind Hang, restarted or stopped by PolicySettings::hang_restarts.
+  Decisions on_hang(long generation, int rank, const std::string& detail);
+
   // Timers the shell armed on the policy's behalf, and its periodic sweep.
   Decisions on_backoff_elapsed(long generation);
   Decisions on_init_deadline(long generation, int serial);
@@ -98,6 +107,8 @@ class JobPolicy {
   const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_; }
   const InitTracker& ranks() const { return tracker_; }
   std::string last_error(int node) const;
+  // Seconds from the generation's start until every rank finished init (nullopt: not yet).
+  std::optional<double> init_seconds() const { return init_seconds_; }
   void set_worker_port(int port) { worker_port_ = port; }
   int worker_port() const { return worker_port_; }
 
@@ -107,6 +118,7 @@ class JobPolicy {
   Decisions end_job(int exit_code);
   Decisions finish_node(int node, MemberState state, int exit_code);
   Decisions recheck_init_deadline();
+  void apply_history_to_init_deadline();
   Decisions conclude_probe();
   std::optional<Decision> announce_init_done(TimePoint now);
   std::optional<FailureReport> init_timeout_failure() const;
@@ -144,6 +156,7 @@ class JobPolicy {
 
   bool deadline_armed_ = false;
   bool init_done_announced_ = false;  // "every rank finished init" said for this generation
+  std::optional<double> init_seconds_;
   TimePoint generation_started_{};
   int deadline_serial_ = 0;
   TimePoint deadline_started_{};

@@ -54,7 +54,10 @@ void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
   }
   welcome(peer, f);
   Frame reply = frame_of(detail::kStatusReply);
-  reply.fields["text"] = cb_.status_text ? cb_.status_text() : "(the master provides no status)";
+  if (auto* query = detail::find_field(f.fields, "query"); query && !query->empty())
+    reply.fields["text"] = cb_.query_text ? cb_.query_text(*query) : "error: the master answers no queries";
+  else
+    reply.fields["text"] = cb_.status_text ? cb_.status_text() : "(the master provides no status)";
   if (phase_ == Phase::kClosed) return;
   peer->conn->send(reply);
   peer->conn->close_graceful(opt_.close_flush_bound);

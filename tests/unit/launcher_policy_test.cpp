@@ -68,7 +68,14 @@ FailureReport failure(int node_rank, int rank, FailurePhase phase = FailurePhase
   return r;
 }
 
-RankReport rank(int r, RankPhase phase, int entries) { return RankReport{r, 100 + r, phase, entries, ""}; }
+RankReport rank(int r, RankPhase phase, int entries) {
+  RankReport report;
+  report.rank = r;
+  report.pid = 100 + r;
+  report.phase = phase;
+  report.init_entries = entries;
+  return report;
+}
 
 // A policy with `count` nodes joined for generation 0.
 struct Job {

@@ -69,5 +69,8 @@ class Client {
 // Returns the text; on failure returns "" and sets error.
 std::string query_status(const std::string& host, std::uint16_t port, std::string job_id,
                          std::string token, std::chrono::milliseconds timeout, std::string& error);
+// The same connection naming a query (part of the signed request): the master's answer to it.
+std::string query_master(const std::string& host, std::uint16_t port, std::string job_id, std::string token,
+                         const std::string& query, std::chrono::milliseconds timeout, std::string& error);
 
 }  // namespace ddplaunch::rendezvous

@@ -71,6 +71,8 @@ struct ServerCallbacks {
   std::function<void(const NodeRecord&)> on_member_joined;
   // Answer to a "status" query connection (ddplaunch status).
   std::function<std::string()> status_text;
+  // Answer to a status connection that names a query (`ddplaunch stacks`: "stacks", "stacks 3").
+  std::function<std::string(const std::string& query)> query_text;
 };
 
 class Server {
