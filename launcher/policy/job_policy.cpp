@@ -59,6 +59,7 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   node_states_.clear();
   for (const auto& n : nodes) node_states_[n.node_rank] = MemberState::Active;
   first_failure_.reset();
+  stopping_for_failure_ = false;
   finished_exit_code_ = 0;
   deadline_armed_ = false;
   init_done_announced_ = false;
@@ -289,6 +290,7 @@ JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
                                            r.max_restarts);
     Decisions out{Log{Severity::Error, "not restarting: " + why}};
     Decisions stop = order_stop(failure_exit_code(f), describe_failure_line(report));
+    stopping_for_failure_ = true;
     out.insert(out.end(), stop.begin(), stop.end());
     return out;
   }

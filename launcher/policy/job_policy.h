@@ -152,6 +152,7 @@ class JobPolicy {
   int failure_count_ = 0;                       // all generations
   std::string restart_reason_;
   int stop_exit_code_ = 1;
+  bool stopping_for_failure_ = false;           // the stop follows a worker failure of this generation
   int finished_exit_code_ = 0;                  // first non-zero node exit of this generation
 
   bool deadline_armed_ = false;

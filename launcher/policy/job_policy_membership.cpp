@@ -69,6 +69,16 @@ JobPolicy::Decisions JobPolicy::on_member_lost(const rendezvous::NodeRecord& rec
   const std::string what = fmt::format("node {} ({}, {}) was lost: {}", slot, host, record.observed_address, why);
   last_error_by_node_[slot] = what;
   Decisions out{Log{Severity::Error, what}};
+  // A rank that failed as its peer vanished (a collective to a dead node) is the loss's doing:
+  // when the loss can be repaired, the job goes on instead of stopping for that failure.
+  const bool repairable =
+      change.kind == MembershipChange::Kind::Replace || change.kind == MembershipChange::Kind::Resize;
+  if (phase_ == JobPhase::Stopping && stopping_for_failure_ && repairable) {
+    out.push_back(Log{Severity::Warn, fmt::format("the failure above came with the loss of node {}: repairing the "
+                                                  "membership instead of stopping the job",
+                                                  slot)});
+    phase_ = JobPhase::Running;
+  }
   if (change.kind == MembershipChange::Kind::Fail || phase_ == JobPhase::Stopping) {
     if (change.kind == MembershipChange::Kind::Fail) out.push_back(Log{Severity::Error, change.reason});
     if (phase_ != JobPhase::Stopping && phase_ != JobPhase::Joining) {

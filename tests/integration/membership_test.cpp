@@ -182,6 +182,7 @@ TEST(Membership, AnElasticJobShrinksOnALossAndGrowsWhenALauncherJoins) {
   Cluster c;
   start_all(c, {node(0), node(1), node(2)});
   ASSERT_TRUE(c.nodes[2]->wait_for_output("] FAKE_WORKER_PID=", kStepBound)) << c.everything();
+  ASSERT_TRUE(c.nodes[0]->wait_for_output("[node 0 rank 0] ENV WORLD_SIZE=3", kStepBound)) << c.everything();
   ASSERT_TRUE(c.nodes[2]->send_signal(SIGKILL));
   c.nodes[2]->wait(10s);
   ASSERT_TRUE(c.nodes[0]->wait_for_output("the job shrinks to 2 node(s)", kStepBound)) << c.everything();

@@ -147,6 +147,27 @@ TEST(JobPolicyMembership, AnElasticJobStartsWithMinNodesAfterTheLastCall) {
   EXPECT_NE(logs(start).find("2 of up to 4 nodes joined and the last call (5 s) is over"), std::string::npos);
 }
 
+TEST(JobPolicyMembership, ARankThatFailedAsItsPeerWasLostDoesNotStopAJobThatCanBeRepaired) {
+  JobPolicy policy(settings(2, 2, 1));
+  policy.on_member_joined(launcher(0, 0), t0);
+  policy.on_member_joined(launcher(1, 1), t0);
+  policy.on_member_joined(launcher(2, -1), t0);
+  start_running(policy, 0, {0, 1});
+  FailureReport report;  // rank 0's all_reduce broke: its peer on node 1 vanished
+  report.failure.node_rank = 0;
+  report.failure.global_rank = 0;
+  report.failure.phase = FailurePhase::Runtime;
+  report.failure.kind = FailureKind::Exited;
+  report.failure.detail = "exit code 1: Connection reset by peer";
+  auto failed = policy.on_worker_failed(0, 0, report, t0 + 1s);
+  ASSERT_NE(find<decision::OrderStop>(failed), nullptr) << logs(failed);  // no --max-restarts: stop
+  auto lost = policy.on_member_lost(launcher(1, 1), "heartbeat timeout", t0 + 2s);
+  const auto* restart = find<decision::OrderRestart>(lost);
+  ASSERT_NE(restart, nullptr) << logs(lost);
+  EXPECT_EQ(restart->members, (std::vector<int>{0, 2}));
+  EXPECT_NE(logs(lost).find("repairing the membership instead of stopping the job"), std::string::npos) << logs(lost);
+}
+
 TEST(JobPolicyMembership, ALateLauncherWhoseFactsDifferIsTurnedAwayBeforeItTakesASlot) {
   PolicySettings s = settings(2, 2, 1);
   s.refuse_version_mismatch = true;
