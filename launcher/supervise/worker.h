@@ -13,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "output/line_splitter.h"
+#include "output/stream_routing.h"
 #include "output/worker_output.h"
 #include "policy/failure.h"
 #include "policy/rank_phase.h"
@@ -38,7 +39,7 @@ struct Worker {
   std::optional<ExitStatus> status;  // set once reaped
   int open_pipes = 0;                // stdout/stderr not at EOF yet
   bool failure_reported = false;
-  bool on_terminal = true;           // its lines are shown (--local-ranks-filter)
+  StreamRouting routing;             // terminal and/or log file per stream (-r, -t, --log-dir, --local-ranks-filter)
   bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
   std::deque<std::string> tail;
   bool tail_ends_in_progress = false;  // tail.back() is a progress segment
