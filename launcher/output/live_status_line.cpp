@@ -3,21 +3,12 @@
 
 #include <unistd.h>
 
-#include <cerrno>
+#include "output/worker_output.h"
 
 namespace ddplaunch {
 
 namespace {
 constexpr std::string_view kEraseLine = "\r\x1b[2K";  // carriage return, erase the whole line
-
-void write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 }  // namespace
 
 void LiveStatusLine::show(std::string_view text) {
@@ -25,7 +16,7 @@ void LiveStatusLine::show(std::string_view text) {
   std::lock_guard lock(mutex_);
   std::string line(kEraseLine);
   line.append(text.substr(0, text.find('\n')));
-  write_all(fd_, line);
+  write_fully(fd_, line);
   shown_ = true;
 }
 
@@ -33,7 +24,7 @@ void LiveStatusLine::erase() {
   if (!shown_) return;
   std::lock_guard lock(mutex_);
   if (!shown_) return;
-  write_all(fd_, kEraseLine);
+  write_fully(fd_, kEraseLine);
   shown_ = false;
 }
 

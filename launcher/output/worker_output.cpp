@@ -20,15 +20,6 @@
 namespace ddplaunch {
 
 namespace {
-// Writes all of `data`, retrying short writes and EINTR; output errors are not fatal.
-void write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 constexpr std::string_view kHeaderStart = "===== ddplaunch generation ";
 
 // Moves an earlier generation's rank_<R>.log aside (a regular file only: a planted symlink
@@ -69,6 +60,15 @@ preflight::Result<std::string> make_log_directory() {
   return preflight::Result<std::string>::success(pattern);
 }
 
+void write_fully(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
 std::string worker_prefix(int node_rank, int node_count, int rank) {
   return node_count > 1 ? fmt::format("[node {} rank {}]", node_rank, rank) : fmt::format("[rank {}]", rank);
 }
@@ -97,7 +97,7 @@ void write_prefixed_line(OutputStream stream, std::string_view prefix, std::stri
   text.reserve(prefix.size() + line.size() + 2);
   text.append(prefix).append(" ").append(line).append("\n");
   stderr_status_line().erase();
-  write_all(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
+  write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
 }
 
 RankLogFile& RankLogFile::operator=(RankLogFile&& other) noexcept {
@@ -140,7 +140,7 @@ std::string RankLogFile::open(const std::string& log_dir, int rank, long generat
   std::time_t now = std::time(nullptr);
   char when[64];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
-  write_all(fd_, fmt::format("{}{} | rank {} | node {} ({}) | started {} =====\n", kHeaderStart, generation,
+  write_fully(fd_, fmt::format("{}{} | rank {} | node {} ({}) | started {} =====\n", kHeaderStart, generation,
                              rank, node_rank, host, when));
   return {};
 }
@@ -151,7 +151,7 @@ void RankLogFile::write_line(OutputStream stream, std::string_view line) {
   std::string text;
   text.reserve(line.size() + 8);
   text.append(stream == OutputStream::Stderr ? "[err] " : "").append(line).append("\n");
-  write_all(fd_, text);
+  write_fully(fd_, text);
 }
 
 }  // namespace ddplaunch

@@ -222,7 +222,7 @@ TEST(CommandLine, HelpListsEveryFlagAndTheContract) {
   for (const FlagSpec& flag : flag_table())
     for (const auto& spelling : spellings(flag)) EXPECT_NE(help.find(spelling), std::string::npos) << spelling;
   for (const char* text : {"DDPLAUNCH_TIMEOUT_S", "NOT applied to init_process_group", "MASTER_PORT", "LOCAL_RANK",
-                           "Exit status", "doctor", "status", "PET_NNODES", "TORCHRUN-COMPAT.md", "Accepted, then refused"})
+                           "Exit status", "doctor", "status", "PET_NNODES", "TORCHRUN-COMPAT.md", "Placement"})
     EXPECT_NE(help.find(text), std::string::npos) << text;
   EXPECT_TRUE(parse_command_line({"-h"}, {}).help);
   EXPECT_TRUE(parse_command_line({"--help"}, {}).help);

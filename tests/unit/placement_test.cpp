@@ -83,6 +83,18 @@ std::vector<std::string> cpu_texts(const std::vector<WorkerPlacement>& plan) {
 
 using Texts = std::vector<std::string>;
 
+// The CPU lists of a plan that must succeed ({"(refused) ..."} when it does not).
+Texts planned(const Topology& t, BindingMode mode, const char* allowed, int workers) {
+  auto plan = plan_placement(t, mode, cpus(allowed), workers);
+  return plan.ok() ? cpu_texts(*plan) : Texts{"(refused) " + plan.error};
+}
+
+// The error of a plan that must be refused ("" when it was not).
+std::string refusal(const Topology& t, BindingMode mode, const char* allowed, int workers) {
+  auto plan = plan_placement(t, mode, cpus(allowed), workers);
+  return plan.ok() ? "" : plan.error;
+}
+
 }  // namespace
 
 TEST(PlacementCpuList, ParsesAndPrintsTheKernelForm) {
@@ -152,44 +164,32 @@ TEST(PlacementModes, SocketBindsToEveryNodeOfTheGpusSocket) {
 
 TEST(PlacementModes, ExclusiveSplitsANodesCoresAmongItsGpus) {
   FakeSysfs sys;
-  auto plan = plan_placement(sys.topology(), BindingMode::Exclusive, cpus("0-15"), 4);
-  ASSERT_TRUE(plan.ok()) << plan.error;
   // Node 0's two cores go one to GPU 0, one to GPU 1; a GPU alone on its node gets all of it.
-  EXPECT_EQ(cpu_texts(*plan), (Texts{"0-1", "2-3", "12-15", "8-11"}));
+  EXPECT_EQ(planned(sys.topology(), BindingMode::Exclusive, "0-15", 4), (Texts{"0-1", "2-3", "12-15", "8-11"}));
   // With only one allowed core on node 0, two GPUs cannot each have one.
-  auto narrow = plan_placement(sys.topology(), BindingMode::Exclusive, cpus("0-1,8-15"), 4);
-  ASSERT_FALSE(narrow.ok());
-  EXPECT_NE(narrow.error.find("NUMA node 0 has 1 allowed physical core(s) for its 2 GPUs"), std::string::npos)
-      << narrow.error;
+  EXPECT_NE(refusal(sys.topology(), BindingMode::Exclusive, "0-1,8-15", 4)
+                .find("NUMA node 0 has 1 allowed physical core(s) for its 2 GPUs"),
+            std::string::npos);
 }
 
 TEST(PlacementModes, CoreComplexGivesEachGpuOfANodeAnotherL3) {
   FakeSysfs sys;
-  auto plan = plan_placement(sys.topology(), BindingMode::CoreComplex, cpus("0-15"), 4);
-  ASSERT_TRUE(plan.ok()) << plan.error;
-  EXPECT_EQ(cpu_texts(*plan), (Texts{"0-1", "2-3", "12-13", "8-9"}));
+  EXPECT_EQ(planned(sys.topology(), BindingMode::CoreComplex, "0-15", 4), (Texts{"0-1", "2-3", "12-13", "8-9"}));
   // A complex with more allowed CPUs comes first.
-  auto partial = plan_placement(sys.topology(), BindingMode::CoreComplex, cpus("0,2-3,8-15"), 1);
-  ASSERT_TRUE(partial.ok()) << partial.error;
-  EXPECT_EQ(cpu_texts(*partial), (Texts{"2-3"}));
+  EXPECT_EQ(planned(sys.topology(), BindingMode::CoreComplex, "0,2-3,8-15", 1), (Texts{"2-3"}));
 }
 
 TEST(PlacementModes, AllowedCpusNarrowAndTheirAbsenceIsExplained) {
   FakeSysfs sys;
-  auto plan = plan_placement(sys.topology(), BindingMode::Node, cpus("1-2,12-15"), 3);
-  ASSERT_TRUE(plan.ok()) << plan.error;
-  EXPECT_EQ(cpu_texts(*plan), (Texts{"1-2", "1-2", "12-15"}));
-  auto none = plan_placement(sys.topology(), BindingMode::Node, cpus("4-15"), 1);
-  ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.error.find("local rank 0: GPU 0 (0000:1a:00.0) is on NUMA node 0"), std::string::npos) << none.error;
-  EXPECT_NE(none.error.find("allowed: 4-15"), std::string::npos) << none.error;
+  EXPECT_EQ(planned(sys.topology(), BindingMode::Node, "1-2,12-15", 3), (Texts{"1-2", "1-2", "12-15"}));
+  const std::string none = refusal(sys.topology(), BindingMode::Node, "4-15", 1);
+  EXPECT_NE(none.find("local rank 0: GPU 0 (0000:1a:00.0) is on NUMA node 0"), std::string::npos) << none;
+  EXPECT_NE(none.find("allowed: 4-15"), std::string::npos) << none;
 }
 
 TEST(PlacementModes, MoreWorkersThanGpusIsRefused) {
   FakeSysfs sys;
-  auto plan = plan_placement(sys.topology(2), BindingMode::Node, cpus("0-15"), 3);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.error.find("3 workers on 2 GPU(s)"), std::string::npos) << plan.error;
+  EXPECT_NE(refusal(sys.topology(2), BindingMode::Node, "0-15", 3).find("3 workers on 2 GPU(s)"), std::string::npos);
 }
 
 TEST(PlacementModes, WithoutGpusEachWorkerGetsAnEvenSliceOfCores) {
@@ -201,11 +201,10 @@ TEST(PlacementModes, WithoutGpusEachWorkerGetsAnEvenSliceOfCores) {
     EXPECT_EQ(cpu_texts(*two), (Texts{"0-7", "8-15"}));
     EXPECT_EQ((*two)[1].memory_nodes, (std::vector<int>{2, 3}));
   }
-  auto three = plan_placement(t, BindingMode::Node, cpus("0-15"), 3);  // 8 cores: 3, 3, 2
-  EXPECT_EQ(cpu_texts(*three), (Texts{"0-5", "6-11", "12-15"}));
-  auto crowded = plan_placement(t, BindingMode::Node, cpus("0-3"), 3);  // 2 cores, 3 workers: shared in turn
-  EXPECT_EQ(cpu_texts(*crowded), (Texts{"0-1", "2-3", "0-1"}));
-  EXPECT_NE((*crowded)[0].why.find("3 workers share 2 core(s)"), std::string::npos);
+  EXPECT_EQ(planned(t, BindingMode::Node, "0-15", 3), (Texts{"0-5", "6-11", "12-15"}));  // 8 cores: 3, 3, 2
+  EXPECT_EQ(planned(t, BindingMode::Node, "0-3", 3), (Texts{"0-1", "2-3", "0-1"}));  // 2 cores: shared in turn
+  EXPECT_NE(plan_placement(t, BindingMode::Node, cpus("0-3"), 3)->front().why.find("3 workers share 2 core(s)"),
+            std::string::npos);
 }
 
 TEST(PlacementModes, OneNodeMachineLeavesTheMemoryPolicyAlone) {
