@@ -107,7 +107,7 @@ constexpr FlagSpec kFlags[] = {
     {"-t,--tee", G::Output, K::Custom, "0-3|R:S,...", "", apply_tee, "PET_TEE",
      "streams sent to the log file and the terminal (as -r); with -r/-t, unlisted streams skip the file"},
     {"--local-ranks-filter", G::Output, K::Custom, "R,R", "", apply_local_ranks_filter, "PET_LOCAL_RANKS_FILTER",
-     "show only these local ranks' output on the terminal (log files keep all)"},
+     "show only these local ranks' output on the terminal (log files are unaffected)"},
 
     {"--version-mismatch", G::Checks, K::Text, "warn|refuse", "version_mismatch", nullptr, "",
      "nodes with differing launcher/program/NCCL versions"},
