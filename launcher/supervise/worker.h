@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -41,6 +42,11 @@ struct Worker {
   bool failure_reported = false;
   StreamRouting routing;             // terminal and/or log file per stream (-r, -t, --log-dir, --local-ranks-filter)
   bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
+  // Training progress from the shim (issue 17), for the master's hang detection.
+  long steps = 0;                      // steps so far in this generation
+  long recent_max_interval_ms = 0;     // longest step interval since the last rank report
+  std::chrono::steady_clock::time_point last_progress{};  // last step or section change
+  std::string section;                 // open section ("checkpoint"), "" when none
   std::deque<std::string> tail;
   bool tail_ends_in_progress = false;  // tail.back() is a progress segment
   LineSplitter stdout_lines, stderr_lines;
