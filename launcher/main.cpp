@@ -26,6 +26,9 @@
 #include "exit_codes.h"
 #include "log_setup.h"
 #include "node_facts.h"
+#include "output/stream_routing.h"
+#include "output/worker_output.h"
+#include "placement/node_placement.h"
 #include "supervise/descendant_sweep.h"
 #include "supervise/orphan_guard.h"
 #include "supervise/resource_limits.h"
@@ -107,6 +110,9 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan) {
   for (int local = 0; local < plan.nproc; ++local) {
     std::printf("# environment of local rank %d (global rank %d)\n", local, a.rank_offset + local);
     Environment env = build_worker_environment(plan.base_env, a, local);
+    if (config.virtual_local_rank) narrow_to_own_gpu(env, local);
+    if (static_cast<std::size_t>(local) < plan.placement.size())
+      std::printf("# placement: %s\n", placement::describe_placement(plan.placement[static_cast<std::size_t>(local)]).c_str());
     // What ddplaunch sets (or overrides) first, then what the worker inherits unchanged.
     std::string set, inherited;
     for (const auto& [key, value] : env) {
@@ -184,9 +190,22 @@ int main(int argc, char** argv) {
   plan.base_env = env;
   plan.base_env.erase("DDPLAUNCH_TOKEN");  // the launcher's secret, not the workers'
   for (const auto& note : add_shim_environment(config.shim, config.program, plan.base_env)) spdlog::warn("{}", note);
+  // Placement: each worker's CPUs and memory nodes (--numa-binding), decided once here.
+  auto placement = placement::plan_node_placement(config.numa_binding, plan.nproc, gpus.count, gpus.pci_bus_ids);
+  if (!placement) return fail({placement.error});
+  plan.placement = *placement;
+  if (config.virtual_local_rank)
+    if (std::string problem = virtual_local_rank_problem(env, plan.nproc); !problem.empty()) return fail({problem});
   plan.facts = gather_node_facts(config, plan.nproc, gpus);
   if (auto ifname = env.find("NCCL_SOCKET_IFNAME"); ifname != env.end()) plan.facts.socket_ifname = ifname->second;
   if (config.dry_run) return print_dry_run(config, plan);
+  // torchrun's -r/-t without --log-dir: a fresh directory, as torchrun's temporary one.
+  if (plan.config.log_dir.empty() && streams_need_files(config.redirects, config.tee)) {
+    auto dir = make_log_directory();
+    if (!dir) return fail({dir.error});
+    plan.config.log_dir = *dir;
+    spdlog::info("-r/-t without --log-dir: the workers' log files go to {}", *dir);
+  }
   plan.host_chosen_by_address = !config.standalone && config.node_rank < 0 && is_local_address(plan.master_ip);
   plan.host_server = config.standalone || config.node_rank == 0 || plan.host_chosen_by_address;
   if (plan.host_server) {

@@ -92,6 +92,10 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
   spec.pause_ranks = plan_.config.pause_ranks;
   spec.local_ranks_filter = plan_.config.local_ranks_filter;
   spec.init_grace_s = plan_.config.init_grace_s;
+  spec.redirects = plan_.config.redirects;
+  spec.tee = plan_.config.tee;
+  spec.placement = plan_.placement;
+  spec.virtual_local_rank = plan_.config.virtual_local_rank;
   if (!env_conflicts_reported_) {
     env_conflicts_reported_ = true;
     auto conflicts = preflight::find_env_conflicts(plan_.base_env, build_worker_environment({}, spec.assignment, 0));

@@ -27,6 +27,7 @@
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "env/worker_environment.h"
+#include "placement/cpu_placement.h"
 #include "status/status_channel.h"
 #include "supervise/group_supervisor.h"
 #include "supervise/orphan_guard.h"
@@ -48,6 +49,7 @@ struct NodePlan {                 // what main resolved before the event loop st
   Environment base_env;           // launcher environment + shim additions
   rendezvous::NodeFacts facts;
   bool doctor = false;
+  std::vector<placement::WorkerPlacement> placement;  // by local rank (--numa-binding); empty: none
 };
 
 enum class NodeState {

@@ -17,6 +17,7 @@
 #include "ddplaunch/preflight/socket_ifname.h"
 #include "ddplaunch/rendezvous/printable.h"
 #include "exit_codes.h"
+#include "output/join_progress.h"
 #include "time_units.h"
 
 namespace ddplaunch {
@@ -79,7 +80,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
   };
   callbacks.on_member_joined = [this](const rendezvous::NodeRecord& n) { coordinator_->on_member_joined(n); };
   callbacks.on_progress = [](int joined, int expected, const std::vector<std::string>& missing) {
-    spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected, fmt::join(missing, ", "));
+    show_join_progress(joined, expected, fmt::format("{}", fmt::join(missing, ", ")));
   };
   callbacks.on_join_timeout = [this](const rendezvous::JoinTimeout& t) { coordinator_->on_join_timeout(t); };
   // Strangers can make many drops: the log gets the first few of each interval and a count.
@@ -131,8 +132,7 @@ void NodeAgent::join_master(int port) {
   callbacks.on_lost = [this](const std::string& why) { on_lost(rendezvous::printable(why), kExitFailure); };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
     if (!plan_.host_server && !spare_)
-      spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected,
-                   rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));
+      show_join_progress(joined, expected, rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));
   };
   client_ = std::make_unique<rendezvous::Client>(io_, options, callbacks);
   rendezvous::NodeFacts facts = plan_.facts;

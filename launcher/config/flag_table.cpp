@@ -114,22 +114,24 @@ constexpr FlagSpec kFlags[] = {
      "SIGTERM, SIGINT, SIGHUP (and SIGQUIT) stop the workers; SIGUSR1/SIGUSR2 are always forwarded to them; others are refused"},
 
     {"--log-dir", G::Output, K::Text, "DIR", "log_dir", nullptr, "PET_LOG_DIR",
-     "also write DIR/rank_<R>.log per rank (appended across restarts)"},
-    {"-r,--redirects", G::Output, K::Custom, "0-3|R:S,...", "", apply_streams, "PET_REDIRECTS",
-     "accepted: ddplaunch always shows both streams, prefixed, and writes files with --log-dir"},
-    {"-t,--tee", G::Output, K::Custom, "0-3|R:S,...", "", apply_streams, "PET_TEE", "accepted, as --redirects"},
+     "write DIR/rank_<R>.log per rank (the current generation; earlier ones kept as rank_<R>.gen<G>.log)"},
+    {"-r,--redirects", G::Output, K::Custom, "0-3|R:S,...", "", apply_redirects, "PET_REDIRECTS",
+     "streams sent only to the log file (1 stdout, 2 stderr, 3 both; or LOCAL_RANK:S,...)"},
+    {"-t,--tee", G::Output, K::Custom, "0-3|R:S,...", "", apply_tee, "PET_TEE",
+     "streams sent to the log file and the terminal (as -r); with -r/-t, unlisted streams skip the file"},
     {"--local-ranks-filter", G::Output, K::Custom, "R,R", "", apply_local_ranks_filter, "PET_LOCAL_RANKS_FILTER",
-     "show only these local ranks' output on the terminal (log files keep all)"},
+     "show only these local ranks' output on the terminal (log files are unaffected)"},
 
     {"--version-mismatch", G::Checks, K::Text, "warn|refuse", "version_mismatch", nullptr, "",
      "nodes with differing launcher/program/NCCL versions"},
     {"--no-peer-probe", G::Checks, K::Switch, "", "", apply_no_peer_probe, "",
      "skip the peer probe (every node connecting to its neighbours over each interface before workers start)"},
 
-    {"--numa-binding", G::NotBuilt, K::Text, "MODE", "", apply_numa_binding, "PET_NUMA_BINDING",
-     "refused: NUMA binding is not built yet"},
-    {"--virtual-local-rank", G::NotBuilt, K::Switch, "", "", apply_virtual_local_rank, "PET_VIRTUAL_LOCAL_RANK",
-     "refused: narrowed CUDA_VISIBLE_DEVICES per rank is not built yet"},
+    {"--numa-binding", G::Placement, K::Text, "node|socket|exclusive|core-complex", "", apply_numa_binding,
+     "PET_NUMA_BINDING",
+     "bind each worker's CPUs (and prefer its memory) to its GPU's NUMA node; without GPUs: an even slice of cores"},
+    {"--virtual-local-rank", G::Placement, K::Switch, "", "", apply_virtual_local_rank, "PET_VIRTUAL_LOCAL_RANK",
+     "every worker gets LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES = its one GPU"},
 };
 
 std::string normalized(std::string_view name) {
@@ -211,6 +213,7 @@ std::string_view group_title(FlagGroup group) {
     case G::Stopping: return "Stopping";
     case G::Output: return "Output";
     case G::Checks: return "Checks";
+    case G::Placement: return "Placement";
     case G::NotBuilt: return "Accepted, then refused (not built yet)";
   }
   return "";

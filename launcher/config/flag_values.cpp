@@ -10,6 +10,8 @@
 
 #include "config/command_line.h"
 #include "config/value_ranges.h"
+#include "output/stream_routing.h"
+#include "placement/cpu_placement.h"
 
 namespace ddplaunch {
 
@@ -162,26 +164,16 @@ void apply_start_method(const std::string& v, FlagContext& c) {
     c.error(fmt::format("{} '{}' is not spawn, fork or forkserver", c.source, v));
 }
 
-// -r/--redirects, -t/--tee: torchrun's 0..3 or LOCAL_RANK:0..3 lists. Output here is fixed.
-void apply_streams(const std::string& v, FlagContext& c) {
-  auto valid_std = [](const std::string& s) { auto n = parse_long(s); return n && *n >= 0 && *n <= 3; };
-  bool ok = valid_std(v);
-  if (!ok && !v.empty()) {
-    ok = true;
-    for (const auto& item : split(v, ',')) {
-      auto colon = item.find(':');
-      auto rank = parse_long(item.substr(0, colon));
-      ok = ok && colon != std::string::npos && rank && *rank >= 0 && valid_std(item.substr(colon + 1));
-    }
-  }
-  if (!ok)
-    return c.error(fmt::format("{} '{}' is not torchrun's 0..3 (1 stdout, 2 stderr, 3 both) or a LOCAL_RANK:0..3 "
-                               "list like 0:1,1:2", c.source, v));
-  if (v != "0")
-    c.note(fmt::format("{} {}: ddplaunch always shows every worker's stdout and stderr, prefixed by rank, and writes "
-                       "DIR/rank_<R>.log when --log-dir DIR is given; --local-ranks-filter narrows the terminal",
-                       c.source, v));
+// -r/--redirects, -t/--tee: torchrun's 0..3 or LOCAL_RANK:0..3 lists (output/stream_routing.h).
+namespace {
+void apply_stream_spec(const std::string& key, const std::string& v, FlagContext& c) {
+  if (auto problem = stream_spec_problem(v); !problem.empty()) return c.error(fmt::format("{} {}", c.source, problem));
+  c.set(key, v);
 }
+}  // namespace
+
+void apply_redirects(const std::string& v, FlagContext& c) { apply_stream_spec("redirects", v, c); }
+void apply_tee(const std::string& v, FlagContext& c) { apply_stream_spec("tee", v, c); }
 
 void apply_local_ranks_filter(const std::string& v, FlagContext& c) {
   for (const auto& item : split(v, ',')) {
@@ -214,14 +206,13 @@ void apply_signals(const std::string& v, FlagContext& c) {
 }
 
 void apply_numa_binding(const std::string& v, FlagContext& c) {
-  c.error(fmt::format("{} {} is not supported yet: ddplaunch does not bind workers to NUMA nodes; drop the flag, or "
-                      "bind in a wrapper (numactl ... with --no-python)", c.source, v));
+  if (!placement::binding_mode_from_name(v))
+    return c.error(fmt::format("{} '{}' is not node, socket, exclusive or core-complex", c.source, v));
+  c.set("numa_binding", v == "core_complex" ? "core-complex" : v == "none" ? "" : v);
 }
 
 void apply_virtual_local_rank(const std::string& v, FlagContext& c) {
-  if (switch_on(v))
-    c.error(fmt::format("{} is not supported yet: each worker sees every GPU of the node and LOCAL_RANK is its index; "
-                        "drop the flag", c.source));
+  c.set("virtual_local_rank", switch_on(v) ? "true" : "false");
 }
 
 void apply_set(const std::string& v, FlagContext& c) {

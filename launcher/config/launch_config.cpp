@@ -1,6 +1,8 @@
 // Validation and printing of LaunchConfig: the single place where values are checked.
 #include "config/launch_config.h"
 
+#include "output/stream_routing.h"
+
 #include <charconv>
 #include <set>
 
@@ -106,6 +108,11 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(c.version_mismatch == "warn" || c.version_mismatch == "refuse",
        fmt::format("version_mismatch must be warn or refuse (got '{}')", c.version_mismatch));
   for (int r : c.pause_ranks) need(r >= 0, fmt::format("pause rank {} is negative", r));
+  static const std::set<std::string> bindings{"", "node", "socket", "exclusive", "core-complex"};
+  need(bindings.count(c.numa_binding) == 1,
+       fmt::format("numa_binding must be node, socket, exclusive or core-complex (got '{}')", c.numa_binding));
+  for (const auto& [key, spec] : {std::pair{"redirects", &c.redirects}, std::pair{"tee", &c.tee}})
+    if (auto problem = stream_spec_problem(*spec); !problem.empty()) errors.push_back(fmt::format("{}: {}", key, problem));
   for (int r : c.local_ranks_filter) need(r >= 0, fmt::format("local_ranks_filter: local rank {} is negative", r));
   need(!c.program.empty() || c.dry_run,
        "no program to run: put it after '--', e.g. ddplaunch --nproc-per-node 2 -- python3 train.py");
@@ -163,6 +170,10 @@ std::string describe(const LaunchConfig& c) {
   line("log_dir", c.log_dir.empty() ? std::string("(none)") : c.log_dir);
   line("local_ranks_filter", fmt::format("[{}]", fmt::join(c.local_ranks_filter, ", ")));
   line("pause_ranks", fmt::format("[{}]", fmt::join(c.pause_ranks, ", ")));
+  line("redirects", c.redirects.empty() ? std::string("(none)") : c.redirects);
+  line("tee", c.tee.empty() ? std::string("(none)") : c.tee);
+  line("numa_binding", c.numa_binding.empty() ? std::string("(none)") : c.numa_binding);
+  line("virtual_local_rank", c.virtual_local_rank ? "true" : "false");
   line("version_mismatch", c.version_mismatch);
   line("peer_probe", c.peer_probe ? "true" : "false");
   line("program", fmt::format("[{}]", fmt::join(c.program, ", ")));

@@ -79,6 +79,10 @@ struct LaunchConfig {
   std::vector<int> local_ranks_filter;  // only these local ranks' output on the terminal (empty: all)
   std::vector<int> pause_ranks;         // start these ranks stopped for a debugger
   std::string version_mismatch = "warn";  // warn | refuse: differing launcher/program/NCCL versions
+  std::string numa_binding;             // "" (none) | node | socket | exclusive | core-complex (torchrun's)
+  bool virtual_local_rank = false;      // LOCAL_RANK=0, CUDA_VISIBLE_DEVICES = the worker's one GPU
+  std::string redirects;                // torchrun's -r: 0..3 or LOCAL_RANK:0..3,...: to the log file only
+  std::string tee;                      // torchrun's -t: to the log file and the terminal ("": not given)
 
   // Run mode.
   bool dry_run = false;

@@ -93,6 +93,10 @@ const std::map<std::string, Setter>& top_level_keys() {
       {"pause_ranks", set(&LaunchConfig::pause_ranks)},
       {"version_mismatch", set(&LaunchConfig::version_mismatch)},
       {"peer_probe", set(&LaunchConfig::peer_probe)},
+      {"numa_binding", set(&LaunchConfig::numa_binding)},
+      {"virtual_local_rank", set(&LaunchConfig::virtual_local_rank)},
+      {"redirects", set_text(&LaunchConfig::redirects)},
+      {"tee", set_text(&LaunchConfig::tee)},
   };
   return keys;
 }

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <string_view>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -103,6 +104,45 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
     env[c::kGlooSocketIfname] = a.socket_ifname;
   }
   return env;
+}
+
+namespace {
+std::vector<std::string> visible_device_entries(const Environment& env) {
+  std::vector<std::string> entries;
+  auto it = env.find("CUDA_VISIBLE_DEVICES");
+  if (it == env.end()) return entries;
+  std::string_view list = it->second;
+  while (true) {
+    auto comma = list.find(',');
+    std::string entry(list.substr(0, comma));
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    entries.push_back(entry);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return entries;
+}
+}  // namespace
+
+void narrow_to_own_gpu(Environment& env, int local_rank) {
+  env["LOCAL_RANK"] = "0";
+  if (env.count("CUDA_VISIBLE_DEVICES") == 0) {
+    env["CUDA_VISIBLE_DEVICES"] = std::to_string(local_rank);
+    return;
+  }
+  auto entries = visible_device_entries(env);
+  if (static_cast<std::size_t>(local_rank) < entries.size())
+    env["CUDA_VISIBLE_DEVICES"] = entries[static_cast<std::size_t>(local_rank)];
+}
+
+std::string virtual_local_rank_problem(const Environment& base, int nproc) {
+  if (base.count("CUDA_VISIBLE_DEVICES") == 0) return {};
+  auto entries = visible_device_entries(base);
+  if (static_cast<int>(entries.size()) >= nproc) return {};
+  return fmt::format("--virtual-local-rank gives each worker one entry of CUDA_VISIBLE_DEVICES={}, but {} workers "
+                     "need {} entries: list more devices or lower --nproc-per-node",
+                     base.at("CUDA_VISIBLE_DEVICES"), nproc, nproc);
 }
 
 std::vector<std::string> to_env_strings(const Environment& env) {

@@ -53,6 +53,13 @@ std::string error_dir_of(const NodeAssignment& assignment);
 // TORCHELASTIC_ERROR_FILE belongs to an outer agent and is never passed on.
 Environment build_worker_environment(const Environment& base, const NodeAssignment& assignment, int local_rank);
 
+// torchrun's --virtual-local-rank: LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES = the local rank's
+// entry of the inherited list (the local rank itself when none is set), so every worker
+// uses device 0 and sees only its own GPU.
+void narrow_to_own_gpu(Environment& env, int local_rank);
+// "" or why --virtual-local-rank cannot give each of `nproc` workers its own GPU.
+std::string virtual_local_rank_problem(const Environment& base, int nproc);
+
 // "KEY=VALUE" strings for exec.
 std::vector<std::string> to_env_strings(const Environment& env);
 

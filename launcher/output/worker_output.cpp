@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -13,12 +15,52 @@
 #include <fmt/format.h>
 
 #include "output/line_splitter.h"
+#include "output/live_status_line.h"
 
 namespace ddplaunch {
 
 namespace {
-// Writes all of `data`, retrying short writes and EINTR; output errors are not fatal.
-void write_all(int fd, std::string_view data) {
+constexpr std::string_view kHeaderStart = "===== ddplaunch generation ";
+
+// Moves an earlier generation's rank_<R>.log aside (a regular file only: a planted symlink
+// stays, and the open below refuses it).
+void rotate_previous_generation(const std::string& log_dir, int rank, const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return;
+  char first[128] = {};
+  ssize_t n = 0;
+  if (int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); fd >= 0) {
+    n = ::read(fd, first, sizeof first - 1);
+    ::close(fd);
+  }
+  std::string_view line(first, n > 0 ? static_cast<std::size_t>(n) : 0);
+  line = line.substr(0, line.find('\n'));
+  const std::string target = fmt::format("{}/{}", log_dir, rotated_log_name(rank, line));
+  ::rename(path.c_str(), target.c_str());  // failing that, this generation appends: nothing is lost
+}
+}  // namespace
+
+std::string rotated_log_name(int rank, std::string_view first_line) {
+  if (first_line.substr(0, kHeaderStart.size()) == kHeaderStart) {
+    std::string_view rest = first_line.substr(kHeaderStart.size());
+    std::size_t digits = 0;
+    while (digits < rest.size() && digits < 18 && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+    if (digits > 0 && rest.substr(digits, 2) == " |")
+      return fmt::format("rank_{}.gen{}.log", rank, rest.substr(0, digits));
+  }
+  return fmt::format("rank_{}.previous.log", rank);
+}
+
+preflight::Result<std::string> make_log_directory() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = fmt::format("{}/ddplaunch-logs-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (::mkdtemp(pattern.data()) == nullptr)
+    return preflight::Result<std::string>::failure(fmt::format(
+        "cannot create a log directory like {}: {}; give --log-dir DIR", pattern, std::strerror(errno)));
+  return preflight::Result<std::string>::success(pattern);
+}
+
+void write_fully(int fd, std::string_view data) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
@@ -26,7 +68,6 @@ void write_all(int fd, std::string_view data) {
     data.remove_prefix(static_cast<std::size_t>(n));
   }
 }
-}  // namespace
 
 std::string worker_prefix(int node_rank, int node_count, int rank) {
   return node_count > 1 ? fmt::format("[node {} rank {}]", node_rank, rank) : fmt::format("[rank {}]", rank);
@@ -55,7 +96,8 @@ void write_prefixed_line(OutputStream stream, std::string_view prefix, std::stri
   std::string text;
   text.reserve(prefix.size() + line.size() + 2);
   text.append(prefix).append(" ").append(line).append("\n");
-  write_all(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
+  stderr_status_line().erase();
+  write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
 }
 
 RankLogFile& RankLogFile::operator=(RankLogFile&& other) noexcept {
@@ -87,6 +129,7 @@ std::string RankLogFile::open(const std::string& log_dir, int rank, long generat
   std::filesystem::create_directories(log_dir, ec);
   if (ec) return fmt::format("cannot create log directory '{}': {}", log_dir, ec.message());
   path_ = fmt::format("{}/rank_{}.log", log_dir, rank);
+  rotate_previous_generation(log_dir, rank, path_);
   if (fd_ >= 0) ::close(fd_);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0 && errno == ELOOP)
@@ -97,7 +140,7 @@ std::string RankLogFile::open(const std::string& log_dir, int rank, long generat
   std::time_t now = std::time(nullptr);
   char when[64];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
-  write_all(fd_, fmt::format("===== ddplaunch generation {} | rank {} | node {} ({}) | started {} =====\n", generation,
+  write_fully(fd_, fmt::format("{}{} | rank {} | node {} ({}) | started {} =====\n", kHeaderStart, generation,
                              rank, node_rank, host, when));
   return {};
 }
@@ -108,7 +151,7 @@ void RankLogFile::write_line(OutputStream stream, std::string_view line) {
   std::string text;
   text.reserve(line.size() + 8);
   text.append(stream == OutputStream::Stderr ? "[err] " : "").append(line).append("\n");
-  write_all(fd_, text);
+  write_fully(fd_, text);
 }
 
 }  // namespace ddplaunch

@@ -5,11 +5,16 @@
 #include <string>
 #include <string_view>
 
+#include "ddplaunch/preflight/outcome.h"
+
 namespace ddplaunch {
 
 enum class OutputStream { Stdout, Stderr };
 
 std::string worker_prefix(int node_rank, int node_count, int rank);
+
+// Writes all of `data` to `fd`, retrying short writes and EINTR; output errors are not fatal.
+void write_fully(int fd, std::string_view data);
 
 // torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE: ${role_name}, ${rank} and ${local_rank}
 // replaced, everything else kept as written (e.g. "[${role_name}${rank}|${local_rank}]:").
@@ -19,8 +24,10 @@ std::string prefix_from_template(std::string_view text, std::string_view role, i
 // progress segment's trailing '\r' mark (line_splitter.h) is dropped.
 void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line);
 
-// Per-rank log file under --log-dir: rank_<R>.log, opened for append so earlier
-// generations are kept; each generation starts with a header line.
+// Per-rank log file under --log-dir: rank_<R>.log holds the current generation, which starts
+// with a header line; the file of an earlier generation (this run's or a previous run's) is
+// renamed rank_<R>.gen<G>.log first, G read from its header (rank_<R>.previous.log without
+// one). A later run in the same directory replaces an earlier run's file of the same G.
 class RankLogFile {
  public:
   RankLogFile() = default;
@@ -40,5 +47,12 @@ class RankLogFile {
   int fd_ = -1;
   std::string path_;
 };
+
+// A new private directory for log files (torchrun's temporary log_dir for -r/-t without
+// --log-dir): $TMPDIR/ddplaunch-logs-XXXXXX. Never removed by ddplaunch: the logs outlive it.
+preflight::Result<std::string> make_log_directory();
+
+// The name an existing rank_<R>.log moves to, from its first line: "rank_3.gen2.log".
+std::string rotated_log_name(int rank, std::string_view first_line);
 
 }  // namespace ddplaunch

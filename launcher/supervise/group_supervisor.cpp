@@ -83,12 +83,13 @@ void GroupSupervisor::start(const GroupSpec& spec) {
                          ? prefix_from_template(prefix_template->second, spec.assignment.role, worker->global_rank, local)
                          : worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
     // torchrun's --local-ranks-filter: the others still go to log files and failure reports.
-    worker->on_terminal = spec.local_ranks_filter.empty() ||
-                          std::count(spec.local_ranks_filter.begin(), spec.local_ranks_filter.end(), local) > 0;
+    const bool shown = spec.local_ranks_filter.empty() ||
+                       std::count(spec.local_ranks_filter.begin(), spec.local_ranks_filter.end(), local) > 0;
+    worker->routing = route_streams(spec.redirects, spec.tee, !spec.log_dir.empty(), local, shown);
     workers_.push_back(worker);
   }
   for (auto& worker : workers_) {
-    if (!spec.log_dir.empty()) {
+    if (!spec.log_dir.empty() && worker->routing.any_file()) {
       std::string error = worker->log.open(spec.log_dir, worker->global_rank, assignment_.generation,
                                            spec.assignment.node_rank, spec.hostname);
       if (!error.empty()) write_prefixed_line(OutputStream::Stderr, "[ddplaunch]", error);
@@ -96,6 +97,11 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     SpawnRequest request;
     request.argv = spec.program;
     Environment env = build_worker_environment(spec.base_env, spec.assignment, worker->local_rank);
+    if (spec.virtual_local_rank) narrow_to_own_gpu(env, worker->local_rank);
+    if (static_cast<std::size_t>(worker->local_rank) < spec.placement.size()) {
+      request.cpus = spec.placement[static_cast<std::size_t>(worker->local_rank)].cpus;
+      request.memory_nodes = spec.placement[static_cast<std::size_t>(worker->local_rank)].memory_nodes;
+    }
     // The mark that finds its descendants even after they leave its process group.
     if (!guard_.job_tag().empty()) env[contract::kJobTag] = guard_.job_tag();
     request.env = to_env_strings(env);
@@ -171,8 +177,10 @@ void GroupSupervisor::read_output(Worker& worker, bool is_stdout) {
 }
 
 void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_view line) {
-  if (worker.on_terminal) write_prefixed_line(stream, worker.prefix, line);
-  worker.log.write_line(stream, line);
+  const bool is_stdout = stream == OutputStream::Stdout;
+  if (is_stdout ? worker.routing.stdout_to_terminal : worker.routing.stderr_to_terminal)
+    write_prefixed_line(stream, worker.prefix, line);
+  if (is_stdout ? worker.routing.stdout_to_file : worker.routing.stderr_to_file) worker.log.write_line(stream, line);
   worker.remember(line);
 }
 

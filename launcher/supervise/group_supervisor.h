@@ -16,6 +16,7 @@
 
 #include "ddplaunch/contract.h"
 #include "env/worker_environment.h"
+#include "placement/cpu_placement.h"
 #include "supervise/orphan_guard.h"
 #include "supervise/worker.h"
 
@@ -30,6 +31,9 @@ struct GroupSpec {
   std::vector<int> pause_ranks;  // global ranks started stopped
   std::vector<int> local_ranks_filter;  // only these local ranks on the terminal (empty: all)
   double init_grace_s = 0;       // opt-in: workers with no shim report count as running after this long
+  std::string redirects, tee;    // torchrun's -r / -t specs (output/stream_routing.h)
+  std::vector<placement::WorkerPlacement> placement;  // by local rank (--numa-binding); empty: none
+  bool virtual_local_rank = false;  // LOCAL_RANK=0, CUDA_VISIBLE_DEVICES narrowed to the worker's GPU
 };
 
 struct GroupOutcome {  // every worker of one generation reaped and its output drained

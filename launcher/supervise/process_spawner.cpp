@@ -3,6 +3,8 @@
 #include "supervise/process_spawner.h"
 
 #include <fcntl.h>
+#include <linux/mempolicy.h>
+#include <sched.h>
 #include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -36,10 +38,49 @@ void mark_inherited_descriptors_cloexec() {
   for (int fd = 3; fd < highest; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+// Node mask for set_mempolicy: bit N = NUMA node N. Built before fork (no allocation in the child).
+constexpr unsigned long kMaxNumaNodes = 1024;
+struct NodeMask {
+  unsigned long bits[kMaxNumaNodes / (8 * sizeof(unsigned long))] = {};
+  int count = 0;
+};
+
+NodeMask node_mask(const std::vector<int>& nodes) {
+  NodeMask mask;
+  constexpr unsigned long kBitsPerWord = 8 * sizeof(unsigned long);
+  for (int node : nodes)
+    if (node >= 0 && static_cast<unsigned long>(node) < kMaxNumaNodes) {
+      mask.bits[static_cast<unsigned long>(node) / kBitsPerWord] |= 1UL << (static_cast<unsigned long>(node) % kBitsPerWord);
+      ++mask.count;
+    }
+  return mask;
+}
+
+// Placement (--numa-binding) in the child: affinity, then memory preferred on its nodes
+// (preferred, not bound: a full node spills over instead of failing allocations). Both
+// survive exec. A refused affinity is fatal: the plan checked the CPUs are allowed, so a
+// refusal means the machine changed under us, and a worker off its CPUs would run slowly
+// without anyone noticing.
+void apply_placement(const cpu_set_t& cpus, bool bind_cpus, const NodeMask& memory) {
+  if (bind_cpus && sched_setaffinity(0, sizeof cpus, &cpus) != 0) {
+    static const char message[] = "ddplaunch: cannot set this worker's CPU affinity (--numa-binding)\n";
+    (void)!write(STDERR_FILENO, message, sizeof message - 1);
+    _exit(127);
+  }
+  if (memory.count == 0) return;
+  const int mode = memory.count == 1 ? MPOL_PREFERRED : 5 /* MPOL_PREFERRED_MANY, Linux 5.15 */;
+  // Older kernels refuse PREFERRED_MANY: the default policy (local node of the CPU) then
+  // already keeps memory on the bound CPUs' nodes.
+  (void)syscall(SYS_set_mempolicy, mode, memory.bits, kMaxNumaNodes);
+}
+
 // Runs in the forked child before exec: only async-signal-safe calls here.
 struct WorkerExecSetup : bp::extend::handler {
   pid_t launcher_pid;
   bool start_stopped;
+  bool bind_cpus = false;
+  cpu_set_t cpus{};
+  NodeMask memory;
 
   template <typename Executor>
   void on_exec_setup(Executor&) const {
@@ -51,6 +92,7 @@ struct WorkerExecSetup : bp::extend::handler {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT}) signal(sig, SIG_DFL);
     mark_inherited_descriptors_cloexec();
+    apply_placement(cpus, bind_cpus, memory);
     if (start_stopped) ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);  // stops with SIGTRAP after exec
   }
 };
@@ -138,6 +180,11 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
   WorkerExecSetup setup;
   setup.launcher_pid = getpid();
   setup.start_stopped = request.start_stopped;
+  setup.bind_cpus = !request.cpus.empty();
+  CPU_ZERO(&setup.cpus);
+  for (int cpu : request.cpus)
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &setup.cpus);
+  setup.memory = node_mask(request.memory_nodes);
   errno = 0;
   bp::child child(bp::exe = exe, bp::args = args, env, bp::std_in<bp::null, bp::posix::fd.bind(1, out_pipe[1]),
                   bp::posix::fd.bind(2, err_pipe[1]), setup, ec);

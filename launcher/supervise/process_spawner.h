@@ -13,6 +13,8 @@ struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] is searched on PATH when it has no '/'
   std::vector<std::string> env;   // complete environment, "KEY=VALUE"
   bool start_stopped = false;     // stop at the program's first instruction (for gdb -p)
+  std::vector<int> cpus;          // CPU affinity (--numa-binding); empty: inherited
+  std::vector<int> memory_nodes;  // preferred NUMA nodes for its memory; empty: default policy
 };
 
 struct SpawnedProcess {
@@ -35,7 +37,8 @@ std::string find_program(const std::string& name);
 
 // The child: own process group, stdin /dev/null, SIGKILL when the launcher dies
 // (PR_SET_PDEATHSIG), default signal dispositions, an empty signal mask and no descriptor
-// but 0, 1 and 2 (every other one is made close-on-exec in the child before exec).
+// but 0, 1 and 2 (every other one is made close-on-exec in the child before exec); the CPU
+// affinity and memory policy of `request` (both survive exec).
 SpawnedProcess spawn_worker_process(const SpawnRequest& request);
 
 }  // namespace ddplaunch

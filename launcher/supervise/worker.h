@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "output/line_splitter.h"
+#include "output/stream_routing.h"
 #include "output/worker_output.h"
 #include "policy/failure.h"
 #include "policy/rank_phase.h"
@@ -39,7 +40,7 @@ struct Worker {
   std::optional<ExitStatus> status;  // set once reaped
   int open_pipes = 0;                // stdout/stderr not at EOF yet
   bool failure_reported = false;
-  bool on_terminal = true;           // its lines are shown (--local-ranks-filter)
+  StreamRouting routing;             // terminal and/or log file per stream (-r, -t, --log-dir, --local-ranks-filter)
   bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
   // Training progress from the shim (issue 17), for the master's hang detection.
   long steps = 0;                      // steps so far in this generation

@@ -251,36 +251,35 @@ TEST(SingleNode, PrefixesEveryLineWholeUnderHeavyOutput) {
   for (int rank = 0; rank < kRanks; ++rank) EXPECT_EQ(next[rank], kLines) << "lines of rank " << rank;
 }
 
+// rank_<R>.log holds the current generation; the one before it moved to rank_<R>.gen0.log.
 TEST(SingleNode, LogDirKeepsEveryGenerationOfARank) {
   const std::string dir = dt::temp_dir("it1-logs-");
   // --ignore-sigterm: the launcher SIGTERMs a worker as soon as it reports init_failed, which
   // without it kills fake_worker before its error line in about 1 run of 10 (see the report).
   dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--log-dir", dir, "--", kFake, "--ignore-sigterm",
                                   "--fail-init-on-gen", "0", "--fail-rank", "1", "--report-init"});
-  std::ifstream in(dir + "/rank_1.log");
-  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  bool rank0_log = fs::exists(dir + "/rank_0.log");
+  auto read = [&](const std::string& name) {
+    std::ifstream in(dir + "/" + name);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string gen0 = read("rank_1.gen0.log"), gen1 = read("rank_1.log");
+  bool rank0_logs = fs::exists(dir + "/rank_0.log") && fs::exists(dir + "/rank_0.gen0.log");
   fs::remove_all(dir);
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("restart 1 of 3"), std::string::npos) << r.output;
-  EXPECT_TRUE(rank0_log);
+  EXPECT_TRUE(rank0_logs);
 
-  // Headers and the worker's own lines (stdout and stderr) of both generations, in order.
-  EXPECT_EQ(count_of(log, "===== ddplaunch generation"), 2) << log;
-  auto gen0 = log.find("===== ddplaunch generation 0 | rank 1");
-  auto pid0 = log.find("FAKE_WORKER_PID=");
-  auto gen1 = log.find("===== ddplaunch generation 1 | rank 1");
-  ASSERT_NE(gen0, std::string::npos) << log;
-  ASSERT_NE(pid0, std::string::npos) << log;
-  ASSERT_NE(gen1, std::string::npos) << log;
-  EXPECT_LT(gen0, pid0) << log;
-  EXPECT_LT(pid0, gen1) << "generation 0's output missing:\n" << log;
-  auto failure = log.find("fake init failure on generation 0", pid0);
-  EXPECT_LT(failure, gen1) << "generation 0's stderr line missing:\n" << log;
-  EXPECT_NE(log.find("FAKE_WORKER_PID=", gen1), std::string::npos) << "generation 1's output missing:\n" << log;
-  EXPECT_EQ(count_of(log, "FAKE_WORKER_PID="), 2) << log;
-  EXPECT_EQ(count_of(log, "RANK=1\n"), 2) << log;
+  // Each file: its generation's header, then that generation's own lines (stdout and stderr).
+  EXPECT_EQ(gen0.rfind("===== ddplaunch generation 0 | rank 1", 0), 0u) << gen0;
+  EXPECT_EQ(count_of(gen0, "===== ddplaunch generation"), 1) << gen0;
+  EXPECT_NE(gen0.find("FAKE_WORKER_PID="), std::string::npos) << gen0;
+  EXPECT_NE(gen0.find("fake init failure on generation 0"), std::string::npos) << "stderr line missing:\n" << gen0;
+  EXPECT_EQ(gen1.rfind("===== ddplaunch generation 1 | rank 1", 0), 0u) << gen1;
+  EXPECT_EQ(count_of(gen1, "===== ddplaunch generation"), 1) << gen1;
+  EXPECT_EQ(count_of(gen1, "FAKE_WORKER_PID="), 1) << gen1;
+  EXPECT_EQ(count_of(gen1, "RANK=1\n"), 1) << gen1;
+  EXPECT_EQ(gen1.find("fake init failure"), std::string::npos) << gen1;
 }
 
 TEST(SingleNode, DryRunPrintsConfigAndEnvironmentsAndStartsNothing) {
@@ -372,4 +371,25 @@ TEST(SingleNode, SigUsr1IsForwardedToEveryWorkerForACheckpointBeforePreemption) 
   EXPECT_NE(r.output.find("received SIGUSR1: forwarded to 2 worker process(es)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CHECKPOINT rank 0 saved"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("CHECKPOINT rank 1 saved"), std::string::npos) << r.output;
+}
+
+// --shutdown-timeout (torchrun's SIGTERM -> SIGKILL grace): a worker whose SIGTERM handler
+// takes 4 s to save finishes within a 60 s grace, and is SIGKILLed in the middle with 1 s.
+TEST(SingleNode, ShutdownTimeoutIsTheGraceBetweenSigtermAndSigkill) {
+  const std::string slow_save = "trap 'sleep 4; echo SAVED-$RANK; exit 0' TERM; echo READY-$RANK; "
+                                "while :; do sleep 0.1; done";
+  for (const char* grace : {"60", "1"}) {
+    SCOPED_TRACE(std::string("--shutdown-timeout ") + grace);
+    dt::BackgroundProcess launcher;
+    ASSERT_TRUE(launcher.start({DDPLAUNCH_BIN, "--nproc-per-node", "1", "--shutdown-timeout", grace, "--", "/bin/sh",
+                                "-c", slow_save}))
+        << launcher.output_so_far();
+    ASSERT_TRUE(launcher.wait_for_output("[rank 0] READY-0", seconds(30))) << launcher.output_so_far();
+    ASSERT_TRUE(launcher.send_signal(SIGTERM));
+    dt::RunResult r = launcher.wait(seconds(90));
+    ASSERT_FALSE(r.timed_out) << r.output;
+    const bool saved = r.output.find("[rank 0] SAVED-0") != std::string::npos;
+    if (std::string(grace) == "60") EXPECT_TRUE(saved) << "the worker was not given its grace:\n" << r.output;
+    else EXPECT_FALSE(saved) << "the worker outlived a 1 s grace:\n" << r.output;
+  }
 }

@@ -472,3 +472,66 @@ TEST_F(SlurmJobTest, GlooTrainingUnderSrunGivesIdenticalChecksums) {
   ASSERT_EQ(checksums.size(), 2u);
   EXPECT_EQ(checksums[0], checksums[1]) << "ranks disagree after DDP training:\n" << all_logs(logs);
 }
+
+// Slurm's checkpoint-before-preemption (#SBATCH --signal=USR1@120, here sent at once with
+// `scancel --signal=USR1 JOB`, which signals the job's steps but not the batch shell): a batch
+// job started with sbatch runs ddplaunch-srun as configs/ddplaunch.sbatch does; the Python
+// workers save a checkpoint on SIGUSR1 and exit 0, and the job ends COMPLETED with exit 0:0.
+TEST_F(SlurmJobTest, SbatchJobSignalledWithUsr1CheckpointsAndCompletes) {
+  const fs::path checkpoints = out_dir_ / "checkpoints";
+  fs::create_directories(checkpoints);
+  const fs::path script = out_dir_ / "usr1.sbatch";
+  std::ofstream(script) << "#!/bin/bash\n"
+                        << "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+                        << "#SBATCH --output=" << (out_dir_ / "batch.%j.log").string() << "\n"
+                        << "set -euo pipefail\n"
+                        << "export DDPLAUNCH=" << DDPLAUNCH_BIN << "\n"
+                        << "exec " << kSrunWrapper << " " << output_pattern("usr1")
+                        << " --ddplaunch-opt=--nproc-per-node=1 -- /usr/bin/python3 " << kSource
+                        << "/tests/integration/compat_scripts/usr1_checkpoint.py " << checkpoints.string() << "\n";
+  RunResult submitted = run_on_cluster({"sbatch", "--parsable", script.string()}, 30s);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  std::string job = submitted.output.substr(0, submitted.output.find_first_of(";\n"));
+  ASSERT_TRUE(std::regex_match(job, std::regex("[0-9]+"))) << submitted.output;
+
+  auto both_ready = [&] {
+    auto logs = read_task_logs(out_dir_, "usr1");
+    return logs.size() == 2 && logs[0].text.find("READY rank 0") != std::string::npos &&
+           logs[1].text.find("READY rank 1") != std::string::npos;
+  };
+  auto job_state = [&] {
+    RunResult show = run_on_cluster({"scontrol", "show", "job", job}, 30s);
+    std::smatch m;
+    return std::regex_search(show.output, m, std::regex(R"(JobState=(\S+))")) ? m[1].str() : show.output;
+  };
+  const auto ready_deadline = std::chrono::steady_clock::now() + 90s;
+  while (!both_ready() && std::chrono::steady_clock::now() < ready_deadline) std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(both_ready()) << "job " << job << " state " << job_state() << "\n"
+                            << all_logs(read_task_logs(out_dir_, "usr1"))
+                            << read_file(out_dir_ / ("batch." + job + ".log"));
+
+  RunResult signalled = run_on_cluster({"scancel", "--signal=USR1", job}, 30s);
+  ASSERT_EQ(signalled.exit_code, 0) << signalled.output;
+
+  std::string state = job_state();
+  const auto end_deadline = std::chrono::steady_clock::now() + 60s;
+  while ((state == "RUNNING" || state == "COMPLETING" || state == "PENDING") &&
+         std::chrono::steady_clock::now() < end_deadline) {
+    std::this_thread::sleep_for(200ms);
+    state = job_state();
+  }
+  auto logs = read_task_logs(out_dir_, "usr1");
+  const std::string batch_log = read_file(out_dir_ / ("batch." + job + ".log"));
+  EXPECT_EQ(state, "COMPLETED") << all_logs(logs) << batch_log;
+  RunResult show = run_on_cluster({"scontrol", "show", "job", job}, 30s);
+  EXPECT_NE(show.output.find("ExitCode=0:0"), std::string::npos) << show.output;
+  ASSERT_EQ(logs.size(), 2u) << all_logs(logs) << batch_log;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string& text = logs[static_cast<std::size_t>(rank)].text;
+    EXPECT_NE(text.find("received SIGUSR1: forwarded to 1 worker process(es)"), std::string::npos) << text;
+    EXPECT_NE(text.find("CHECKPOINT rank " + std::to_string(rank) + " saved"), std::string::npos) << text;
+    const std::string checkpoint = read_file(checkpoints / ("rank" + std::to_string(rank) + ".ckpt"));
+    EXPECT_TRUE(std::regex_match(checkpoint, std::regex("step=[0-9]+\n"))) << "rank " << rank << ": '" << checkpoint
+                                                                           << "'";
+  }
+}

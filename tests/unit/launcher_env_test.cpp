@@ -202,3 +202,20 @@ TEST(ShimPaths, AnInstalledOrCarriedPrefixIsFoundRelativeToTheExecutable) {
   EXPECT_EQ(fallback.python_autoload_dir, std::string(DDPLAUNCH_PYTHON_SHIM_DIR));
   fs::remove_all(prefix);
 }
+
+// torchrun's --virtual-local-rank: LOCAL_RANK=0, CUDA_VISIBLE_DEVICES narrowed to one GPU.
+TEST(WorkerEnvironment, VirtualLocalRankNarrowsToTheWorkersOwnGpu) {
+  Environment unset{{"LOCAL_RANK", "2"}};
+  narrow_to_own_gpu(unset, 2);
+  EXPECT_EQ(unset["LOCAL_RANK"], "0");
+  EXPECT_EQ(unset["CUDA_VISIBLE_DEVICES"], "2");  // no list inherited: the local rank's GPU
+  Environment listed{{"CUDA_VISIBLE_DEVICES", "4, 6,GPU-abc"}};
+  narrow_to_own_gpu(listed, 1);
+  EXPECT_EQ(listed["CUDA_VISIBLE_DEVICES"], "6");  // the rank's entry of the inherited list
+  narrow_to_own_gpu(listed = {{"CUDA_VISIBLE_DEVICES", "4,6,GPU-abc"}}, 2);
+  EXPECT_EQ(listed["CUDA_VISIBLE_DEVICES"], "GPU-abc");
+  EXPECT_EQ(virtual_local_rank_problem({}, 8), "");
+  EXPECT_EQ(virtual_local_rank_problem({{"CUDA_VISIBLE_DEVICES", "0,1"}}, 2), "");
+  EXPECT_NE(virtual_local_rank_problem({{"CUDA_VISIBLE_DEVICES", "0,1"}}, 3).find("3 workers need 3 entries"),
+            std::string::npos);
+}

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <regex>
 #include <string>
 
 #include "ddplaunch/contract.h"
@@ -127,4 +129,34 @@ TEST(ProcessSpawner, NamesEachResourceShortage) {
   for (int e : {ENOENT, EACCES, ENOEXEC, 0}) EXPECT_FALSE(is_resource_shortage(e)) << e;
   EXPECT_NE(describe_resource_shortage(EMFILE).find("out of file descriptors (EMFILE)"), std::string::npos);
   EXPECT_NE(describe_resource_shortage(EAGAIN).find("out of processes"), std::string::npos);
+}
+
+// --numa-binding's effects in the child, before exec: the CPU affinity, and memory preferred
+// on the given NUMA node (node 0 exists on every Linux machine; numa_maps shows the policy).
+TEST(ProcessSpawner, AppliesTheCpuAffinityAndPreferredMemoryNodeBeforeExec) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  int last = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &mine)) last = cpu;
+  ASSERT_GE(last, 0);
+  SpawnRequest request;
+  request.argv = {"/bin/sh", "-c",
+                  "grep Cpus_allowed_list /proc/self/status; "
+                  "if [ -r /proc/self/numa_maps ]; then grep -c prefer:0 /proc/self/numa_maps; else echo no-numa; fi"};
+  request.env = {"PATH=/usr/bin:/bin"};
+  request.cpus = {last};
+  request.memory_nodes = {0};
+  SpawnedProcess child = spawn_worker_process(request);
+  ASSERT_GT(child.pid, 0) << child.error;
+  std::string out = read_all(child.stdout_fd);
+  close(child.stdout_fd);
+  close(child.stderr_fd);
+  int status = 0;
+  waitpid(child.pid, &status, 0);
+  EXPECT_NE(out.find("Cpus_allowed_list:\t" + std::to_string(last) + "\n"), std::string::npos) << out;
+  if (out.find("no-numa") == std::string::npos) {  // a kernel without NUMA has no memory policy to show
+    EXPECT_TRUE(std::regex_search(out, std::regex("\n[1-9][0-9]*\n$"))) << "no mapping prefers node 0:\n" << out;
+  }
 }

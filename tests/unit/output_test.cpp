@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "output/line_splitter.h"
+#include "output/stream_routing.h"
 #include "output/worker_output.h"
 #include "supervise/worker.h"
 
@@ -159,3 +160,78 @@ TEST(OutputPrefix, TorchrunLinePrefixTemplateIsHonoured) {
   EXPECT_EQ(worker_prefix(1, 2, 3), "[node 1 rank 3]");
 }
 }  // namespace ddplaunch
+
+// torchrun's -r/-t: which streams of which local rank go to the terminal and the log file.
+TEST(OutputRouting, DefaultShowsBothStreamsAndFilesThemWithALogDir) {
+  StreamRouting plain = route_streams("", "", false, 0, true);
+  EXPECT_TRUE(plain.stdout_to_terminal && plain.stderr_to_terminal);
+  EXPECT_FALSE(plain.any_file());
+  StreamRouting logged = route_streams("", "", true, 0, true);
+  EXPECT_TRUE(logged.stdout_to_file && logged.stderr_to_file && logged.stdout_to_terminal);
+  StreamRouting filtered = route_streams("", "", true, 1, false);  // --local-ranks-filter left it out
+  EXPECT_FALSE(filtered.stdout_to_terminal || filtered.stderr_to_terminal);
+  EXPECT_TRUE(filtered.stdout_to_file && filtered.stderr_to_file);
+}
+
+TEST(OutputRouting, RedirectsAndTeeFollowTorchrun) {
+  StreamRouting r = route_streams("3", "", true, 0, true);  // -r 3: files only
+  EXPECT_FALSE(r.stdout_to_terminal || r.stderr_to_terminal);
+  EXPECT_TRUE(r.stdout_to_file && r.stderr_to_file);
+  StreamRouting t = route_streams("", "1", true, 0, true);  // -t 1: stdout to both, stderr terminal only
+  EXPECT_TRUE(t.stdout_to_terminal && t.stdout_to_file && t.stderr_to_terminal);
+  EXPECT_FALSE(t.stderr_to_file);
+  StreamRouting both = route_streams("1", "1", true, 0, true);  // redirected and teed: still shown
+  EXPECT_TRUE(both.stdout_to_terminal && both.stdout_to_file);
+  // Per-rank lists: a rank left out gets neither.
+  EXPECT_TRUE(route_streams("", "0:2,1:1", true, 0, true).stderr_to_file);
+  EXPECT_FALSE(route_streams("", "0:2,1:1", true, 0, true).stdout_to_file);
+  EXPECT_TRUE(route_streams("", "0:2,1:1", true, 1, true).stdout_to_file);
+  EXPECT_FALSE(route_streams("", "0:2,1:1", true, 2, true).any_file());
+  EXPECT_TRUE(route_streams("0:3", "", true, 2, true).stdout_to_terminal);
+}
+
+TEST(OutputRouting, SpecsAreCheckedAndTellWhetherFilesAreNeeded) {
+  EXPECT_EQ(stream_spec_problem(""), "");
+  EXPECT_EQ(stream_spec_problem("3"), "");
+  EXPECT_EQ(stream_spec_problem("0:1,3:2"), "");
+  EXPECT_NE(stream_spec_problem("4").find("0..3"), std::string::npos);
+  EXPECT_NE(stream_spec_problem("0:7").find("0..3"), std::string::npos);
+  EXPECT_NE(stream_spec_problem("x:1").find("LOCAL_RANK:0..3"), std::string::npos);
+  EXPECT_NE(stream_spec_problem("0:1,").find("0..3"), std::string::npos);
+  EXPECT_EQ(streams_for_rank("0:1,3:2", 3), 2);
+  EXPECT_TRUE(streams_need_files("3", ""));
+  EXPECT_TRUE(streams_need_files("", "0:0,1:1"));
+  EXPECT_FALSE(streams_need_files("0", "0:0"));
+  EXPECT_FALSE(streams_need_files("", ""));
+}
+
+TEST(OutputLogRotation, AnEarlierGenerationMovesToItsOwnFile) {
+  EXPECT_EQ(rotated_log_name(3, "===== ddplaunch generation 2 | rank 3 | node 0 (h) | started x ====="),
+            "rank_3.gen2.log");
+  EXPECT_EQ(rotated_log_name(3, "something else"), "rank_3.previous.log");
+  EXPECT_EQ(rotated_log_name(3, "===== ddplaunch generation x |"), "rank_3.previous.log");
+
+  const std::string dir = (std::filesystem::temp_directory_path() / ("ddpl-rotate-" + std::to_string(getpid()))).string();
+  std::filesystem::remove_all(dir);
+  {
+    RankLogFile gen0;
+    ASSERT_EQ(gen0.open(dir, 1, 0, 0, "host"), "");
+    gen0.write_line(OutputStream::Stdout, "from generation 0");
+  }
+  {
+    RankLogFile gen1;
+    ASSERT_EQ(gen1.open(dir, 1, 1, 0, "host"), "");
+    gen1.write_line(OutputStream::Stderr, "from generation 1");
+  }
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string current = read(dir + "/rank_1.log"), earlier = read(dir + "/rank_1.gen0.log");
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(current.find("===== ddplaunch generation 1 | rank 1"), std::string::npos) << current;
+  EXPECT_NE(current.find("[err] from generation 1"), std::string::npos) << current;
+  EXPECT_EQ(current.find("generation 0"), std::string::npos) << current;
+  EXPECT_NE(earlier.find("===== ddplaunch generation 0 | rank 1"), std::string::npos) << earlier;
+  EXPECT_NE(earlier.find("from generation 0"), std::string::npos) << earlier;
+}

@@ -2,6 +2,7 @@
 // NVML as fallback and for the driver version string, libnccl for its version. No CUDA headers.
 #include <dlfcn.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -13,6 +14,8 @@ namespace {
 using CuInit = int (*)(unsigned);
 using CuIntOut = int (*)(int*);
 using CuErrorName = int (*)(int, const char**);
+using CuDeviceGet = int (*)(int*, int);
+using CuDeviceGetPciBusId = int (*)(char*, int, int);
 using NvmlVoid = int (*)();
 using NvmlCount = int (*)(unsigned*);
 using NvmlText = int (*)(char*, unsigned);
@@ -82,6 +85,17 @@ bool query_libcuda(GpuInfo& info) {
   }
   info.source = "libcuda";
   info.count = n;
+  auto device_get = symbol<CuDeviceGet>(lib, "cuDeviceGet");
+  auto bus_id = symbol<CuDeviceGetPciBusId>(lib, "cuDeviceGetPCIBusId");
+  for (int ordinal = 0; device_get && bus_id && ordinal < n; ++ordinal) {
+    int device = 0;
+    char text[32] = {};
+    if (device_get(&device, ordinal) != 0 || bus_id(text, sizeof text, device) != 0) {
+      info.pci_bus_ids.clear();  // all or none: placement needs every GPU's address
+      break;
+    }
+    info.pci_bus_ids.push_back(sysfs_pci_address(text));
+  }
   append_note(info, "libcuda: " + std::to_string(n) + " device(s), CUDA_VISIBLE_DEVICES applied by the driver");
   return true;
 }
@@ -134,6 +148,14 @@ void query_nccl(GpuInfo& info) {
 }
 
 }  // namespace
+
+std::string sysfs_pci_address(std::string_view cuda_bus_id) {
+  std::string out;
+  for (char c : cuda_bus_id) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto colon = out.find(':');
+  while (colon != std::string::npos && colon > 4 && out[0] == '0') out.erase(0, 1), --colon;
+  return out;
+}
 
 GpuInfo detect_gpus() {
   GpuInfo info;

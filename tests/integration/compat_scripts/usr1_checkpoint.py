@@ -1,6 +1,8 @@
 """Slurm's checkpoint-before-preemption pattern (#SBATCH --signal=USR1@120): on SIGUSR1 the
 trainer saves and exits 0. Prints READY when its handler is in place; exits 3 if no signal
-came within 60 s."""
+came within 60 s. With a directory argument, the checkpoint is a file there: rank<R>.ckpt.
+A second SIGUSR1 (Slurm signals every process of a step, and ddplaunch forwards its own
+copy) changes nothing."""
 import os
 import signal
 import sys
@@ -22,6 +24,9 @@ while not stop and time.monotonic() < deadline:
     time.sleep(0.05)
     step += 1
 if stop:
+    if len(sys.argv) > 1:
+        with open(os.path.join(sys.argv[1], f"rank{os.environ['RANK']}.ckpt"), "w") as f:
+            f.write(f"step={step}\n")
     print(f"CHECKPOINT rank {os.environ['RANK']} saved at step {step}, exiting", flush=True)
     sys.exit(0)
 sys.exit(3)

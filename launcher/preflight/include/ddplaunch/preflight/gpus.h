@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "ddplaunch/preflight/outcome.h"
 
@@ -18,7 +19,14 @@ struct GpuInfo {
   std::string nccl_version;    // "2.18.5" when libnccl.so.2 loads, else ""
   std::string source = "none"; // "libcuda", "nvml" or "none"
   std::string note;            // why a source failed / how CUDA_VISIBLE_DEVICES was applied
+  // PCI address of each visible GPU in CUDA order, sysfs form ("0000:3b:00.0"); from libcuda
+  // only (it applies CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the workers will), else empty.
+  std::vector<std::string> pci_bus_ids;
 };
+
+// cuDeviceGetPCIBusId's "00000000:3B:00.0" / "0000:3B:00.0" as sysfs names it: lower case,
+// the domain cut to 4 digits when its extra digits are zeros.
+std::string sysfs_pci_address(std::string_view cuda_bus_id);
 
 // Tries libcuda.so.1 (cuInit, cuDeviceGetCount: the driver itself applies
 // CUDA_VISIBLE_DEVICES), then libnvidia-ml.so.1 (nvmlDeviceGetCount_v2 counts every GPU, so

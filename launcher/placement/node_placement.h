@@ -1,0 +1,20 @@
+// This node's placement at start: the --numa-binding mode applied to the machine the
+// launcher runs on (sysfs, its own allowed CPUs, the GPUs libcuda reported).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ddplaunch/preflight/outcome.h"
+#include "placement/cpu_placement.h"
+
+namespace ddplaunch::placement {
+
+// Empty without a mode. gpu_count > 0 without bus ids (no libcuda) is an error: binding
+// CPU-only slices on a GPU node would be wrong.
+preflight::Result<std::vector<WorkerPlacement>> plan_node_placement(const std::string& mode_name, int nproc,
+                                                                    int gpu_count,
+                                                                    const std::vector<std::string>& gpu_bus_ids,
+                                                                    const std::string& sys_root = "/sys");
+
+}  // namespace ddplaunch::placement

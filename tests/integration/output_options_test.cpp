@@ -1,0 +1,126 @@
+// torchrun's output options with the real binary: -r/--redirects (streams to the rank's log
+// file only), -t/--tee (file and terminal), per-rank lists, a log directory made for -r/-t
+// without --log-dir, and the join progress line: live on a terminal (a pty from Python's pty
+// module), plain lines otherwise.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "output_parsing.h"
+#include "process_runner.h"
+
+namespace dt = ddplaunch::testing;
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+namespace {
+
+constexpr auto kRunLimit = seconds(120);
+// Each rank writes one line to stdout and one to stderr.
+const std::vector<std::string> kTwoStreams = {"/bin/sh", "-c", "echo OUT-$RANK; echo ERR-$RANK >&2"};
+
+dt::RunResult run_launcher(std::vector<std::string> args) {
+  args.insert(args.begin(), DDPLAUNCH_BIN);
+  args.push_back("--");
+  args.insert(args.end(), kTwoStreams.begin(), kTwoStreams.end());
+  return dt::run_command(args, kRunLimit, {}, {"PYTHONUNBUFFERED"});
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(OutputOptions, RedirectSendsAStreamOnlyToTheLogFile) {
+  const std::string dir = dt::temp_dir("ddpl-redirect-");
+  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--log-dir", dir, "-r", "1"});
+  const std::string rank0 = read_file(dir + "/rank_0.log"), rank1 = read_file(dir + "/rank_1.log");
+  fs::remove_all(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string n = std::to_string(rank);
+    EXPECT_FALSE(has(r.output, "[rank " + n + "] OUT-" + n)) << "stdout was redirected, not shown:\n" << r.output;
+    EXPECT_TRUE(has(r.output, "[rank " + n + "] ERR-" + n)) << r.output;
+  }
+  EXPECT_TRUE(has(rank0, "\nOUT-0\n")) << rank0;
+  EXPECT_FALSE(has(rank0, "ERR-0")) << "stderr was neither redirected nor teed:\n" << rank0;
+  EXPECT_TRUE(has(rank1, "\nOUT-1\n")) << rank1;
+}
+
+TEST(OutputOptions, TeeForOneRankWithoutLogDirMakesADirectory) {
+  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--tee", "0:3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("the workers' log files go to (\\S+)"))) << r.output;
+  const std::string dir = m[1];
+  ASSERT_EQ(dir.rfind("/tmp/ddplaunch-logs-", 0), 0u) << dir;
+  const std::string rank0 = read_file(dir + "/rank_0.log");
+  const bool rank1_file = fs::exists(dir + "/rank_1.log");
+  fs::remove_all(dir);
+  // Teed: shown and filed; rank 1 is not in the list: shown only.
+  for (const char* line : {"[rank 0] OUT-0", "[rank 0] ERR-0", "[rank 1] OUT-1", "[rank 1] ERR-1"})
+    EXPECT_TRUE(has(r.output, line)) << line << "\n" << r.output;
+  EXPECT_TRUE(has(rank0, "\nOUT-0\n")) << rank0;
+  EXPECT_TRUE(has(rank0, "\n[err] ERR-0\n")) << rank0;
+  EXPECT_FALSE(rank1_file) << "rank 1 has no stream to file";
+}
+
+TEST(OutputOptions, LocalRanksFilterHidesOthersFromTheTerminalOnly) {
+  const std::string dir = dt::temp_dir("ddpl-filter-");
+  dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--log-dir", dir, "--local-ranks-filter", "1"});
+  const std::string rank0 = read_file(dir + "/rank_0.log");
+  fs::remove_all(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(has(r.output, "[rank 0] OUT-0")) << r.output;
+  EXPECT_TRUE(has(r.output, "[rank 1] OUT-1")) << r.output;
+  EXPECT_TRUE(has(rank0, "\nOUT-0\n")) << rank0;
+}
+
+// Node 0 of a two-node job whose node 1 never comes: the wait is shown, then the join timeout.
+namespace {
+std::vector<std::string> lonely_master_argv() {
+  const int port = dt::free_tcp_port();
+  return {DDPLAUNCH_BIN, "--nnodes", "2", "--node-rank", "0", "--master", "127.0.0.1:" + std::to_string(port),
+          "--join-timeout", "5", "--no-peer-probe", "--", "/bin/true"};
+}
+}  // namespace
+
+TEST(OutputOptions, JoinProgressIsOneLiveLineOnATerminal) {
+  std::vector<std::string> argv{"/usr/bin/python3", "-c",
+                                "import pty, sys; status = pty.spawn(sys.argv[1:]); "
+                                "sys.exit(status >> 8 if status & 0xff == 0 else 1)"};
+  auto launcher = lonely_master_argv();
+  argv.insert(argv.end(), launcher.begin(), launcher.end());
+  dt::RunResult r = dt::run_command(argv, kRunLimit);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  // Redrawn in place: carriage return + erase line, then the text with the seconds waited;
+  // never a newline right after it (the next line erases it first).
+  std::regex live("\r\x1b\\[2K[0-9:]+ ddplaunch: waiting for nodes: 1/2 joined \\(missing: [^)]*\\), [0-9]+ s");
+  auto begin = std::sregex_iterator(r.output.begin(), r.output.end(), live);
+  EXPECT_GE(std::distance(begin, std::sregex_iterator()), 1) << r.output;
+  EXPECT_FALSE(std::regex_search(r.output, std::regex("joined \\(missing: [^)]*\\), [0-9]+ s\r?\n"))) << r.output;
+  EXPECT_FALSE(has(r.output, "info: waiting for nodes")) << "a plain line on a terminal:\n" << r.output;
+  EXPECT_TRUE(has(r.output, "node rank 1")) << r.output;
+}
+
+TEST(OutputOptions, JoinProgressIsPlainLinesOffATerminal) {
+  dt::RunResult r = dt::run_command(lonely_master_argv(), kRunLimit);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(has(r.output, "\x1b[2K")) << r.output;
+  // Unchanged progress is not repeated every tick.
+  EXPECT_EQ(dt::count_of(r.output, "info: waiting for nodes: 1/2 joined"), 1) << r.output;
+}
