@@ -10,6 +10,7 @@ packages=(
   libgtest-dev googletest libssl-dev
   libtorch-dev libgloo-dev python3-torch
   iproute2 nftables procps time
+  openssh-client openssh-server
 )
 
 # --with-slurm: also the Slurm daemons and client for scripts/slurm-test-cluster.sh.

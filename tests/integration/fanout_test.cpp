@@ -1,0 +1,201 @@
+// ddplaunch --hosts over real OpenSSH: three network-namespace hosts, each running its own sshd
+// with keys the test made. A real gloo DDP job over ssh; Ctrl-C stops every node and leaves
+// nothing behind; an unreachable host, a host without ddplaunch and one with another version
+// are named before anything starts. The fan-out runs on host 1, as a user would run it there.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "netns_cluster.h"
+#include "output_parsing.h"
+#include "process_runner.h"
+#include "ssh_servers.h"
+
+namespace dt = ddplaunch::testing;
+using namespace std::chrono;
+
+namespace {
+
+// Variables of the test's own environment that would change what the launcher does.
+const std::vector<std::string> kUnsetEnv = {
+    "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+    "SLURM_JOB_ID", "SLURM_NODEID", "SLURM_STEP_ID", "PET_NNODES", "DDPLAUNCH_TOKEN", "PYTHONUNBUFFERED"};
+
+std::string skip_reason() {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) return r;
+  return dt::SshServers::skip_reason();
+}
+
+bool torch_available() {
+  return dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, seconds(120)).exit_code == 0;
+}
+
+// `ddplaunch --hosts h1,...,hN FLAGS -- PROGRAM` in host 1's namespace, ssh through the test's config.
+std::vector<std::string> fanout_argv(const dt::NetnsCluster& cluster, int hosts, const std::vector<std::string>& flags,
+                                     const std::vector<std::string>& program) {
+  std::string list;
+  for (int h = 1; h <= hosts; ++h) list += (h > 1 ? "," : "") + dt::SshServers::host_name(h);
+  std::vector<std::string> argv{DDPLAUNCH_BIN, "--hosts", list, "--nproc-per-node", "1", "--join-timeout", "60",
+                                "--grace", "1"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), program.begin(), program.end());
+  return cluster.exec_argv(1, argv);
+}
+
+// Pids in a host's namespace other than its sshd listener, polled until none or the deadline.
+std::set<pid_t> processes_left(const dt::NetnsCluster& cluster, int host, const dt::SshServers& ssh,
+                               milliseconds timeout) {
+  const auto deadline = steady_clock::now() + timeout;
+  std::set<pid_t> left;
+  do {
+    left.clear();
+    std::string out = dt::run_command({"ip", "netns", "pids", cluster.namespace_of(host)}, seconds(10)).output;
+    std::istringstream pids(out);
+    for (pid_t pid; pids >> pid;) left.insert(pid);
+    for (pid_t listener : ssh.listener_pids()) left.erase(listener);
+    if (left.empty()) return left;
+    std::this_thread::sleep_for(milliseconds(100));
+  } while (steady_clock::now() < deadline);
+  return left;
+}
+
+std::string command_lines(const std::set<pid_t>& pids) {
+  std::string out;
+  for (pid_t pid : pids) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), {});
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    out += std::to_string(pid) + ": " + cmd + "\n";
+  }
+  return out;
+}
+
+// Every process command line on this machine that contains `text` (the test's pid namespace
+// is the hosts' too).
+std::vector<std::string> command_lines_containing(const std::string& text) {
+  std::vector<std::string> found;
+  DIR* proc = opendir("/proc");
+  if (!proc) return found;
+  while (dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    std::ifstream in(std::string("/proc/") + entry->d_name + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), {});
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(text) != std::string::npos) found.push_back(cmd);
+  }
+  closedir(proc);
+  return found;
+}
+
+}  // namespace
+
+TEST(FanOut, GlooTrainingOverSshOnThreeHosts) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  if (!torch_available()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch.distributed";
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fgl"), 3);
+  dt::SshServers ssh(cluster, {1, 2, 3});
+  dt::RunResult r = dt::run_command(
+      fanout_argv(cluster, 3, {},
+                  {PYTHON_WITH_TORCH, std::string(SOURCE_DIR) + "/worker_shim/examples/train_ddp.py", "--steps", "20"}),
+      seconds(240), {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, kUnsetEnv);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("master: node 0 = h1 at " + cluster.address(1)), std::string::npos) << r.output;
+  // Every rank trained on its own host, with the same parameters at the end.
+  std::vector<dt::FinalLine> finals = dt::final_lines(r.output);
+  ASSERT_EQ(finals.size(), 3u) << r.output;
+  std::set<int> ranks;
+  for (const auto& f : finals) {
+    ranks.insert(f.rank);
+    EXPECT_EQ(f.checksum, finals.front().checksum) << "rank " << f.rank << "\n" << r.output;
+    EXPECT_LT(f.loss_last, f.loss_first) << "rank " << f.rank << " did not learn";
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2}));
+  // One prefix per line: a node's worker lines name node and rank once.
+  for (int node = 0; node < 3; ++node) {
+    const std::string prefix = "[node " + std::to_string(node) + " rank " + std::to_string(node) + "] FINAL";
+    EXPECT_NE(r.output.find(prefix), std::string::npos) << prefix << "\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("] [node"), std::string::npos) << "a line was prefixed twice\n" << r.output;
+  for (int host = 1; host <= 3; ++host)
+    EXPECT_EQ(processes_left(cluster, host, ssh, seconds(10)), std::set<pid_t>{}) << "host " << host;
+}
+
+TEST(FanOut, CtrlCStopsEveryNodeAndLeavesNothing) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fci"), 3);
+  dt::SshServers ssh(cluster, {1, 2, 3});
+  // A token of the user's own: it must reach every node, and appear in no command line.
+  const std::string token = "fanout-test-token-4f1c9a";
+  dt::BackgroundProcess fanout;
+  ASSERT_TRUE(fanout.start(fanout_argv(cluster, 3, {}, {FAKE_WORKER_BIN, "--print-env", "--hang"}),
+                           {{"DDPLAUNCH_SSH", ssh.ssh_command()}, {"DDPLAUNCH_TOKEN", token}}, kUnsetEnv))
+      << fanout.output_so_far();
+  for (int node = 0; node < 3; ++node)
+    ASSERT_TRUE(fanout.wait_for_output("[node " + std::to_string(node) + " rank " + std::to_string(node) + "] ENV RANK=",
+                                       seconds(90)))
+        << fanout.output_so_far();
+  EXPECT_EQ(command_lines_containing(token), std::vector<std::string>{}) << "the token is visible to ps";
+  EXPECT_GE(command_lines_containing("--token-stdin").size(), 6u)  // each node: ssh here, ddplaunch there
+      << fanout.output_so_far();
+
+  ASSERT_TRUE(fanout.send_signal(SIGINT));  // what Ctrl-C sends the terminal's foreground process
+  dt::RunResult r = fanout.wait(seconds(60));
+  ASSERT_FALSE(r.timed_out) << "the fan-out did not stop\n" << r.output;
+  EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.output;
+  EXPECT_NE(r.output.find("received SIGINT: stopping every node"), std::string::npos) << r.output;
+  for (int node = 0; node < 3; ++node)
+    EXPECT_NE(r.output.find("ddplaunch[node " + std::to_string(node) + "] warning: received SIGINT"), std::string::npos)
+        << "node " << node << " was not interrupted\n" << r.output;
+  for (int host = 1; host <= 3; ++host) {
+    auto left = processes_left(cluster, host, ssh, seconds(20));
+    EXPECT_EQ(left, std::set<pid_t>{}) << "host " << host << ":\n" << command_lines(left);
+  }
+}
+
+TEST(FanOut, UnreachableHostIsNamedAndNothingStarts) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fun"), 3);
+  dt::SshServers ssh(cluster, {1, 3});  // no sshd on host 2: connections are refused
+  dt::RunResult r = dt::run_command(fanout_argv(cluster, 3, {}, {FAKE_WORKER_BIN, "--print-env"}), seconds(120),
+                                    {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, kUnsetEnv);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("1 of 3 host(s) cannot run their node; nothing was started"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("h2 (node 1): ssh could not run a command there"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Connection refused"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("h1 (node 0)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ENV RANK="), std::string::npos) << "a worker was started\n" << r.output;
+  for (int host = 1; host <= 3; ++host)
+    EXPECT_EQ(processes_left(cluster, host, ssh, seconds(10)), std::set<pid_t>{}) << "host " << host;
+}
+
+TEST(FanOut, HostWithoutDdplaunchOrWithAnotherVersionIsNamed) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fnd"), 3);
+  const std::string launcher_dir = std::filesystem::path(DDPLAUNCH_BIN).parent_path().string();
+  // Host 2 does not have the build tree's ddplaunch (nor one on PATH); host 3 has another version there.
+  dt::SshServers ssh(cluster, {1, 2, 3},
+                     {{2, {launcher_dir, ""}}, {3, {launcher_dir, "ddplaunch 0.0.1-other"}}});
+  dt::RunResult r = dt::run_command(fanout_argv(cluster, 3, {}, {FAKE_WORKER_BIN, "--print-env"}), seconds(120),
+                                    {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, kUnsetEnv);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("2 of 3 host(s) cannot run their node; nothing was started"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("h2 (node 1): ddplaunch is not installed there: neither " + std::string(DDPLAUNCH_BIN)),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("h3 (node 2): " + std::string(DDPLAUNCH_BIN) + " is 'ddplaunch 0.0.1-other'"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("ENV RANK="), std::string::npos) << "a worker was started\n" << r.output;
+}
