@@ -9,6 +9,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -51,6 +52,16 @@ std::vector<std::string> fanout_argv(const dt::NetnsCluster& cluster, int hosts,
   return cluster.exec_argv(1, argv);
 }
 
+// Starts the fan-out in the background and waits until every node's worker printed its rank.
+void start_and_wait_for_workers(dt::BackgroundProcess& fanout, const std::vector<std::string>& argv,
+                                const std::map<std::string, std::string>& env, int nodes) {
+  ASSERT_TRUE(fanout.start(argv, env, kUnsetEnv)) << fanout.output_so_far();
+  for (int node = 0; node < nodes; ++node)
+    ASSERT_TRUE(fanout.wait_for_output("[node " + std::to_string(node) + " rank " + std::to_string(node) + "] ENV RANK=",
+                                       seconds(90)))
+        << fanout.output_so_far();
+}
+
 // Pids in a host's namespace other than its sshd listener, polled until none or the deadline.
 std::set<pid_t> processes_left(const dt::NetnsCluster& cluster, int host, const dt::SshServers& ssh,
                                milliseconds timeout) {
@@ -68,14 +79,17 @@ std::set<pid_t> processes_left(const dt::NetnsCluster& cluster, int host, const 
   return left;
 }
 
+// A process's command line, arguments separated by spaces ("" once it is gone).
+std::string command_line(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/cmdline");
+  std::string cmd((std::istreambuf_iterator<char>(in)), {});
+  std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+  return cmd;
+}
+
 std::string command_lines(const std::set<pid_t>& pids) {
   std::string out;
-  for (pid_t pid : pids) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), {});
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    out += std::to_string(pid) + ": " + cmd + "\n";
-  }
+  for (pid_t pid : pids) out += std::to_string(pid) + ": " + command_line(std::to_string(pid)) + "\n";
   return out;
 }
 
@@ -87,9 +101,7 @@ std::vector<std::string> command_lines_containing(const std::string& text) {
   if (!proc) return found;
   while (dirent* entry = readdir(proc)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + entry->d_name + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), {});
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    std::string cmd = command_line(entry->d_name);
     if (cmd.find(text) != std::string::npos) found.push_back(cmd);
   }
   closedir(proc);
@@ -137,13 +149,9 @@ TEST(FanOut, CtrlCStopsEveryNodeAndLeavesNothing) {
   // A token of the user's own: it must reach every node, and appear in no command line.
   const std::string token = "fanout-test-token-4f1c9a";
   dt::BackgroundProcess fanout;
-  ASSERT_TRUE(fanout.start(fanout_argv(cluster, 3, {}, {FAKE_WORKER_BIN, "--print-env", "--hang"}),
-                           {{"DDPLAUNCH_SSH", ssh.ssh_command()}, {"DDPLAUNCH_TOKEN", token}}, kUnsetEnv))
-      << fanout.output_so_far();
-  for (int node = 0; node < 3; ++node)
-    ASSERT_TRUE(fanout.wait_for_output("[node " + std::to_string(node) + " rank " + std::to_string(node) + "] ENV RANK=",
-                                       seconds(90)))
-        << fanout.output_so_far();
+  start_and_wait_for_workers(fanout, fanout_argv(cluster, 3, {}, {FAKE_WORKER_BIN, "--print-env", "--hang"}),
+                             {{"DDPLAUNCH_SSH", ssh.ssh_command()}, {"DDPLAUNCH_TOKEN", token}}, 3);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(command_lines_containing(token), std::vector<std::string>{}) << "the token is visible to ps";
   EXPECT_GE(command_lines_containing("--token-stdin").size(), 6u)  // each node: ssh here, ddplaunch there
       << fanout.output_so_far();
@@ -204,4 +212,44 @@ TEST(FanOut, HostWithoutDdplaunchOrWithAnotherVersionIsNamed) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("ENV RANK="), std::string::npos) << "a worker was started\n" << r.output;
+}
+
+// The terminal's ddplaunch dies without a word (SIGKILL): its ssh processes die with it, every
+// node sees its stdin end (--stop-on-stdin-eof) and stops, and nothing is left on any host.
+TEST(FanOut, KilledFanoutLeavesNothingOnAnyHost) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fki"), 3);
+  dt::SshServers ssh(cluster, {1, 2, 3});
+  dt::BackgroundProcess fanout;
+  start_and_wait_for_workers(fanout, fanout_argv(cluster, 3, {}, {FAKE_WORKER_BIN, "--print-env", "--hang"}),
+                             {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, 3);
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(fanout.send_signal(SIGKILL));
+  dt::RunResult r = fanout.wait(seconds(30));
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  for (int host = 1; host <= 3; ++host) {
+    auto left = processes_left(cluster, host, ssh, seconds(30));
+    EXPECT_EQ(left, std::set<pid_t>{}) << "host " << host << ":\n" << command_lines(left);
+  }
+}
+
+// A DeepSpeed hostfile: each host runs as many workers as its slots, ranks numbered across
+// hosts in order; --exclude drops a host.
+TEST(FanOut, HostfileSlotsSetEachHostsWorkers) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fhf"), 3);
+  dt::SshServers ssh(cluster, {1, 2});  // host 3 is excluded, so it is never contacted
+  const std::string hostfile = ssh.dir() + "/hostfile";
+  std::ofstream(hostfile) << "# test hosts\nh1 slots=2\nh2 slots=1\nh3 slots=4\n";
+  std::vector<std::string> argv{DDPLAUNCH_BIN, "--hostfile", hostfile, "--exclude", "h3", "--join-timeout", "60",
+                                "--", FAKE_WORKER_BIN, "--print-env"};
+  dt::RunResult r = dt::run_command(cluster.exec_argv(1, argv), seconds(120), {{"DDPLAUNCH_SSH", ssh.ssh_command()}},
+                                    kUnsetEnv);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const std::string& line : {std::string("[node 0 rank 0] ENV WORLD_SIZE=3"), std::string("[node 0 rank 1] ENV LOCAL_RANK=1"),
+                                  std::string("[node 1 rank 2] ENV LOCAL_WORLD_SIZE=1"),
+                                  "[node 1 rank 2] ENV MASTER_ADDR=" + cluster.address(1)})
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  EXPECT_EQ(r.output.find("[node 2"), std::string::npos) << r.output;
 }
