@@ -253,3 +253,23 @@ TEST(FanOut, HostfileSlotsSetEachHostsWorkers) {
     EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
   EXPECT_EQ(r.output.find("[node 2"), std::string::npos) << r.output;
 }
+
+// Node 0 cannot start (the endpoint given is another host's address, so it refuses to host the
+// rendezvous): the fan-out does not leave the other nodes waiting for their join timeout but
+// stops them, and ends with node 0's status.
+TEST(FanOut, NodeThatCannotStartStopsTheOthers) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fns"), 3);
+  dt::SshServers ssh(cluster, {1, 2, 3});
+  dt::RunResult r = dt::run_command(
+      fanout_argv(cluster, 3, {"--join-timeout", "600", "--rdzv-endpoint", cluster.address(2) + ":29400"},
+                  {FAKE_WORKER_BIN, "--print-env"}),
+      seconds(180), {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, kUnsetEnv);
+  ASSERT_FALSE(r.timed_out) << "the other nodes were left waiting\n" << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("node 0 (h1) ended: exit code 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stopping every node"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ENV RANK="), std::string::npos) << r.output;
+  for (int host = 1; host <= 3; ++host)
+    EXPECT_EQ(processes_left(cluster, host, ssh, seconds(20)), std::set<pid_t>{}) << "host " << host;
+}
