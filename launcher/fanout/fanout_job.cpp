@@ -47,6 +47,7 @@ std::string FanoutJob::start(const std::vector<std::string>& env) {
       error = "could not hand over the token on its stdin";
     if (!error.empty()) {
       stop_nodes(SIGTERM, fmt::format("node {} ({}) could not be started", node.node_rank, node.host));
+      finish_when_done();  // none started: nothing to wait for
       return fmt::format("cannot start ssh for node {} ({}): {}", node.node_rank, node.host, error);
     }
   }

@@ -40,7 +40,14 @@ std::vector<NeededProgram> needed_programs(const std::vector<std::string>& typed
   if (command.empty()) return {};
   std::vector<NeededProgram> out;
   const bool through_python = typed.empty() || command.front() != typed.front();
-  if (!through_python) return {{command.front(), {command.front()}, false}};
+  if (!through_python) {
+    out.push_back({command.front(), {command.front()}, false});
+    // `python3 train.py` typed as is: the script is needed too.
+    const std::string_view interpreter = std::string_view(command.front()).substr(command.front().rfind('/') + 1);
+    if (command.size() > 1 && interpreter.starts_with("python") && command[1].ends_with(".py"))
+      out.push_back({command[1], {command[1]}, true});
+    return out;
+  }
   // The interpreter: as chosen here, or, when that is the default, whichever the host has.
   std::vector<std::string> interpreters{command.front()};
   if (command.front() == "/usr/bin/python3") interpreters.push_back("python3");

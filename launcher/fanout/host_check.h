@@ -28,8 +28,8 @@ struct CheckRequest {
 };
 
 // What PROGRAM needs, from the command the workers would run here (program_command) and the
-// command line as typed: the interpreter and the script for a script, the executable
-// otherwise. A module (-m) is left to the workers: finding it needs the interpreter's paths.
+// command line as typed: the interpreter and the script for a script (also when typed as
+// `python3 train.py`), the executable otherwise. A module (-m) is left to the workers: finding it needs the interpreter's paths.
 std::vector<NeededProgram> needed_programs(const std::vector<std::string>& typed,
                                            const std::vector<std::string>& command);
 

@@ -157,6 +157,10 @@ TEST(FanoutHostCheck, NeededProgramsFollowHowTheProgramRuns) {
   auto module = needed_programs({"pkg.train"}, {"/opt/py", "-u", "-m", "pkg.train"});
   ASSERT_EQ(module.size(), 1u);
   EXPECT_EQ(module[0].alternatives, std::vector<std::string>{"/opt/py"});
+  auto typed_python = needed_programs({"python3", "train.py"}, {"python3", "train.py"});
+  ASSERT_EQ(typed_python.size(), 2u);
+  EXPECT_TRUE(typed_python[1].file);
+  EXPECT_EQ(typed_python[1].label, "train.py");
   auto binary = needed_programs({"./train_binary"}, {"./train_binary"});
   ASSERT_EQ(binary.size(), 1u);
   EXPECT_FALSE(binary[0].file);
