@@ -93,6 +93,14 @@ std::string command_lines(const std::set<pid_t>& pids) {
   return out;
 }
 
+// Every host's namespace holds nothing but its sshd listener (within `timeout`).
+void expect_nothing_left(const dt::NetnsCluster& cluster, const dt::SshServers& ssh, milliseconds timeout) {
+  for (int host = 1; host <= cluster.hosts(); ++host) {
+    auto left = processes_left(cluster, host, ssh, timeout);
+    EXPECT_EQ(left, std::set<pid_t>{}) << "processes left on host " << host << ":\n" << command_lines(left);
+  }
+}
+
 // Every process command line on this machine that contains `text` (the test's pid namespace
 // is the hosts' too).
 std::vector<std::string> command_lines_containing(const std::string& text) {
@@ -138,8 +146,7 @@ TEST(FanOut, GlooTrainingOverSshOnThreeHosts) {
     EXPECT_NE(r.output.find(prefix), std::string::npos) << prefix << "\n" << r.output;
   }
   EXPECT_EQ(r.output.find("] [node"), std::string::npos) << "a line was prefixed twice\n" << r.output;
-  for (int host = 1; host <= 3; ++host)
-    EXPECT_EQ(processes_left(cluster, host, ssh, seconds(10)), std::set<pid_t>{}) << "host " << host;
+  expect_nothing_left(cluster, ssh, seconds(10));
 }
 
 TEST(FanOut, CtrlCStopsEveryNodeAndLeavesNothing) {
@@ -170,10 +177,7 @@ TEST(FanOut, CtrlCStopsEveryNodeAndLeavesNothing) {
     const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
     EXPECT_NE(line.find("job failed, exit code 130"), std::string::npos) << line;
   }
-  for (int host = 1; host <= 3; ++host) {
-    auto left = processes_left(cluster, host, ssh, seconds(20));
-    EXPECT_EQ(left, std::set<pid_t>{}) << "host " << host << ":\n" << command_lines(left);
-  }
+  expect_nothing_left(cluster, ssh, seconds(20));
 }
 
 TEST(FanOut, UnreachableHostIsNamedAndNothingStarts) {
@@ -189,8 +193,7 @@ TEST(FanOut, UnreachableHostIsNamedAndNothingStarts) {
   EXPECT_NE(r.output.find("Connection refused"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("h1 (node 0)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("ENV RANK="), std::string::npos) << "a worker was started\n" << r.output;
-  for (int host = 1; host <= 3; ++host)
-    EXPECT_EQ(processes_left(cluster, host, ssh, seconds(10)), std::set<pid_t>{}) << "host " << host;
+  expect_nothing_left(cluster, ssh, seconds(10));
 }
 
 TEST(FanOut, HostWithoutDdplaunchOrWithAnotherVersionIsNamed) {
@@ -227,10 +230,7 @@ TEST(FanOut, KilledFanoutLeavesNothingOnAnyHost) {
   ASSERT_TRUE(fanout.send_signal(SIGKILL));
   dt::RunResult r = fanout.wait(seconds(30));
   EXPECT_EQ(r.term_signal, SIGKILL);
-  for (int host = 1; host <= 3; ++host) {
-    auto left = processes_left(cluster, host, ssh, seconds(30));
-    EXPECT_EQ(left, std::set<pid_t>{}) << "host " << host << ":\n" << command_lines(left);
-  }
+  expect_nothing_left(cluster, ssh, seconds(30));
 }
 
 // A DeepSpeed hostfile: each host runs as many workers as its slots, ranks numbered across
@@ -270,6 +270,5 @@ TEST(FanOut, NodeThatCannotStartStopsTheOthers) {
   EXPECT_NE(r.output.find("node 0 (h1) ended: exit code 2"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("stopping every node"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("ENV RANK="), std::string::npos) << r.output;
-  for (int host = 1; host <= 3; ++host)
-    EXPECT_EQ(processes_left(cluster, host, ssh, seconds(20)), std::set<pid_t>{}) << "host " << host;
+  expect_nothing_left(cluster, ssh, seconds(20));
 }
