@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -54,6 +55,34 @@ int print_status(const LaunchConfig& config) {
     return 1;
   }
   std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+// `ddplaunch stacks`: ask the master to take every rank's stacks, then poll (bounded) for
+// the grouped text.
+int print_stacks(const LaunchConfig& config) {
+  auto endpoint = parse_host_port(config.master);
+  if (!endpoint) return fail({"ddplaunch stacks needs --master HOST:PORT of the running job's rendezvous"});
+  const auto port = static_cast<std::uint16_t>(endpoint->port);
+  std::string error;
+  std::string answer = rendezvous::query_master(endpoint->host, port, config.job_id, config.token, "stacks",
+                                                std::chrono::seconds(5), error);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);  // the master bounds a round at 6 s
+  while (error.empty() && answer.rfind("pending ", 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    answer = rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
+                                      "stacks " + answer.substr(8), std::chrono::seconds(5), error);
+  }
+  if (!error.empty()) {
+    spdlog::error("cannot get the stacks from {}: {}", config.master, error);
+    return 1;
+  }
+  if (answer.rfind("done\n", 0) != 0) {
+    spdlog::error("the master at {} gave no stacks: {}", config.master,
+                  answer.rfind("pending", 0) == 0 ? "its nodes did not answer within 15 s" : answer);
+    return 1;
+  }
+  std::fputs(answer.c_str() + 5, stdout);
   return 0;
 }
 
@@ -133,6 +162,7 @@ int main(int argc, char** argv) {
   if (!setup.errors.empty()) return fail(setup.errors);
   LaunchConfig& config = setup.config;
   if (cl.subcommand == Subcommand::Status) return print_status(config);
+  if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
 
   // Local preflight: the master resolves, GPUs fit nproc.

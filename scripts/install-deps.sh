@@ -10,6 +10,7 @@ packages=(
   libgtest-dev googletest libssl-dev
   libtorch-dev libgloo-dev python3-torch
   iproute2 nftables procps time
+  elfutils gdb
   openssh-client openssh-server
 )
 

@@ -27,6 +27,12 @@ PolicySettings policy_settings(const CoordinatorSettings& s) {
   p.refuse_version_mismatch = s.config.version_mismatch == "refuse";
   p.doctor = s.doctor;
   p.random_seed = std::random_device{}();
+  p.membership = membership_enabled(s.config);
+  const MembershipConfig& m = s.config.membership;
+  p.membership_settings = MembershipSettings{min_nodes(s.config), s.config.nodes, m.spares, m.last_call_s,
+                                             m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes};
+  p.hang_restarts = resolve_hang_action(s.config.hang_action, s.config.restart) == HangAction::Restart;
+  apply_history_seed(s, p);
   return p;
 }
 }  // namespace
@@ -37,7 +43,9 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
       policy_(policy_settings(settings_)),
       backoff_timer_(io),
       deadline_timer_(io),
-      sweep_timer_(io) {}
+      sweep_timer_(io),
+      hang_(hang_settings(settings_)),
+      hang_action_(resolve_hang_action(settings_.config.hang_action, settings_.config.restart)) {}
 
 // The plan is the policy's; choosing or checking the worker port is the one effect that
 // must happen right here, on the master, just before the workers start.
@@ -77,6 +85,7 @@ rendezvous::JobPlan JobCoordinator::plan(std::uint64_t generation, const std::ve
     plan.run_id = c.job_id;
     int world = 0;
     for (const auto& n : nodes) world += n.facts.nproc;
+    start_hang_watch(static_cast<long>(generation), world);
     spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
                  generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen->timeout_s),
                  chosen->timeout_explained);
@@ -97,6 +106,7 @@ const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handler
       {messages::Kind::RankStates, &JobCoordinator::on_rank_states},
       {messages::Kind::NodeReport, &JobCoordinator::on_node_report},
       {messages::Kind::ProbeResults, &JobCoordinator::on_probe_results},
+      {messages::Kind::RankStacks, &JobCoordinator::on_rank_stacks},
   };
   return table;
 }
@@ -130,6 +140,7 @@ void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m)
   auto states = messages::decode_rank_states(m);
   if (!states) return;
   host_by_node_[node_rank] = states->host;
+  hang_.on_ranks_reported(static_cast<long>(m.generation), states->ranks, PolicyClock::now());
   carry_out(policy_.on_ranks_reported(node_rank, static_cast<long>(m.generation), states->ranks, PolicyClock::now()));
 }
 
@@ -143,7 +154,13 @@ void JobCoordinator::on_probe_results(int node_rank, const rendezvous::Message& 
 }
 
 void JobCoordinator::on_node_lost(const rendezvous::NodeRecord& node, const std::string& why) {
+  if (policy_.membership_enabled()) return carry_out(policy_.on_member_lost(node, why, PolicyClock::now()));
   carry_out(policy_.on_node_lost(node.node_rank, why));
+}
+
+void JobCoordinator::on_member_joined(const rendezvous::NodeRecord& node) {
+  carry_out(policy_.on_member_joined(node, PolicyClock::now()));
+  if (!sweeping_) schedule_sweep();  // the last call and the wait for a launcher are ticks
 }
 
 void JobCoordinator::on_join_timeout(const rendezvous::JoinTimeout& timeout) {
@@ -151,10 +168,14 @@ void JobCoordinator::on_join_timeout(const rendezvous::JoinTimeout& timeout) {
 }
 
 void JobCoordinator::schedule_sweep() {
+  sweeping_ = true;
   sweep_timer_.expires_after(kSweepInterval);
   sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || policy_.phase() == JobPhase::Ended) return;
+    if (ec) return;
+    sweeping_ = false;
+    if (policy_.phase() == JobPhase::Ended) return;
     carry_out(policy_.on_tick(PolicyClock::now()));
+    check_hangs(PolicyClock::now());
     schedule_sweep();
   });
 }
@@ -173,11 +194,20 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
       });
     } else if (auto* order = std::get_if<decision::OrderRestart>(&d)) {
       if (!server_) continue;
-      server_->begin_generation(static_cast<std::uint64_t>(order->generation));
+      const auto generation = static_cast<std::uint64_t>(order->generation);
+      if (!policy_.membership_enabled()) server_->begin_generation(generation);
+      else if (!order->hold) server_->begin_generation(generation, order->members);
       server_->broadcast(messages::encode(order->generation, messages::Restart{order->reason}));
+    } else if (auto* begin = std::get_if<decision::BeginGeneration>(&d)) {
+      if (server_) server_->begin_generation(static_cast<std::uint64_t>(begin->generation), begin->members);
+    } else if (auto* tell = std::get_if<decision::TellMember>(&d)) {
+      if (!server_) continue;
+      if (tell->dismiss) server_->dismiss_member(tell->member_id, tell->text);
+      else server_->send_to_member(tell->member_id, messages::encode(policy_.generation(), messages::Standby{tell->text}));
     } else if (auto* stop = std::get_if<decision::OrderStop>(&d)) {
       if (server_) server_->broadcast(messages::encode(stop->generation, messages::Stop{stop->reason, stop->exit_code}));
     } else if (auto* end = std::get_if<decision::EndJob>(&d)) {
+      finish_hang_watch();
       backoff_timer_.cancel();
       deadline_timer_.cancel();
       sweep_timer_.cancel();
@@ -199,9 +229,11 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
 }
 
 std::string JobCoordinator::status_text() const {
+  std::string members = policy_.membership_table(PolicyClock::now());
+  if (!members.empty()) members = "\nmembership (active, spare, excluded, lost):\n" + members;
   if (policy_.phase() == JobPhase::Joining && server_)  // nothing planned yet: who is here so far
-    return render_joining_table(settings_.config.job_id, settings_.config.nodes, server_->joined_nodes());
-  return render_status_table(settings_.config.job_id, policy_, host_by_node_);
+    return render_joining_table(settings_.config.job_id, settings_.config.nodes, server_->joined_nodes()) + members;
+  return render_status_table(settings_.config.job_id, policy_, host_by_node_) + members + hang_status_text();
 }
 
 }  // namespace ddplaunch

@@ -4,7 +4,9 @@
 // and broadcasts. It decides nothing itself.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,7 +16,9 @@
 #include "agent/launcher_messages.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/server.h"
+#include "policy/hang_watch.h"
 #include "policy/job_policy.h"
+#include "policy/stack_report.h"
 
 namespace ddplaunch {
 
@@ -24,7 +28,16 @@ struct CoordinatorSettings {
   bool master_is_loopback = false;
   std::string worker_bind_address;  // where the port check binds on the master
   bool doctor = false;              // checks only: collect node reports, start no worker
+  // The job signature of the run history (issue 17): this program, on this many nodes, over
+  // this interface.
+  std::string program_fingerprint;
+  std::string socket_ifname;
 };
+
+// Run history (issue 17, job_coordinator_hang.cpp): what past runs of this job (same
+// program, node count, interface) needed raises the init deadline and seeds the step interval.
+void apply_history_seed(const CoordinatorSettings& settings, PolicySettings& policy);
+HangSettings hang_settings(const CoordinatorSettings& settings);
 
 class JobCoordinator {
  public:
@@ -35,8 +48,12 @@ class JobCoordinator {
   rendezvous::JobPlan plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes);
   void on_message(int node_rank, const rendezvous::Message& message);
   void on_node_lost(const rendezvous::NodeRecord& node, const std::string& why);
+  void on_member_joined(const rendezvous::NodeRecord& node);  // membership mode
   void on_join_timeout(const rendezvous::JoinTimeout& timeout);
   std::string status_text() const;
+  // `ddplaunch stacks` (issue 17): "stacks" starts a collection and answers "pending <id>";
+  // "stacks <id>" answers "pending <id>", or "done" and the grouped stacks.
+  std::string answer_query(const std::string& query);
 
  private:
   using Handler = void (JobCoordinator::*)(int node_rank, const rendezvous::Message& message);
@@ -51,12 +68,38 @@ class JobCoordinator {
   void carry_out(const JobPolicy::Decisions& decisions);
   void schedule_sweep();
 
+  // Hangs and stacks (issue 17, job_coordinator_hang.cpp).
+  struct StackRound {
+    std::string heading;
+    std::vector<int> stuck;
+    std::vector<int> waiting_for;            // node ranks that have not answered
+    std::vector<RankStack> stacks;
+    std::function<void(const std::string& text, const std::vector<int>& stuck)> done;  // grouped
+    std::unique_ptr<boost::asio::steady_timer> deadline;
+  };
+  void on_rank_stacks(int node_rank, const rendezvous::Message& message);
+  using StacksDone = std::function<void(const std::string& text, const std::vector<int>& stuck)>;
+  long request_stacks(std::string heading, std::vector<int> silent, StacksDone done);
+  void finish_stack_round(long request);
+  std::string write_stacks_file(long request, const std::string& text) const;
+  void check_hangs(PolicyClock::time_point now);
+  void start_hang_watch(long generation, int world);
+  void finish_hang_watch();  // the job ended: pending stack rounds end, the history is written
+  std::string hang_status_text() const;
+
   boost::asio::io_context& io_;
   CoordinatorSettings settings_;
   JobPolicy policy_;
   rendezvous::Server* server_ = nullptr;
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
   std::map<int, std::string> host_by_node_;  // from rank states, for the status table
+  bool sweeping_ = false;                    // the sweep timer is armed
+  HangWatch hang_;
+  HangAction hang_action_ = HangAction::Stop;
+  std::map<long, StackRound> stack_rounds_;
+  std::map<long, std::string> finished_stacks_;  // the latest few, for `ddplaunch stacks`
+  long next_stack_request_ = 0;
+  bool history_recorded_ = false;
 };
 
 }  // namespace ddplaunch

@@ -1,6 +1,7 @@
 // Codec of launcher messages: typed payloads ↔ rendezvous::Message fields.
 #include "agent/launcher_messages.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 #include <utility>
@@ -11,7 +12,7 @@
 namespace ddplaunch::messages {
 
 namespace {
-constexpr NameTable<Kind, 11> kKindNames{{{
+constexpr NameTable<Kind, 14> kKindNames{{{
     {Kind::WorkerFailed, "worker_failed"},
     {Kind::NodeFinished, "node_finished"},
     {Kind::NodeProblem, "node_problem"},
@@ -23,6 +24,9 @@ constexpr NameTable<Kind, 11> kKindNames{{{
     {Kind::Resume, "resume"},
     {Kind::ProbeResults, "probe_results"},
     {Kind::ProbeVerdict, "probe_verdict"},
+    {Kind::Standby, "standby"},
+    {Kind::CollectStacks, "collect_stacks"},
+    {Kind::RankStacks, "rank_stacks"},
 }}};
 
 rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
@@ -132,12 +136,15 @@ std::optional<NodeReport> decode_node_report(const rendezvous::Message& m) {
   return NodeReport{field(m, "ok") == "1", field(m, "nic", "-"), field(m, "problems")};
 }
 
-// One line per rank: "rank pid phase init_entries state".
+// One line per rank: "rank pid phase init_entries state steps max_interval_ms progress_age_ms
+// section" (the last four: progress, issue 17; a section name is one word, "-" for none).
 rendezvous::Message encode(long generation, const RankStates& p) {
   std::string lines;
   for (const auto& r : p.ranks)
     lines += std::to_string(r.rank) + " " + std::to_string(r.pid) + " " + std::string(rank_phase_name(r.phase)) + " " +
-             std::to_string(r.init_entries) + " " + (r.state.empty() ? "-" : r.state) + "\n";
+             std::to_string(r.init_entries) + " " + (r.state.empty() ? "-" : r.state) + " " + std::to_string(r.steps) +
+             " " + std::to_string(r.max_interval_ms) + " " + std::to_string(r.progress_age_ms) + " " +
+             (r.section.empty() ? "-" : r.section) + "\n";
   return make(Kind::RankStates, generation, {{"host", p.host}, {"ranks", lines}});
 }
 std::optional<RankStates> decode_rank_states(const rendezvous::Message& m) {
@@ -151,6 +158,14 @@ std::optional<RankStates> decode_rank_states(const rendezvous::Message& m) {
     std::string phase;
     long pid = 0;
     if (!(words >> r.rank >> pid >> phase >> r.init_entries >> r.state)) return std::nullopt;
+    if (words >> r.steps >> r.max_interval_ms >> r.progress_age_ms >> r.section) {  // progress, when sent
+      if (r.section == "-") r.section.clear();
+      if (r.steps < 0 || r.max_interval_ms < 0 || r.progress_age_ms < -1) return std::nullopt;
+    } else {
+      r.steps = r.max_interval_ms = 0;
+      r.progress_age_ms = -1;
+      r.section.clear();
+    }
     auto parsed = rank_phase_from_name(phase);
     if (!parsed || r.rank < 0 || r.init_entries < 0) return std::nullopt;
     r.pid = static_cast<pid_t>(pid);
@@ -238,6 +253,61 @@ rendezvous::Message encode(long generation, const ProbeVerdict& p) {
 std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& m) {
   if (!is(m, Kind::ProbeVerdict)) return std::nullopt;
   return ProbeVerdict{field(m, "ifname")};
+}
+
+rendezvous::Message encode(long generation, const Standby& p) {
+  return make(Kind::Standby, generation, {{"reason", p.reason}});
+}
+std::optional<Standby> decode_standby(const rendezvous::Message& m) {
+  if (!is(m, Kind::Standby)) return std::nullopt;
+  return Standby{field(m, "reason")};
+}
+
+rendezvous::Message encode(long generation, const CollectStacks& p) {
+  return make(Kind::CollectStacks, generation, {{"request", std::to_string(p.request)}});
+}
+std::optional<CollectStacks> decode_collect_stacks(const rendezvous::Message& m) {
+  if (!is(m, Kind::CollectStacks)) return std::nullopt;
+  auto request = long_field(m, "request");
+  if (!request) return std::nullopt;
+  return CollectStacks{*request};
+}
+
+// Per rank i: rank.i, pid.i, source.i, text.i (each text cut to kMaxStackBytes first; the
+// whole message is then fitted like any other).
+rendezvous::Message encode(long generation, const RankStacksReply& p) {
+  std::vector<std::pair<std::string, std::string>> fields{{"request", std::to_string(p.request)}, {"host", p.host}};
+  const std::size_t count = std::min(p.stacks.size(), kMaxStacksPerMessage);
+  fields.emplace_back("count", std::to_string(count));
+  for (std::size_t i = 0; i < count; ++i) {
+    const RankStack& s = p.stacks[i];
+    const std::string n = std::to_string(i);
+    fields.emplace_back("rank." + n, std::to_string(s.rank));
+    fields.emplace_back("pid." + n, std::to_string(s.pid));
+    fields.emplace_back("source." + n, s.source.substr(0, 16));
+    fields.emplace_back("text." + n, cut_middle(s.text, kMaxStackBytes));
+  }
+  return make(Kind::RankStacks, generation, std::move(fields));
+}
+std::optional<RankStacksReply> decode_rank_stacks(const rendezvous::Message& m) {
+  if (!is(m, Kind::RankStacks)) return std::nullopt;
+  RankStacksReply p;
+  auto request = long_field(m, "request");
+  auto count = long_field(m, "count");
+  if (!request || !count || *count < 0 || static_cast<std::size_t>(*count) > kMaxStacksPerMessage) return std::nullopt;
+  p.request = *request;
+  p.host = field(m, "host", "?");
+  for (long i = 0; i < *count; ++i) {
+    const std::string n = std::to_string(i);
+    RankStack s;
+    s.rank = int_field(m, "rank." + n, -1);
+    if (s.rank < 0) return std::nullopt;
+    s.pid = long_field(m, "pid." + n).value_or(0);
+    s.source = field(m, "source." + n, "?");
+    s.text = cut_middle(field(m, "text." + n), kMaxStackBytes);
+    p.stacks.push_back(std::move(s));
+  }
+  return p;
 }
 
 }  // namespace ddplaunch::messages

@@ -12,6 +12,7 @@
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/failure.h"
 #include "policy/rank_phase.h"
+#include "policy/stack_report.h"
 
 namespace ddplaunch::messages {
 
@@ -29,6 +30,10 @@ enum class Kind {
   JobEnd,        // exit with exit_code
   Resume,        // paused ranks may continue
   ProbeVerdict,  // peer probe done: start workers, with this socket interface ("" = as before)
+  Standby,       // to one launcher: it is a hot spare; wait idle for a slot (issue 16)
+  // issue 17 (either direction, appended)
+  CollectStacks,  // master → nodes: take your ranks' stacks for round `request`
+  RankStacks,     // node → master: the stacks of its ranks for round `request`
 };
 
 std::string_view kind_name(Kind kind);
@@ -43,6 +48,7 @@ struct Stop { std::string reason; int exit_code = 1; };
 struct JobEnd { int exit_code = 0; };
 struct ProbeResults { std::vector<preflight::ProbedLink> links; };
 struct ProbeVerdict { std::string ifname; };
+struct Standby { std::string reason; };
 
 rendezvous::Message encode(long generation, const FailureReport& payload);
 rendezvous::Message encode(long generation, const NodeFinished& payload);
@@ -54,7 +60,17 @@ rendezvous::Message encode(long generation, const Stop& payload);
 rendezvous::Message encode(long generation, const JobEnd& payload);
 rendezvous::Message encode(long generation, const ProbeResults& payload);
 rendezvous::Message encode(long generation, const ProbeVerdict& payload);
+rendezvous::Message encode(long generation, const Standby& payload);
 rendezvous::Message encode_resume(long generation);
+
+struct CollectStacks { long request = 0; };
+struct RankStacksReply { long request = 0; std::string host; std::vector<RankStack> stacks; };
+inline constexpr std::size_t kMaxStackBytes = 16 * 1024;  // one rank's frames on the wire
+inline constexpr std::size_t kMaxStacksPerMessage = 1024;
+rendezvous::Message encode(long generation, const CollectStacks& payload);
+rendezvous::Message encode(long generation, const RankStacksReply& payload);
+std::optional<CollectStacks> decode_collect_stacks(const rendezvous::Message& message);
+std::optional<RankStacksReply> decode_rank_stacks(const rendezvous::Message& message);
 
 // nullopt when the message is not of that kind or a required field is malformed.
 std::optional<FailureReport> decode_failure(const rendezvous::Message& message);
@@ -69,5 +85,6 @@ std::optional<JobEnd> decode_job_end(const rendezvous::Message& message);
 inline constexpr std::size_t kMaxProbeLinks = 1024;
 std::optional<ProbeResults> decode_probe_results(const rendezvous::Message& message);
 std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& message);
+std::optional<Standby> decode_standby(const rendezvous::Message& message);
 
 }  // namespace ddplaunch::messages

@@ -46,6 +46,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
 
 NodeAgent::~NodeAgent() {
   if (probe_thread_.joinable()) probe_thread_.join();  // bounded: every probe bounds itself
+  if (stacks_thread_.joinable()) stacks_thread_.join();  // bounded: every tool has a deadline
 }
 
 // ---- transitions ------------------------------------------------------------------------
@@ -56,6 +57,11 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   node_rank_ = a.node_rank;
   generation_ = static_cast<long>(a.generation);
   set_log_node(a.node_rank, a.node_count);
+  if (spare_) {
+    spare_ = false;
+    spdlog::warn("this hot spare takes the place of node {} in generation {} ({} node(s), world size {})", a.node_rank,
+                 a.generation, a.node_count, a.world_size);
+  }
   if (state_ == NodeState::Joining && start_peer_probe(a)) return;  // workers start on the verdict
   close_peer_probe();
   start_generation(a, "");
@@ -135,6 +141,11 @@ void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
 // Lost the master (or refused by it): stop workers, then exit with `exit_code`.
 void NodeAgent::on_lost(const std::string& why, int exit_code) {
   if (state_ == NodeState::Finished) return;
+  if (spare_) {
+    spdlog::error("lost the master {}:{} while waiting as a hot spare — {} — the job is over for this spare",
+                  plan_.master_host, plan_.rendezvous_port, why);
+    return finish(exit_code);
+  }
   if (state_ == NodeState::Joining) {  // never got in: the master is unreachable or the job never formed
     spdlog::error("could not join the job at the master {}:{} — {}", plan_.master_host, plan_.rendezvous_port, why);
     return finish(kExitConfigError);
@@ -142,6 +153,26 @@ void NodeAgent::on_lost(const std::string& why, int exit_code) {
   spdlog::error("lost the master {}:{} — {} — stopping this node's workers", plan_.master_host, plan_.rendezvous_port,
                 why);
   local_problem_code_ = local_problem_code_ == kExitConfigError ? kExitConfigError : exit_code;
+  stop_workers_then(AfterStop::Exit, generation_);
+}
+
+// joining → spare: the job has its nodes; this launcher waits idle (no join deadline) until
+// the master gives it the slot of a lost or excluded node, or the job ends.
+void NodeAgent::on_standby(const std::string& reason) {
+  if (state_ != NodeState::Joining || spare_) return;
+  spare_ = true;
+  spdlog::info("{} (`ddplaunch status --master ...` lists the membership)", reason);
+  client_->wait_as_spare();
+  join_timer_.cancel();
+  close_peer_probe();
+}
+
+// The master refused or excluded this launcher after it joined: stop the workers, exit.
+void NodeAgent::on_dismissed(const std::string& reason) {
+  if (state_ == NodeState::Finished) return;
+  spdlog::error("the master dismissed this node: {}", reason);
+  if (state_ == NodeState::Joining) return finish(kExitConfigError);
+  local_problem_code_ = kExitConfigError;
   stop_workers_then(AfterStop::Exit, generation_);
 }
 
@@ -238,6 +269,8 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   if (auto stop = messages::decode_stop(m)) return on_stop_order(generation, stop->reason);
   if (auto end = messages::decode_job_end(m)) return on_job_end(end->exit_code);
   if (auto verdict = messages::decode_probe_verdict(m)) return on_probe_verdict(generation, verdict->ifname);
+  if (auto standby = messages::decode_standby(m)) return on_standby(standby->reason);
+  if (auto ask = messages::decode_collect_stacks(m)) return on_collect_stacks(ask->request);
   if (messages::kind_of(m) == messages::Kind::Resume) {
     supervisor_.resume_paused();
     send_rank_states();
@@ -253,8 +286,7 @@ void NodeAgent::report_problem(const std::string& message, int exit_code) {
 void NodeAgent::send_rank_states() {
   if (!client_ || state_ == NodeState::Finished || state_ == NodeState::Joining) return;
   messages::RankStates states{plan_.hostname, {}};
-  for (const auto& w : supervisor_.workers())
-    states.ranks.push_back(RankReport{w->global_rank, w->pid, w->phase, w->init_entries, w->state_text()});
+  for (const auto& w : supervisor_.workers()) states.ranks.push_back(rank_report_of(*w));
   client_->send(messages::encode(generation_, states));
 }
 

@@ -79,6 +79,8 @@ class NodeAgent {
   void on_job_end(int exit_code);
   void on_group_finished(const GroupOutcome& outcome);
   void on_lost(const std::string& why, int exit_code);
+  void on_standby(const std::string& reason);
+  void on_dismissed(const std::string& reason);
   void on_signal(int signal);
   void finish(int exit_code);
 
@@ -104,6 +106,10 @@ class NodeAgent {
   void run_doctor_checks();
   std::string check_socket_ifnames(std::string& selected_ifname, const std::string& probe_ifname = "");
   void report_problem(const std::string& message, int exit_code);
+  // Stacks (issue 17, node_agent_stacks.cpp): take this node's ranks' stacks off the loop,
+  // answer every request that came meanwhile with them.
+  void on_collect_stacks(long request);
+  void on_stacks_collected(std::vector<RankStack> stacks);
   NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
 
   boost::asio::io_context& io_;
@@ -122,6 +128,8 @@ class NodeAgent {
   std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
   std::thread probe_thread_;                                        // this node's probes, off the loop
   std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict
+  std::thread stacks_thread_;                                       // one stack collection at a time
+  std::vector<long> stack_requests_;                                // answered by the running one
 
   NodeState state_ = NodeState::Joining;
   AfterStop after_stop_ = AfterStop::Report;
@@ -133,6 +141,7 @@ class NodeAgent {
   int unanswered_probes_ = 0;
   int refused_probes_ = 0;
   bool env_conflicts_reported_ = false;
+  bool spare_ = false;           // joined, kept idle as a hot spare until the master gives it a slot
   int exit_code_ = 1;
   char terminal_buffer_[256];
 };

@@ -56,6 +56,8 @@ std::string NodeAgent::host_rendezvous(int& port) {
   settings.master_is_loopback = preflight::is_loopback(plan_.master_ip);
   settings.worker_bind_address = c.standalone ? "127.0.0.1" : "0.0.0.0";
   settings.doctor = plan_.doctor;
+  settings.program_fingerprint = plan_.facts.program_fingerprint;
+  settings.socket_ifname = plan_.facts.socket_ifname;
   coordinator_ = std::make_unique<JobCoordinator>(io_, settings);
   rendezvous::ServerOptions options;
   options.job_id = c.job_id;
@@ -65,6 +67,8 @@ std::string NodeAgent::host_rendezvous(int& port) {
   options.heartbeat_interval = seconds_to_ms(c.heartbeat_interval_s);
   options.heartbeat_timeout = seconds_to_ms(c.heartbeat_timeout_s);
   options.launcher_version = plan_.facts.launcher_version;
+  options.launcher_assigns_slots = membership_enabled(c);
+  options.max_spares = c.membership.spares;
   rendezvous::ServerCallbacks callbacks;
   callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
     return coordinator_->plan(g, nodes);
@@ -73,6 +77,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
   callbacks.on_node_lost = [this](const rendezvous::NodeRecord& n, const std::string& why) {
     coordinator_->on_node_lost(n, why);
   };
+  callbacks.on_member_joined = [this](const rendezvous::NodeRecord& n) { coordinator_->on_member_joined(n); };
   callbacks.on_progress = [](int joined, int expected, const std::vector<std::string>& missing) {
     spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected, fmt::join(missing, ", "));
   };
@@ -83,6 +88,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
     drops->note(peer, reason);
   };
   callbacks.status_text = [this]() { return coordinator_->status_text(); };
+  callbacks.query_text = [this](const std::string& query) { return coordinator_->answer_query(query); };
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
   coordinator_->attach(*server_);
   if (std::string error = server_->listen(plan_.rendezvous_bind, static_cast<std::uint16_t>(port)); !error.empty())
@@ -117,13 +123,14 @@ void NodeAgent::join_master(int port) {
   callbacks.on_assignment = [this](const rendezvous::Assignment& a) { on_assignment(a); };
   callbacks.on_refused = [this](const std::string& reason) {
     if (plan_.host_server) spdlog::error("{}", reason);  // our own plan refused the job
+    else if (state_ != NodeState::Joining || spare_) return on_dismissed(rendezvous::printable(reason));
     else spdlog::error("the master refused this node: {}", rendezvous::printable(reason));
     on_lost("refused", kExitConfigError);
   };
   callbacks.on_message = [this](const rendezvous::Message& m) { on_master_message(m); };
   callbacks.on_lost = [this](const std::string& why) { on_lost(rendezvous::printable(why), kExitFailure); };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
-    if (!plan_.host_server)
+    if (!plan_.host_server && !spare_)
       spdlog::info("waiting for nodes: {}/{} joined (missing: {})", joined, expected,
                    rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));
   };
@@ -142,7 +149,7 @@ void NodeAgent::watch_join() {
   const double interval = std::max(2.0, plan_.config.connect_timeout_s);
   join_timer_.expires_after(seconds_to_ms(interval));
   join_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
-    if (ec || state_ != NodeState::Joining) return;
+    if (ec || state_ != NodeState::Joining || spare_) return;
     if (!client_->local_address().empty()) {  // connected: waiting for the other nodes
       unanswered_probes_ = refused_probes_ = 0;
       return watch_join();

@@ -28,11 +28,15 @@ constexpr FlagSpec kFlags[] = {
     {"--dry-run", G::Config, K::Switch, "", "", apply_dry_run, "", "print the resolved config and every worker's environment"},
 
     {"--nnodes,--nodes", G::JobShape, K::Custom, "N", "", apply_nnodes, "PET_NNODES",
-     "number of nodes, one ddplaunch on each (torchrun's MIN:MAX: only MIN = MAX)"},
+     "number of nodes, one ddplaunch on each; MIN:MAX = elastic (shrinks on loss, grows on join)"},
+    {"--spares", G::JobShape, K::Count, "K", "membership.spares", nullptr, "",
+     "keep up to K extra launchers idle as hot spares; one takes a lost node's place (same ranks)"},
+    {"--last-call", G::JobShape, K::Seconds, "SECONDS", "membership.last_call_s", nullptr, "",
+     "elastic: after MIN nodes joined, wait this long for more before starting (default 30)"},
     {"--nproc-per-node", G::JobShape, K::Custom, "N|auto|gpu|cpu", "", apply_nproc, "PET_NPROC_PER_NODE",
      "workers on this node: N; auto = GPUs, else CPUs; gpu = GPUs; cpu = CPUs (default: GPUs, else 1)"},
     {"--node-rank", G::JobShape, K::Count, "N", "node_rank", nullptr, "PET_NODE_RANK",
-     "this node's rank (default: assigned by node 0 in join order)"},
+     "this node's rank (default: assigned by node 0 in join order; >= --nodes: a spare)"},
     {"--role", G::JobShape, K::Text, "NAME", "role", nullptr, "PET_ROLE", "ROLE_NAME given to the workers"},
     {"--slurm", G::JobShape, K::Switch, "", "slurm", nullptr, "", "take nodes, node rank and master from the Slurm step"},
 
@@ -94,6 +98,15 @@ constexpr FlagSpec kFlags[] = {
      "wait before the first restart (doubles each time)"},
     {"--monitor-interval", G::Restarts, K::Custom, "SECONDS", "", apply_monitor_interval, "PET_MONITOR_INTERVAL",
      "accepted, not needed: ddplaunch reacts to worker events at once"},
+
+    {"--hang-action", G::Restarts, K::Text, "report|restart|stop|auto", "hang.action", nullptr, "",
+     "at the hang deadline (default auto: restart when restarts were asked, else stop)"},
+    {"--hang-suspect-floor", G::Restarts, K::Seconds, "SECONDS", "hang.suspect_floor_s", nullptr, "",
+     "a rank without progress is suspect (stacks shown, nothing stopped) no sooner than this (default 60)"},
+    {"--hang-minimum", G::Restarts, K::Seconds, "SECONDS", "hang.hang_minimum_s", nullptr, "",
+     "the hang deadline is never shorter than this (default 1800; learnt: 20 x the largest step)"},
+    {"--history-file", G::Restarts, K::Text, "PATH|off", "hang.history_file", nullptr, "",
+     "where past runs' init and step times are kept (default ~/.local/state/ddplaunch/history)"},
 
     {"--shutdown-timeout,--grace", G::Stopping, K::Seconds, "SECONDS", "grace_s", nullptr, "PET_SHUTDOWN_TIMEOUT",
      "SIGTERM -> SIGKILL grace when stopping workers"},

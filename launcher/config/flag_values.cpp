@@ -64,20 +64,20 @@ bool within_range(const std::string& key, const std::string& value, FlagContext&
 
 }  // namespace
 
-// --nnodes N | MIN:MAX. Equal bounds are one size; a real range would make the job elastic.
+// --nnodes N | MIN:MAX. Equal bounds are one size; a range makes the job elastic (torchrun's
+// meaning: start with MAX, or MIN after the last call; shrink and grow between them).
 void apply_nnodes(const std::string& v, FlagContext& c) {
   auto bounds = split(v, ':');
   auto bad = [&] {
-    c.error(fmt::format("{} '{}' is not a node count: use N (e.g. 2), or torchrun's MIN:MAX with MIN = MAX", c.source, v));
+    c.error(fmt::format("{} '{}' is not a node count: use N (e.g. 2), or torchrun's MIN:MAX (e.g. 2:4)", c.source, v));
   };
   if (bounds.size() > 2) return bad();
   auto min = parse_long(bounds.front()), max = parse_long(bounds.back());
   if (!min || !max || *min < 1 || *max < 1) return bad();
   if (*min > *max) return c.error(fmt::format("{} '{}': the minimum exceeds the maximum", c.source, v));
-  if (*min < *max)
-    return c.error(fmt::format("{} '{}': elastic ranges are not supported yet; use N (e.g. {} {})", c.source, v,
-                               c.source.rfind("PET_", 0) == 0 ? "PET_NNODES=" : "--nnodes", *max));
-  if (within_range("nodes", std::to_string(*min), c)) c.set("nodes", std::to_string(*min));
+  if (!within_range("nodes", std::to_string(*max), c)) return;
+  c.set("nodes", std::to_string(*max));
+  c.set("membership.min_nodes", std::to_string(*min));
 }
 
 // N, or torchrun's auto (GPUs, else CPUs), gpu, cpu: counted on this node at start.

@@ -52,8 +52,17 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(nproc_words.count(c.nproc_per_node) == 1 || is_positive_int_text(c.nproc_per_node),
        fmt::format("nproc_per_node must be a positive integer, auto, gpu, cpu or gpu-or-1 (got '{}')",
                    c.nproc_per_node));
-  need(c.node_rank >= -1 && c.node_rank < c.nodes,
-       fmt::format("node_rank {} is outside 0..{} (nodes = {})", c.node_rank, c.nodes - 1, c.nodes));
+  const int rank_limit = c.nodes + c.membership.spares;  // ranks >= nodes start as spares
+  need(c.node_rank >= -1 && c.node_rank < rank_limit,
+       fmt::format("node_rank {} is outside 0..{} (nodes = {}{})", c.node_rank, rank_limit - 1, c.nodes,
+                   c.membership.spares > 0 ? fmt::format(", spares = {}", c.membership.spares) : ""));
+  const MembershipConfig& m = c.membership;
+  need(m.min_nodes >= 0 && m.min_nodes <= c.nodes,
+       fmt::format("membership.min_nodes {} must be within 1..nodes ({}); --nodes MIN:MAX sets both", m.min_nodes, c.nodes));
+  need(m.spares >= 0, fmt::format("membership.spares must be >= 0 (got {})", m.spares));
+  need(!(membership_enabled(c) && c.standalone),
+       "--spares and --nodes MIN:MAX need several nodes; drop them with --standalone");
+  need(m.exclude_after >= 1, fmt::format("membership.exclude_after must be >= 1 (got {})", m.exclude_after));
   need(c.worker_port == "auto" || is_port_text(c.worker_port),
        fmt::format("worker_port must be 'auto' or 1..65535 (got '{}')", c.worker_port));
   if (c.standalone) {
@@ -85,6 +94,13 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(r.backoff_s >= 0 && r.backoff_max_s >= r.backoff_s,
        fmt::format("restart: need 0 <= backoff_s <= backoff_max_s (got {}, {})", r.backoff_s, r.backoff_max_s));
   need(r.jitter >= 0 && r.jitter <= 1, fmt::format("restart.jitter must be within 0..1 (got {})", r.jitter));
+  static const std::set<std::string> hang_actions{"auto", "report", "restart", "stop"};
+  need(hang_actions.count(c.hang_action) == 1,
+       fmt::format("hang.action must be report, restart, stop or auto (got '{}')", c.hang_action));
+  need(c.hang.hang_minimum_s >= c.hang.suspect_floor_s,
+       fmt::format("hang.hang_minimum_s ({}) must be at least hang.suspect_floor_s ({}): a hang is reported as "
+                   "suspect first",
+                   c.hang.hang_minimum_s, c.hang.suspect_floor_s));
   static const std::set<std::string> shims{"auto", "preload", "python", "none"};
   need(shims.count(c.shim) == 1, fmt::format("shim must be auto, preload, python or none (got '{}')", c.shim));
   need(c.version_mismatch == "warn" || c.version_mismatch == "refuse",
@@ -95,6 +111,10 @@ std::vector<std::string> validate(const LaunchConfig& c) {
        "no program to run: put it after '--', e.g. ddplaunch --nproc-per-node 2 -- python3 train.py");
   return errors;
 }
+
+bool membership_enabled(const LaunchConfig& c) { return c.membership.spares > 0 || min_nodes(c) < c.nodes; }
+
+int min_nodes(const LaunchConfig& c) { return c.membership.min_nodes > 0 ? c.membership.min_nodes : c.nodes; }
 
 std::string describe(const LaunchConfig& c) {
   std::string s;
@@ -128,6 +148,17 @@ std::string describe(const LaunchConfig& c) {
       "jitter: {}}}\n",
       c.restart.max_restarts, c.restart.init_restarts, fmt::join(on, ", "), c.restart.backoff_s,
       c.restart.backoff_max_s, c.restart.jitter);
+  const MembershipConfig& m = c.membership;
+  s += fmt::format(
+      "membership: {{min_nodes: {}, spares: {}, last_call_s: {}, below_min_wait_s: {}, exclude_after: {}, "
+      "exclude_cooldown_s: {}, max_changes: {}}}\n",
+      min_nodes(c), m.spares, m.last_call_s, m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes);
+  const HangSettings& h = c.hang;
+  s += fmt::format(
+      "hang: {{action: {}, warmup_steps: {}, suspect_factor: {}, suspect_floor_s: {}, hang_factor: {}, "
+      "hang_minimum_s: {}, section_suspect_floor_s: {}, section_hang_minimum_s: {}, history_file: {}}}\n",
+      c.hang_action, h.warmup_steps, h.suspect_factor, h.suspect_floor_s, h.hang_factor, h.hang_minimum_s,
+      h.section_suspect_floor_s, h.section_hang_minimum_s, c.history_file.empty() ? "(default)" : c.history_file);
   line("shim", c.shim);
   line("log_dir", c.log_dir.empty() ? std::string("(none)") : c.log_dir);
   line("local_ranks_filter", fmt::format("[{}]", fmt::join(c.local_ranks_filter, ", ")));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ddplaunch/preflight/timeout_policy.h"
+#include "policy/hang_tracker.h"
 
 namespace ddplaunch {
 
@@ -25,6 +26,18 @@ struct RestartSettings {
   double backoff_s = 0.0;          // wait before restart n: backoff_s * 2^(n-1), plus jitter
   double backoff_max_s = 30.0;
   double jitter = 0.1;             // fraction of the backoff added at random
+};
+
+// Membership (issue 16): hot spares and torchrun's elastic MIN:MAX. Off (a lost node ends the
+// job) unless spares > 0 or min_nodes < nodes.
+struct MembershipConfig {
+  int min_nodes = 0;                 // 0: = nodes (fixed size); --nodes MIN:MAX sets it
+  int spares = 0;                    // --spares K: idle launchers kept to replace a lost node
+  double last_call_s = 30;           // elastic: after MIN joined, wait this long for more
+  double below_min_wait_s = 300;     // too few nodes and no spare: wait for a launcher this long
+  int exclude_after = 2;             // init failures first on a node's ranks before it is excluded
+  double exclude_cooldown_s = 0;     // an excluded host may rejoin after this long (0: at once)
+  int max_changes = 10;              // membership changes before the job gives up (flapping)
 };
 
 struct LaunchConfig {
@@ -53,6 +66,12 @@ struct LaunchConfig {
   double setup_timeout_s = 0;           // bound on a rank's setup (spawn → init); 0: unbounded
   TimeoutSettings timeout;
   RestartSettings restart;
+  MembershipConfig membership;
+  // Runtime hangs (issue 17): the learnt deadlines' knobs, what the hang deadline does, and
+  // where past runs are remembered.
+  HangSettings hang;
+  std::string hang_action = "auto";   // report | restart | stop | auto (restart when restarts were asked, else stop)
+  std::string history_file;           // "" = RunHistory::default_path(); "off" = no history
 
   // Workers.
   std::string shim = "auto";            // auto | preload | python | none
@@ -68,6 +87,10 @@ struct LaunchConfig {
 
 // Checks every value once; returns one user-facing message per problem (empty = valid).
 std::vector<std::string> validate(const LaunchConfig& config);
+
+// Whether this job keeps spares or is elastic (the launcher then assigns node slots itself).
+bool membership_enabled(const LaunchConfig& config);
+int min_nodes(const LaunchConfig& config);  // membership.min_nodes, or nodes when unset
 
 // Human-readable YAML-like dump of the resolved config (for --dry-run).
 std::string describe(const LaunchConfig& config);

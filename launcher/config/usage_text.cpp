@@ -18,7 +18,8 @@ constexpr const char* kIntro =
     "  ddplaunch [options] [--] PROGRAM [ARGS...]      run PROGRAM on this node's workers\n"
     "  ddplaunch --hosts H1,H2 [options] [--] PROGRAM  one ddplaunch per host over ssh, from this terminal\n"
     "  ddplaunch doctor [options]                     rendezvous + every check, start no worker\n"
-    "  ddplaunch status --master HOST:PORT            live table of a running job's nodes and ranks\n\n"
+    "  ddplaunch status --master HOST:PORT            live table of a running job's nodes and ranks\n"
+    "  ddplaunch stacks --master HOST:PORT            every rank's stack, grouped (where is it stuck?)\n\n"
     "examples:\n"
     "  ddplaunch --standalone --nproc-per-node 2 train.py --lr 3e-4\n"
     "  ddplaunch --nnodes 4 --nproc-per-node 8 --rdzv-endpoint node01:29400 -- ./train_binary\n"
@@ -52,7 +53,9 @@ constexpr const char* kFooter =
     "Subcommands:\n"
     "  doctor   join the rendezvous and run every check on every node; start no worker\n"
     "  status   print the nodes and ranks of a running job (needs --master/--rdzv-endpoint, and\n"
-    "           --job-id/--token when the job has them)\n\n"
+    "           --job-id/--token when the job has them)\n"
+    "  stacks   take every rank's stack now (Python frames, else native, else the kernel's) and print\n"
+    "           them grouped by identical stack (the same --master/--job-id/--token as status)\n\n"
     "torchrun flags and what they do here: docs/TORCHRUN-COMPAT.md\n";
 
 }  // namespace

@@ -39,6 +39,20 @@ constexpr ValueRange kRanges[] = {
     {"restart.backoff_s", "--backoff", 0, kHour, "seconds"},
     {"restart.backoff_max_s", "", 0, kDay, "seconds"},
     {"restart.jitter", "", 0, 1, ""},
+    {"membership.min_nodes", "--nnodes", 0, 65536, ""},
+    {"membership.spares", "--spares", 0, 65536, ""},
+    {"membership.last_call_s", "--last-call", 0, kDay, "seconds"},
+    {"membership.below_min_wait_s", "", 0, kWeek, "seconds"},
+    {"membership.exclude_after", "", 1, 1000, ""},
+    {"membership.exclude_cooldown_s", "", 0, kWeek, "seconds"},
+    {"membership.max_changes", "", 0, 100000, ""},
+    {"hang.warmup_steps", "", 0, 1e6, "steps"},
+    {"hang.suspect_factor", "", 1, 1000, ""},
+    {"hang.suspect_floor_s", "--hang-suspect-floor", 0.5, kWeek, "seconds"},
+    {"hang.hang_factor", "", 1, 1000, ""},
+    {"hang.hang_minimum_s", "--hang-minimum", 1, kWeek, "seconds"},
+    {"hang.section_suspect_floor_s", "", 0.5, kWeek, "seconds"},
+    {"hang.section_hang_minimum_s", "", 1, kWeek, "seconds"},
 };
 
 // A number in C's syntax (inf and nan included) or YAML's (.inf, -.inf, .nan); nullopt for

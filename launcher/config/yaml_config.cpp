@@ -35,6 +35,16 @@ Setter set_restart(T RestartSettings::*field) {
   return [field](const YAML::Node& n, LaunchConfig& c) { c.restart.*field = n.as<T>(); };
 }
 
+template <typename T>
+Setter set_membership(T MembershipConfig::*field) {
+  return [field](const YAML::Node& n, LaunchConfig& c) { c.membership.*field = n.as<T>(); };
+}
+
+template <typename T>
+Setter set_hang(T HangSettings::*field) {
+  return [field](const YAML::Node& n, LaunchConfig& c) { c.hang.*field = n.as<T>(); };
+}
+
 // A scalar that YAML may type as int or string ("auto" | 8): keep the text.
 Setter set_text(std::string LaunchConfig::*field) {
   return [field](const YAML::Node& n, LaunchConfig& c) {
@@ -112,6 +122,43 @@ const std::map<std::string, Setter>& restart_keys() {
   return keys;
 }
 
+const std::map<std::string, Setter>& membership_keys() {
+  static const std::map<std::string, Setter> keys{
+      {"min_nodes", set_membership(&MembershipConfig::min_nodes)},
+      {"spares", set_membership(&MembershipConfig::spares)},
+      {"last_call_s", set_membership(&MembershipConfig::last_call_s)},
+      {"below_min_wait_s", set_membership(&MembershipConfig::below_min_wait_s)},
+      {"exclude_after", set_membership(&MembershipConfig::exclude_after)},
+      {"exclude_cooldown_s", set_membership(&MembershipConfig::exclude_cooldown_s)},
+      {"max_changes", set_membership(&MembershipConfig::max_changes)},
+  };
+  return keys;
+}
+
+const std::map<std::string, Setter>& hang_keys() {
+  static const std::map<std::string, Setter> keys{
+      {"action", set(&LaunchConfig::hang_action)},
+      {"warmup_steps", set_hang(&HangSettings::warmup_steps)},
+      {"suspect_factor", set_hang(&HangSettings::suspect_factor)},
+      {"suspect_floor_s", set_hang(&HangSettings::suspect_floor_s)},
+      {"hang_factor", set_hang(&HangSettings::hang_factor)},
+      {"hang_minimum_s", set_hang(&HangSettings::hang_minimum_s)},
+      {"section_suspect_floor_s", set_hang(&HangSettings::section_suspect_floor_s)},
+      {"section_hang_minimum_s", set_hang(&HangSettings::section_hang_minimum_s)},
+      {"history_file", set(&LaunchConfig::history_file)},
+  };
+  return keys;
+}
+
+// The sections of keys below the top level.
+const std::map<std::string, Setter>* section_keys(const std::string& key) {
+  if (key == "timeout") return &timeout_keys();
+  if (key == "restart") return &restart_keys();
+  if (key == "hang") return &hang_keys();
+  if (key == "membership") return &membership_keys();
+  return nullptr;
+}
+
 // "file.yaml:12" for files; just the source name for settings that have no line (CLI).
 std::string where(const std::string& source, const YAML::Mark& mark) {
   if (mark.is_null()) return source;
@@ -129,12 +176,12 @@ void apply_section(const YAML::Node& map, const std::map<std::string, Setter>& k
                                    path, first->second.line + 1));
       continue;
     }
-    if (section.empty() && (key == "timeout" || key == "restart")) {
+    if (const auto* sub = section.empty() ? section_keys(key) : nullptr) {
       if (!entry.second.IsMap()) {
         errors.push_back(fmt::format("{}: '{}' must be a mapping of keys", where(source, entry.first.Mark()), key));
         continue;
       }
-      apply_section(entry.second, key == "timeout" ? timeout_keys() : restart_keys(), key, source, config, errors);
+      apply_section(entry.second, *sub, key, source, config, errors);
       continue;
     }
     auto setter = keys.find(key);

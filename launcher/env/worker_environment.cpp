@@ -2,6 +2,7 @@
 // single-role job so existing scripts work unchanged.
 #include "env/worker_environment.h"
 
+#include <csignal>
 #include <filesystem>
 #include <mutex>
 
@@ -91,6 +92,11 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   env[c::kNodeCount] = std::to_string(a.node_count);
   env[c::kJobId] = a.job_id;
   if (!a.status_socket.empty()) env[c::kStatusSocket] = a.status_socket;
+  // Where the Python shim's faulthandler writes stacks, and on which signal (issue 17).
+  if (std::filesystem::path socket(a.status_socket); socket.is_absolute()) {
+    env[c::kStackDir] = socket.parent_path().string();
+    env[c::kStackSignal] = std::to_string(SIGRTMIN + c::kStackSignalAboveRtMin);
+  }
   // A user's explicit choice wins; we only fill in the NIC the rendezvous proved routes.
   if (!a.socket_ifname.empty() && !base.count(c::kNcclSocketIfname) && !base.count(c::kGlooSocketIfname)) {
     env[c::kNcclSocketIfname] = a.socket_ifname;

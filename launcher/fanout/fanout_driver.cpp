@@ -70,7 +70,8 @@ JobSetup local_setup(const CommandLine& cl, const Environment& env, int host_cou
                                            setting.second, host_count));
     if (setting.first == "node_rank")
       refused.errors.push_back("--node-rank with --hosts/--hostfile: the fan-out numbers the hosts in order");
-    return setting.first == "nodes" || setting.first == "node_rank" || setting.first == "standalone";
+    return setting.first == "nodes" || setting.first == "membership.min_nodes" || setting.first == "node_rank" ||
+           setting.first == "standalone";
   });
   if (!refused.errors.empty()) return refused;
   return resolve_job_setup(local, env);
@@ -139,8 +140,8 @@ std::string choose_master(const LaunchConfig& config, const std::string& first_h
 
 int run_fanout(const CommandLine& cl, const Environment& env) {
   // Hosts, and the config of this command line.
-  if (cl.subcommand == Subcommand::Status)
-    return fail({"ddplaunch status asks a running job's master: give --rdzv-endpoint HOST:PORT, not --hosts"});
+  if (cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks)
+    return fail({"ddplaunch status/stacks asks a running job's master: give --rdzv-endpoint HOST:PORT, not --hosts"});
   cluster::HostSelection selection = read_hosts(cl.fanout);
   if (!selection.ok()) return fail({selection.error});
   const auto& hosts = selection.hosts;

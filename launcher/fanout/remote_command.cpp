@@ -24,7 +24,8 @@ std::string_view option_name(std::string_view option) {
 constexpr std::array kOwnedFlags = {"hosts",  "hostfile",    "include",       "exclude",     "token",
                                     "token-file", "token-stdin", "stop-on-stdin-eof", "nnodes", "node-rank",
                                     "rdzv-endpoint", "master-addr", "master-port", "standalone", "slurm"};
-constexpr std::array kOwnedKeys = {"nodes", "node_rank", "master", "token", "token_file", "standalone", "slurm"};
+constexpr std::array kOwnedKeys = {"nodes", "membership.min_nodes", "node_rank", "master", "token", "token_file",
+                                   "standalone", "slurm"};
 constexpr std::array kOwnedVariables = {"DDPLAUNCH_TOKEN", "DDPLAUNCH_SSH", "PET_NNODES", "PET_NODE_RANK",
                                         "PET_RDZV_ENDPOINT", "PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_STANDALONE"};
 constexpr std::array kForwardedPrefixes = {"NCCL_", "GLOO_", "TORCH_", "TORCHELASTIC_", "PYTHON", "OMP_", "PET_",

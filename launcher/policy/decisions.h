@@ -4,6 +4,7 @@
 
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace ddplaunch::decision {
 
@@ -29,6 +30,18 @@ struct ScheduleRestart { // wait delay_s, then call JobPolicy::on_backoff_elapse
 struct OrderRestart {    // every node: stop workers, rejoin for `generation`
   long generation = 0;
   std::string reason;
+  // Membership (issue 16): the generation's nodes, member ids by slot (empty: the same nodes).
+  std::vector<int> members;
+  bool hold = false;     // membership: too few nodes — stop workers, but plan nothing yet
+};
+struct BeginGeneration { // membership: enough launchers joined — plan generation 0 with these
+  long generation = 0;
+  std::vector<int> members;  // member ids by slot
+};
+struct TellMember {      // membership: a word to one launcher
+  int member_id = -1;
+  std::string text;
+  bool dismiss = false;  // false: it waits as a hot spare; true: refused / excluded, it exits
 };
 struct OrderStop {       // every node: stop workers, report finished
   long generation = 0;
@@ -59,5 +72,6 @@ struct StartWorkers {    // the peer probe is done: every node starts generation
 namespace ddplaunch {
 using Decision = std::variant<decision::Log, decision::PlanGeneration, decision::RefuseJob, decision::ScheduleRestart,
                               decision::OrderRestart, decision::OrderStop, decision::EndJob, decision::AbortJoin,
-                              decision::ArmInitDeadline, decision::PrintTable, decision::StartWorkers>;
+                              decision::ArmInitDeadline, decision::PrintTable, decision::StartWorkers,
+                              decision::BeginGeneration, decision::TellMember>;
 }  // namespace ddplaunch

@@ -6,13 +6,14 @@
 namespace ddplaunch {
 
 namespace {
-constexpr NameTable<FailureKind, 6> kKindNames{{{
+constexpr NameTable<FailureKind, 7> kKindNames{{{
     {FailureKind::Exited, "exited"},
     {FailureKind::InitFailed, "init_failed"},
     {FailureKind::InitTimeout, "init_timeout"},
     {FailureKind::SetupTimeout, "setup_timeout"},
     {FailureKind::SpawnFailed, "spawn_failed"},
     {FailureKind::SpawnNoResources, "spawn_no_resources"},
+    {FailureKind::Hang, "hang"},
 }}};
 }  // namespace
 

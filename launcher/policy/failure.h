@@ -25,6 +25,7 @@ enum class FailureKind {
   SetupTimeout,  // setup_timeout_s passed with this rank still in setup (only when the user set one)
   SpawnFailed,   // the program could not be started (never restarted)
   SpawnNoResources,  // starting it failed for lack of processes, memory or descriptors (transient: restarted)
+  Hang,          // running, but no progress past the hang deadline (issue 17); hang.action decides
 };
 
 std::string_view failure_kind_name(FailureKind kind);                 // "init_timeout"

@@ -41,6 +41,13 @@ void HangTracker::on_section(int rank, bool begin, const std::string& name, Poli
     double& longest = longest_section_s_[r.section];
     longest = std::max(longest, seconds_between(r.section_since, now));
     r.section.clear();
+    // The others waited for it (in their next collective): their clocks start again now, or
+    // the first check after the section would find them silent since before it began.
+    for (auto& other : ranks_) {
+      if (other.last_progress >= now) continue;
+      other.last_progress = now;
+      other.suspect_reported = other.hang_reported = false;
+    }
   }
   r.last_progress = now;  // entering or leaving a section is progress
   r.suspect_reported = r.hang_reported = false;

@@ -8,7 +8,8 @@
 // A rank inside a section ("checkpoint") is judged by the section's own deadlines, learnt
 // from the longest section of that name seen so far: longer than ever is suspect, not hung.
 // While some rank is in a section, the others (waiting for it in their next collective) are
-// judged by the more lenient of their own and that section's deadlines.
+// judged by the more lenient of their own and that section's deadlines; when it leaves the
+// section, their clocks start again.
 // Consistently slow steps raise the learnt interval, so they are never suspect. Before any
 // interval is learnt (or seeded from history) only the floor and the minimum apply.
 #pragma once

@@ -36,7 +36,9 @@ std::string_view job_phase_name(JobPhase phase) {
   return "?";
 }
 
-JobPolicy::JobPolicy(PolicySettings settings) : settings_(std::move(settings)), rng_(settings_.random_seed) {}
+JobPolicy::JobPolicy(PolicySettings settings) : settings_(std::move(settings)), rng_(settings_.random_seed) {
+  if (settings_.membership) membership_.emplace(settings_.membership_settings);
+}
 
 std::string JobPolicy::last_error(int node) const {
   auto it = last_error_by_node_.find(node);
@@ -82,9 +84,11 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   const bool dedicated_nic = !settings_.doctor && nodes.size() > 1 &&
                              std::all_of(nodes.begin(), nodes.end(), [](const auto& n) { return !n.facts.socket_ifname.empty(); });
   const int node_count = static_cast<int>(nodes.size());
-  const int gen = static_cast<int>(generation);
+  // A membership change is no failure: only failure restarts lengthen the init deadline.
+  const int gen = static_cast<int>(generation) - membership_restarts_;
   timeout_s_ = preflight::compute_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
   timeout_explained_ = preflight::explain_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
+  apply_history_to_init_deadline();
   PlanGeneration plan{generation, settings_.worker_port_auto || (generation > 0 && port_at_fault_), timeout_s_,
                       timeout_explained_};
   port_at_fault_ = false;
@@ -183,6 +187,7 @@ std::optional<Decision> JobPolicy::announce_init_done(TimePoint now) {
   if (!all_initialised) return std::nullopt;
   init_done_announced_ = true;
   const double seconds = std::chrono::duration<double>(now - generation_started_).count();
+  init_seconds_ = seconds;
   return Log{Severity::Info, fmt::format("generation {}: all {} ranks finished init (init_ok) {:.2f} s after the start",
                                          generation_, ranks.size(), seconds)};
 }
@@ -234,7 +239,8 @@ std::optional<FailureReport> JobPolicy::init_timeout_failure() const {
                   name_ranks(hung, tracker_), human_duration(timeout_s_), timeout_explained_));
 }
 
-JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report) {
+JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report,
+                                                 TimePoint now) {
   if (generation != generation_ || phase_ == JobPhase::Ended || phase_ == JobPhase::Joining) return {};
   // A node speaks only for its own ranks: a report naming another node's rank (a bug, or a
   // peer that joined to steer the job) must not restart or stop anything.
@@ -246,9 +252,19 @@ JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, cons
   ++failure_count_;
   last_error_by_node_[node] = describe_failure_line(report);
   if (mentions_port_in_use(report.failure)) port_at_fault_ = true;
+  const bool first_of_generation = !first_failure_;
   if (!first_failure_) first_failure_ = report;
   Decisions out{Log{Severity::Error, "failure: " + describe_failure_line(report)}};
   if (phase_ != JobPhase::Running) return out;  // this generation's fate is decided already
+  // Init failures that keep starting on one node: replace the node, not restart it again.
+  if (membership_ && first_of_generation && report.failure.phase == FailurePhase::Init) {
+    MembershipChange change = membership_->on_first_init_failure(node, describe_failure_line(report), now);
+    if (change.kind != MembershipChange::Kind::None) {
+      Decisions changed = apply_membership_change(change);
+      out.insert(out.end(), changed.begin(), changed.end());
+      return out;
+    }
+  }
   Decisions decided = decide_on_failure(report);
   out.insert(out.end(), decided.begin(), decided.end());
   return out;
@@ -258,11 +274,14 @@ JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
   const WorkerFailure& f = report.failure;
   const RestartSettings& r = settings_.restart;
   const bool init = f.phase == FailurePhase::Init;
-  const bool kind_allowed = f.kind != FailureKind::SpawnFailed && (init ? r.on_init_failure : r.on_runtime_failure);
+  const bool kind_allowed = f.kind != FailureKind::SpawnFailed && (init ? r.on_init_failure : r.on_runtime_failure) &&
+                            (f.kind != FailureKind::Hang || settings_.hang_restarts);
   const bool from_init_budget = init && init_restarts_used_ < r.init_restarts;
   const bool from_any_budget = any_restarts_used_ < r.max_restarts;
   if (!kind_allowed || !(from_init_budget || from_any_budget)) {
     std::string why = f.kind == FailureKind::SpawnFailed ? "the program could not be started (not restartable)"
+                      : f.kind == FailureKind::Hang && !settings_.hang_restarts
+                          ? "hang.action is stop (auto without --max-restarts); --hang-action restart restarts"
                       : !kind_allowed ? fmt::format("restart.restart_on does not include {}", failure_phase_name(f.phase))
                       : init ? fmt::format("all {} automatic init restarts and all {} --max-restarts used", r.init_restarts,
                                            r.max_restarts)
@@ -292,7 +311,7 @@ JobPolicy::Decisions JobPolicy::on_backoff_elapsed(long generation) {
   generation_ = generation;
   for (auto& [node, state] : node_states_)
     if (state == MemberState::Finished) state = MemberState::Active;
-  return {OrderRestart{generation, restart_reason_}};
+  return {OrderRestart{generation, restart_reason_, next_members()}};
 }
 
 JobPolicy::Decisions JobPolicy::order_stop(int exit_code, const std::string& reason) {
@@ -337,8 +356,9 @@ JobPolicy::Decisions JobPolicy::end_job(int exit_code) {
   if (exit_code != 0 && first_failure_)
     out.push_back(Log{Severity::Error, describe_root_cause(*first_failure_, failure_count_ - 1, generation_, budget_text())});
   else if (exit_code == 0 && !settings_.doctor)
-    out.push_back(Log{Severity::Info, fmt::format("job succeeded: {} node(s), generation {}, {} restart(s)", nodes_.size(),
-                                                  generation_, restarts_used())});
+    out.push_back(Log{Severity::Info, fmt::format("job succeeded: {} node(s), generation {}, {} restart(s){}", nodes_.size(),
+                                                  generation_, restarts_used(),
+                                                  membership_restarts_ > 0 ? fmt::format(", {} membership change(s)", membership_restarts_) : "")});
   out.push_back(EndJob{exit_code});
   return out;
 }
@@ -350,6 +370,10 @@ std::string JobPolicy::budget_text() const {
 }
 
 JobPolicy::Decisions JobPolicy::on_tick(TimePoint now) {
+  if (membership_ && phase_ != JobPhase::Ended) {  // the last call, the wait for a launcher
+    MembershipChange change = membership_->on_tick(now);
+    if (change.kind != MembershipChange::Kind::None) return apply_membership_change(change);
+  }
   if (phase_ != JobPhase::Running) return {};
   if (probe_.overdue(now)) return conclude_probe();  // the nodes that did not report count as failures
   Decisions out;
@@ -398,6 +422,33 @@ JobPolicy::Decisions JobPolicy::on_doctor_report(int node, bool ok, const std::s
   Decisions end = end_job(all_ok ? 0 : 1);
   out.insert(out.end(), end.begin(), end.end());
   return out;
+}
+
+}  // namespace ddplaunch
+
+namespace ddplaunch {
+
+// History (issue 17): past runs of the same job needed up to history_init_s for init; the
+// deadline is never shorter than that, and says so.
+void JobPolicy::apply_history_to_init_deadline() {
+  if (settings_.history_init_s <= 0) return;
+  if (settings_.history_init_s <= timeout_s_) {
+    timeout_explained_ += fmt::format("; history asks for less ({} = {})", human_duration(settings_.history_init_s),
+                                      settings_.history_explained);
+    return;
+  }
+  timeout_s_ = settings_.history_init_s;
+  timeout_explained_ += fmt::format("; raised to {} from history ({})", human_duration(timeout_s_),
+                                    settings_.history_explained);
+}
+
+JobPolicy::Decisions JobPolicy::on_hang(long generation, int rank, const std::string& detail) {
+  if (generation != generation_ || phase_ != JobPhase::Running || rank < 0 ||
+      rank >= static_cast<int>(tracker_.ranks().size()))
+    return {};
+  FailureReport report = failure_of_rank(rank, FailureKind::Hang, detail);
+  report.failure.phase = FailurePhase::Runtime;
+  return on_worker_failed(report.failure.node_rank, generation, report);
 }
 
 }  // namespace ddplaunch

@@ -17,6 +17,7 @@
 #include "policy/decisions.h"
 #include "policy/failure.h"
 #include "policy/init_tracker.h"
+#include "policy/membership.h"
 #include "policy/node_checks.h"
 #include "policy/probe_round.h"
 
@@ -34,6 +35,14 @@ struct PolicySettings {
   bool doctor = false;                  // checks only: collect node reports, start no worker
   std::chrono::milliseconds wait_report_first{10000}, wait_report_every{30000};
   unsigned random_seed = 1;             // backoff jitter
+  // Membership (issue 16): spares and elastic MIN:MAX; off = a lost node ends the job.
+  bool membership = false;
+  MembershipSettings membership_settings;
+  // Issue 17: a hang restarts (within --max-restarts) or stops the job; history raises the
+  // init deadline to what past runs of the same job needed (0: no history).
+  bool hang_restarts = false;
+  double history_init_s = 0;
+  std::string history_explained;
 };
 
 enum class JobPhase {
@@ -62,14 +71,26 @@ class JobPolicy {
   Decisions on_join_timeout(const std::string& what, bool during_rejoin);
   Decisions on_node_lost(int node, const std::string& why);
 
+  // Membership mode (job_policy_membership.cpp): launchers come and go; member ids are the
+  // rendezvous server's. A lost record with node_rank -1 was a spare (or not started yet).
+  Decisions on_member_joined(const rendezvous::NodeRecord& record, TimePoint now);
+  Decisions on_member_lost(const rendezvous::NodeRecord& record, const std::string& why, TimePoint now);
+  bool membership_enabled() const { return membership_.has_value(); }
+  std::string membership_table(TimePoint now) const;  // "" without membership
+
   // Node agents.
   Decisions on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks, TimePoint now);
-  Decisions on_worker_failed(int node, long generation, const FailureReport& report);
+  Decisions on_worker_failed(int node, long generation, const FailureReport& report,
+                             TimePoint now = PolicyClock::now());
   Decisions on_node_finished(int node, long generation, int exit_code);
   Decisions on_node_problem(int node, long generation, const std::string& message, int exit_code);
   Decisions on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems);
   // The peer probe's links one node ran (issue 15); the verdict once every node reported.
   Decisions on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links);
+
+  // The master's hang watch found `rank` without progress past the hang deadline (issue 17):
+  // a runtime failure of kind Hang, restarted or stopped by PolicySettings::hang_restarts.
+  Decisions on_hang(long generation, int rank, const std::string& detail);
 
   // Timers the shell armed on the policy's behalf, and its periodic sweep.
   Decisions on_backoff_elapsed(long generation);
@@ -86,6 +107,8 @@ class JobPolicy {
   const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_; }
   const InitTracker& ranks() const { return tracker_; }
   std::string last_error(int node) const;
+  // Seconds from the generation's start until every rank finished init (nullopt: not yet).
+  std::optional<double> init_seconds() const { return init_seconds_; }
   void set_worker_port(int port) { worker_port_ = port; }
   int worker_port() const { return worker_port_; }
 
@@ -95,6 +118,7 @@ class JobPolicy {
   Decisions end_job(int exit_code);
   Decisions finish_node(int node, MemberState state, int exit_code);
   Decisions recheck_init_deadline();
+  void apply_history_to_init_deadline();
   Decisions conclude_probe();
   std::optional<Decision> announce_init_done(TimePoint now);
   std::optional<FailureReport> init_timeout_failure() const;
@@ -103,6 +127,9 @@ class JobPolicy {
   const rendezvous::NodeRecord* find_node(int node) const;  // nullptr: not a node of this generation
   std::string host_of(int node) const;                      // its hostname, or "?"
   int active_nodes() const;
+  Decisions apply_membership_change(const MembershipChange& change);
+  Decisions restart_for_membership(const std::string& reason, bool hold);
+  std::vector<int> next_members() const;  // membership: ids by slot; empty otherwise
 
   PolicySettings settings_;
   std::mt19937 rng_;
@@ -129,6 +156,7 @@ class JobPolicy {
 
   bool deadline_armed_ = false;
   bool init_done_announced_ = false;  // "every rank finished init" said for this generation
+  std::optional<double> init_seconds_;
   TimePoint generation_started_{};
   int deadline_serial_ = 0;
   TimePoint deadline_started_{};
@@ -136,6 +164,8 @@ class JobPolicy {
   std::map<int, DoctorRow> doctor_rows_;  // by node rank
   ProbeRound probe_;                      // generation 0's peer probe
   std::string probe_summary_, probe_refusal_;
+  std::optional<Membership> membership_;  // membership mode only
+  int membership_restarts_ = 0;           // generations started by a membership change
 };
 
 }  // namespace ddplaunch

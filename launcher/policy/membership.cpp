@@ -42,6 +42,38 @@ Member* Membership::oldest_spare() {
   return best;
 }
 
+const Member* Membership::member(int id) const {
+  auto it = std::find_if(members_.begin(), members_.end(), [id](const Member& m) { return m.id == id; });
+  return it == members_.end() ? nullptr : &*it;
+}
+
+std::vector<int> Membership::active_ids() const {
+  std::vector<int> ids;
+  for (const Member* m : active()) ids.push_back(m->id);
+  return ids;
+}
+
+// The first generation's slots: requested ranks first (the master asks for 0), the others in
+// join order into the lowest free slots; then contiguous (an elastic start below MAX).
+MembershipChange Membership::start(std::string reason) {
+  started_ = true;
+  std::vector<bool> taken(static_cast<std::size_t>(settings_.max_nodes), false);
+  for (auto& m : members_)
+    if (m.role == MemberRole::Active && m.requested_slot >= 0 && !taken[m.requested_slot]) {
+      m.slot = m.requested_slot;
+      taken[m.slot] = true;
+    }
+  std::size_t next = 0;
+  for (auto& m : members_) {
+    if (m.role != MemberRole::Active || m.slot >= 0) continue;
+    while (taken[next]) ++next;
+    m.slot = static_cast<int>(next);
+    taken[next] = true;
+  }
+  renumber_active();
+  return {MembershipChange::Kind::Start, std::move(reason), {}, {}};
+}
+
 int Membership::size() const {
   return static_cast<int>(std::count_if(members_.begin(), members_.end(), [](const Member& m) { return m.role == MemberRole::Active; }));
 }
@@ -69,7 +101,8 @@ MembershipChange Membership::counted(MembershipChange change) {
           {}, change.excluded};
 }
 
-MembershipChange Membership::on_join(int id, const std::string& host, PolicyClock::time_point now, std::string* refusal) {
+MembershipChange Membership::on_join(int id, const std::string& host, PolicyClock::time_point now, std::string* refusal,
+                                     int requested_slot) {
   for (const auto& [banned, until] : cooldowns_)
     if (banned == host && now < until) {
       if (refusal)
@@ -79,12 +112,10 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
     }
   const int spares = static_cast<int>(std::count_if(members_.begin(), members_.end(), [](const Member& m) { return m.role == MemberRole::Spare; }));
   const bool elastic = settings_.min_nodes < settings_.max_nodes;
-  if (!started_ && size() < settings_.max_nodes) {
-    members_.push_back({id, host, MemberRole::Active, size(), "joined", now, 0});
-    if (size() == settings_.max_nodes) {
-      started_ = true;
-      return {MembershipChange::Kind::Start, fmt::format("all {} nodes joined", size()), {}, {}};
-    }
+  const bool asks_for_spare = requested_slot >= settings_.max_nodes;
+  if (!started_ && size() < settings_.max_nodes && !asks_for_spare) {
+    members_.push_back({id, host, MemberRole::Active, -1, requested_slot, "joined", now, 0});
+    if (size() == settings_.max_nodes) return start(fmt::format("all {} nodes joined", size()));
     if (size() >= settings_.min_nodes && !min_reached_at_) min_reached_at_ = now;
     return {};
   }
@@ -96,7 +127,7 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
                              "--spares on every node to keep more spares", size(), settings_.spares);
     return {};
   }
-  members_.push_back({id, host, MemberRole::Spare, -1, started_ ? "joined the running job" : "joined as a spare", now, 0});
+  members_.push_back({id, host, MemberRole::Spare, -1, -1, started_ ? "joined the running job" : "joined as a spare", now, 0});
   if (!started_) return {};
   if (waiting_until_) {  // a gap to fill: the lowest free slot (fixed size) or one more node (elastic)
     Member* m = find(id);
@@ -115,13 +146,9 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
 }
 
 MembershipChange Membership::on_tick(PolicyClock::time_point now) {
-  if (!started_ && min_reached_at_ && seconds(now - *min_reached_at_) >= settings_.last_call_s) {
-    started_ = true;
-    return {MembershipChange::Kind::Start,
-            fmt::format("{} of up to {} nodes joined and the last call ({:g} s) is over", size(), settings_.max_nodes,
-                        settings_.last_call_s),
-            {}, {}};
-  }
+  if (!started_ && min_reached_at_ && seconds(now - *min_reached_at_) >= settings_.last_call_s)
+    return start(fmt::format("{} of up to {} nodes joined and the last call ({:g} s) is over", size(),
+                             settings_.max_nodes, settings_.last_call_s));
   if (waiting_until_ && now >= *waiting_until_) {
     waiting_until_.reset();
     return {MembershipChange::Kind::Fail,
@@ -171,8 +198,7 @@ MembershipChange Membership::on_lost(int id, const std::string& why, PolicyClock
   m->reason = why;
   m->since = now;
   if (was == MemberRole::Spare) return {};  // an idle spare changes nothing
-  if (!started_) {
-    renumber_active();
+  if (!started_) {  // slots are given at the start
     if (size() < settings_.min_nodes) min_reached_at_.reset();
     return {};
   }

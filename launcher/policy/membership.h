@@ -44,7 +44,8 @@ struct Member {
   int id = 0;                  // stable for this launcher's connection (the rendezvous peer)
   std::string host;
   MemberRole role = MemberRole::Spare;
-  int slot = -1;               // node rank while active
+  int slot = -1;               // node rank while active (-1 before the start: given at the start)
+  int requested_slot = -1;     // --node-rank, honoured at the start when below max_nodes
   std::string reason;          // why it is what it is ("promoted: replaced node 2 (lost: ...)")
   PolicyClock::time_point since{};
   int first_init_failures = 0;
@@ -69,10 +70,11 @@ class Membership {
  public:
   explicit Membership(MembershipSettings settings) : settings_(std::move(settings)) {}
 
-  // A launcher joined (host name for messages). Before the start it fills slots; after,
-  // it is a spare (or refused during a cooldown / beyond the spare limit: Fail-free refusal
-  // text in `refusal`).
-  MembershipChange on_join(int id, const std::string& host, PolicyClock::time_point now, std::string* refusal);
+  // A launcher joined (host name for messages). Before the start it is one of the nodes
+  // (unless it asked for a rank >= max_nodes, or all are here: a spare); after, it is a spare
+  // (or refused during a cooldown / beyond the spare limit: refusal text in `refusal`).
+  MembershipChange on_join(int id, const std::string& host, PolicyClock::time_point now, std::string* refusal,
+                           int requested_slot = -1);
   // Time passed: the last call and the below-MIN wait end here.
   MembershipChange on_tick(PolicyClock::time_point now);
   // A member's launcher is gone (connection lost, heartbeat timeout, killed).
@@ -85,6 +87,8 @@ class Membership {
   bool started() const { return started_; }
   int size() const;                               // active nodes
   std::vector<const Member*> active() const;      // by slot
+  std::vector<int> active_ids() const;            // member ids by slot: the next generation's nodes
+  const Member* member(int id) const;
   const std::vector<Member>& members() const { return members_; }
   std::string table(PolicyClock::time_point now) const;  // for status: one row per member
 
@@ -94,6 +98,7 @@ class Membership {
   MembershipChange refill(int slot, const std::string& what, PolicyClock::time_point now);
   MembershipChange counted(MembershipChange change);  // applies the flap bound
   void renumber_active();
+  MembershipChange start(std::string reason);  // slots for the first generation
 
   MembershipSettings settings_;
   std::vector<Member> members_;

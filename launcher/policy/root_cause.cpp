@@ -13,6 +13,7 @@ std::string how_it_ended(const WorkerFailure& f) {
     case FailureKind::SpawnFailed: return "could not be started";
     case FailureKind::SpawnNoResources: return "could not be started: the node ran out of resources";
     case FailureKind::InitFailed: return "reported an init failure";
+    case FailureKind::Hang: return "made no progress past the hang deadline";
     case FailureKind::Exited: break;
   }
   return f.status ? f.status->describe() : std::string("failed");
@@ -29,6 +30,10 @@ std::string likely_cause(const WorkerFailure& f) {
     case FailureKind::InitTimeout:
       return "a peer never completed the process group's set-up (crashed, wrong MASTER_ADDR/port, firewall, wrong "
              "NCCL_SOCKET_IFNAME) — see the other ranks' output";
+    case FailureKind::Hang:
+      return "the rank is stuck: in a collective waiting for a peer that stopped (see which rank is stuck where in "
+             "the stacks), a deadlock, a dead data-loader worker or I/O that never returns; if the step is just "
+             "slow, raise hang.hang_minimum_s (--hang-minimum) or hang.hang_factor";
     case FailureKind::SetupTimeout:
       return "the program did not reach init_process_group in time (slow data loading, a stuck import, or a "
              "setup_timeout_s shorter than its start-up)";
@@ -51,8 +56,10 @@ int failure_exit_code(const WorkerFailure& f) {
 
 std::string describe_failure_line(const FailureReport& r) {
   const WorkerFailure& f = r.failure;
+  // A hang's detail carries every rank's stacks: one line here, the whole in the root cause.
+  const std::string detail = f.kind == FailureKind::Hang ? f.detail.substr(0, f.detail.find('\n')) : f.detail;
   return fmt::format("rank {} on node {} ({}){}: {} during {}{}", f.global_rank, f.node_rank, r.host, pid_text(f),
-                     how_it_ended(f), failure_phase_name(f.phase), f.detail.empty() ? "" : ": " + f.detail);
+                     how_it_ended(f), failure_phase_name(f.phase), detail.empty() ? "" : ": " + detail);
 }
 
 std::string describe_root_cause(const FailureReport& first, int other_failures, long generation,
@@ -69,7 +76,7 @@ std::string describe_root_cause(const FailureReport& first, int other_failures, 
   if (!f.tail.empty()) {
     s += fmt::format("  last {} output lines of rank {}:\n", f.tail.size(), f.global_rank);
     for (const auto& line : f.tail) s += "    | " + line + "\n";
-  } else if (f.kind != FailureKind::InitTimeout && f.kind != FailureKind::SetupTimeout) {
+  } else if (f.kind != FailureKind::InitTimeout && f.kind != FailureKind::SetupTimeout && f.kind != FailureKind::Hang) {
     s += fmt::format("  rank {} printed nothing.\n", f.global_rank);
   } else {
     s += fmt::format("  its output is above, prefixed with its rank.\n");

@@ -208,9 +208,11 @@ void GroupSupervisor::handle_status(const contract::StatusMessage& m) {
       break;
     }
     case contract::StatusEvent::Heartbeat:
+      break;
     case contract::StatusEvent::Step:          // progress: for hang detection (issue 17)
     case contract::StatusEvent::SectionBegin:
     case contract::StatusEvent::SectionEnd:
+      if (record_progress(w, m) && callbacks_.on_phases_changed) callbacks_.on_phases_changed();
       break;
   }
 }

@@ -45,6 +45,10 @@ struct GroupCallbacks {
   std::function<void()> drain_status;                     // read queued shim reports now
 };
 
+// What the node tells the master about one worker: phase, state and progress. Takes the
+// worker's recent longest step interval (each interval is reported once).
+RankReport rank_report_of(Worker& worker);
+
 class GroupSupervisor {
  public:
   GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard, GroupCallbacks callbacks);
@@ -75,6 +79,9 @@ class GroupSupervisor {
   void read_output(Worker& worker, bool is_stdout);
   void on_line(Worker& worker, OutputStream stream, std::string_view line);
   void set_phase(Worker& worker, RankPhase phase);
+  // A step or section report (progress_record.cpp); true when the master should hear at once
+  // (a section opened or closed), false when the periodic report is soon enough (steps).
+  static bool record_progress(Worker& worker, const contract::StatusMessage& message);
   void reap(Worker& worker, int wait_status);
   void sweep_descendants_if_all_reaped();
   std::vector<pid_t> spared_by_sweep() const;  // the guard: it must outlive us

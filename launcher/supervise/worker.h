@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -40,6 +41,11 @@ struct Worker {
   bool failure_reported = false;
   bool on_terminal = true;           // its lines are shown (--local-ranks-filter)
   bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
+  // Training progress from the shim (issue 17), for the master's hang detection.
+  long steps = 0;                      // steps so far in this generation
+  long recent_max_interval_ms = 0;     // longest step interval since the last rank report
+  std::chrono::steady_clock::time_point last_progress{};  // last step or section change
+  std::string section;                 // open section ("checkpoint"), "" when none
   std::deque<std::string> tail;
   bool tail_ends_in_progress = false;  // tail.back() is a progress segment
   LineSplitter stdout_lines, stderr_lines;

@@ -236,6 +236,10 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
     start_join_timer();
   }
 
+  void wait_as_spare() {
+    if (phase_ == Phase::kWaiting) join_timer_.cancel();
+  }
+
   void send(const Message& m) {
     if (phase_ != Phase::kWaiting && phase_ != Phase::kAssigned) return;
     Frame f = frame_of(detail::kMsg);
@@ -291,6 +295,7 @@ Client::~Client() { impl_->close(); }
 void Client::join(const NodeFacts& facts) { impl_->join(facts); }
 void Client::rejoin(std::uint64_t generation) { impl_->rejoin(generation); }
 void Client::send(const Message& message) { impl_->send(message); }
+void Client::wait_as_spare() { impl_->wait_as_spare(); }
 std::string Client::local_address() const { return impl_->conn_ ? impl_->conn_->local_ip() : ""; }
 double Client::rtt_ms() const { return impl_->rtt_ms_; }
 void Client::close() { impl_->close(); }

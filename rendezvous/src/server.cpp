@@ -224,7 +224,7 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
   int rank = peer->record.node_rank;
   bool holds_slot = rank >= 0 && rank < static_cast<int>(by_rank_.size()) && by_rank_[rank] == peer;
   if (holds_slot) by_rank_[rank] = nullptr;
-  if (!planned_once_) {
+  if (!planned_once_ && !opt_.launcher_assigns_slots) {
     notify_refused(peer->conn->peer(), describe(*peer) + " left before all nodes joined: " + why +
                                            "; its place is free again");
     return;
@@ -273,7 +273,8 @@ void Server::Impl::start_wait_timers() {
 
 void Server::Impl::progress_tick() {
   if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
-  int expected = opt_.expected_nodes;
+  const bool rejoins = phase_ == Phase::kWaitingRejoins;
+  int expected = rejoins ? static_cast<int>(by_rank_.size()) : opt_.expected_nodes;
   int joined = phase_ == Phase::kWaitingJoins ? static_cast<int>(joined_.size()) : rejoined_count_;
   auto miss = missing();
   Frame progress = frame_of(detail::kProgress);
@@ -302,7 +303,7 @@ void Server::Impl::on_join_deadline() {
                          : "rejoin timeout for generation " + std::to_string(generation_) +
                                ": after " + detail::format_seconds(opt_.join_timeout) + " only " +
                                std::to_string(rejoined_count_) + " of " +
-                               std::to_string(opt_.expected_nodes) + " nodes have rejoined";
+                               std::to_string(by_rank_.size()) + " nodes have rejoined";
   timeout.what = what + "; missing " + detail::join_list(timeout.missing);
   if (cb_.on_join_timeout) cb_.on_join_timeout(timeout);
   else abort(timeout.what);  // no launcher to decide: a wait must still end
@@ -377,6 +378,13 @@ void Server::broadcast(const Message& m) {
   for (const auto& p : impl_->joined_) impl_->send_message(p, m);
 }
 void Server::begin_generation(std::uint64_t generation) { impl_->begin_generation(generation); }
+void Server::begin_generation(std::uint64_t generation, const std::vector<int>& member_ids) {
+  impl_->begin_member_generation(generation, member_ids);
+}
+void Server::send_to_member(int member_id, const Message& m) {
+  if (auto peer = impl_->find_member(member_id)) impl_->send_message(peer, m);
+}
+void Server::dismiss_member(int member_id, const std::string& reason) { impl_->dismiss_member(member_id, reason); }
 void Server::close() { impl_->close(); }
 void Server::abort(const std::string& reason) { impl_->abort(reason); }
 std::uint64_t Server::generation() const { return impl_->generation_; }

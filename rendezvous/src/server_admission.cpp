@@ -54,7 +54,10 @@ void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
   }
   welcome(peer, f);
   Frame reply = frame_of(detail::kStatusReply);
-  reply.fields["text"] = cb_.status_text ? cb_.status_text() : "(the master provides no status)";
+  if (auto* query = detail::find_field(f.fields, "query"); query && !query->empty())
+    reply.fields["text"] = cb_.query_text ? cb_.query_text(*query) : "error: the master answers no queries";
+  else
+    reply.fields["text"] = cb_.status_text ? cb_.status_text() : "(the master provides no status)";
   if (phase_ == Phase::kClosed) return;
   peer->conn->send(reply);
   peer->conn->close_graceful(opt_.close_flush_bound);
@@ -76,31 +79,47 @@ void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
                             facts.launcher_version + "', the master runs '" +
                             opt_.launcher_version + "'; install the same ddplaunch on all nodes");
   }
-  int expected = opt_.expected_nodes;
-  if (facts.expected_nodes > 0 && facts.expected_nodes != expected) {
-    return refuse(peer, who + " was started for a job of " + std::to_string(facts.expected_nodes) +
-                            " nodes, but the master (node 0) for " + std::to_string(expected) +
-                            "; pass the same --nodes / --nnodes on every node");
-  }
-  if (phase_ != Phase::kWaitingJoins || static_cast<int>(joined_.size()) >= expected) {
-    return refuse(peer, "too many nodes: the job expects " + std::to_string(expected) +
+  if (opt_.launcher_assigns_slots) return admit_member(peer, std::move(facts), who);
+  if (std::string why = check_node_count(facts, who); !why.empty()) return refuse(peer, why);
+  if (phase_ != Phase::kWaitingJoins || static_cast<int>(joined_.size()) >= opt_.expected_nodes) {
+    return refuse(peer, "too many nodes: the job expects " + std::to_string(opt_.expected_nodes) +
                             " nodes and all have joined already; " + who +
                             " is one too many (check --nodes, or whether a job with this "
                             "--job-id is already running)");
   }
   int req = facts.requested_node_rank;
+  if (std::string why = check_requested_rank(facts, who, req); !why.empty()) return refuse(peer, why);
+  accept_join(peer, std::move(facts), req);
+  if (static_cast<int>(joined_.size()) == opt_.expected_nodes) plan_generation();
+}
+
+std::string Server::Impl::check_node_count(const NodeFacts& facts, const std::string& who) const {
+  if (facts.expected_nodes <= 0 || facts.expected_nodes == opt_.expected_nodes) return "";
+  return who + " was started for a job of " + std::to_string(facts.expected_nodes) +
+         " nodes, but the master (node 0) for " + std::to_string(opt_.expected_nodes) +
+         "; pass the same --nodes / --nnodes on every node";
+}
+
+// Checked alike with and without membership. A rank at or above the node count is refused,
+// unless the job keeps spares: then the launcher starts as a spare.
+std::string Server::Impl::check_requested_rank(const NodeFacts& facts, const std::string& who, int& req) {
+  const int expected = opt_.expected_nodes;
+  const bool spares_allowed = opt_.launcher_assigns_slots;
   if (req >= expected) {
-    return refuse(peer, who + " asks for node rank " + std::to_string(req) + " but the job has " +
-                            std::to_string(expected) + " nodes (ranks 0.." +
-                            std::to_string(expected - 1) + "); check --node-rank and --nodes");
+    if (spares_allowed) return "";  // the launcher reads it as "start me as a spare"
+    return who + " asks for node rank " + std::to_string(req) + " but the job has " + std::to_string(expected) +
+           " nodes (ranks 0.." + std::to_string(expected - 1) + "); check --node-rank and --nodes";
   }
-  if (req >= 0 && by_rank_[req] && !replace_silent_holder(req, facts)) {
+  if (req >= 0 && req < static_cast<int>(by_rank_.size()) && by_rank_[req] && !replace_silent_holder(req, facts)) {
     const auto& holder = by_rank_[req];
-    return refuse(peer, "duplicate node rank " + std::to_string(req) + ": " + who +
-                            " asks for it but host '" + holder->record.facts.hostname + "' (" +
-                            holder->conn->peer_ip() +
-                            ") already holds it; every node needs a distinct --node-rank");
+    return "duplicate node rank " + std::to_string(req) + ": " + who + " asks for it but host '" +
+           holder->record.facts.hostname + "' (" + holder->conn->peer_ip() +
+           ") already holds it; every node needs a distinct --node-rank";
   }
+  return "";
+}
+
+void Server::Impl::accept_join(const PeerPtr& peer, NodeFacts facts, int req) {
   peer->handshake_timer->cancel();
   handshaking_.erase(peer.get());
   peer->state = ServerPeer::State::kJoined;
@@ -111,9 +130,8 @@ void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
   peer->record.observed_address = peer->conn->peer_ip();
   peer->record.rtt_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - peer->hello_sent).count();
-  if (req >= 0) by_rank_[req] = peer;
+  if (req >= 0 && req < static_cast<int>(by_rank_.size())) by_rank_[req] = peer;
   joined_.push_back(peer);
-  if (static_cast<int>(joined_.size()) == expected) plan_generation();
 }
 
 void Server::Impl::handle_rejoin(const PeerPtr& peer, const Frame& f) {
@@ -142,7 +160,8 @@ void Server::Impl::begin_generation(std::uint64_t generation) {
 }
 
 void Server::Impl::maybe_plan() {
-  if (phase_ == Phase::kWaitingRejoins && rejoined_count_ == opt_.expected_nodes) plan_generation();
+  if (phase_ == Phase::kWaitingRejoins && !by_rank_.empty() && rejoined_count_ == static_cast<int>(by_rank_.size()))
+    plan_generation();
 }
 
 std::vector<std::string> Server::Impl::missing() const {
@@ -175,7 +194,7 @@ std::vector<std::string> Server::Impl::missing() const {
 }
 
 void Server::Impl::plan_generation() {
-  if (!planned_once_) {  // unrequested nodes take the lowest free ranks, in join order
+  if (!planned_once_ && !opt_.launcher_assigns_slots) {  // unrequested nodes take the lowest free ranks, in join order
     std::size_t next_free = 0;
     for (const auto& p : joined_) {
       if (p->rank_requested) continue;
@@ -183,8 +202,9 @@ void Server::Impl::plan_generation() {
       p->record.node_rank = static_cast<int>(next_free);
       by_rank_[next_free] = p;
     }
-    planned_once_ = true;
   }
+  planned_once_ = true;
+  for (const auto& p : joined_) p->ran_workers = p->record.node_rank >= 0;
   phase_ = Phase::kRunning;
   join_timer_.cancel();
   progress_timer_.cancel();

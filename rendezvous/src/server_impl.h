@@ -30,6 +30,7 @@ struct ServerPeer {
   bool has_rejoin = false;
   std::uint64_t hb_seq = 0;
   Clock::time_point hb_sent;
+  bool ran_workers = false;  // held a slot in the last planned generation (membership mode)
 };
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
@@ -74,6 +75,15 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void handle_rejoin(const PeerPtr& peer, const Frame& frame);
   void begin_generation(std::uint64_t generation);
   void maybe_plan();
+  std::string check_node_count(const NodeFacts& facts, const std::string& who) const;
+  std::string check_requested_rank(const NodeFacts& facts, const std::string& who, int& requested_rank);
+  void accept_join(const PeerPtr& peer, NodeFacts facts, int rank);
+
+  // server_members.cpp (membership mode)
+  void admit_member(const PeerPtr& peer, NodeFacts facts, const std::string& who);
+  void begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids);
+  PeerPtr find_member(int member_id) const;
+  void dismiss_member(int member_id, const std::string& reason);
   void plan_generation();
   std::vector<std::string> missing() const;
   std::string describe(const ServerPeer& peer) const;
@@ -92,6 +102,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   int rejoined_count_ = 0;
   Clock::time_point wait_started_;
   std::size_t unjoined_peak_ = 0;  // most peers waiting to join since the last trim
+  int next_member_id_ = 0;
 };
 
 }  // namespace ddplaunch::rendezvous

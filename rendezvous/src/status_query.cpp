@@ -13,6 +13,11 @@ namespace ddplaunch::rendezvous {
 
 std::string query_status(const std::string& host, std::uint16_t port, std::string job_id,
                          std::string token, std::chrono::milliseconds timeout, std::string& error) {
+  return query_master(host, port, std::move(job_id), std::move(token), "", timeout, error);
+}
+
+std::string query_master(const std::string& host, std::uint16_t port, std::string job_id, std::string token,
+                         const std::string& query, std::chrono::milliseconds timeout, std::string& error) {
   using tcp = boost::asio::ip::tcp;
   boost::asio::io_context io;
   std::string where = detail::host_port_text(host, port);
@@ -40,6 +45,7 @@ std::string query_status(const std::string& host, std::uint16_t port, std::strin
               Frame ask;
               ask.kind = detail::kStatus;
               ask.job_id = job_id;
+              if (!query.empty()) ask.fields["query"] = query;
               if (std::string why = handshake.sign(ask, f, kProtocolVersion); !why.empty()) return finish(why);
               conn->send(ask);
             } else if (f.kind == detail::kWelcome) {

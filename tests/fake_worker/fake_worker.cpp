@@ -27,6 +27,7 @@ constexpr const char* kUsage =
     "  --print-env                 print 'ENV NAME=value' / 'ENV NAME unset' for the contract\n"
     "  --report-init               report init_begin then init_ok through the shim\n"
     "  --fail-init-on-gen G        on DDPLAUNCH_GENERATION G: init_begin, init_failed, exit 3\n"
+    "                              (G = -1: on every generation)\n"
     "  --hang-init-on-gen G        on generation G: init_begin, then sleep forever\n"
     "  --fail-rank R               limit the two above to RANK R (default: every rank)\n"
     "  --lines N --line-bytes B    N stdout lines 'rank R line i xxx..' of B bytes (with the\n"
@@ -186,7 +187,8 @@ int main(int argc, char** argv) {
 
   // Init: a failure or hang chosen for this generation and rank wins over --report-init.
   bool this_rank = !o.fail_rank || *o.fail_rank == rank;
-  if (o.fail_init_gen && *o.fail_init_gen == generation && this_rank) {
+  const bool fails_this_generation = o.fail_init_gen && (*o.fail_init_gen == generation || *o.fail_init_gen == -1);
+  if (fails_this_generation && this_rank) {
     std::string what = "fake init failure on generation " + std::to_string(generation);
     ddplaunch::shim::report(c::StatusEvent::InitBegin, "fake_worker");
     ddplaunch::shim::report(c::StatusEvent::InitFailed, what);

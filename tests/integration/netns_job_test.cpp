@@ -6,6 +6,7 @@
 #include <csignal>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -32,11 +33,14 @@ bool torch_available() {
   return dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, seconds(120)).exit_code == 0;
 }
 
-// One ddplaunch per host of the cluster (node rank = host - 1), all started at once.
+// One ddplaunch per host of the cluster (node rank = host - 1), all started at once. With
+// `nodes` below the host count (and --spares in flags) the last hosts start as spares.
 class Job {
  public:
-  Job(const dt::NetnsCluster& cluster, const std::vector<std::string>& flags, const std::vector<std::string>& program) {
-    const dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = cluster.hosts(), .master_host = cluster.address(1),
+  Job(const dt::NetnsCluster& cluster, const std::vector<std::string>& flags, const std::vector<std::string>& program,
+      int nodes = 0) {
+    const dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = nodes > 0 ? nodes : cluster.hosts(),
+                               .master_host = cluster.address(1),
                                .port = kRendezvousPort, .flags = flags};
     for (int host = 1; host <= cluster.hosts(); ++host) {
       nodes_.push_back(std::make_unique<dt::BackgroundProcess>());
@@ -207,6 +211,38 @@ TEST(NetnsJob, CutLinkEndsTheJobOnEveryHost) {
   EXPECT_NE(results[0].output.find("was lost"), std::string::npos) << results[0].output;
   EXPECT_NE(results[2].output.find("lost the master"), std::string::npos)
       << "node 2 did not notice that the master is gone\n" << results[2].output;
+  for (int host = 1; host <= 3; ++host)
+    EXPECT_EQ(processes_left(cluster, host, seconds(10)), "") << "processes left on host " << host;
+}
+
+// Issue 16: --nodes 2 --spares 1 on three hosts; host 2's link is cut mid-run. The master
+// declares node 1 lost at the heartbeat timeout and the spare on host 3 takes its slot; the
+// job finishes on hosts 1 and 3 with the same world size; host 2 exits by itself.
+TEST(NetnsJob, CutLinkOnAnActiveNodeHandsItsSlotToTheSpare) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("jsp"), 3);
+  std::vector<std::string> flags = kFastDetection;
+  flags.insert(flags.end(), {"--spares", "1"});
+  Job job(cluster, flags, {FAKE_WORKER_BIN, "--print-env", "--report-init", "--sleep-ms", "6000"}, 2);
+  ASSERT_TRUE(job.node(2).wait_for_output("is a hot spare of this job", seconds(60)))
+      << describe(job.wait_all(seconds(1)));
+  ASSERT_TRUE(job.node(1).wait_for_output("ENV RANK=1", seconds(60))) << describe(job.wait_all(seconds(1)));
+
+  cluster.set_link(2, false);  // host 2 (node 1) drops off the network; its processes live on
+  auto results = job.wait_all(seconds(90));
+  const std::string all = describe(results);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(results[i].timed_out) << "launcher " << i << " did not end\n" << all;
+  EXPECT_EQ(results[0].exit_code, 0) << all;
+  EXPECT_EQ(results[2].exit_code, 0) << all;
+  EXPECT_NE(results[1].exit_code, 0) << all;
+  EXPECT_TRUE(std::regex_search(results[0].output, std::regex(R"(node 1 \([^)]*198\.18\.0\.12\) was lost: no message)")))
+      << all;
+  EXPECT_NE(results[0].output.find("the spare on host"), std::string::npos) << all;
+  EXPECT_NE(results[2].output.find("this hot spare takes the place of node 1 in generation 1 (2 node(s), world size 2)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(results[2].output.find("[node 1 rank 1] ENV WORLD_SIZE=2"), std::string::npos) << all;
+  EXPECT_NE(results[1].output.find("lost the master"), std::string::npos) << all;
   for (int host = 1; host <= 3; ++host)
     EXPECT_EQ(processes_left(cluster, host, seconds(10)), "") << "processes left on host " << host;
 }

@@ -211,6 +211,33 @@ class AutoloadTest(StatusChannelTest):
         result = self.run_python("print('ran')", extra_path=[other])
         self.assertEqual((result.returncode, result.stdout.strip()), (0, "ran"), result.stderr)
 
+    def test_stack_signal_dumps_every_thread_to_the_launchers_file_and_the_program_goes_on(self):
+        import signal
+        signum = signal.SIGRTMIN + 5
+        result = self.run_python("""
+            import os, signal, time
+            def waiting_here():
+                os.kill(os.getpid(), %d)  # what the launcher sends
+                time.sleep(0.2)
+                return "still running"
+            print(waiting_here())
+            """ % signum, env={"DDPLAUNCH_STATUS_SOCKET": os.path.join(self.dir, "sock"), "RANK": "0",
+                               "DDPLAUNCH_STACK_DIR": self.dir, "DDPLAUNCH_STACK_SIGNAL": str(signum)})
+        self.assertEqual(result.stdout.strip(), "still running", result.stderr)
+        dumps = [f for f in os.listdir(self.dir) if f.startswith("stack-")]
+        self.assertEqual(len(dumps), 1, os.listdir(self.dir))
+        with open(os.path.join(self.dir, dumps[0])) as f:
+            text = f.read()
+        self.assertIn("most recent call first", text)
+        self.assertIn("in waiting_here", text)
+
+    def test_without_stack_variables_no_handler_and_no_file(self):
+        result = self.run_python("import ddplaunch_shim; print(ddplaunch_shim.register_stack_dump())",
+                                 env={"DDPLAUNCH_STATUS_SOCKET": os.path.join(self.dir, "sock"), "RANK": "0",
+                                      "DDPLAUNCH_STACK_DIR": "", "DDPLAUNCH_STACK_SIGNAL": ""})
+        self.assertEqual(result.stdout.strip(), "False", result.stderr)
+        self.assertFalse([f for f in os.listdir(self.dir) if f.startswith("stack-")])
+
     def test_without_status_socket_nothing_is_installed(self):
         result = self.run_python("import sys; print('ddplaunch_shim' in sys.modules)",
                                  env={"DDPLAUNCH_STATUS_SOCKET": ""})

@@ -69,7 +69,17 @@ TEST(CommandLineTorchrun, DashAndUnderscoreSpellingsMeanTheSame) {
 
 TEST(CommandLineTorchrun, NnodesRangesAndBadValues) {
   EXPECT_EQ(config_of({"--nnodes", "3:3", "p"}).nodes, 3);
-  EXPECT_TRUE(any_contains(errors_of({"--nnodes", "1:4", "p"}), "elastic ranges are not supported yet; use N"));
+  LaunchConfig elastic = config_of({"--nnodes", "1:4", "--master", "h:1", "p"});  // torchrun's elastic range
+  EXPECT_EQ(elastic.nodes, 4);
+  EXPECT_EQ(elastic.membership.min_nodes, 1);
+  EXPECT_TRUE(membership_enabled(elastic));
+  LaunchConfig spares = config_of({"--nodes", "2", "--spares", "1", "--node-rank", "2", "--master", "h:1", "p"});
+  EXPECT_EQ(spares.membership.spares, 1);
+  EXPECT_EQ(spares.node_rank, 2);  // a rank at or above --nodes starts as a spare
+  EXPECT_TRUE(any_contains(validate(config_of({"--nodes", "2", "--node-rank", "2", "--master", "h:1", "p"})),
+                           "node_rank 2 is outside 0..1"));
+  EXPECT_FALSE(any_contains(validate(spares), "node_rank"));
+  EXPECT_TRUE(any_contains(errors_of({"--nodes", "2", "--spares", "-1", "--master", "h:1", "p"}), "--spares"));
   EXPECT_TRUE(any_contains(errors_of({"--nnodes", "4:1", "p"}), "minimum exceeds the maximum"));
   EXPECT_TRUE(any_contains(errors_of({"--nodes", "two", "p"}), "'two' is not a node count"));
   EXPECT_TRUE(any_contains(errors_of({"--nodes", "0", "p"}), "is not a node count"));
@@ -133,7 +143,6 @@ TEST(CommandLineTorchrun, AcceptedFlagsWithoutEffectSayWhy) {
 TEST(CommandLineTorchrun, NotBuiltCapabilitiesAreRefusedClearly) {
   EXPECT_TRUE(any_contains(errors_of({"--numa-binding", "node", "p"}), "--numa-binding node is not supported yet"));
   EXPECT_TRUE(any_contains(errors_of({"--virtual-local-rank", "p"}), "--virtual-local-rank is not supported yet"));
-  EXPECT_TRUE(any_contains(errors_of({"--nnodes=2:8", "p"}), "elastic ranges are not supported yet"));
 }
 
 TEST(CommandLineTorchrun, LocalRanksFilterAndRestarts) {
@@ -177,7 +186,8 @@ TEST(CommandLineEnvironment, PetVariablesFillFlagsAndFlagsWin) {
   // --set on the command line also wins over a PET_ value.
   EXPECT_EQ(config_of({"--set", "nodes=5", "p"}, {{"PET_NNODES", "2"}}).nodes, 5);
   // A PET_ value is checked exactly like its flag, and named in the message.
-  EXPECT_TRUE(any_contains(errors_of({"p"}, {{"PET_NNODES", "1:4"}}), "PET_NNODES=1:4"));
+  EXPECT_TRUE(any_contains(errors_of({"p"}, {{"PET_NNODES", "4:1"}}), "PET_NNODES=4:1"));
+  EXPECT_EQ(config_of({"p"}, {{"PET_NNODES", "1:4"}}).membership.min_nodes, 1);  // elastic, as torchrun
   EXPECT_TRUE(any_contains(errors_of({"p"}, {{"PET_RDZV_BACKEND", "etcd"}}), "PET_RDZV_BACKEND=etcd"));
   // Every torchrun flag of the table has its PET_ variable.
   for (const FlagSpec& flag : flag_table())

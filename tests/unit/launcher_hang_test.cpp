@@ -101,6 +101,20 @@ TEST(HangTracker, ACheckpointSectionHasItsOwnDeadlinesAndLongerThanEverIsOnlyRep
   EXPECT_EQ(hung[0].level, HangEvent::Level::Hang);
 }
 
+TEST(HangTracker, RanksThatWaitedForASectionStartTheirClocksWhenItEnds) {
+  HangTracker h;
+  h.reset(2, t0);
+  train(h, 2, 500ms, 1min);
+  h.on_section(0, true, "checkpoint", t0 + 1min);
+  h.on_section(0, false, "checkpoint", t0 + 1min + 70s);  // rank 1 waited 70 s (> the floor) in a collective
+  // Before rank 1's next step is reported, the first checks after the section find nothing:
+  // rank 1's silence counts from the section's end, not from before it began.
+  EXPECT_TRUE(h.check(t0 + 1min + 71s).empty());
+  auto later = h.check(t0 + 1min + 70s + 61s);  // but it is judged again from there
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].ranks, (std::vector<int>{0, 1}));
+}
+
 TEST(HangTracker, HistorySeedsTheFirstDeadlinesAndSaysSo) {
   HangSettings s;
   s.seeded_interval_s = 40;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "policy/job_policy.h"
+#include "policy_decisions.h"
 #include "policy/node_checks.h"
 #include "policy/root_cause.h"
 
@@ -16,6 +17,9 @@ namespace {
 
 using namespace std::chrono_literals;
 using Decisions = JobPolicy::Decisions;
+using testing::count;
+using testing::find;
+using testing::logs;
 const PolicyClock::time_point t0{};
 
 rendezvous::NodeRecord node(int rank, int nproc = 2, std::string address = "127.0.0.1") {
@@ -49,27 +53,6 @@ PolicySettings settings(int expected_nodes = 2) {
   return s;
 }
 
-template <class T>
-const T* find(const Decisions& d) {
-  for (const auto& x : d)
-    if (auto* p = std::get_if<T>(&x)) return p;
-  return nullptr;
-}
-
-template <class T>
-int count(const Decisions& d) {
-  int n = 0;
-  for (const auto& x : d) n += std::holds_alternative<T>(x) ? 1 : 0;
-  return n;
-}
-
-std::string logs(const Decisions& d) {
-  std::string all;
-  for (const auto& x : d)
-    if (auto* l = std::get_if<decision::Log>(&x)) all += l->text + "\n";
-  return all;
-}
-
 FailureReport failure(int node_rank, int rank, FailurePhase phase = FailurePhase::Init,
                       FailureKind kind = FailureKind::Exited, int code = 3, std::string detail = "") {
   FailureReport r;
@@ -85,7 +68,14 @@ FailureReport failure(int node_rank, int rank, FailurePhase phase = FailurePhase
   return r;
 }
 
-RankReport rank(int r, RankPhase phase, int entries) { return RankReport{r, 100 + r, phase, entries, ""}; }
+RankReport rank(int r, RankPhase phase, int entries) {
+  RankReport report;
+  report.rank = r;
+  report.pid = 100 + r;
+  report.phase = phase;
+  report.init_entries = entries;
+  return report;
+}
 
 // A policy with `count` nodes joined for generation 0.
 struct Job {

@@ -1,10 +1,13 @@
 // A small libtorch data-parallel trainer that uses the ddplaunch shim: an MLP on synthetic
 // regression data, gradients all-reduced over the shim's gloo process group. Every rank
 // prints the same final checksum of the parameters when training is correct.
-//   train_binary [--steps N] [--lr X]
+//   train_binary [--steps N] [--lr X] [--stall-rank R --stall-after N]
+// --stall-rank/--stall-after: rank R stops making progress after N steps (sleeps for good),
+// so the others wait in their next all-reduce: the launcher's hang detection test.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <string>
 
 #include <torch/torch.h>
@@ -16,12 +19,27 @@ namespace {
 struct Options {
   int steps = 50;
   double lr = 0.05;
+  int stall_rank = -1;
+  int stall_after = 0;
 };
+
+// Never returns: a rank that stopped making progress, as a deadlock or lost I/O would.
+[[gnu::noinline]] void stall_forever() {
+  for (;;) pause();
+}
 
 bool parse_options(int argc, char** argv, Options& opts) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if ((arg == "--steps" || arg == "--lr") && i + 1 < argc) {
+    if ((arg == "--stall-rank" || arg == "--stall-after") && i + 1 < argc) {
+      char* end = nullptr;
+      const long value = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || value < 0) {
+        std::fprintf(stderr, "train_binary: bad value for %s: '%s'\n", arg.c_str(), argv[i]);
+        return false;
+      }
+      (arg == "--stall-rank" ? opts.stall_rank : opts.stall_after) = static_cast<int>(value);
+    } else if ((arg == "--steps" || arg == "--lr") && i + 1 < argc) {
       char* end = nullptr;
       const char* value = argv[++i];
       if (arg == "--steps") opts.steps = static_cast<int>(std::strtol(value, &end, 10));
@@ -31,7 +49,7 @@ bool parse_options(int argc, char** argv, Options& opts) {
         return false;
       }
     } else {
-      std::fprintf(stderr, "usage: train_binary [--steps N] [--lr X]  (unknown: '%s')\n",
+      std::fprintf(stderr, "usage: train_binary [--steps N] [--lr X] [--stall-rank R --stall-after N]  (unknown: '%s')\n",
                    arg.c_str());
       return false;
     }
@@ -103,6 +121,11 @@ int main(int argc, char** argv) {
     loss_last = loss.item<double>();
     if (step == 1) loss_first = loss_last;
     if (step % 10 == 0) std::printf("step %d loss %.6f\n", step, loss_last);
+    if (rank == opts.stall_rank && step == opts.stall_after) {
+      std::printf("rank %d stalls after step %d\n", rank, step);
+      std::fflush(stdout);
+      stall_forever();
+    }
   }
 
   // Report: the checksum must match across ranks.

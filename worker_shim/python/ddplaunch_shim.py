@@ -21,7 +21,7 @@ import os
 import sys
 import time  # built into the interpreter: no file to load
 
-__all__ = ["report", "install", "step", "section", "EVENTS", "MAX_STATUS_BYTES"]
+__all__ = ["report", "install", "step", "section", "register_stack_dump", "EVENTS", "MAX_STATUS_BYTES"]
 
 EVENTS = ("init_begin", "init_ok", "init_failed", "heartbeat", "step", "section_begin", "section_end")
 MAX_STATUS_BYTES = 4096  # contract::kMaxStatusBytes
@@ -291,9 +291,37 @@ def _remove_finder():
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _PatchOnImport)]
 
 
+_stack_file = []  # the open file faulthandler writes to (kept alive: it must not be closed)
+
+
+def register_stack_dump():
+    """Registers faulthandler on $DDPLAUNCH_STACK_SIGNAL, writing every thread's Python frames
+    to $DDPLAUNCH_STACK_DIR/stack-<pid>.txt, so the launcher can show where this rank is stuck
+    (ddplaunch stacks, hang reports). The file is created here: the launcher signals only a
+    process whose file exists. Idempotent per process (a forked child registers its own).
+    Returns True when registered."""
+    try:
+        directory = os.environ.get("DDPLAUNCH_STACK_DIR")
+        signum = _env_int("DDPLAUNCH_STACK_SIGNAL")
+        if not directory or not signum or signum <= 0:
+            return False
+        pid = os.getpid()
+        if _stack_file and _stack_file[0][0] == pid:
+            return True
+        import faulthandler  # built into the interpreter: no file to load
+        stream = open(os.path.join(directory, "stack-%d.txt" % pid), "w")
+        faulthandler.register(signum, file=stream, all_threads=True, chain=False)
+        _stack_file[:] = [(pid, stream)]
+        return True
+    except Exception:
+        return False
+
+
 def install():
     """Wraps torch.distributed.init_process_group now if torch.distributed is loaded, else on
-    its first import. Idempotent. Returns True when the wrapper is (or will be) in place."""
+    its first import, and registers the stack dump. Idempotent. Returns True when the wrapper
+    is (or will be) in place."""
+    register_stack_dump()
     try:
         dist = sys.modules.get("torch.distributed")
         if dist is not None:

@@ -46,6 +46,16 @@ inline constexpr const char* kStatusSocket = "DDPLAUNCH_STATUS_SOCKET";    // AF
 inline constexpr const char* kJobId = "DDPLAUNCH_JOB_ID";
 inline constexpr const char* kJobTag = "DDPLAUNCH_JOB_TAG";  // random per launcher: finds escaped descendants
 
+// Stacks on demand (issue 17): the Python shim registers faulthandler for signal
+// DDPLAUNCH_STACK_SIGNAL, writing every thread's Python frames to
+// "$DDPLAUNCH_STACK_DIR/stack-<pid>.txt" (created when the handler is registered, so the
+// launcher sends the signal only to a process whose file exists: the signal's default
+// action would end any other). Never SIGUSR1/SIGUSR2: those are forwarded to the workers.
+inline constexpr const char* kStackDir = "DDPLAUNCH_STACK_DIR";
+inline constexpr const char* kStackSignal = "DDPLAUNCH_STACK_SIGNAL";
+inline constexpr int kStackSignalAboveRtMin = 5;  // SIGRTMIN + 5 (39 with glibc)
+inline std::string stack_file_name(long pid) { return "stack-" + std::to_string(pid) + ".txt"; }
+
 // Status channel: one AF_UNIX SOCK_DGRAM datagram per event, a single text line:
 //   "DDPL1 <event> <rank> <generation> <pid> <detail...>"
 // detail is free text (may be empty) with newlines folded to " | ".

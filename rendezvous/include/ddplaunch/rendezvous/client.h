@@ -51,6 +51,9 @@ class Client {
   // After a restart order, when local workers are stopped. join_timeout applies again.
   void rejoin(std::uint64_t generation);
   void send(const Message& message);
+  // The master keeps this node as a hot spare: it waits for an assignment as long as the job
+  // runs (no join deadline; heartbeats still bound a silent master).
+  void wait_as_spare();
   std::string local_address() const;  // local IP of the connection (for NIC selection)
   double rtt_ms() const;              // connect time at first, then smoothed heartbeat RTT
   void close();
@@ -66,5 +69,8 @@ class Client {
 // Returns the text; on failure returns "" and sets error.
 std::string query_status(const std::string& host, std::uint16_t port, std::string job_id,
                          std::string token, std::chrono::milliseconds timeout, std::string& error);
+// The same connection naming a query (part of the signed request): the master's answer to it.
+std::string query_master(const std::string& host, std::uint16_t port, std::string job_id, std::string token,
+                         const std::string& query, std::chrono::milliseconds timeout, std::string& error);
 
 }  // namespace ddplaunch::rendezvous

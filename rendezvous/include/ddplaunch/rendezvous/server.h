@@ -36,6 +36,12 @@ struct ServerOptions {
   // A join for a node rank whose holder (same host) has been silent this many heartbeat
   // intervals replaces it: the node restarted while its old connection lingers half-open.
   int silent_intervals_before_replace = 2;
+  // Membership (issue 16): the launcher, not the server, decides which joined launchers are
+  // the nodes of each generation (begin_generation with member ids). Up to expected_nodes +
+  // max_spares launchers may be joined at once, before and after the start; a join is
+  // reported through on_member_joined and the server never plans by itself.
+  bool launcher_assigns_slots = false;
+  int max_spares = 0;
 };
 
 struct JoinTimeout {
@@ -60,8 +66,13 @@ struct ServerCallbacks {
   std::function<void(const JoinTimeout&)> on_join_timeout;
   // A join refused or a peer dropped (garbage, oversize, silent, bad token...) — for logging.
   std::function<void(const std::string& peer, const std::string& reason)> on_refused;
+  // Membership mode: a launcher joined (record.member_id; record.node_rank = the rank it asked
+  // for, -1 = any). It holds no slot until begin_generation gives it one.
+  std::function<void(const NodeRecord&)> on_member_joined;
   // Answer to a "status" query connection (ddplaunch status).
   std::function<std::string()> status_text;
+  // Answer to a status connection that names a query (`ddplaunch stacks`: "stacks", "stacks 3").
+  std::function<std::string(const std::string& query)> query_text;
 };
 
 class Server {
@@ -83,6 +94,13 @@ class Server {
   // After the launcher broadcast its restart order: wait for every node's rejoin(generation),
   // then call plan() again and send new Assignments. join_timeout applies again.
   void begin_generation(std::uint64_t generation);
+  // Membership mode: generation G's nodes are these members, slot (node rank) = index. Members
+  // that ran no workers in the last generation (spares, new joins) count as rejoined at once.
+  void begin_generation(std::uint64_t generation, const std::vector<int>& member_ids);
+  void send_to_member(int member_id, const Message& message);
+  // Tells one member why it cannot stay (refusal frame) and closes its connection; no
+  // on_node_lost follows for it.
+  void dismiss_member(int member_id, const std::string& reason);
   // Stop accepting, close all connections (flushing pending writes, bounded). No callback
   // fires afterwards. Idempotent.
   void close();

@@ -36,6 +36,7 @@ struct NodeFacts {
 struct NodeRecord {
   NodeFacts facts;
   int node_rank = -1;
+  int member_id = -1;  // the server's id for this launcher's connection (not on the wire)
   std::string observed_address;  // peer IP as the server saw it
   double rtt_ms = 0;
 };

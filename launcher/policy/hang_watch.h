@@ -1,0 +1,42 @@
+// HangWatch (issue 17): the master's view of every rank's training progress. Turns the
+// nodes' periodic rank reports (steps, longest recent interval, age of the last progress,
+// open section) into HangTracker events, so the tracker's learnt deadlines apply. Pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/launch_config.h"
+#include "policy/hang_tracker.h"
+#include "policy/rank_phase.h"
+
+namespace ddplaunch {
+
+enum class HangAction { Report, Restart, Stop };
+std::string_view hang_action_name(HangAction action);
+// hang.action "auto": restart when the user asked for runtime restarts (--max-restarts > 0
+// with runtime in restart_on), else stop.
+HangAction resolve_hang_action(const std::string& configured, const RestartSettings& restart);
+
+class HangWatch {
+ public:
+  using TimePoint = PolicyClock::time_point;
+  explicit HangWatch(HangSettings settings = {}) : tracker_(std::move(settings)) {}
+
+  void on_generation(long generation, int world, TimePoint now);
+  void on_ranks_reported(long generation, const std::vector<RankReport>& ranks, TimePoint now);
+  std::vector<HangEvent> check(TimePoint now) { return tracker_.check(now); }
+
+  long generation() const { return generation_; }
+  const HangTracker& tracker() const { return tracker_; }
+  // For `ddplaunch status` and the start of the run: the deadlines in force, and whence.
+  std::string deadlines_text() const;
+
+ private:
+  HangTracker tracker_;
+  long generation_ = -1;
+  std::vector<std::string> sections_;  // by rank: the open section as last reported
+};
+
+}  // namespace ddplaunch

@@ -1,0 +1,136 @@
+// JobPolicy in membership mode (issue 16): launchers join and leave; a spare takes a lost
+// node's slot, an elastic job shrinks or grows, a bad node is excluded. Membership holds the
+// rules; here its changes become orders. None of them spends the restart budget.
+#include <fmt/format.h>
+
+#include "policy/job_policy.h"
+#include "policy/node_checks.h"
+
+namespace ddplaunch {
+
+using namespace decision;
+
+std::vector<int> JobPolicy::next_members() const {
+  return membership_ ? membership_->active_ids() : std::vector<int>{};
+}
+
+std::string JobPolicy::membership_table(TimePoint now) const { return membership_ ? membership_->table(now) : ""; }
+
+JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& record, TimePoint now) {
+  if (!membership_ || phase_ == JobPhase::Ended) return {};
+  const std::string& host = record.facts.hostname;
+  // A launcher joining a running job is checked against its nodes before it may take a slot.
+  if (membership_->started() && !nodes_.empty()) {
+    std::vector<rendezvous::NodeRecord> with_it = nodes_;
+    with_it.push_back(record);
+    with_it.back().node_rank = static_cast<int>(nodes_.size());
+    NodeFactsVerdict facts = check_node_facts(with_it, settings_.worker_master_addr, settings_.master_is_loopback,
+                                              settings_.refuse_version_mismatch);
+    if (!facts.refusal.empty()) {
+      const std::string why = fmt::format("the launcher on host {} ({}) cannot join the running job: {}", host,
+                                          record.observed_address, facts.refusal);
+      return {Log{Severity::Warn, why}, TellMember{record.member_id, why, true}};
+    }
+  }
+  std::string refusal;
+  MembershipChange change = membership_->on_join(record.member_id, host, now, &refusal, record.node_rank);
+  if (!refusal.empty())
+    return {Log{Severity::Warn, fmt::format("refused the launcher on host {} ({}): {}", host, record.observed_address, refusal)},
+            TellMember{record.member_id, refusal, true}};
+  Decisions out;
+  const Member* member = membership_->member(record.member_id);
+  if (member && member->role == MemberRole::Spare) {
+    out.push_back(Log{Severity::Info, fmt::format("host {} ({}) joined as a hot spare", host, record.observed_address)});
+    out.push_back(TellMember{record.member_id,
+                             fmt::format("the launcher on host {} is a hot spare of this job: it waits idle and takes the "
+                                         "place of a node that is lost or excluded",
+                                         host),
+                             false});
+  }
+  Decisions changed = apply_membership_change(change);
+  out.insert(out.end(), changed.begin(), changed.end());
+  return out;
+}
+
+JobPolicy::Decisions JobPolicy::on_member_lost(const rendezvous::NodeRecord& record, const std::string& why,
+                                               TimePoint now) {
+  if (!membership_ || phase_ == JobPhase::Ended) return {};
+  const Member* member = membership_->member(record.member_id);
+  if (!member) return {};
+  const MemberRole was = member->role;
+  const int slot = member->slot;
+  const std::string host = member->host;
+  MembershipChange change = membership_->on_lost(record.member_id, why, now);
+  if (was == MemberRole::Spare || (was == MemberRole::Active && slot < 0))
+    return {Log{Severity::Info, fmt::format("the {} on host {} ({}) left: {}; nothing changes for the job",
+                                            was == MemberRole::Spare ? "hot spare" : "launcher", host,
+                                            record.observed_address, why)}};
+  if (was != MemberRole::Active) return {};  // excluded (told to exit) or lost already
+  const std::string what = fmt::format("node {} ({}, {}) was lost: {}", slot, host, record.observed_address, why);
+  last_error_by_node_[slot] = what;
+  Decisions out{Log{Severity::Error, what}};
+  if (change.kind == MembershipChange::Kind::Fail || phase_ == JobPhase::Stopping) {
+    if (change.kind == MembershipChange::Kind::Fail) out.push_back(Log{Severity::Error, change.reason});
+    if (phase_ != JobPhase::Stopping && phase_ != JobPhase::Joining) {
+      Decisions stop = order_stop(1, change.kind == MembershipChange::Kind::Fail ? change.reason : what);
+      out.insert(out.end(), stop.begin(), stop.end());
+    }
+    Decisions finished = finish_node(slot, MemberState::Lost, 1);
+    out.insert(out.end(), finished.begin(), finished.end());
+    return out;
+  }
+  Decisions changed = apply_membership_change(change);
+  out.insert(out.end(), changed.begin(), changed.end());
+  return out;
+}
+
+JobPolicy::Decisions JobPolicy::apply_membership_change(const MembershipChange& change) {
+  Decisions out;
+  for (int id : change.excluded)
+    out.push_back(TellMember{id, change.reason + " — this launcher exits; fix the host, then start it again to rejoin", true});
+  switch (change.kind) {
+    case MembershipChange::Kind::None: break;
+    case MembershipChange::Kind::Start:
+      out.push_back(Log{Severity::Info, fmt::format("membership: {}; starting generation 0", change.reason)});
+      out.push_back(BeginGeneration{0, next_members()});
+      break;
+    case MembershipChange::Kind::Replace:
+    case MembershipChange::Kind::Resize:
+    case MembershipChange::Kind::Wait: {
+      Decisions restart = restart_for_membership(change.reason, change.kind == MembershipChange::Kind::Wait);
+      out.insert(out.end(), restart.begin(), restart.end());
+      break;
+    }
+    case MembershipChange::Kind::Fail: {
+      out.push_back(Log{Severity::Error, "membership: " + change.reason});
+      if (phase_ == JobPhase::Joining) {
+        phase_ = JobPhase::Ended;
+        out.push_back(AbortJoin{change.reason});
+      } else if (phase_ != JobPhase::Stopping && phase_ != JobPhase::Ended) {
+        Decisions stop = order_stop(1, change.reason);
+        out.insert(out.end(), stop.begin(), stop.end());
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+// A new generation with the new set of nodes, at once: the change is not a failure of the
+// program, so no backoff and no budget. `hold`: too few nodes — every node stops its workers
+// and waits; the generation after it starts when a launcher fills the gap.
+JobPolicy::Decisions JobPolicy::restart_for_membership(const std::string& reason, bool hold) {
+  if (phase_ == JobPhase::Stopping || phase_ == JobPhase::Ended) return {};
+  ++generation_;
+  ++membership_restarts_;
+  phase_ = JobPhase::Rejoining;
+  std::string text =
+      hold ? fmt::format("membership: {}; the workers on every other node stop until a launcher joins", reason)
+           : fmt::format("restarting the whole group on every node: generation {} (a membership change: no restart "
+                         "budget spent), because {}",
+                         generation_, reason);
+  return {Log{Severity::Warn, std::move(text)},
+          OrderRestart{generation_, reason, hold ? std::vector<int>{} : next_members(), hold}};
+}
+
+}  // namespace ddplaunch

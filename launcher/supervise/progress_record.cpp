@@ -1,0 +1,65 @@
+// A worker's training progress from its shim's step and section reports (issue 17): the node
+// keeps the count, the longest recent interval and the open section; the master judges.
+#include <algorithm>
+#include <utility>
+
+#include "supervise/group_supervisor.h"
+
+namespace ddplaunch {
+
+namespace {
+constexpr std::size_t kMaxSectionNameBytes = 64;  // a name from a worker: bounded, one word
+
+std::string section_name(std::string_view text) {
+  std::string name(text.substr(0, kMaxSectionNameBytes));
+  for (char& c : name)
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') c = '_';
+  return name.empty() ? std::string("section") : name;
+}
+}  // namespace
+
+bool GroupSupervisor::record_progress(Worker& w, const contract::StatusMessage& m) {
+  const auto now = std::chrono::steady_clock::now();
+  switch (m.event) {
+    case contract::StatusEvent::Step: {
+      auto progress = contract::parse_step_detail(m.detail);
+      if (!progress || progress->steps <= w.steps) return false;  // stale or garbage: not progress
+      w.steps = progress->steps;
+      w.recent_max_interval_ms = std::max(w.recent_max_interval_ms, progress->max_interval_ms);
+      w.last_progress = now;
+      return false;
+    }
+    case contract::StatusEvent::SectionBegin:
+      w.section = section_name(m.detail);
+      w.last_progress = now;
+      return true;
+    case contract::StatusEvent::SectionEnd:
+      if (w.section.empty()) return false;
+      w.section.clear();
+      w.last_progress = now;
+      return true;
+    default:
+      return false;
+  }
+}
+
+RankReport rank_report_of(Worker& w) {
+  RankReport r;
+  r.rank = w.global_rank;
+  r.pid = w.pid;
+  r.phase = w.phase;
+  r.init_entries = w.init_entries;
+  r.state = w.state_text();
+  r.steps = w.steps;
+  r.max_interval_ms = std::exchange(w.recent_max_interval_ms, 0);
+  const bool progressed = w.steps > 0 || !w.section.empty();
+  r.progress_age_ms =
+      progressed ? static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - w.last_progress)
+                                         .count())
+                 : -1;
+  r.section = w.section;
+  return r;
+}
+
+}  // namespace ddplaunch

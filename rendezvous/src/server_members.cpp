@@ -1,0 +1,71 @@
+// Rendezvous server, membership mode (issue 16): launchers join at any time up to the job's
+// nodes plus its spares; the launcher (JobPolicy's Membership) says which of them are the
+// nodes of each generation, in which slot. The server only admits, reports and carries out.
+#include <algorithm>
+
+#include "server_impl.h"
+
+namespace ddplaunch::rendezvous {
+
+void Server::Impl::admit_member(const PeerPtr& peer, NodeFacts facts, const std::string& who) {
+  if (std::string why = check_node_count(facts, who); !why.empty()) return refuse(peer, why);
+  const int capacity = opt_.expected_nodes + opt_.max_spares;
+  if (static_cast<int>(joined_.size()) >= capacity) {
+    return refuse(peer, "too many launchers: the job has room for " + std::to_string(opt_.expected_nodes) +
+                            " nodes and " + std::to_string(opt_.max_spares) + " spare(s), and all are here; " + who +
+                            " is one too many (start every launcher with a larger --spares to keep more spares)");
+  }
+  // Once the job runs, where a late launcher goes is the launcher's call: its rank is a wish
+  // for the first generation only. (A rank at or above the node count stays as asked before
+  // the start: the launcher reads it as "a spare".)
+  int req = planned_once_ ? -1 : facts.requested_node_rank;
+  if (std::string why = check_requested_rank(facts, who, req); !why.empty()) return refuse(peer, why);
+  accept_join(peer, std::move(facts), req);
+  peer->record.member_id = next_member_id_++;
+  if (cb_.on_member_joined && phase_ != Phase::kClosed) cb_.on_member_joined(peer->record);
+}
+
+Server::Impl::PeerPtr Server::Impl::find_member(int member_id) const {
+  for (const auto& p : joined_)
+    if (p->record.member_id == member_id && p->state == ServerPeer::State::kJoined) return p;
+  return nullptr;
+}
+
+void Server::Impl::begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids) {
+  if (phase_ == Phase::kClosed) return;
+  std::vector<PeerPtr> slots;
+  for (int id : member_ids) slots.push_back(find_member(id));  // nullptr: gone meanwhile; never planned
+  for (const auto& p : joined_) p->record.node_rank = -1;
+  for (std::size_t slot = 0; slot < slots.size(); ++slot)
+    if (slots[slot]) slots[slot]->record.node_rank = static_cast<int>(slot);
+  by_rank_ = std::move(slots);
+  generation_ = generation;
+  phase_ = Phase::kWaitingRejoins;
+  rejoined_count_ = 0;
+  for (const auto& p : by_rank_) {
+    if (!p) continue;
+    // A launcher without workers in the last generation has nothing to stop: it is ready.
+    p->rejoined = !p->ran_workers || (p->has_rejoin && p->rejoin_generation == generation);
+    rejoined_count_ += p->rejoined ? 1 : 0;
+  }
+  for (const auto& p : joined_)
+    if (p->record.node_rank < 0) p->rejoined = false;
+  start_wait_timers();
+  boost::asio::post(io_, [self = shared_from_this()] { self->maybe_plan(); });
+}
+
+void Server::Impl::dismiss_member(int member_id, const std::string& reason) {
+  PeerPtr peer = find_member(member_id);
+  if (!peer) return;
+  Frame f = frame_of(detail::kRefuse);
+  f.fields["reason"] = reason;
+  peer->conn->send(f);
+  peer->conn->close_graceful(opt_.close_flush_bound);
+  peer->state = ServerPeer::State::kGone;
+  joined_.erase(std::remove(joined_.begin(), joined_.end(), peer), joined_.end());
+  for (auto& slot : by_rank_)
+    if (slot == peer) slot = nullptr;
+  if (peer->rejoined) --rejoined_count_;
+}
+
+}  // namespace ddplaunch::rendezvous

@@ -1,0 +1,174 @@
+// JobPolicy in membership mode (issue 16), driven by short event scripts: the orders that a
+// spare's promotion, a bad node's exclusion, the wait for a launcher and an elastic start
+// become. No sockets, timers or processes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "policy/job_policy.h"
+#include "policy_decisions.h"
+
+namespace ddplaunch {
+namespace {
+
+using namespace std::chrono_literals;
+using Decisions = JobPolicy::Decisions;
+using testing::count;
+using testing::find;
+using testing::logs;
+const PolicyClock::time_point t0 = PolicyClock::time_point{} + 1000s;
+
+rendezvous::NodeRecord launcher(int member_id, int node_rank) {
+  rendezvous::NodeRecord n;
+  n.member_id = member_id;
+  n.node_rank = node_rank;
+  n.facts.nproc = 1;
+  n.facts.hostname = "host" + std::to_string(member_id);
+  n.observed_address = "10.0.0." + std::to_string(member_id + 1);
+  return n;
+}
+
+PolicySettings settings(int min_nodes, int max_nodes, int spares) {
+  PolicySettings s;
+  s.expected_nodes = max_nodes;
+  s.restart.init_restarts = 3;
+  s.restart.backoff_s = 0;
+  s.restart.jitter = 0;
+  s.timeout.base_s = s.timeout.min_s = 10;
+  s.timeout.per_node_s = s.timeout.rtt_factor = 0;
+  s.worker_master_addr = "10.0.0.1";
+  s.membership = true;
+  s.membership_settings.min_nodes = min_nodes;
+  s.membership_settings.max_nodes = max_nodes;
+  s.membership_settings.spares = spares;
+  s.membership_settings.last_call_s = 5;
+  s.membership_settings.below_min_wait_s = 30;
+  return s;
+}
+
+// The generation the policy plans, as the server would report it (slots from the members).
+std::vector<rendezvous::NodeRecord> slots(const std::vector<int>& members) {
+  std::vector<rendezvous::NodeRecord> out;
+  for (std::size_t slot = 0; slot < members.size(); ++slot) out.push_back(launcher(members[slot], static_cast<int>(slot)));
+  return out;
+}
+
+void start_running(JobPolicy& policy, long generation, const std::vector<int>& members) {
+  policy.on_nodes_joined(generation, slots(members), t0);
+  ASSERT_EQ(policy.phase(), JobPhase::Running);
+}
+
+TEST(JobPolicyMembership, ASpareWaitsThenTakesTheLostNodesSlotWithoutSpendingTheBudget) {
+  JobPolicy policy(settings(2, 2, 1));
+  EXPECT_EQ(find<decision::BeginGeneration>(policy.on_member_joined(launcher(0, 0), t0)), nullptr);
+  auto spare = policy.on_member_joined(launcher(2, 2), t0);  // asked for rank 2 of 2 nodes: a spare
+  ASSERT_NE(find<decision::TellMember>(spare), nullptr);
+  EXPECT_FALSE(find<decision::TellMember>(spare)->dismiss);
+  auto start = policy.on_member_joined(launcher(1, 1), t0);
+  ASSERT_NE(find<decision::BeginGeneration>(start), nullptr);
+  EXPECT_EQ(find<decision::BeginGeneration>(start)->members, (std::vector<int>{0, 1}));
+  start_running(policy, 0, {0, 1});
+
+  auto lost = policy.on_member_lost(launcher(1, 1), "heartbeat timeout", t0 + 10s);
+  const auto* restart = find<decision::OrderRestart>(lost);
+  ASSERT_NE(restart, nullptr) << logs(lost);
+  EXPECT_EQ(restart->generation, 1);
+  EXPECT_EQ(restart->members, (std::vector<int>{0, 2}));  // the spare in slot 1
+  EXPECT_FALSE(restart->hold);
+  EXPECT_EQ(policy.restarts_used(), 0);
+  EXPECT_NE(logs(lost).find("node 1 (host1, 10.0.0.2) was lost: heartbeat timeout"), std::string::npos) << logs(lost);
+  EXPECT_NE(policy.membership_table(t0 + 11s).find("lost"), std::string::npos);
+}
+
+TEST(JobPolicyMembership, InitFailuresStartingOnOneNodeTwiceExcludeItAndPromoteTheSpare) {
+  JobPolicy policy(settings(2, 2, 1));
+  policy.on_member_joined(launcher(0, 0), t0);
+  policy.on_member_joined(launcher(1, 1), t0);
+  policy.on_member_joined(launcher(2, -1), t0);
+  start_running(policy, 0, {0, 1});
+  FailureReport report;
+  report.host = "host1";
+  report.failure.node_rank = 1;
+  report.failure.global_rank = 1;
+  report.failure.phase = FailurePhase::Init;
+  report.failure.kind = FailureKind::InitFailed;
+  report.failure.detail = "NCCL error: unhandled system error";
+  auto first = policy.on_worker_failed(1, 0, report, t0 + 1s);
+  EXPECT_NE(find<decision::ScheduleRestart>(first), nullptr) << logs(first);  // the first time: an init restart
+  policy.on_backoff_elapsed(1);
+  start_running(policy, 1, {0, 1});
+  auto second = policy.on_worker_failed(1, 1, report, t0 + 2s);
+  const auto* dismissed = find<decision::TellMember>(second);
+  ASSERT_NE(dismissed, nullptr) << logs(second);
+  EXPECT_TRUE(dismissed->dismiss);
+  EXPECT_EQ(dismissed->member_id, 1);
+  EXPECT_NE(dismissed->text.find("node 1 (host host1) excluded after 2 init failures on its ranks"), std::string::npos)
+      << dismissed->text;
+  const auto* restart = find<decision::OrderRestart>(second);
+  ASSERT_NE(restart, nullptr);
+  EXPECT_EQ(restart->members, (std::vector<int>{0, 2}));
+  EXPECT_EQ(policy.restarts_used(), 1);  // the exclusion spent nothing
+}
+
+TEST(JobPolicyMembership, WithoutSparesTheNodesHoldUntilALauncherJoinsOrTheWaitEnds) {
+  JobPolicy policy(settings(2, 2, 1));
+  policy.on_member_joined(launcher(0, 0), t0);
+  policy.on_member_joined(launcher(1, 1), t0);
+  start_running(policy, 0, {0, 1});
+  auto lost = policy.on_member_lost(launcher(1, 1), "connection closed", t0 + 1s);
+  const auto* hold = find<decision::OrderRestart>(lost);
+  ASSERT_NE(hold, nullptr) << logs(lost);
+  EXPECT_TRUE(hold->hold);
+  EXPECT_NE(logs(lost).find("waiting up to 30 s for a launcher to join"), std::string::npos) << logs(lost);
+  auto back = policy.on_member_joined(launcher(3, 1), t0 + 5s);  // the node's launcher, restarted
+  const auto* restart = find<decision::OrderRestart>(back);
+  ASSERT_NE(restart, nullptr) << logs(back);
+  EXPECT_FALSE(restart->hold);
+  EXPECT_EQ(restart->members, (std::vector<int>{0, 3}));
+  start_running(policy, restart->generation, {0, 3});
+
+  auto lost_again = policy.on_member_lost(launcher(3, 1), "connection closed", t0 + 10s);
+  ASSERT_NE(find<decision::OrderRestart>(lost_again), nullptr);
+  auto gave_up = policy.on_tick(t0 + 41s);
+  ASSERT_NE(find<decision::OrderStop>(gave_up), nullptr) << logs(gave_up);
+  EXPECT_NE(logs(gave_up).find("no launcher joined within 30 s"), std::string::npos) << logs(gave_up);
+}
+
+TEST(JobPolicyMembership, AnElasticJobStartsWithMinNodesAfterTheLastCall) {
+  JobPolicy policy(settings(2, 4, 0));
+  policy.on_member_joined(launcher(0, 0), t0);
+  policy.on_member_joined(launcher(1, -1), t0 + 1s);
+  EXPECT_EQ(find<decision::BeginGeneration>(policy.on_tick(t0 + 3s)), nullptr);  // the last call runs
+  auto start = policy.on_tick(t0 + 7s);
+  ASSERT_NE(find<decision::BeginGeneration>(start), nullptr) << logs(start);
+  EXPECT_EQ(find<decision::BeginGeneration>(start)->members, (std::vector<int>{0, 1}));
+  EXPECT_NE(logs(start).find("2 of up to 4 nodes joined and the last call (5 s) is over"), std::string::npos);
+}
+
+TEST(JobPolicyMembership, ALateLauncherWhoseFactsDifferIsTurnedAwayBeforeItTakesASlot) {
+  PolicySettings s = settings(2, 2, 1);
+  s.refuse_version_mismatch = true;
+  JobPolicy policy(s);
+  policy.on_member_joined(launcher(0, 0), t0);
+  policy.on_member_joined(launcher(1, 1), t0);
+  auto running = slots({0, 1});
+  for (auto& n : running) n.facts.program_fingerprint = "abc";
+  policy.on_nodes_joined(0, running, t0);
+  rendezvous::NodeRecord other = launcher(2, -1);
+  other.facts.program_fingerprint = "def";  // another build of the training program
+  auto joined = policy.on_member_joined(other, t0 + 1s);
+  const auto* dismissed = find<decision::TellMember>(joined);
+  ASSERT_NE(dismissed, nullptr) << logs(joined);
+  EXPECT_TRUE(dismissed->dismiss);
+  EXPECT_NE(dismissed->text.find("cannot join the running job"), std::string::npos) << dismissed->text;
+  EXPECT_NE(dismissed->text.find("program fingerprint 'def'"), std::string::npos) << dismissed->text;
+  // And it is no spare: a later loss has nothing to promote (the job holds, waiting).
+  auto lost = policy.on_member_lost(launcher(1, 1), "connection closed", t0 + 2s);
+  ASSERT_NE(find<decision::OrderRestart>(lost), nullptr);
+  EXPECT_TRUE(find<decision::OrderRestart>(lost)->hold);
+}
+
+}  // namespace
+}  // namespace ddplaunch
