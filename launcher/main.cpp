@@ -24,6 +24,8 @@
 #include "ddplaunch/rendezvous/client.h"
 #include "env/worker_environment.h"
 #include "exit_codes.h"
+#include "fanout/fanout_driver.h"
+#include "fanout/stdin_control.h"
 #include "log_setup.h"
 #include "node_facts.h"
 #include "output/stream_routing.h"
@@ -151,14 +153,23 @@ int main(int argc, char** argv) {
   if (cl.version) return std::printf("ddplaunch %s\n", DDPLAUNCH_VERSION), 0;
   if (!cl.errors.empty()) return fail(cl.errors);
 
-  // Resolve the config: YAML, flags, environment, cluster.
+  // Fan-out: one ddplaunch per host over ssh; this one only checks, starts and relays.
   Environment env = current_environment();
+  if (cl.fanout.requested()) return fanout::run_fanout(cl, env);
+  if (cl.token_stdin) {  // a fan-out's node: the token comes as stdin's first line, never in argv
+    fanout::TokenLine line = fanout::read_token_line(STDIN_FILENO, std::chrono::seconds(30));
+    if (!line.error.empty()) return fail({line.error});
+    env["DDPLAUNCH_TOKEN"] = line.token;
+  }
+
+  // Resolve the config: YAML, flags, environment, cluster.
   JobSetup setup = resolve_job_setup(cl, env);
   for (const auto& note : setup.notes) spdlog::info("{}", note);
   if (!setup.errors.empty()) return fail(setup.errors);
   LaunchConfig& config = setup.config;
   if (cl.subcommand == Subcommand::Status) return print_status(config);
   if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
+  if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
 
   // Local preflight: the master resolves, GPUs fit nproc.
   NodePlan plan;
@@ -219,6 +230,7 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   NodeAgent agent(io, guard, plan);
   if (std::string error = agent.start(); !error.empty()) return fail({error});
+  if (cl.stop_on_stdin_eof) fanout::watch_stdin_for_stop(STDIN_FILENO);  // after start: its signals are handled
   io.run();
   return agent.exit_code();
 }

@@ -11,6 +11,7 @@ packages=(
   libtorch-dev libgloo-dev python3-torch
   iproute2 nftables procps time
   elfutils gdb
+  openssh-client openssh-server
 )
 
 # --with-slurm: also the Slurm daemons and client for scripts/slurm-test-cluster.sh.

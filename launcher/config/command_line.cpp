@@ -115,6 +115,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const std::
   else if (!args.empty() && args[0] == "stacks") cl.subcommand = Subcommand::Stacks, first = 1;
   SplitArguments split = split_arguments(args, first, cl);
   cl.program = std::move(split.program);
+  cl.options = split.options;
 
   CLI::App app;
   app.set_help_flag();  // -h/--help is a row of the table

@@ -15,6 +15,13 @@ enum class Subcommand { Run, Doctor, Status, Stacks };
 // How PROGRAM is started (torchrun's -m / --no-python / --run-path); see program_command.h.
 enum class ProgramMode { Auto, Module, NoPython, RunPath };
 
+// --hosts / --hostfile (with --include / --exclude): this ddplaunch starts one ddplaunch per
+// host over ssh instead of running workers itself (launcher/fanout/).
+struct FanoutFlags {
+  std::string hosts, hostfile, include, exclude;
+  bool requested() const { return !hosts.empty() || !hostfile.empty(); }
+};
+
 struct CommandLine {
   Subcommand subcommand = Subcommand::Run;
   std::string config_path;                                    // --config FILE
@@ -27,6 +34,10 @@ struct CommandLine {
   std::vector<std::string> program;                           // PROGRAM [ARGS...] as typed
   std::vector<std::string> notes;                             // tell the user once (info)
   std::vector<std::string> errors;                            // user-facing, one per problem
+  FanoutFlags fanout;
+  bool token_stdin = false;                                   // --token-stdin: the token is stdin's first line
+  bool stop_on_stdin_eof = false;                             // --stop-on-stdin-eof (what a fan-out's node gets)
+  std::vector<std::string> options;                           // the options as given, each "--primary-name[=value]"
 };
 
 // args without argv[0]. PET_* variables (torchrun's environment fallbacks) are read from

@@ -122,6 +122,19 @@ constexpr FlagSpec kFlags[] = {
     {"--local-ranks-filter", G::Output, K::Custom, "R,R", "", apply_local_ranks_filter, "PET_LOCAL_RANKS_FILTER",
      "show only these local ranks' output on the terminal (log files are unaffected)"},
 
+    {"--hosts", G::FanOut, K::Text, "HOST,HOST|LIST", "", apply_hosts, "",
+     "start one ddplaunch per host over ssh (first host = master), e.g. --hosts gpu[01-04]"},
+    {"--hostfile", G::FanOut, K::Text, "FILE", "", apply_hostfile, "",
+     "as --hosts, from a DeepSpeed hostfile: one `HOST slots=N` per line (N = that host's --nproc-per-node)"},
+    {"--include", G::FanOut, K::Text, "HOST[:SLOT,..]@..", "", apply_include, "",
+     "keep only these hosts (or slots = GPU indices) of --hosts/--hostfile"},
+    {"--exclude", G::FanOut, K::Text, "HOST[:SLOT,..]@..", "", apply_exclude, "",
+     "leave out these hosts (or slots) of --hosts/--hostfile"},
+    {"--token-stdin", G::FanOut, K::Switch, "", "", apply_token_stdin, "",
+     "read the rendezvous token from stdin's first line (how the fan-out hands it over)"},
+    {"--stop-on-stdin-eof", G::FanOut, K::Switch, "", "", apply_stop_on_stdin_eof, "",
+     "stop as on SIGTERM when stdin ends (the fan-out's ssh connection); a line SIGINT etc. acts as that signal"},
+
     {"--version-mismatch", G::Checks, K::Text, "warn|refuse", "version_mismatch", nullptr, "",
      "nodes with differing launcher/program/NCCL versions"},
     {"--no-peer-probe", G::Checks, K::Switch, "", "", apply_no_peer_probe, "",
@@ -215,6 +228,7 @@ std::string_view group_title(FlagGroup group) {
     case G::Checks: return "Checks";
     case G::Placement: return "Placement";
     case G::NotBuilt: return "Accepted, then refused (not built yet)";
+    case G::FanOut: return "Fan-out (one ddplaunch per host over ssh; ssh command: $DDPLAUNCH_SSH, default ssh)";
   }
   return "";
 }

@@ -16,7 +16,7 @@ namespace ddplaunch {
 
 struct CommandLine;
 
-enum class FlagGroup { Config, JobShape, Rendezvous, Program, Restarts, Stopping, Output, Checks, NotBuilt, Placement };
+enum class FlagGroup { Config, JobShape, Rendezvous, Program, Restarts, Stopping, Output, Checks, NotBuilt, Placement, FanOut };
 
 // How the value is checked (the same check for a flag and for its PET_* variable).
 enum class ValueKind {

@@ -33,5 +33,12 @@ void apply_python(const std::string& value, FlagContext& context);
 void apply_module(const std::string& value, FlagContext& context);
 void apply_no_python(const std::string& value, FlagContext& context);
 void apply_run_path(const std::string& value, FlagContext& context);
+// Fan-out: they only record what was asked; launcher/fanout/ reads and checks the hosts.
+void apply_hosts(const std::string& value, FlagContext& context);
+void apply_hostfile(const std::string& value, FlagContext& context);
+void apply_include(const std::string& value, FlagContext& context);
+void apply_exclude(const std::string& value, FlagContext& context);
+void apply_token_stdin(const std::string& value, FlagContext& context);
+void apply_stop_on_stdin_eof(const std::string& value, FlagContext& context);
 
 }  // namespace ddplaunch

@@ -16,13 +16,15 @@ constexpr const char* kIntro =
     "ddplaunch — per-node launcher for distributed PyTorch; runs torchrun's command lines unchanged\n\n"
     "usage:\n"
     "  ddplaunch [options] [--] PROGRAM [ARGS...]      run PROGRAM on this node's workers\n"
+    "  ddplaunch --hosts H1,H2 [options] [--] PROGRAM  one ddplaunch per host over ssh, from this terminal\n"
     "  ddplaunch doctor [options]                     rendezvous + every check, start no worker\n"
     "  ddplaunch status --master HOST:PORT            live table of a running job's nodes and ranks\n"
     "  ddplaunch stacks --master HOST:PORT            every rank's stack, grouped (where is it stuck?)\n\n"
     "examples:\n"
     "  ddplaunch --standalone --nproc-per-node 2 train.py --lr 3e-4\n"
     "  ddplaunch --nnodes 4 --nproc-per-node 8 --rdzv-endpoint node01:29400 -- ./train_binary\n"
-    "  srun -N 4 --ntasks-per-node=1 ddplaunch --slurm -- python3 train.py\n\n"
+    "  srun -N 4 --ntasks-per-node=1 ddplaunch --slurm -- python3 train.py\n"
+    "  ddplaunch --hostfile hosts.txt --exclude node03:1 -- python3 train.py   (DeepSpeed's hostfile)\n\n"
     "Every flag also takes torchrun's underscore spelling (--nproc_per_node) and `--flag=value`.\n"
     "[PET_X]: torchrun's environment fallback, used when the flag is not given.";
 

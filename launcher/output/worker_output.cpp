@@ -100,6 +100,11 @@ void write_prefixed_line(OutputStream stream, std::string_view prefix, std::stri
   write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
 }
 
+void write_line(OutputStream stream, std::string_view line) {
+  std::string text(without_progress_mark(line));
+  write_all(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text.append("\n"));
+}
+
 RankLogFile& RankLogFile::operator=(RankLogFile&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);

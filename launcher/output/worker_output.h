@@ -23,6 +23,8 @@ std::string prefix_from_template(std::string_view text, std::string_view role, i
 // Writes "<prefix> <line>\n" to the launcher's stdout or stderr in a single write(); a
 // progress segment's trailing '\r' mark (line_splitter.h) is dropped.
 void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line);
+// The same without a prefix: a line that names its origin already (a fan-out's relay).
+void write_line(OutputStream stream, std::string_view line);
 
 // Per-rank log file under --log-dir: rank_<R>.log holds the current generation, which starts
 // with a header line; the file of an earlier generation (this run's or a previous run's) is

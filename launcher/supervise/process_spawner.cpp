@@ -160,11 +160,12 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
     return out;
   }
 
-  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
-  if (!make_pipe(out_pipe) || !make_pipe(err_pipe)) {
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1};
+  if (!make_pipe(out_pipe) || !make_pipe(err_pipe) || (request.stdin_pipe && !make_pipe(in_pipe))) {
     out.error_number = errno;
     out.error = fmt::format("cannot create output pipes: {}", std::strerror(errno));
     close_fd(out_pipe[0]), close_fd(out_pipe[1]), close_fd(err_pipe[0]), close_fd(err_pipe[1]);
+    close_fd(in_pipe[0]), close_fd(in_pipe[1]);
     return out;
   }
 
@@ -186,15 +187,20 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
     if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &setup.cpus);
   setup.memory = node_mask(request.memory_nodes);
   errno = 0;
-  bp::child child(bp::exe = exe, bp::args = args, env, bp::std_in<bp::null, bp::posix::fd.bind(1, out_pipe[1]),
-                  bp::posix::fd.bind(2, err_pipe[1]), setup, ec);
+  bp::child child = request.stdin_pipe
+                        ? bp::child(bp::exe = exe, bp::args = args, env, bp::posix::fd.bind(0, in_pipe[0]),
+                                    bp::posix::fd.bind(1, out_pipe[1]), bp::posix::fd.bind(2, err_pipe[1]), setup, ec)
+                        : bp::child(bp::exe = exe, bp::args = args, env, bp::std_in < bp::null,
+                                    bp::posix::fd.bind(1, out_pipe[1]), bp::posix::fd.bind(2, err_pipe[1]), setup, ec);
   // Boost.Process can fail before fork (its own pipe: EMFILE) without setting `ec`.
   const int spawn_errno = errno;
   close_fd(out_pipe[1]);
   close_fd(err_pipe[1]);
+  close_fd(in_pipe[0]);
   if (ec || child.id() <= 0) {
     close_fd(out_pipe[0]);
     close_fd(err_pipe[0]);
+    close_fd(in_pipe[1]);
     out.error_number = ec ? ec.value() : spawn_errno;
     out.error = fmt::format("cannot start '{}': {}", exe,
                             ec ? ec.message() : out.error_number ? std::strerror(out.error_number) : "unknown error");
@@ -204,6 +210,7 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
   child.detach();  // we reap it ourselves (GroupSupervisor), by pid
   out.stdout_fd = out_pipe[0];
   out.stderr_fd = err_pipe[0];
+  out.stdin_fd = in_pipe[1];
   if (request.start_stopped) {
     out.error = detach_stopped(out.pid);
     if (!out.error.empty()) {  // never hand back a half-started worker
@@ -211,6 +218,7 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
       waitpid(out.pid, nullptr, __WALL);
       close_fd(out.stdout_fd);
       close_fd(out.stderr_fd);
+      close_fd(out.stdin_fd);
       out.pid = -1;
     }
   }

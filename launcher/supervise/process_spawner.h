@@ -15,12 +15,14 @@ struct SpawnRequest {
   bool start_stopped = false;     // stop at the program's first instruction (for gdb -p)
   std::vector<int> cpus;          // CPU affinity (--numa-binding); empty: inherited
   std::vector<int> memory_nodes;  // preferred NUMA nodes for its memory; empty: default policy
+  bool stdin_pipe = false;        // stdin is a pipe the caller writes (a fan-out's ssh), not /dev/null
 };
 
 struct SpawnedProcess {
   pid_t pid = -1;                 // also the process-group id: every worker leads its own group
   int stdout_fd = -1;             // read ends, close-on-exec, owned by the caller
   int stderr_fd = -1;
+  int stdin_fd = -1;              // write end when stdin_pipe, close-on-exec, owned by the caller
   std::string error;              // non-empty: nothing was started
   int error_number = 0;           // errno behind `error`, when there is one
 };
@@ -35,7 +37,7 @@ std::string describe_resource_shortage(int error_number);
 // first executable match on PATH; "" when PATH has none.
 std::string find_program(const std::string& name);
 
-// The child: own process group, stdin /dev/null, SIGKILL when the launcher dies
+// The child: own process group, stdin /dev/null (or the pipe asked for), SIGKILL when the launcher dies
 // (PR_SET_PDEATHSIG), default signal dispositions, an empty signal mask and no descriptor
 // but 0, 1 and 2 (every other one is made close-on-exec in the child before exec); the CPU
 // affinity and memory policy of `request` (both survive exec).

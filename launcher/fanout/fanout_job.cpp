@@ -1,0 +1,131 @@
+// The fan-out's running nodes: see fanout_job.h.
+#include "fanout/fanout_job.h"
+
+#include <csignal>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "exit_codes.h"
+#include "fanout/node_relay.h"
+#include "time_units.h"
+
+namespace ddplaunch::fanout {
+
+namespace {
+// How long the other nodes may take to end by themselves after one ended badly (the master
+// usually stops them at once), and how long past the grace a stopped node may take.
+constexpr std::chrono::seconds kSettle(5);
+constexpr double kStopBoundS = 15;
+// ssh's own failures (cannot connect, connection lost) end it with 255.
+constexpr int kSshFailed = 255;
+
+std::string how_it_ended(const SessionEnd& end) {
+  if (!end.status.signaled && end.status.code == kSshFailed) return "its ssh connection failed (ssh exit 255)";
+  return end.status.describe();
+}
+}  // namespace
+
+FanoutJob::FanoutJob(boost::asio::io_context& io, std::vector<FanoutNode> nodes, std::string token, double grace_s)
+    : io_(io),
+      nodes_(std::move(nodes)),
+      token_(std::move(token)),
+      grace_s_(grace_s),
+      sessions_(io, SessionCallbacks{[this](int n, OutputStream s, std::string_view l) { on_line(n, s, l); },
+                                     [this](int n, const SessionEnd& e) { on_end(n, e); }}),
+      signals_(io, SIGINT, SIGTERM),
+      stop_bound_(io),
+      settle_(io) {
+  signals_.add(SIGHUP);
+}
+
+std::string FanoutJob::start(const std::vector<std::string>& env) {
+  wait_for_signals();
+  for (const FanoutNode& node : nodes_) {
+    std::string error = sessions_.start(node.node_rank, node.ssh_argv, env, true, std::chrono::milliseconds(0));
+    if (error.empty() && !sessions_.write_stdin(node.node_rank, token_ + "\n"))
+      error = "could not hand over the token on its stdin";
+    if (!error.empty()) {
+      stop_nodes(SIGTERM, fmt::format("node {} ({}) could not be started", node.node_rank, node.host));
+      finish_when_done();  // none started: nothing to wait for
+      return fmt::format("cannot start ssh for node {} ({}): {}", node.node_rank, node.host, error);
+    }
+  }
+  spdlog::info("started {} node(s) over ssh: {}", nodes_.size(), [&] {
+    std::string list;
+    for (const auto& n : nodes_) list += fmt::format("{}node {} = {}", list.empty() ? "" : ", ", n.node_rank, n.host);
+    return list;
+  }());
+  return {};
+}
+
+int FanoutJob::exit_code() const { return master_code_.value_or(kExitFailure); }
+
+void FanoutJob::on_line(int node, OutputStream stream, std::string_view line) {
+  std::string prefix = relay_prefix(node, nodes_.at(node).host, line);
+  if (prefix.empty()) write_line(stream, line);
+  else write_prefixed_line(stream, prefix, line);
+}
+
+void FanoutJob::on_end(int node, const SessionEnd& end) {
+  const FanoutNode& n = nodes_.at(node);
+  const bool ssh_failed = end.status.signaled || end.status.code == kSshFailed;
+  if (node == 0)
+    master_code_ = ssh_failed ? kExitFailure : end.status.shell_code();
+  if (ssh_failed || (!end.status.success() && !stopping_))
+    spdlog::log(ssh_failed ? spdlog::level::err : spdlog::level::info, "node {} ({}) ended: {}", node, n.host,
+                how_it_ended(end));
+  if (!end.status.success() && !stopping_ && sessions_.running() > 0) {
+    // The master normally ends the others itself; if it cannot (this was the master, or a
+    // node that failed before joining), stop them.
+    settle_.expires_after(kSettle);
+    settle_.async_wait([this, node, why = how_it_ended(end)](const boost::system::error_code& ec) {
+      if (!ec && sessions_.running() > 0)
+        stop_nodes(SIGTERM, fmt::format("node {} ({}) ended ({})", node, nodes_.at(node).host, why));
+    });
+  }
+  finish_when_done();
+}
+
+void FanoutJob::wait_for_signals() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    if (++interrupts_ > 1) {
+      spdlog::warn("{} again: every node kills its workers now", signal_name(signal));
+      for (const auto& n : nodes_) sessions_.write_stdin(n.node_rank, signal_name(signal) + "\n");
+    } else {
+      stop_nodes(signal, fmt::format("received {}", signal_name(signal)));
+    }
+    wait_for_signals();
+  });
+}
+
+// Each node's ddplaunch takes the line as that signal (stdin_control.h): it stops its workers
+// (SIGTERM, SIGKILL after the grace) and tells the master. A node that has not ended after
+// the grace plus a bound is given up: its ssh is killed, and its ddplaunch, seeing stdin end,
+// stops too.
+void FanoutJob::stop_nodes(int signal, const std::string& why) {
+  if (stopping_) return;
+  stopping_ = true;
+  spdlog::warn("{}: stopping every node ({} to each; their workers get SIGTERM, SIGKILL after {:g} s)", why,
+               signal_name(signal), grace_s_);
+  for (const auto& n : nodes_) sessions_.write_stdin(n.node_rank, signal_name(signal) + "\n");
+  stop_bound_.expires_after(seconds_to_ms(grace_s_ + kStopBoundS));
+  stop_bound_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || sessions_.running() == 0) return;
+    spdlog::error("{} node(s) still running {:g} s after the stop: closing their ssh connections", sessions_.running(),
+                  grace_s_ + kStopBoundS);
+    sessions_.kill_all(SIGKILL);
+  });
+}
+
+void FanoutJob::finish_when_done() {
+  if (sessions_.running() > 0) return;
+  boost::system::error_code ignored;
+  signals_.cancel(ignored);
+  stop_bound_.cancel();
+  settle_.cancel();
+  sessions_.close();
+}
+
+}  // namespace ddplaunch::fanout
