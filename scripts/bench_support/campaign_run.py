@@ -18,7 +18,7 @@ from diagnosis import diagnosis
 HOSTS = 3
 PORT = 29500          # the port users leave at its default
 DEAD_PORT = 29999     # nobody listens there: "hangs in init"
-STEPS = 300
+STEPS = 200
 
 
 @dataclass
@@ -46,7 +46,7 @@ class Run:
         self.scenario, self.mode, self.index = scenario, mode, index
         self.scale, self.bound_s, self.cluster = scale, bound_s, cluster
         draw = random.Random(f"{seed}/{index}")  # the same draws under every mode: paired runs
-        self.inject_step = draw.randint(90, 210)
+        self.inject_step = draw.randint(60, 140)
         self.port, self.job_id = PORT, f"campaign-{seed}-{index}"
         self.dir = os.path.join(keep_dir, f"run{index:03d}-{mode.replace(' ', '').replace('+', '-')}")
         self.timers, self.helpers = [], []

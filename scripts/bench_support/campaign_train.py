@@ -11,7 +11,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 RUN_DIR = os.environ["CAMPAIGN_RUN_DIR"]
-STEPS = int(os.environ.get("CAMPAIGN_STEPS", "300"))
+STEPS = int(os.environ.get("CAMPAIGN_STEPS", "200"))
 CHECKPOINT_EVERY = 25
 rank = int(os.environ["RANK"])
 env = os.environ.get
