@@ -1,0 +1,32 @@
+// JobPolicy, issue 17: the hang deadline as a failure, and the init deadline raised by the
+// run history. Pure, like the rest of the policy.
+#include <fmt/format.h>
+
+#include "policy/job_policy.h"
+
+namespace ddplaunch {
+
+// History (issue 17): past runs of the same job needed up to history_init_s for init; the
+// deadline is never shorter than that, and says so.
+void JobPolicy::apply_history_to_init_deadline() {
+  if (settings_.history_init_s <= 0) return;
+  if (settings_.history_init_s <= timeout_s_) {
+    timeout_explained_ += fmt::format("; history asks for less ({} = {})", human_duration(settings_.history_init_s),
+                                      settings_.history_explained);
+    return;
+  }
+  timeout_s_ = settings_.history_init_s;
+  timeout_explained_ += fmt::format("; raised to {} from history ({})", human_duration(timeout_s_),
+                                    settings_.history_explained);
+}
+
+JobPolicy::Decisions JobPolicy::on_hang(long generation, int rank, const std::string& detail) {
+  if (generation != generation_ || phase_ != JobPhase::Running || rank < 0 ||
+      rank >= static_cast<int>(tracker_.ranks().size()))
+    return {};
+  FailureReport report = failure_of_rank(rank, FailureKind::Hang, detail);
+  report.failure.phase = FailurePhase::Runtime;
+  return on_worker_failed(report.failure.node_rank, generation, report);
+}
+
+}  // namespace ddplaunch
