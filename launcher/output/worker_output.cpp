@@ -102,7 +102,7 @@ void write_prefixed_line(OutputStream stream, std::string_view prefix, std::stri
 
 void write_line(OutputStream stream, std::string_view line) {
   std::string text(without_progress_mark(line));
-  write_all(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text.append("\n"));
+  write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text.append("\n"));
 }
 
 RankLogFile& RankLogFile::operator=(RankLogFile&& other) noexcept {
