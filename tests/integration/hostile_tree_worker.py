@@ -8,11 +8,16 @@
 import os, subprocess, sys, time
 
 def fds():
+    # The descriptors this process got from whoever started it. Not counted: the file the
+    # ddplaunch Python shim opens in this very process for faulthandler's stack dumps
+    # (stack-<own pid>.txt, close-on-exec): it is the process's own, not inherited.
+    own_stack_file = 'stack-%d.txt' % os.getpid()
     out = []
     for name in os.listdir('/proc/self/fd'):
         try:
-            os.readlink('/proc/self/fd/' + name)  # the listing's own descriptor is gone by now
-            out.append(int(name))
+            target = os.readlink('/proc/self/fd/' + name)  # the listing's own descriptor is gone by now
+            if not target.endswith('/' + own_stack_file):
+                out.append(int(name))
         except OSError:
             pass
     return ','.join(str(fd) for fd in sorted(out))
