@@ -60,6 +60,14 @@ void start_running(JobPolicy& policy, long generation, const std::vector<int>& m
   ASSERT_EQ(policy.phase(), JobPhase::Running);
 }
 
+// Members 0 and 1 in slots 0 and 1, member 2 a spare; generation 0 runs.
+void join_two_and_a_spare_then_run(JobPolicy& policy) {
+  policy.on_member_joined(launcher(0, 0), t0);
+  policy.on_member_joined(launcher(1, 1), t0);
+  policy.on_member_joined(launcher(2, -1), t0);
+  start_running(policy, 0, {0, 1});
+}
+
 TEST(JobPolicyMembership, ASpareWaitsThenTakesTheLostNodesSlotWithoutSpendingTheBudget) {
   JobPolicy policy(settings(2, 2, 1));
   EXPECT_EQ(find<decision::BeginGeneration>(policy.on_member_joined(launcher(0, 0), t0)), nullptr);
@@ -84,10 +92,7 @@ TEST(JobPolicyMembership, ASpareWaitsThenTakesTheLostNodesSlotWithoutSpendingThe
 
 TEST(JobPolicyMembership, InitFailuresStartingOnOneNodeTwiceExcludeItAndPromoteTheSpare) {
   JobPolicy policy(settings(2, 2, 1));
-  policy.on_member_joined(launcher(0, 0), t0);
-  policy.on_member_joined(launcher(1, 1), t0);
-  policy.on_member_joined(launcher(2, -1), t0);
-  start_running(policy, 0, {0, 1});
+  join_two_and_a_spare_then_run(policy);
   FailureReport report;
   report.host = "host1";
   report.failure.node_rank = 1;
@@ -149,10 +154,7 @@ TEST(JobPolicyMembership, AnElasticJobStartsWithMinNodesAfterTheLastCall) {
 
 TEST(JobPolicyMembership, ARankThatFailedAsItsPeerWasLostDoesNotStopAJobThatCanBeRepaired) {
   JobPolicy policy(settings(2, 2, 1));
-  policy.on_member_joined(launcher(0, 0), t0);
-  policy.on_member_joined(launcher(1, 1), t0);
-  policy.on_member_joined(launcher(2, -1), t0);
-  start_running(policy, 0, {0, 1});
+  join_two_and_a_spare_then_run(policy);
   FailureReport report;  // rank 0's all_reduce broke: its peer on node 1 vanished
   report.failure.node_rank = 0;
   report.failure.global_rank = 0;
