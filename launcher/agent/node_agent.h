@@ -9,6 +9,7 @@
 // the JobCoordinator. It decides nothing about the job: the master's JobPolicy does.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,6 +98,10 @@ class NodeAgent {
   void report_finished(long generation, int exit_code, const std::string& summary);
   void on_master_message(const rendezvous::Message& message);
   std::string host_rendezvous(int& port);
+  void join_and_watch(int port);
+  void retry_hosting(std::chrono::steady_clock::time_point until);
+  // How long node 0 retries a rendezvous port held by another process (at most the join timeout).
+  static constexpr double kBindRetryWindowSeconds = 30;
   void join_master(int port);
   void watch_join();
   void on_join_probe(const preflight::ProbeResult& probe, double interval);

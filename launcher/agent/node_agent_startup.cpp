@@ -28,24 +28,60 @@ std::string NodeAgent::start() {
   int port = plan_.rendezvous_port;
   if (plan_.host_server) {
     std::string error = host_rendezvous(port);
-    // Two launchers on one host with the same torchrun line (no --node-rank): the first
-    // hosts the rendezvous, the second finds the port taken and joins it as a node.
     const bool taken = error.find("EADDRINUSE") != std::string::npos;
-    if (!error.empty() && !(taken && plan_.host_chosen_by_address)) return error;
-    if (!error.empty()) {
+    if (taken && plan_.host_chosen_by_address) {
+      // Two launchers on one host with the same torchrun line (no --node-rank): the first
+      // hosts the rendezvous, the second finds the port taken and joins it as a node.
       spdlog::info("the rendezvous port {} is already hosted on this machine (another ddplaunch of this job?): "
                    "joining it as a node",
                    port);
       server_.reset();
       coordinator_.reset();
       plan_.host_server = false;
+    } else if (taken) {
+      const double window = std::min(kBindRetryWindowSeconds, plan_.config.join_timeout_s);
+      spdlog::warn("{} — retrying every second for up to {} (a process of an earlier job may still be releasing "
+                   "it; the other nodes keep trying to join meanwhile)",
+                   error, human_duration(window));
+      wait_for_signals();
+      retry_hosting(std::chrono::steady_clock::now() + seconds_to_ms(window));
+      return {};
+    } else if (!error.empty()) {
+      return error;
     }
   }
+  join_and_watch(port);
+  wait_for_signals();
+  return {};
+}
+
+void NodeAgent::join_and_watch(int port) {
   open_peer_probe();
   join_master(port);
   if (!plan_.host_server) watch_join();
-  wait_for_signals();
-  return {};
+}
+
+// Node 0's rendezvous port is held by another process: try again every second until
+// `until`, then give up with the bind error.
+void NodeAgent::retry_hosting(std::chrono::steady_clock::time_point until) {
+  join_timer_.expires_after(std::chrono::seconds(1));
+  join_timer_.async_wait([this, until](const boost::system::error_code& ec) {
+    if (ec || state_ == NodeState::Finished) return;
+    int port = plan_.rendezvous_port;
+    std::string error = host_rendezvous(port);
+    if (error.empty()) {
+      spdlog::info("the rendezvous port {} is free now", port);
+      return join_and_watch(port);
+    }
+    const bool taken = error.find("EADDRINUSE") != std::string::npos;
+    if (!taken || std::chrono::steady_clock::now() >= until) {
+      spdlog::error("{}{}", error, taken ? " — still held after the retries; stop the process that holds it, or pass "
+                                           "another port in --master HOST:PORT on every node"
+                                         : "");
+      return finish(kExitConfigError);
+    }
+    retry_hosting(until);
+  });
 }
 
 // The master node: the rendezvous server reports to the JobCoordinator, which decides.

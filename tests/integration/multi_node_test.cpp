@@ -481,4 +481,27 @@ TEST(MultiNode, RoleRanksAreCountedPerRoleAcrossNodes) {
                            "ROLES 3 evaluator 1 2", "ROLES 4 trainer 2 4", "ROLES 5 trainer 3 4"})
     EXPECT_NE(everything.find(line), std::string::npos) << line << "\n" << everything;
 }
+// A process of an earlier job still holds the rendezvous port when the job starts: node 0
+// retries the bind (bounded) instead of failing, and the job runs once the port is free.
+TEST(MultiNode, ARendezvousPortHeldForAFewSecondsDelaysTheStartInsteadOfFailingIt) {
+  MultiNodeJob job = new_job(2, "it2-port-held");
+  BackgroundProcess holder;  // listens on the port for 3 s, accepts nobody
+  ASSERT_TRUE(holder.start({PYTHON_WITH_TORCH, "-c",
+                            "import socket, sys, time\n"
+                            "s = socket.socket()\n"
+                            "s.bind(('127.0.0.1', " + std::to_string(job.port) + "))\n"
+                            "s.listen()\n"
+                            "print('HOLDING', flush=True)\n"
+                            "time.sleep(3)\n"}));
+  ASSERT_TRUE(holder.wait_for_output("HOLDING", 20s)) << holder.output_so_far();
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  nodes.push_back(start_node(fake_worker_node(job, 0, 1, {}, {"--report-init"})));
+  nodes.push_back(start_node(fake_worker_node(job, 1, 1, {}, {"--report-init"})));
+  auto results = wait_all(nodes, kJobBound);
+  const std::string everything = all_output(results);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << everything;
+  EXPECT_NE(results[0].output.find("retrying every second for up to 30 s"), std::string::npos) << everything;
+  EXPECT_NE(results[0].output.find("is free now"), std::string::npos) << everything;
+}
+
 }  // namespace
