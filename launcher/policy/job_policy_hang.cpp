@@ -1,5 +1,7 @@
 // JobPolicy, issue 17: the hang deadline as a failure, and the init deadline raised by the
 // run history. Pure, like the rest of the policy.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "policy/job_policy.h"
@@ -10,13 +12,18 @@ namespace ddplaunch {
 // deadline is never shorter than that, and says so.
 void JobPolicy::apply_history_to_init_deadline() {
   if (settings_.history_init_s <= 0) return;
-  if (settings_.history_init_s <= timeout_s_) {
-    timeout_explained_ += fmt::format("; history asks for less ({} = {})", human_duration(settings_.history_init_s),
+  // timeout.max_s is the user's ceiling: history may raise the deadline up to it, never past.
+  const double wanted = std::min(settings_.history_init_s, settings_.timeout.max_s);
+  const std::string capped = wanted < settings_.history_init_s
+                                 ? fmt::format(", capped by timeout.max_s {}", human_duration(settings_.timeout.max_s))
+                                 : "";
+  if (wanted <= timeout_s_) {
+    timeout_explained_ += fmt::format("; history asks for {}{} ({})", human_duration(settings_.history_init_s), capped,
                                       settings_.history_explained);
     return;
   }
-  timeout_s_ = settings_.history_init_s;
-  timeout_explained_ += fmt::format("; raised to {} from history ({})", human_duration(timeout_s_),
+  timeout_s_ = wanted;
+  timeout_explained_ += fmt::format("; raised to {} from history{} ({})", human_duration(timeout_s_), capped,
                                     settings_.history_explained);
 }
 

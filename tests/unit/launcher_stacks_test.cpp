@@ -293,6 +293,14 @@ TEST(JobPolicyHang, HistoryRaisesTheInitDeadlineAndSaysSo) {
   EXPECT_DOUBLE_EQ(policy.timeout_s(), 900);
   EXPECT_NE(policy.timeout_explained().find("raised to 15 min from history (3 x init p99"), std::string::npos)
       << policy.timeout_explained();
+  // The user's ceiling holds: history raises the deadline up to timeout.max_s, never past it.
+  s.timeout.max_s = 60;
+  JobPolicy capped(s);
+  capped.on_nodes_joined(0, two_nodes(), t0);
+  EXPECT_DOUBLE_EQ(capped.timeout_s(), 60);
+  EXPECT_NE(capped.timeout_explained().find("raised to 60 s from history, capped by timeout.max_s 60 s"),
+            std::string::npos)
+      << capped.timeout_explained();
 }
 
 }  // namespace
