@@ -15,7 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Decisions = JobPolicy::Decisions;
-using testing::count;
+using testing::failure;
 using testing::find;
 using testing::logs;
 const PolicyClock::time_point t0 = PolicyClock::time_point{} + 1000s;
@@ -93,13 +93,8 @@ TEST(JobPolicyMembership, ASpareWaitsThenTakesTheLostNodesSlotWithoutSpendingThe
 TEST(JobPolicyMembership, InitFailuresStartingOnOneNodeTwiceExcludeItAndPromoteTheSpare) {
   JobPolicy policy(settings(2, 2, 1));
   join_two_and_a_spare_then_run(policy);
-  FailureReport report;
-  report.host = "host1";
-  report.failure.node_rank = 1;
-  report.failure.global_rank = 1;
-  report.failure.phase = FailurePhase::Init;
-  report.failure.kind = FailureKind::InitFailed;
-  report.failure.detail = "NCCL error: unhandled system error";
+  const FailureReport report =
+      failure(1, 1, FailurePhase::Init, FailureKind::InitFailed, 1, "NCCL error: unhandled system error");
   auto first = policy.on_worker_failed(1, 0, report, t0 + 1s);
   EXPECT_NE(find<decision::ScheduleRestart>(first), nullptr) << logs(first);  // the first time: an init restart
   policy.on_backoff_elapsed(1);
@@ -155,12 +150,9 @@ TEST(JobPolicyMembership, AnElasticJobStartsWithMinNodesAfterTheLastCall) {
 TEST(JobPolicyMembership, ARankThatFailedAsItsPeerWasLostDoesNotStopAJobThatCanBeRepaired) {
   JobPolicy policy(settings(2, 2, 1));
   join_two_and_a_spare_then_run(policy);
-  FailureReport report;  // rank 0's all_reduce broke: its peer on node 1 vanished
-  report.failure.node_rank = 0;
-  report.failure.global_rank = 0;
-  report.failure.phase = FailurePhase::Runtime;
-  report.failure.kind = FailureKind::Exited;
-  report.failure.detail = "exit code 1: Connection reset by peer";
+  // rank 0's all_reduce broke: its peer on node 1 vanished
+  const FailureReport report =
+      failure(0, 0, FailurePhase::Runtime, FailureKind::Exited, 1, "exit code 1: Connection reset by peer");
   auto failed = policy.on_worker_failed(0, 0, report, t0 + 1s);
   ASSERT_NE(find<decision::OrderStop>(failed), nullptr) << logs(failed);  // no --max-restarts: stop
   auto lost = policy.on_member_lost(launcher(1, 1), "heartbeat timeout", t0 + 2s);

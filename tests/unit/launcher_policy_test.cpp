@@ -18,6 +18,7 @@ namespace {
 using namespace std::chrono_literals;
 using Decisions = JobPolicy::Decisions;
 using testing::count;
+using testing::failure;
 using testing::find;
 using testing::logs;
 const PolicyClock::time_point t0{};
@@ -51,21 +52,6 @@ PolicySettings settings(int expected_nodes = 2) {
   s.worker_master_addr = "127.0.0.1";
   s.master_is_loopback = true;
   return s;
-}
-
-FailureReport failure(int node_rank, int rank, FailurePhase phase = FailurePhase::Init,
-                      FailureKind kind = FailureKind::Exited, int code = 3, std::string detail = "") {
-  FailureReport r;
-  r.host = "host" + std::to_string(node_rank);
-  r.failure.node_rank = node_rank;
-  r.failure.global_rank = rank;
-  r.failure.pid = 100 + rank;
-  r.failure.phase = phase;
-  r.failure.kind = kind;
-  r.failure.status = ExitStatus{false, code, 0, false};
-  r.failure.detail = std::move(detail);
-  r.failure.tail = {"last words of rank " + std::to_string(rank)};
-  return r;
 }
 
 RankReport rank(int r, RankPhase phase, int entries) {

@@ -1,7 +1,9 @@
-// Helpers of the JobPolicy tests: the first decision of a type, how many, and the log text.
+// Helpers of the JobPolicy tests: the first decision of a type, how many, the log text, and
+// a failure report as a node sends it.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "policy/job_policy.h"
@@ -20,6 +22,22 @@ int count(const JobPolicy::Decisions& d) {
   int n = 0;
   for (const auto& x : d) n += std::holds_alternative<T>(x) ? 1 : 0;
   return n;
+}
+
+// A failure of global `rank` on node `node_rank` (host "host<node_rank>"), as a node reports it.
+inline FailureReport failure(int node_rank, int rank, FailurePhase phase = FailurePhase::Init,
+                      FailureKind kind = FailureKind::Exited, int code = 3, std::string detail = "") {
+  FailureReport r;
+  r.host = "host" + std::to_string(node_rank);
+  r.failure.node_rank = node_rank;
+  r.failure.global_rank = rank;
+  r.failure.pid = 100 + rank;
+  r.failure.phase = phase;
+  r.failure.kind = kind;
+  r.failure.status = ExitStatus{false, code, 0, false};
+  r.failure.detail = std::move(detail);
+  r.failure.tail = {"last words of rank " + std::to_string(rank)};
+  return r;
 }
 
 inline std::string logs(const JobPolicy::Decisions& d) {
