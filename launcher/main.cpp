@@ -208,7 +208,11 @@ int main(int argc, char** argv) {
   if (config.virtual_local_rank)
     if (std::string problem = virtual_local_rank_problem(env, plan.nproc); !problem.empty()) return fail({problem});
   plan.facts = gather_node_facts(config, plan.nproc, gpus);
-  if (auto ifname = env.find("NCCL_SOCKET_IFNAME"); ifname != env.end()) plan.facts.socket_ifname = ifname->second;
+  // The interface the peer probe verifies is the one this node's collectives read: NCCL's
+  // where there are GPUs, gloo's where there are none (a gloo job never reads
+  // NCCL_SOCKET_IFNAME; the node agent warns about a wrong one instead).
+  const char* ifname_variable = gpus.count > 0 ? "NCCL_SOCKET_IFNAME" : "GLOO_SOCKET_IFNAME";
+  if (auto ifname = env.find(ifname_variable); ifname != env.end()) plan.facts.socket_ifname = ifname->second;
   if (config.dry_run) return print_dry_run(config, plan);
   // torchrun's -r/-t without --log-dir: a fresh directory, as torchrun's temporary one.
   if (plan.config.log_dir.empty() && streams_need_files(config.redirects, config.tee)) {

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config
   libboost-dev libboost-filesystem-dev libboost-system-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
-  libgtest-dev googletest libssl-dev
+  libgtest-dev googletest libssl-dev nlohmann-json3-dev
   libtorch-dev libgloo-dev python3-torch
   iproute2 nftables procps time
   elfutils gdb

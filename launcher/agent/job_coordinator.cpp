@@ -163,6 +163,10 @@ void JobCoordinator::on_member_joined(const rendezvous::NodeRecord& node) {
   if (!sweeping_) schedule_sweep();  // the last call and the wait for a launcher are ticks
 }
 
+void JobCoordinator::on_foreign_store_client(const std::string& peer) {
+  carry_out(policy_.on_foreign_store_client(peer, server_ ? server_->port() : 0));
+}
+
 void JobCoordinator::on_join_timeout(const rendezvous::JoinTimeout& timeout) {
   carry_out(policy_.on_join_timeout(timeout.what, timeout.during_rejoin));
 }

@@ -50,6 +50,7 @@ class JobCoordinator {
   void on_node_lost(const rendezvous::NodeRecord& node, const std::string& why);
   void on_member_joined(const rendezvous::NodeRecord& node);  // membership mode
   void on_join_timeout(const rendezvous::JoinTimeout& timeout);
+  void on_foreign_store_client(const std::string& peer);  // a c10d TCPStore client on the rendezvous port
   std::string status_text() const;
   // `ddplaunch stacks` (issue 17): "stacks" starts a collection and answers "pending <id>";
   // "stacks <id>" answers "pending <id>", or "done" and the grouped stacks.

@@ -77,6 +77,7 @@ rendezvous::Message encode(long generation, const FailureReport& r) {
                  {"phase", std::string(failure_phase_name(f.phase))},
                  {"kind", std::string(failure_kind_name(f.kind))},
                  {"detail", f.detail},
+                 {"signature", f.init_signature},
                  {"tail", tail}});
   if (f.status) {
     m.fields["signaled"] = f.status->signaled ? "1" : "0";
@@ -95,9 +96,10 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   f.global_rank = int_field(m, "rank", -1);
   f.local_rank = int_field(m, "local_rank", -1);
   f.pid = int_field(m, "pid", 0);
-  f.phase = field(m, "phase") == "runtime" ? FailurePhase::Runtime : FailurePhase::Init;
+  f.phase = failure_phase_from_name(field(m, "phase")).value_or(FailurePhase::Init);
   f.kind = failure_kind_from_name(field(m, "kind")).value_or(FailureKind::Exited);
   f.detail = field(m, "detail");
+  f.init_signature = field(m, "signature");
   if (m.fields.count("code")) {
     ExitStatus s;
     s.signaled = field(m, "signaled") == "1";

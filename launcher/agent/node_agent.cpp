@@ -13,6 +13,8 @@
 #include "ddplaunch/preflight/env_conflicts.h"
 #include "exit_codes.h"
 #include "log_setup.h"
+#include "policy/root_cause.h"
+#include "supervise/outer_error_file.h"
 #include "time_units.h"
 
 namespace ddplaunch {
@@ -31,6 +33,10 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                   GroupCallbacks{
                       .on_failure =
                           [this](const WorkerFailure& f) {
+                            if (local_failure_generation_ != generation_) {
+                              local_failure_ = f;
+                              local_failure_generation_ = generation_;
+                            }
                             if (client_) client_->send(messages::encode(generation_, FailureReport{f, plan_.hostname}));
                           },
                       .on_phases_changed = [this]() { send_rank_states(); },
@@ -119,6 +125,7 @@ void NodeAgent::on_restart_order(long generation, const std::string& reason) {
 void NodeAgent::on_stop_order(long generation, const std::string& reason) {
   if (state_ == NodeState::Finished || state_ == NodeState::Joining) return;
   if (!plan_.host_server) spdlog::error("master stopped the job: {}", reason);
+  stop_reason_ = reason;
   if (state_ == NodeState::Reporting || (state_ == NodeState::Stopping && after_stop_ != AfterStop::Rejoin))
     return;  // already on the way
   stop_workers_then(AfterStop::Report, generation);
@@ -224,6 +231,7 @@ void NodeAgent::finish(int exit_code) {
       spdlog::error("{}: job failed, exit code {}{}", where, exit_code,
                     plan_.host_server ? "" : " — the master's output has the root cause");
   }
+  if (exit_code != 0) write_outer_error_file(exit_code);
   boost::system::error_code ignored;
   signals_.cancel(ignored);
   exit_timer_.cancel();
@@ -235,6 +243,26 @@ void NodeAgent::finish(int exit_code) {
   status_.close();
   if (client_) client_->close();
   if (server_) server_->close();  // flushes job_end to the other nodes, bounded
+}
+
+// An outer agent (TorchX, Kubeflow, a scheduler) reads the root cause from the
+// TORCHELASTIC_ERROR_FILE it gave this launcher, as torchrun's @record main writes it.
+void NodeAgent::write_outer_error_file(int exit_code) {
+  auto outer = plan_.base_env.find("TORCHELASTIC_ERROR_FILE");
+  if (outer == plan_.base_env.end() || outer->second.empty()) return;
+  OuterFailure f;
+  f.exit_code = exit_code;
+  if (local_failure_ && local_failure_generation_ == generation_) {
+    f.message = describe_failure_line(FailureReport{*local_failure_, plan_.hostname});
+    for (const auto& line : local_failure_->tail) f.details += line + "\n";
+    f.child_error_file = supervisor_.error_file_of(local_failure_->global_rank);
+  } else {
+    f.message = !stop_reason_.empty() ? stop_reason_
+                                      : fmt::format("ddplaunch: the job failed on {} with exit code {}", plan_.hostname,
+                                                    exit_code);
+  }
+  if (std::string error = ::ddplaunch::write_outer_error_file(outer->second, f); !error.empty())
+    spdlog::warn("could not write the root cause to TORCHELASTIC_ERROR_FILE: {}", error);
 }
 
 // ---- steps ------------------------------------------------------------------------------

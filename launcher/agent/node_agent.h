@@ -86,6 +86,7 @@ class NodeAgent {
   void on_dismissed(const std::string& reason);
   void on_signal(int signal);
   void finish(int exit_code);
+  void write_outer_error_file(int exit_code);
 
   // Steps the transitions share.
   void start_generation(const rendezvous::Assignment& assignment, const std::string& probe_ifname);
@@ -150,6 +151,11 @@ class NodeAgent {
   bool env_conflicts_reported_ = false;
   bool spare_ = false;           // joined, kept idle as a hot spare until the master gives it a slot
   int exit_code_ = 1;
+  // For the outer agent's TORCHELASTIC_ERROR_FILE: this node's first failed rank of the
+  // current generation, and why the master stopped the job.
+  std::optional<WorkerFailure> local_failure_;
+  long local_failure_generation_ = -1;
+  std::string stop_reason_;
   char terminal_buffer_[256];
 };
 

@@ -1,6 +1,7 @@
 // NodeAgent start-up: host the rendezvous (server + JobCoordinator) on the master node,
 // join it as a client on every node, explain a master that cannot be reached, and the
 // node's own checks once its assignment is known.
+#include "ddplaunch/rendezvous/codec.h"
 #include "agent/node_agent.h"
 
 #include <algorithm>
@@ -120,8 +121,12 @@ std::string NodeAgent::host_rendezvous(int& port) {
   };
   callbacks.on_join_timeout = [this](const rendezvous::JoinTimeout& t) { coordinator_->on_join_timeout(t); };
   // Strangers can make many drops: the log gets the first few of each interval and a count.
-  callbacks.on_refused = [drops = std::make_shared<DroppedConnectionLog>(io_)](const std::string& peer,
-                                                                              const std::string& reason) {
+  callbacks.on_refused = [this, drops = std::make_shared<DroppedConnectionLog>(io_)](const std::string& peer,
+                                                                                    const std::string& reason) {
+    // A worker's c10d store client on this port is the program's mistake, not a stranger:
+    // said at once and carried into the job's root cause.
+    if (reason.find(rendezvous::kForeignStoreClient) != std::string::npos)
+      return coordinator_->on_foreign_store_client(peer);
     drops->note(peer, reason);
   };
   callbacks.status_text = [this]() { return coordinator_->status_text(); };
@@ -253,6 +258,7 @@ NodeAssignment NodeAgent::to_node_assignment(const rendezvous::Assignment& a, co
   n.job_id = plan_.config.job_id;
   n.status_socket = status_.path();
   n.socket_ifname = ifname;
+  n.rendezvous_port = server_ ? server_->port() : plan_.rendezvous_port;
   return n;
 }
 
@@ -268,6 +274,14 @@ std::string NodeAgent::check_socket_ifnames(std::string& selected, const std::st
     if (it == plan_.base_env.end()) continue;
     user_set = true;
     auto outcome = preflight::check_socket_ifname(variable, it->second, *interfaces, route, plan_.master_ip);
+    // NCCL runs only where there are GPUs: on a node without any, a gloo job never reads
+    // NCCL_SOCKET_IFNAME, so a wrong value is worth a warning, not a refused job.
+    if (!outcome && variable == std::string_view(contract::kNcclSocketIfname) && plan_.gpu_count == 0) {
+      spdlog::warn("{} (ignored: this node has no GPU, so NCCL does not run here; fix or unset {} before "
+                   "running on GPU nodes)",
+                   outcome.message, variable);
+      continue;
+    }
     if (!outcome) return outcome.message;
   }
   if (!user_set && !probe_ifname.empty()) {

@@ -46,6 +46,18 @@ SplitArguments split_arguments(const std::vector<std::string>& args, std::size_t
       if (const FlagSpec* f = find_flag(body.substr(0, 1)); f && f->kind != ValueKind::Switch)
         flag = f, value = body.substr(1);
     }
+    if (!flag && long_form) {  // an unambiguous prefix of a long flag, as torchrun's argparse takes it
+      auto candidates = flags_with_prefix(body);
+      if (candidates.size() == 1) {
+        flag = candidates.front();
+      } else if (candidates.size() > 1) {
+        std::string names;
+        for (const FlagSpec* c : candidates) names += (names.empty() ? "--" : ", --") + primary_name(*c);
+        cl.errors.push_back(fmt::format("ambiguous option '{}': it could be {} (spell more of it)", arg, names));
+        if (!value && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) ++i;  // its value, not the program
+        continue;
+      }
+    }
     if (!flag) {
       std::string hint = suggest_flag(body);
       cl.errors.push_back(fmt::format("unknown option '{}'{} (see ddplaunch --help); put the program after '--' if "

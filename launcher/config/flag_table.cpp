@@ -199,6 +199,19 @@ const FlagSpec* find_flag(std::string_view name) {
   return nullptr;
 }
 
+std::vector<const FlagSpec*> flags_with_prefix(std::string_view prefix) {
+  const std::string wanted = normalized(prefix);
+  std::vector<const FlagSpec*> out;
+  if (wanted.empty()) return out;
+  for (const FlagSpec& flag : kFlags)
+    for (const auto& s : spellings(flag))
+      if (s.rfind("--", 0) == 0 && s.compare(2, wanted.size(), wanted) == 0) {
+        out.push_back(&flag);  // once per flag, whichever of its spellings matched
+        break;
+      }
+  return out;
+}
+
 std::string suggest_flag(std::string_view typed) {
   const std::string wanted = normalized(typed.substr(std::min(typed.find_first_not_of('-'), typed.size())));
   std::string best;

@@ -69,6 +69,11 @@ std::vector<std::string> spellings(const FlagSpec& flag);
 // The flag spelled `name` (without leading dashes; `_` and `-` equivalent), or nullptr.
 const FlagSpec* find_flag(std::string_view name);
 
+// The long flags `prefix` abbreviates (argparse's rule, which torchrun's users rely on:
+// `--redirect` is `--redirects`): one entry when unambiguous, every candidate's primary
+// spelling otherwise, none when no long flag starts with it.
+std::vector<const FlagSpec*> flags_with_prefix(std::string_view prefix);
+
 // "--nproc-per-node" for a mistyped "--nproc-per-nod": the closest spelling by edit
 // distance, when close enough to be a likely typo; "" otherwise.
 std::string suggest_flag(std::string_view typed);

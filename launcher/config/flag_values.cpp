@@ -143,7 +143,9 @@ void apply_rdzv_conf(const std::string& v, FlagContext& c) {
     } else if (key == "keep_alive_max_attempt") {
       if (auto n = parse_long(value); n && *n >= 1) c.keep_alive_attempts = static_cast<int>(*n);
       else c.error(fmt::format("{}: keep_alive_max_attempt={} is not a count >= 1", c.source, value));
-    } else if (key == "last_call_timeout" || key == "close_timeout" || key == "is_host" || key == "store_type" ||
+    } else if (key == "last_call_timeout") {  // elastic MIN:MAX: the wait for more nodes once MIN joined
+      seconds("membership.last_call_s");
+    } else if (key == "close_timeout" || key == "is_host" || key == "store_type" ||
                key == "use_libuv") {
       c.note(fmt::format("{}: {} has no effect in ddplaunch (the rendezvous closes when all --nnodes nodes joined; "
                          "node 0's ddplaunch hosts it)", c.source, key));

@@ -92,6 +92,7 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   env[c::kNodeRank] = std::to_string(a.node_rank);
   env[c::kNodeCount] = std::to_string(a.node_count);
   env[c::kJobId] = a.job_id;
+  if (a.rendezvous_port > 0) env[c::kRendezvousPort] = std::to_string(a.rendezvous_port);
   if (!a.status_socket.empty()) env[c::kStatusSocket] = a.status_socket;
   // Where the Python shim's faulthandler writes stacks, and on which signal (issue 17).
   if (std::filesystem::path socket(a.status_socket); socket.is_absolute()) {

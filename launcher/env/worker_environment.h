@@ -31,6 +31,7 @@ struct NodeAssignment {
   std::string job_id;
   std::string status_socket;  // AF_UNIX datagram path the shim reports on
   std::string socket_ifname;  // injected as NCCL/GLOO_SOCKET_IFNAME only when the user set neither
+  int rendezvous_port = 0;    // the launchers' own port (DDPLAUNCH_RENDEZVOUS_PORT; 0: not given)
   // PYTHON_EXEC; "" means default_python_exec(base): $PYTHON_EXEC, else /usr/bin/python3.
   std::string python_exec;
   // torch.__version__ of the workers' Python, deciding TORCH_NCCL_ASYNC_ERROR_HANDLING (>= 2.2)

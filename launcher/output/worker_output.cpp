@@ -91,11 +91,12 @@ std::string prefix_from_template(std::string_view text, std::string_view role, i
   return out;
 }
 
-void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line) {
+void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line,
+                         std::string_view separator) {
   line = without_progress_mark(line);
   std::string text;
-  text.reserve(prefix.size() + line.size() + 2);
-  text.append(prefix).append(" ").append(line).append("\n");
+  text.reserve(prefix.size() + separator.size() + line.size() + 1);
+  text.append(prefix).append(separator).append(line).append("\n");
   stderr_status_line().erase();
   write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
 }

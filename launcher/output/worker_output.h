@@ -22,7 +22,8 @@ std::string prefix_from_template(std::string_view text, std::string_view role, i
 
 // Writes "<prefix> <line>\n" to the launcher's stdout or stderr in a single write(); a
 // progress segment's trailing '\r' mark (line_splitter.h) is dropped.
-void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line);
+void write_prefixed_line(OutputStream stream, std::string_view prefix, std::string_view line,
+                         std::string_view separator = " ");
 // The same without a prefix: a line that names its origin already (a fan-out's relay).
 void write_line(OutputStream stream, std::string_view line);
 

@@ -19,6 +19,19 @@ constexpr NameTable<FailureKind, 7> kKindNames{{{
 
 std::string_view failure_kind_name(FailureKind kind) { return kKindNames.name(kind); }
 std::optional<FailureKind> failure_kind_from_name(std::string_view name) { return kKindNames.parse(name); }
-std::string_view failure_phase_name(FailurePhase phase) { return phase == FailurePhase::Init ? "init" : "runtime"; }
+std::string_view failure_phase_name(FailurePhase phase) {
+  switch (phase) {
+    case FailurePhase::Setup: return "setup";
+    case FailurePhase::Init: return "init";
+    case FailurePhase::Runtime: return "runtime";
+  }
+  return "?";
+}
+
+std::optional<FailurePhase> failure_phase_from_name(std::string_view name) {
+  for (FailurePhase p : {FailurePhase::Setup, FailurePhase::Init, FailurePhase::Runtime})
+    if (failure_phase_name(p) == name) return p;
+  return std::nullopt;
+}
 
 }  // namespace ddplaunch

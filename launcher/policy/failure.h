@@ -14,9 +14,12 @@
 
 namespace ddplaunch {
 
-// A failure in setup or init is an init failure (restarted automatically, own budget);
-// a failure once running is a runtime failure (restarted only with --max-restarts).
-enum class FailurePhase { Init, Runtime };
+// Where the rank was when it failed (DESIGN.md "Phases of a worker"). Only a failure in
+// init (after a shim reported init began, or with an init signature in its output) is an
+// init failure with its automatic budget; a rank that fails in setup (before any init
+// report: an ImportError, a typo, a bad argument) failed in the program, and like a
+// failure while running it restarts only with --max-restarts.
+enum class FailurePhase { Setup, Init, Runtime };
 
 enum class FailureKind {
   Exited,        // the process ended unsuccessfully
@@ -30,7 +33,8 @@ enum class FailureKind {
 
 std::string_view failure_kind_name(FailureKind kind);                 // "init_timeout"
 std::optional<FailureKind> failure_kind_from_name(std::string_view name);
-std::string_view failure_phase_name(FailurePhase phase);              // "init" / "runtime"
+std::string_view failure_phase_name(FailurePhase phase);              // "setup" / "init" / "runtime"
+std::optional<FailurePhase> failure_phase_from_name(std::string_view name);
 
 struct WorkerFailure {
   int node_rank = 0;
@@ -41,6 +45,7 @@ struct WorkerFailure {
   FailureKind kind = FailureKind::Exited;
   std::optional<ExitStatus> status;
   std::string detail;            // shim's error text, signature match, deadline and its source
+  std::string init_signature;    // the NCCL/c10d/gloo init error its output matched ("" when none)
   std::deque<std::string> tail;  // last output lines
 };
 

@@ -28,8 +28,18 @@ bool InitTracker::update(int node, const RankReport& report, PolicyClock::time_p
   TrackedRank& t = ranks_[static_cast<std::size_t>(report.rank)];
   if (t.last.phase == RankPhase::Exited) return true;  // its end is final for this generation
   if (t.last.phase != report.phase || t.last.init_entries != report.init_entries) t.since = now;
+  if (!t.entered_init && report.init_entries > 0) t.entered_init = now;
   t.last = report;
   return true;
+}
+
+std::optional<PolicyClock::time_point> InitTracker::last_entered_init() const {
+  std::optional<PolicyClock::time_point> last;
+  for (const auto& t : ranks_) {
+    if (!t.entered_init) return std::nullopt;
+    if (!last || *t.entered_init > *last) last = t.entered_init;
+  }
+  return last;
 }
 
 int InitTracker::lowest_round() const {

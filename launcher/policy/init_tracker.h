@@ -21,6 +21,7 @@ struct TrackedRank {
   int node = 0;
   RankReport last;                // phase, pid, init entries, state text
   PolicyClock::time_point since;  // when it entered its current phase
+  std::optional<PolicyClock::time_point> entered_init;  // its first init report of this generation
 };
 
 class InitTracker {
@@ -45,6 +46,9 @@ class InitTracker {
     PolicyClock::time_point since;  // the earliest entry into init among the waiting ranks
   };
   std::optional<Waiting> waiting() const;
+  // When the last rank of the group first entered init (nullopt while one has not): where
+  // the group's init phase starts, and what the run history measures from.
+  std::optional<PolicyClock::time_point> last_entered_init() const;
   // Ranks in setup for longer than `limit` at `now`.
   std::vector<int> in_setup_longer_than(std::chrono::milliseconds limit, PolicyClock::time_point now) const;
 

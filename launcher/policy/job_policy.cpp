@@ -9,6 +9,7 @@
 #include "ddplaunch/preflight/timeout_policy.h"
 #include "exit_codes.h"
 #include "policy/node_checks.h"
+#include "policy/program_error.h"
 #include "policy/root_cause.h"
 
 namespace ddplaunch {
@@ -85,8 +86,9 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   const bool dedicated_nic = !settings_.doctor && nodes.size() > 1 &&
                              std::all_of(nodes.begin(), nodes.end(), [](const auto& n) { return !n.facts.socket_ifname.empty(); });
   const int node_count = static_cast<int>(nodes.size());
-  // A membership change is no failure: only failure restarts lengthen the init deadline.
-  const int gen = static_cast<int>(generation) - membership_restarts_;
+  // Only init failures lengthen the init deadline: a membership change is no failure, and a
+  // program's own error (setup or runtime) says nothing about how long init takes here.
+  const int gen = init_failure_restarts_;
   timeout_s_ = preflight::compute_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
   timeout_explained_ = preflight::explain_timeout(settings_.timeout, node_count, dedicated_nic, rtt_ms, gen);
   apply_history_to_init_deadline();
@@ -109,7 +111,10 @@ JobPolicy::Decisions JobPolicy::on_probe_results(int node, long generation, std:
 // Every node reported (or the round's deadline passed): pick the interface or refuse.
 JobPolicy::Decisions JobPolicy::conclude_probe() {
   const std::string user_value = nodes_.empty() ? "" : nodes_.front().facts.socket_ifname;
-  preflight::InterfaceChoice choice = probe_.conclude("NCCL_SOCKET_IFNAME", user_value, settings_.worker_master_addr);
+  // The nodes' facts carry NCCL's variable where there are GPUs, gloo's where there are none.
+  const bool gpus = !nodes_.empty() && nodes_.front().facts.gpu_count > 0;
+  preflight::InterfaceChoice choice = probe_.conclude(gpus ? "NCCL_SOCKET_IFNAME" : "GLOO_SOCKET_IFNAME", user_value,
+                                                      settings_.worker_master_addr);
   probe_summary_ = choice.summary;
   probe_refusal_ = choice.refusal;
   Decisions out;
@@ -131,8 +136,26 @@ JobPolicy::Decisions JobPolicy::on_plan_failed(const std::string& reason) {
   return {RefuseJob{reason}};
 }
 
+JobPolicy::Decisions JobPolicy::on_foreign_store_client(const std::string& peer, int port) {
+  const bool first = foreign_store_note_.empty();
+  foreign_store_note_ = fmt::format(
+      "a worker's c10d TCPStore client ({}) connected to ddplaunch's rendezvous port {}: the program's init_method "
+      "(tcp://HOST:{}) or TCPStore names the launcher's port, which speaks another protocol, so that rank's store "
+      "calls fail (a crash such as std::bad_alloc follows). Use init_method='env://' (or none), or "
+      "tcp://$MASTER_ADDR:$MASTER_PORT: rank 0 hosts the store there. With the Python shim (--shim auto) this is "
+      "rewritten for you",
+      peer, port, port);
+  if (!first) return {};
+  return {Log{Severity::Error, foreign_store_note_}};
+}
+
 JobPolicy::Decisions JobPolicy::on_join_timeout(const std::string& what, bool during_rejoin) {
   if (phase_ == JobPhase::Ended) return {};
+  // An elastic job's join timeout bounds reaching MIN, not MAX (torchrun's rendezvous): with
+  // MIN launchers here the last call starts the job, and a started job waits for no join.
+  if (membership_ && !during_rejoin && (membership_->started() || membership_->min_reached()))
+    return {Log{Severity::Info, what + " — not an error: the minimum of nodes is here, the job starts (or has "
+                                       "started) with the nodes that joined"}};
   phase_ = JobPhase::Ended;
   std::string hint = during_rejoin
                          ? " (a node did not come back after stopping its workers: see its own output)"
@@ -188,9 +211,13 @@ std::optional<Decision> JobPolicy::announce_init_done(TimePoint now) {
   if (!all_initialised) return std::nullopt;
   init_done_announced_ = true;
   const double seconds = std::chrono::duration<double>(now - generation_started_).count();
-  init_seconds_ = seconds;
-  return Log{Severity::Info, fmt::format("generation {}: all {} ranks finished init (init_ok) {:.2f} s after the start",
-                                         generation_, ranks.size(), seconds)};
+  // The history learns what the init deadline measures: from the last rank entering init to
+  // every rank running, never the setup (data loading, imports) before it.
+  const auto init_began = tracker_.last_entered_init().value_or(now);
+  init_seconds_ = std::chrono::duration<double>(now - init_began).count();
+  return Log{Severity::Info, fmt::format("generation {}: all {} ranks finished init (init_ok) {:.2f} s after the start "
+                                         "({:.2f} s of init after the last rank entered it)",
+                                         generation_, ranks.size(), seconds, *init_seconds_)};
 }
 
 // Arms the deadline when the last rank entered the judged init round; a later firing with
@@ -258,7 +285,7 @@ JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, cons
   Decisions out{Log{Severity::Error, "failure: " + describe_failure_line(report)}};
   if (phase_ != JobPhase::Running) return out;  // this generation's fate is decided already
   // Init failures that keep starting on one node: replace the node, not restart it again.
-  if (membership_ && first_of_generation && report.failure.phase == FailurePhase::Init) {
+  if (membership_ && first_of_generation && is_init_failure(report.failure)) {
     MembershipChange change = membership_->on_first_init_failure(node, describe_failure_line(report), now);
     if (change.kind != MembershipChange::Kind::None) {
       Decisions changed = apply_membership_change(change);
@@ -274,20 +301,43 @@ JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, cons
 JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
   const WorkerFailure& f = report.failure;
   const RestartSettings& r = settings_.restart;
-  const bool init = f.phase == FailurePhase::Init;
-  const bool kind_allowed = f.kind != FailureKind::SpawnFailed && (init ? r.on_init_failure : r.on_runtime_failure) &&
+  // Only a failure inside init spends the automatic init budget; a program's own error (in
+  // setup, or an exception of its making inside init) restarts like a runtime failure, only
+  // with --max-restarts (DESIGN.md "Phases of a worker").
+  const bool init = is_init_failure(f);
+  const bool program_error_in_init = f.phase == FailurePhase::Init && !init && f.kind != FailureKind::SpawnFailed &&
+                                     f.kind != FailureKind::Hang;
+  const bool kind_allowed = f.kind != FailureKind::SpawnFailed &&
+                            (init ? r.on_init_failure : r.on_runtime_failure) &&
                             (f.kind != FailureKind::Hang || settings_.hang_restarts);
   const bool from_init_budget = init && init_restarts_used_ < r.init_restarts;
   const bool from_any_budget = any_restarts_used_ < r.max_restarts;
-  if (!kind_allowed || !(from_init_budget || from_any_budget)) {
-    std::string why = f.kind == FailureKind::SpawnFailed ? "the program could not be started (not restartable)"
-                      : f.kind == FailureKind::Hang && !settings_.hang_restarts
-                          ? "hang.action is stop (auto without --max-restarts); --hang-action restart restarts"
-                      : !kind_allowed ? fmt::format("restart.restart_on does not include {}", failure_phase_name(f.phase))
-                      : init ? fmt::format("all {} automatic init restarts and all {} --max-restarts used", r.init_restarts,
-                                           r.max_restarts)
-                             : fmt::format("all {} --max-restarts used (runtime failures restart only with --max-restarts)",
-                                           r.max_restarts);
+  // The same rank failing with the same error in the same phase as in the previous
+  // generation is deterministic: the automatic budget does not retry it blindly.
+  const std::string this_error = error_line(f);
+  const bool repeated = previous_failure_ && previous_failure_->rank == f.global_rank &&
+                        previous_failure_->phase == f.phase && previous_failure_->generation + 1 == generation_ &&
+                        !this_error.empty() && previous_failure_->error == this_error &&
+                        f.kind != FailureKind::InitTimeout && f.kind != FailureKind::Hang;
+  const bool stop_repeat = repeated && r.max_restarts == 0 && from_init_budget;
+  if (!kind_allowed || !(from_init_budget || from_any_budget) || stop_repeat) {
+    std::string why =
+        f.kind == FailureKind::SpawnFailed ? "the program could not be started (not restartable)"
+        : f.kind == FailureKind::Hang && !settings_.hang_restarts
+            ? "hang.action is stop (auto without --max-restarts); --hang-action restart restarts"
+        : !kind_allowed ? fmt::format("restart.restart_on does not include {}", init ? "init" : "runtime")
+        : stop_repeat
+            ? fmt::format("rank {} failed with the same error during {} in generations {} and {} ({}): it is "
+                          "deterministic, another attempt would fail alike; --max-restarts N retries it anyway",
+                          f.global_rank, failure_phase_name(f.phase), generation_ - 1, generation_, this_error)
+        : init ? fmt::format("all {} automatic init restarts and all {} --max-restarts used", r.init_restarts,
+                             r.max_restarts)
+        : f.phase == FailurePhase::Setup || program_error_in_init
+            ? fmt::format("the program failed with its own error during {} (not an init failure: no automatic "
+                          "restart); {} --max-restarts used of {}",
+                          failure_phase_name(f.phase), any_restarts_used_, r.max_restarts)
+            : fmt::format("all {} --max-restarts used (runtime failures restart only with --max-restarts)",
+                          r.max_restarts);
     Decisions out{Log{Severity::Error, "not restarting: " + why}};
     Decisions stop = order_stop(failure_exit_code(f), describe_failure_line(report));
     stopping_for_failure_ = true;
@@ -296,6 +346,8 @@ JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
   }
   if (from_init_budget) ++init_restarts_used_;
   else ++any_restarts_used_;
+  if (init) ++init_failure_restarts_;
+  previous_failure_ = RememberedFailure{generation_, f.global_rank, f.phase, this_error};
   double delay = std::min(r.backoff_max_s, r.backoff_s * std::pow(2.0, restarts_used() - 1));
   if (delay > 0 && r.jitter > 0) delay += std::uniform_real_distribution<double>(0, delay * r.jitter)(rng_);
   const int budget = (init ? r.init_restarts : 0) + r.max_restarts;
@@ -356,7 +408,8 @@ JobPolicy::Decisions JobPolicy::end_job(int exit_code) {
   phase_ = JobPhase::Ended;
   Decisions out;
   if (exit_code != 0 && first_failure_)
-    out.push_back(Log{Severity::Error, describe_root_cause(*first_failure_, failure_count_ - 1, generation_, budget_text())});
+    out.push_back(Log{Severity::Error, describe_root_cause(*first_failure_, failure_count_ - 1, generation_, budget_text()) +
+                                           (foreign_store_note_.empty() ? "" : "  note: " + foreign_store_note_ + "\n")});
   else if (exit_code == 0 && !settings_.doctor)
     out.push_back(Log{Severity::Info, fmt::format("job succeeded: {} node(s), generation {}, {} restart(s){}", nodes_.size(),
                                                   generation_, restarts_used(),

@@ -70,6 +70,9 @@ class JobPolicy {
   Decisions on_plan_failed(const std::string& reason);
   Decisions on_join_timeout(const std::string& what, bool during_rejoin);
   Decisions on_node_lost(int node, const std::string& why);
+  // A program's c10d TCPStore client connected to the rendezvous port (`port`) from `peer`:
+  // said at once, and named in the root cause if the job fails.
+  Decisions on_foreign_store_client(const std::string& peer, int port);
 
   // Membership mode (job_policy_membership.cpp): launchers come and go; member ids are the
   // rendezvous server's. A lost record with node_rank -1 was a spare (or not started yet).
@@ -107,7 +110,7 @@ class JobPolicy {
   const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_; }
   const InitTracker& ranks() const { return tracker_; }
   std::string last_error(int node) const;
-  // Seconds from the generation's start until every rank finished init (nullopt: not yet).
+  // Seconds from the last rank entering init until every rank finished it (nullopt: not yet).
   std::optional<double> init_seconds() const { return init_seconds_; }
   void set_worker_port(int port) { worker_port_ = port; }
   int worker_port() const { return worker_port_; }
@@ -149,8 +152,17 @@ class JobPolicy {
   int worker_port_ = 0;
 
   std::optional<FailureReport> first_failure_;  // of the current generation
+  // The failure that caused the last restart: the same one again is deterministic.
+  struct RememberedFailure {
+    long generation = 0;
+    int rank = 0;
+    FailurePhase phase = FailurePhase::Init;
+    std::string error;
+  };
+  std::optional<RememberedFailure> previous_failure_;
   int failure_count_ = 0;                       // all generations
   std::string restart_reason_;
+  std::string foreign_store_note_;  // a worker's TCPStore client reached the rendezvous port
   int stop_exit_code_ = 1;
   bool stopping_for_failure_ = false;           // the stop follows a worker failure of this generation
   int finished_exit_code_ = 0;                  // first non-zero node exit of this generation
@@ -167,6 +179,7 @@ class JobPolicy {
   std::string probe_summary_, probe_refusal_;
   std::optional<Membership> membership_;  // membership mode only
   int membership_restarts_ = 0;           // generations started by a membership change
+  int init_failure_restarts_ = 0;         // restarts after an init failure, whichever budget paid: they grow the init deadline
 };
 
 }  // namespace ddplaunch

@@ -85,6 +85,8 @@ class Membership {
   MembershipChange grow_candidate(PolicyClock::time_point now);
 
   bool started() const { return started_; }
+  // Before the start: at least MIN launchers are here, so the last call will start the job.
+  bool min_reached() const { return min_reached_at_.has_value(); }
   int size() const;                               // active nodes
   std::vector<const Member*> active() const;      // by slot
   std::vector<int> active_ids() const;            // member ids by slot: the next generation's nodes

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "policy/program_error.h"
+
 namespace ddplaunch {
 
 namespace {
@@ -39,10 +41,20 @@ std::string likely_cause(const WorkerFailure& f) {
              "setup_timeout_s shorter than its start-up)";
     default: break;
   }
+  const auto exception = python_exception(f);
+  const std::string raised = exception ? fmt::format(" (it raised {})", exception->type) : std::string();
+  if (f.phase == FailurePhase::Setup)
+    return "the program failed in its own code before it called init_process_group" + raised +
+           " — not a network, NCCL or launcher problem: fix the error shown above (its output is below); a "
+           "program's own error is not retried unless you ask with --max-restarts";
+  if (f.phase == FailurePhase::Init && !is_init_failure(f))
+    return "the program's own error inside process-group init" + raised +
+           " (a wrong backend, init_method or argument, a missing file): deterministic, not a network problem — "
+           "fix the call shown in the traceback below";
   if (f.phase == FailurePhase::Init)
-    return "the program failed before its process group was up (NCCL/gloo initialisation, or an error in its "
-           "set-up) — check NCCL_SOCKET_IFNAME, the GPU driver, that every node reaches MASTER_ADDR:MASTER_PORT, "
-           "and the output below";
+    return "the process group's initialisation failed (NCCL/gloo/c10d) — check NCCL_SOCKET_IFNAME, the GPU "
+           "driver, that every node reaches MASTER_ADDR:MASTER_PORT, and the output below";
+  if (exception) return "the training program raised " + exception->type + " after initialisation — read its traceback below";
   return "the training program failed after initialisation — read its output below";
 }
 
@@ -65,11 +77,14 @@ std::string describe_failure_line(const FailureReport& r) {
 std::string describe_root_cause(const FailureReport& first, int other_failures, long generation,
                                 const std::string& budget) {
   const WorkerFailure& f = first.failure;
+  // The program's own error is the headline (the exception a Python rank raised); the
+  // detail follows when it says more than that line.
+  const auto exception = python_exception(f);
   std::string s = fmt::format(
-      "JOB FAILED — root cause: rank {} (local rank {}) on node {} ({}){}, {} during {} in generation {}.\n",
+      "JOB FAILED — root cause: rank {} (local rank {}) on node {} ({}){}, {} during {} in generation {}{}.\n",
       f.global_rank, f.local_rank, f.node_rank, first.host, pid_text(f).empty() ? "" : "," + pid_text(f),
-      how_it_ended(f), failure_phase_name(f.phase), generation);
-  if (!f.detail.empty()) s += fmt::format("  error: {}\n", f.detail);
+      how_it_ended(f), failure_phase_name(f.phase), generation, exception ? ": " + exception->line : std::string());
+  if (!f.detail.empty() && !(exception && f.detail == exception->line)) s += fmt::format("  error: {}\n", f.detail);
   if (f.kind == FailureKind::InitFailed && f.status) s += fmt::format("  then: {}\n", f.status->describe());
   s += fmt::format("  likely cause: {}\n", likely_cause(f));
   s += fmt::format("  restarts used: {}; other failures: {}\n", budget, other_failures);

@@ -79,6 +79,8 @@ void GroupSupervisor::start(const GroupSpec& spec) {
   for (int local = 0; local < spec.assignment.local_world_size; ++local) {
     auto worker = std::make_shared<Worker>(io_, local, spec.assignment.rank_offset + local);
     auto prefix_template = spec.base_env.find("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
+    // torchrun prints its TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE exactly as given, then the line.
+    if (prefix_template != spec.base_env.end()) worker->prefix_separator = "";
     worker->prefix = prefix_template != spec.base_env.end()
                          ? prefix_from_template(prefix_template->second, spec.assignment.role, worker->global_rank, local)
                          : worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
@@ -179,7 +181,7 @@ void GroupSupervisor::read_output(Worker& worker, bool is_stdout) {
 void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_view line) {
   const bool is_stdout = stream == OutputStream::Stdout;
   if (is_stdout ? worker.routing.stdout_to_terminal : worker.routing.stderr_to_terminal)
-    write_prefixed_line(stream, worker.prefix, line);
+    write_prefixed_line(stream, worker.prefix, line, worker.prefix_separator);
   if (is_stdout ? worker.routing.stdout_to_file : worker.routing.stderr_to_file) worker.log.write_line(stream, line);
   worker.remember(line);
 }
@@ -298,23 +300,29 @@ void GroupSupervisor::on_worker_finished(Worker& worker) {
   const RankPhase phase_at_exit = worker.phase;
   set_phase(worker, RankPhase::Exited);
   if (!stopping_ && !status.success() && !worker.failure_reported) {
-    // Classify: in setup or init, or init errors in its output (a lazily created NCCL
-    // communicator failing while "running"), is an init failure.
+    // Classify where it failed (DESIGN.md "Phases of a worker"): init errors in its output
+    // (a lazily created NCCL communicator failing while "running") make it an init failure;
+    // otherwise the phase the shim last reported: setup (no init report: the program's own
+    // failure), init, or running. The policy decides which budget that spends.
     auto signature = match_init_signature(worker.tail);
     // A rank that used torch's @record left its exception in its error file: the root cause.
     std::optional<std::string> recorded;
     if (std::string dir = error_dir_of(assignment_); !dir.empty())
       recorded = summarize_error_file(error_file_path(dir, worker.global_rank, assignment_.generation));
-    const bool init_phase = phase_at_exit != RankPhase::Running || signature.has_value();
+    const bool init_reported = !worker.init_failure_detail.empty();
+    const FailurePhase phase = signature || init_reported        ? FailurePhase::Init
+                               : phase_at_exit == RankPhase::Setup ? FailurePhase::Setup
+                               : phase_at_exit == RankPhase::Init  ? FailurePhase::Init
+                                                                   : FailurePhase::Runtime;
     std::string detail = recorded ? *recorded
-                         : !worker.init_failure_detail.empty() ? worker.init_failure_detail
+                         : init_reported ? worker.init_failure_detail
                          : signature ? fmt::format("output matches '{}'", signature->signature)
                          : phase_at_exit == RankPhase::Setup
-                             ? std::string("exited in setup, before its process group was up")
+                             ? std::string("exited in setup, before it called init_process_group")
                          : phase_at_exit == RankPhase::Init ? std::string("exited during process-group init")
                                                             : std::string();
-    report_failure(worker, init_phase ? FailurePhase::Init : FailurePhase::Runtime,
-                   worker.init_failure_detail.empty() ? FailureKind::Exited : FailureKind::InitFailed, detail);
+    report_failure(worker, phase, init_reported ? FailureKind::InitFailed : FailureKind::Exited, detail,
+                   signature ? signature->signature : std::string());
   }
   deliver_outcome_if_done();
 }
@@ -334,7 +342,13 @@ void GroupSupervisor::deliver_outcome_if_done() {
   }
 }
 
-void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail) {
+std::string GroupSupervisor::error_file_of(int global_rank) const {
+  const std::string dir = error_dir_of(assignment_);
+  return dir.empty() ? std::string() : error_file_path(dir, global_rank, assignment_.generation);
+}
+
+void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail,
+                                     std::string init_signature) {
   if (worker.failure_reported || stopping_) return;
   worker.failure_reported = true;
   worker.settle_timer.cancel();
@@ -347,6 +361,7 @@ void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, Failure
   failure.kind = kind;
   failure.status = worker.status;
   failure.detail = std::move(detail);
+  failure.init_signature = std::move(init_signature);
   failure.tail = worker.tail;
   if (callbacks_.on_failure) callbacks_.on_failure(failure);
 }

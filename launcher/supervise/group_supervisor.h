@@ -75,6 +75,8 @@ class GroupSupervisor {
   void close();              // kill what is left and stop waiting (the node is finishing)
 
   bool active() const;       // some worker not yet finished
+  // The TORCHELASTIC_ERROR_FILE a rank of the current generation was given ("" when none).
+  std::string error_file_of(int global_rank) const;
   const std::vector<std::shared_ptr<Worker>>& workers() const { return workers_; }
 
  private:
@@ -91,7 +93,8 @@ class GroupSupervisor {
   std::vector<pid_t> spared_by_sweep() const;  // the guard: it must outlive us
   void on_worker_finished(Worker& worker);
   void deliver_outcome_if_done();
-  void report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail);
+  void report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail,
+                      std::string init_signature = {});
   void kill_all(int signal);
   void close_pipes(Worker& worker);
 

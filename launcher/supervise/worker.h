@@ -32,6 +32,7 @@ struct Worker {
   int global_rank;
   pid_t pid = -1;
   std::string prefix;
+  std::string prefix_separator = " ";  // between prefix and line; none after a user's template
   // Only shim reports move a worker out of setup (DESIGN.md "Phases of a worker"); output
   // proves nothing. The phase at exit decides init failure (setup, init) or runtime.
   RankPhase phase = RankPhase::Setup;

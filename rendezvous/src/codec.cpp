@@ -157,6 +157,8 @@ FrameReader::Status FrameReader::next(Frame& out, std::string& error) {
     failed_ = true;
     error = "message of " + std::to_string(n) + " bytes exceeds the limit of " +
             std::to_string(max_frame_bytes_) + " bytes";
+    if (frames_read_ == 0 && looks_like_c10d_store_client(std::string_view(buffer_).substr(offset_)))
+      error = std::string(kForeignStoreClient) + " (" + error + ")";
     return Status::kError;
   }
   if (avail - 4 < n) return Status::kNeedMore;
@@ -174,7 +176,22 @@ FrameReader::Status FrameReader::next(Frame& out, std::string& error) {
     return Status::kError;
   }
   out = std::move(*frame);
+  ++frames_read_;
   return Status::kFrame;
+}
+
+// torch's TCPStore client speaks first: one query-type byte, then (torch >= 2) the uint32
+// validation magic 0x3C85F7CE, or (torch 1.x) a little-endian uint64 key length and the key
+// of its first `add`. Our frames start with a big-endian length far below these values.
+bool looks_like_c10d_store_client(std::string_view head) {
+  if (head.size() < 5) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(head.data());
+  if (p[0] > 0x20) return false;  // a query type
+  if (p[1] == 0xCE && p[2] == 0xF7 && p[3] == 0x85 && p[4] == 0x3C) return true;
+  if (head.size() < 9) return false;
+  std::uint64_t key_length = 0;
+  for (int i = 8; i >= 1; --i) key_length = (key_length << 8) | p[i];
+  return key_length > 0 && key_length <= 4096;
 }
 
 }  // namespace ddplaunch::rendezvous

@@ -202,12 +202,14 @@ TEST(NetnsPreflight, WorkerPortInUseFailsBeforeAnyWorkerStarts) {
   EXPECT_TRUE(has(results[1], std::to_string(taken))) << "node 1 is not told why\n" << describe(results);
 }
 
+// (These nodes have no GPU, so gloo's variable is the one that matters and is checked;
+// with GPUs, NCCL_SOCKET_IFNAME is checked the same way.)
 TEST(NetnsPreflight, BogusSocketIfnameNamesItAndTheRouteToTheMaster) {
   if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
   dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("pif"), 3);
   auto results = run_nodes(cluster, 3,
                            {{1, node_args(master(cluster), 0)},
-                            {2, node_args(master(cluster), 1), {{"NCCL_SOCKET_IFNAME", "eth9"}}},
+                            {2, node_args(master(cluster), 1), {{"GLOO_SOCKET_IFNAME", "eth9"}}},
                             {3, node_args(master(cluster), 2)}},
                            {FAKE_WORKER_BIN, "--print-env", "--hang"});
   expect_finished(results);
@@ -216,9 +218,9 @@ TEST(NetnsPreflight, BogusSocketIfnameNamesItAndTheRouteToTheMaster) {
   EXPECT_FALSE(has(results[1], "ENV RANK=")) << "node 1 started a worker\n" << describe(results);
   EXPECT_TRUE(error_says(results[1], "no interface starting with 'eth9'")) << describe(results);
   // ... and the fix: the interface that routes to the master.
-  EXPECT_TRUE(error_says(results[1], "leaves through eth0: set NCCL_SOCKET_IFNAME=eth0")) << describe(results);
+  EXPECT_TRUE(error_says(results[1], "leaves through eth0: set GLOO_SOCKET_IFNAME=eth0")) << describe(results);
   // The master says which node is at fault.
-  EXPECT_TRUE(has(results[0], "node 1: NCCL_SOCKET_IFNAME=eth9")) << describe(results);
+  EXPECT_TRUE(has(results[0], "node 1: GLOO_SOCKET_IFNAME=eth9")) << describe(results);
 }
 
 TEST(NetnsPreflight, InterfaceFollowsTheMasterAddressWithTwoNics) {
@@ -268,7 +270,7 @@ TEST(NetnsPreflight, DoctorFailsOnBogusSocketIfname) {
   dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("pdf"), 3);
   const std::string m = master(cluster);
   auto results = run_nodes(cluster, 3,
-                           {{1, node_args(m, 0)}, {2, node_args(m, 1), {{"NCCL_SOCKET_IFNAME", "eth9"}}},
+                           {{1, node_args(m, 0)}, {2, node_args(m, 1), {{"GLOO_SOCKET_IFNAME", "eth9"}}},
                             {3, node_args(m, 2)}},
                            {}, /*doctor=*/true);
   expect_finished(results);
@@ -351,17 +353,18 @@ TEST(PeerProbe, BlockedOnBothNicsIsRefusedInSecondsNamingThePair) {
   EXPECT_TRUE(has(results[0], "over eth1: timed out after 2 s")) << results[0].output;
 }
 
-// The user's NCCL_SOCKET_IFNAME does not connect two peers: refused, with the pair and the fix.
+// The user's socket interface (gloo's: these nodes have no GPU) does not connect two peers:
+// refused, with the pair and the fix.
 TEST(PeerProbe, UsersSocketInterfaceThatDoesNotConnectTwoPeersIsRefusedWithThePair) {
   if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
   dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("ppu"), 4, true);
   cut_between(cluster, 2, 3, /*second_nic=*/true);
   const std::string m = cluster.second_address(1) + ":" + std::to_string(kPort);
-  auto results = run_nodes(cluster, 4, four_nodes(m, {{"NCCL_SOCKET_IFNAME", "eth1"}}), kPrintEnv);
+  auto results = run_nodes(cluster, 4, four_nodes(m, {{"GLOO_SOCKET_IFNAME", "eth1"}}), kPrintEnv);
   expect_finished(results);
   for (const auto& r : results) EXPECT_EQ(r.exit_code, 2) << describe(results);
-  EXPECT_TRUE(error_says(results[0], "over eth1: timed out after 2 s (NCCL_SOCKET_IFNAME=eth1); eth0 works: set "
-                                     "NCCL_SOCKET_IFNAME=eth0 or unset it"))
+  EXPECT_TRUE(error_says(results[0], "over eth1: timed out after 2 s (GLOO_SOCKET_IFNAME=eth1); eth0 works: set "
+                                     "GLOO_SOCKET_IFNAME=eth0 or unset it"))
       << results[0].output;
   EXPECT_TRUE(error_says(results[0], "node 1 (host ")) << results[0].output;
 }

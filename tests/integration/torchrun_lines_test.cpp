@@ -129,7 +129,7 @@ TEST(TorchrunLines, RefusedAndMistypedFlagsExitWithConfigError) {
   auto elastic = run_launcher({"--nnodes=1:2", "--nproc_per_node=1", "--no_python", "/bin/true"});
   EXPECT_EQ(elastic.exit_code, 2) << elastic.output;
   EXPECT_TRUE(has(elastic.output, "a 2-node job needs the rendezvous endpoint")) << elastic.output;  // MIN:MAX accepted
-  auto typo = run_launcher({"--nproc_per_nod=2", "/bin/true"});
+  auto typo = run_launcher({"--nproc_per_nodd=2", "/bin/true"});
   EXPECT_EQ(typo.exit_code, 2) << typo.output;
   EXPECT_TRUE(has(typo.output, "did you mean --nproc-per-node?")) << typo.output;
 }

@@ -119,6 +119,39 @@ class ReportTest(StatusChannelTest):
         self.assert_nothing_pending()
 
 
+class StoreInitMethodTest(unittest.TestCase):
+    """torchrun's --master-port names the store's port; under ddplaunch that port is the
+    launchers' rendezvous: a tcp:// init_method naming it is pointed at MASTER_ADDR:MASTER_PORT."""
+
+    KEYS = ("DDPLAUNCH_RENDEZVOUS_PORT", "MASTER_ADDR", "MASTER_PORT")
+
+    def setUp(self):
+        self.saved = {k: os.environ.get(k) for k in self.KEYS}
+        os.environ.update({"DDPLAUNCH_RENDEZVOUS_PORT": "29500", "MASTER_ADDR": "127.0.0.1",
+                           "MASTER_PORT": "41000"})
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    def test_the_rendezvous_port_is_pointed_at_the_store(self):
+        f = ddplaunch_shim.store_init_method
+        self.assertEqual(f("tcp://localhost:29500"), "tcp://127.0.0.1:41000")
+        self.assertEqual(f("tcp://node0:29500?rank=1&world_size=2"), "tcp://127.0.0.1:41000?rank=1&world_size=2")
+        os.environ["MASTER_ADDR"] = "2001:2::1"
+        self.assertEqual(f("tcp://[2001:2::1]:29500"), "tcp://[2001:2::1]:41000")
+
+    def test_anything_else_is_unchanged(self):
+        f = ddplaunch_shim.store_init_method
+        for method in ("env://", "tcp://localhost:41000", "tcp://localhost:29501", "file:///tmp/x", None, "tcp://h"):
+            self.assertEqual(f(method), method)
+        del os.environ["DDPLAUNCH_RENDEZVOUS_PORT"]  # not under ddplaunch (or an old one)
+        self.assertEqual(f("tcp://localhost:29500"), "tcp://localhost:29500")
+
+
 @unittest.skipUnless(HAVE_TORCH, "torch.distributed is not available")
 class InstallTest(StatusChannelTest):
     """install() over a recording stand-in for init_process_group with torch's signature."""

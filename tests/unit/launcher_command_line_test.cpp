@@ -118,7 +118,9 @@ TEST(CommandLineTorchrun, RendezvousBackendIdConfAndStandalone) {
   EXPECT_DOUBLE_EQ(c.heartbeat_interval_s, 2);
   EXPECT_DOUBLE_EQ(c.heartbeat_timeout_s, 8);
   EXPECT_DOUBLE_EQ(config_of({"--rdzv-conf", "timeout=60", "p"}).join_timeout_s, 60);
-  EXPECT_TRUE(any_contains(parse_command_line({"--rdzv-conf", "last_call_timeout=5", "p"}, {}).notes, "no effect"));
+  // torchrun's last call: after MIN joined, how long to wait for more (membership.last_call_s).
+  EXPECT_DOUBLE_EQ(config_of({"--rdzv-conf", "last_call_timeout=5", "p"}).membership.last_call_s, 5);
+  EXPECT_TRUE(any_contains(parse_command_line({"--rdzv-conf", "close_timeout=5", "p"}, {}).notes, "no effect"));
   EXPECT_TRUE(any_contains(errors_of({"--rdzv-conf", "bogus=1", "p"}), "unknown key 'bogus'"));
   EXPECT_TRUE(any_contains(errors_of({"--rdzv-conf", "join_timeout=soon", "p"}), "not a number of seconds"));
   EXPECT_TRUE(config_of({"--standalone", "p"}).standalone);
@@ -206,12 +208,29 @@ TEST(CommandLineEnvironment, PetVariablesFillFlagsAndFlagsWin) {
 }
 
 TEST(CommandLine, DidYouMean) {
-  EXPECT_TRUE(any_contains(errors_of({"--nproc-per-nod", "2", "p"}), "did you mean --nproc-per-node?"));
-  EXPECT_TRUE(any_contains(errors_of({"--max_restart=2", "p"}), "did you mean --max-restarts?"));
-  EXPECT_TRUE(any_contains(errors_of({"--standalon", "p"}), "did you mean --standalone?"));
+  EXPECT_TRUE(any_contains(errors_of({"--nproc-per-nodd", "2", "p"}), "did you mean --nproc-per-node?"));
+  EXPECT_TRUE(any_contains(errors_of({"--max_restrats=2", "p"}), "did you mean --max-restarts?"));
+  EXPECT_TRUE(any_contains(errors_of({"--standalnoe", "p"}), "did you mean --standalone?"));
   auto far = errors_of({"--zzzzzzzzzzzz", "p"});
   ASSERT_EQ(far.size(), 1u);
   EXPECT_EQ(far[0].find("did you mean"), std::string::npos) << far[0];
+}
+
+// argparse (torchrun) takes any unambiguous prefix of a long option; so does ddplaunch.
+TEST(CommandLine, UnambiguousPrefixesOfLongFlagsAreAccepted) {
+  EXPECT_TRUE(errors_of({"--redirect=3", "--log_dir", "/tmp", "p"}).empty());
+  EXPECT_TRUE(errors_of({"--max_restart=2", "p"}).empty());
+  EXPECT_TRUE(errors_of({"--nproc-per-nod", "2", "p"}).empty());
+  EXPECT_EQ(config_of({"--max_restart=2", "p"}).restart.max_restarts, 2);
+  EXPECT_EQ(config_of({"--nproc_per", "3", "p"}).nproc_per_node, "3");
+}
+
+TEST(CommandLine, AnAmbiguousPrefixNamesEveryCandidate) {
+  auto errors = errors_of({"--ma", "2", "p"});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("ambiguous option '--ma'"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("--max-restarts"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("--master"), std::string::npos) << errors[0];
 }
 
 TEST(CommandLine, SetTakesYamlListForm) {

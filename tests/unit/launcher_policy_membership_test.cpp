@@ -185,5 +185,26 @@ TEST(JobPolicyMembership, ALateLauncherWhoseFactsDifferIsTurnedAwayBeforeItTakes
   EXPECT_TRUE(find<decision::OrderRestart>(lost)->hold);
 }
 
+// torchrun's rendezvous: an elastic job's join timeout bounds reaching MIN, not MAX. With MIN
+// here (the last call running), the timeout is no error and the last call starts the job.
+TEST(JobPolicyMembership, AJoinTimeoutWithMinNodesHereIsNoErrorAndTheLastCallStarts) {
+  JobPolicy policy(settings(1, 2, 0));
+  policy.on_member_joined(launcher(0, -1), t0);
+  auto timeout = policy.on_join_timeout("join timeout: after 3 s only 1 of 2 nodes have joined", false);
+  EXPECT_EQ(find<decision::AbortJoin>(timeout), nullptr) << logs(timeout);
+  EXPECT_NE(policy.phase(), JobPhase::Ended);
+  auto start = policy.on_tick(t0 + 6s);  // the last call (5 s) is over
+  ASSERT_NE(find<decision::BeginGeneration>(start), nullptr) << logs(start);
+  EXPECT_EQ(find<decision::BeginGeneration>(start)->members, (std::vector<int>{0}));
+}
+
+TEST(JobPolicyMembership, AJoinTimeoutBelowMinStillAbortsTheWait) {
+  JobPolicy policy(settings(2, 3, 0));
+  policy.on_member_joined(launcher(0, -1), t0);
+  auto timeout = policy.on_join_timeout("join timeout: after 3 s only 1 of 3 nodes have joined", false);
+  EXPECT_NE(find<decision::AbortJoin>(timeout), nullptr);
+  EXPECT_EQ(policy.phase(), JobPhase::Ended);
+}
+
 }  // namespace
 }  // namespace ddplaunch

@@ -203,7 +203,10 @@ TEST(JobPolicy, BackoffDoublesAndIsCapped) {
   Job job(s);
   std::vector<double> delays;
   for (int i = 0; i < 3; ++i) {
-    auto d = job.policy.on_worker_failed(0, job.policy.generation(), failure(0, 0));
+    // A different error each time: the same one twice in a row would be deterministic.
+    auto d = job.policy.on_worker_failed(
+        0, job.policy.generation(),
+        failure(0, 0, FailurePhase::Init, FailureKind::InitFailed, 3, "ncclCommInitRank failed, try " + std::to_string(i)));
     ASSERT_TRUE(find<decision::ScheduleRestart>(d)) << i;
     delays.push_back(find<decision::ScheduleRestart>(d)->delay_s);
     job.restart_and_rejoin();
@@ -427,7 +430,11 @@ TEST(JobPolicy, SaysOncePerGenerationWhenEveryRankFinishedInit) {
   EXPECT_EQ(says_done(job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t0 + 1s)), "");
   EXPECT_EQ(says_done(job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Running, 1)}, t0 + 2s)), "");
   std::string done = says_done(job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t0 + 3s));
-  EXPECT_EQ(done, "generation 0: all 4 ranks finished init (init_ok) 3.00 s after the start");
+  EXPECT_EQ(done, "generation 0: all 4 ranks finished init (init_ok) 3.00 s after the start (1.00 s of init after "
+                  "the last rank entered it)");
+  // The history learns the init phase only (last rank in init → every rank running), not setup.
+  ASSERT_TRUE(job.policy.init_seconds().has_value());
+  EXPECT_DOUBLE_EQ(*job.policy.init_seconds(), 1.0);
   // A later communicator (init again, then running): nothing new.
   job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 2), rank(1, RankPhase::Init, 2)}, t0 + 4s);
   EXPECT_EQ(says_done(job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 2), rank(1, RankPhase::Running, 2)}, t0 + 5s)), "");

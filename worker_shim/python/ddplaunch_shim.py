@@ -21,7 +21,8 @@ import os
 import sys
 import time  # built into the interpreter: no file to load
 
-__all__ = ["report", "install", "step", "section", "register_stack_dump", "EVENTS", "MAX_STATUS_BYTES"]
+__all__ = ["report", "install", "step", "section", "register_stack_dump", "store_init_method", "EVENTS",
+           "MAX_STATUS_BYTES"]
 
 EVENTS = ("init_begin", "init_ok", "init_failed", "heartbeat", "step", "section_begin", "section_end")
 MAX_STATUS_BYTES = 4096  # contract::kMaxStatusBytes
@@ -211,11 +212,53 @@ def _install_step_hooks():
         DistributedDataParallel.forward = _wraps(forward, original_forward)
 
 
+def store_init_method(init_method):
+    """torchrun's --master-port P names the c10d store's port, so scripts write
+    init_method="tcp://HOST:P". Under ddplaunch P is the launchers' rendezvous port
+    ($DDPLAUNCH_RENDEZVOUS_PORT) and rank 0 hosts the store on MASTER_ADDR:MASTER_PORT: such an
+    init_method is pointed there (query string kept). Anything else is returned unchanged."""
+    rendezvous_port = _env_int("DDPLAUNCH_RENDEZVOUS_PORT")
+    master_addr = os.environ.get("MASTER_ADDR")
+    master_port = _env_int("MASTER_PORT")
+    if not isinstance(init_method, str) or not init_method.startswith("tcp://"):
+        return init_method
+    if not rendezvous_port or not master_addr or not master_port or master_port == rendezvous_port:
+        return init_method
+    rest = init_method[len("tcp://"):]
+    cut = min([i for i in (rest.find("?"), rest.find("/")) if i >= 0] or [len(rest)])
+    netloc, tail = rest[:cut], rest[cut:]
+    host, sep, port = netloc.rpartition(":")
+    if not sep or port != str(rendezvous_port):
+        return init_method
+    if ":" in master_addr and not master_addr.startswith("["):
+        master_addr = "[%s]" % master_addr
+    return "tcp://%s:%d%s" % (master_addr, master_port, tail)
+
+
+def _with_store_init_method(args, kwargs):
+    """(args, kwargs) with init_method (keyword or 2nd positional) passed through store_init_method."""
+    if "init_method" in kwargs:
+        old = kwargs["init_method"]
+        kwargs = dict(kwargs, init_method=store_init_method(old))
+        new = kwargs["init_method"]
+    elif len(args) > 1:
+        old = args[1]
+        args = (args[0], store_init_method(old)) + tuple(args[2:])
+        new = args[1]
+    else:
+        return args, kwargs
+    if new != old:
+        sys.stderr.write("ddplaunch: init_method %s names the launcher's rendezvous port (torchrun's --master-port); "
+                         "using %s, where rank 0 hosts the c10d store\n" % (old, new))
+    return args, kwargs
+
+
 def _wrap(original):
     if getattr(original, _WRAPPED_MARK, False):
         return original
 
     def init_process_group(*args, **kwargs):
+        args, kwargs = _with_store_init_method(args, kwargs)
         backend = kwargs.get("backend", args[0] if args else "")
         report("init_begin", str(backend or ""))
         try:

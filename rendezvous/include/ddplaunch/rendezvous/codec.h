@@ -34,6 +34,13 @@ std::optional<Frame> decode_body(std::string_view body, std::string& error);
 // One `key=value\n` line, escaped.
 void append_field_line(std::string& out, std::string_view key, std::string_view value);
 
+// A program's c10d TCPStore client reached a ddplaunch port: how the first bytes read
+// (see FrameReader::next's error), and the test behind it.
+inline constexpr const char* kForeignStoreClient =
+    "speaks torch's c10d TCPStore protocol, not ddplaunch's: a worker's init_method or TCPStore names the "
+    "launcher's rendezvous port, not MASTER_ADDR:MASTER_PORT where rank 0 hosts the store";
+bool looks_like_c10d_store_client(std::string_view first_bytes);
+
 // Accumulates bytes from a socket and yields complete frames.
 class FrameReader {
  public:
@@ -49,6 +56,7 @@ class FrameReader {
 
  private:
   std::size_t max_frame_bytes_;
+  std::size_t frames_read_ = 0;
   std::string buffer_;
   std::size_t offset_ = 0;
   bool failed_ = false;
