@@ -81,7 +81,10 @@ bool process_alive(pid_t pid);
 // Polls every 20 ms until pid is gone (see process_alive); false if still alive at the deadline.
 bool wait_until_gone(pid_t pid, std::chrono::milliseconds timeout);
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read, close); -1 on failure.
+// A TCP port free on every address right now and reserved for this test process until it exits:
+// from 20000-28999 (below the kernel's ephemeral range, so no other process is handed it by
+// bind(0) or connect), with an flock per port in /tmp/ddplaunch-test-ports so that tests
+// running in parallel (ctest -j) never share one. -1 when none is free.
 int free_tcp_port();
 
 // Kills, when it goes out of scope, every process of `pids` still alive whose command line
