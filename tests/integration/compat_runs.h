@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ using std::chrono::seconds;
 inline constexpr auto kRunLimit = seconds(120);  // one launcher run, torch imports on a loaded machine included
 inline const std::string kPython = PYTHON_WITH_TORCH;
 inline const std::string kTorchrun = TORCHRUN_BIN;
+inline constexpr int kTorchrunStandalonePort = 29400;  // torchrun --standalone's fixed rendezvous port
 
 // The ddplaunch under test: this build's, or the program named by TORCHRUN_COMPAT_DDPLAUNCH
 // (an installed ddplaunch, or a wrapper around another build).
@@ -131,6 +134,13 @@ inline void run_torchrun(const Workspace& ws, const LaunchLine& line, BothRuns& 
                      "--monitor_interval", "1"};
   b.torchrun_argv.insert(b.torchrun_argv.end(), line.flags.begin(), line.flags.end());
   b.torchrun_argv.insert(b.torchrun_argv.end(), line.program.begin(), line.program.end());
+  // --standalone: torchrun's rendezvous is always on port 29400, so tests running in parallel
+  // take turns (the ddplaunch half needs no turn: it picks a free port).
+  std::optional<dt::FixedPortTurn> turn;
+  if (std::find(line.flags.begin(), line.flags.end(), "--standalone") != line.flags.end()) {
+    turn.emplace(kTorchrunStandalonePort, kRunLimit);
+    EXPECT_TRUE(turn->held()) << "port " << kTorchrunStandalonePort << " stayed taken for " << kRunLimit.count() << " s";
+  }
   b.torchrun = run_launcher(ws, b.torchrun_argv, line);
 }
 
