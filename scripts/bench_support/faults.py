@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import paths
+import reserved_ports
 
 TEST_CLUSTER = os.path.join(paths.REPO, "scripts", "test-cluster")
 FAIL_ONCE = os.path.join(paths.SUPPORT, "fail_once.sh")
@@ -46,9 +47,8 @@ class Context:
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port no other test or benchmark process is handed (see reserved_ports.py)."""
+    return reserved_ports.free_port()
 
 
 def wait_listening(host, port, timeout_s=30.0):

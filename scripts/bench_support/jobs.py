@@ -116,7 +116,6 @@ class Job:
 
 
 def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port no other test or benchmark process is handed (see reserved_ports.py)."""
+    import reserved_ports
+    return reserved_ports.free_port()

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "output_parsing.h"
@@ -25,6 +27,7 @@ using std::chrono::seconds;
 inline constexpr auto kRunLimit = seconds(120);  // one launcher run, torch imports on a loaded machine included
 inline const std::string kPython = PYTHON_WITH_TORCH;
 inline const std::string kTorchrun = TORCHRUN_BIN;
+inline constexpr int kTorchrunStandalonePort = 29400;  // torchrun --standalone's fixed rendezvous port
 
 // The ddplaunch under test: this build's, or the program named by TORCHRUN_COMPAT_DDPLAUNCH
 // (an installed ddplaunch, or a wrapper around another build).
@@ -131,7 +134,24 @@ inline void run_torchrun(const Workspace& ws, const LaunchLine& line, BothRuns& 
                      "--monitor_interval", "1"};
   b.torchrun_argv.insert(b.torchrun_argv.end(), line.flags.begin(), line.flags.end());
   b.torchrun_argv.insert(b.torchrun_argv.end(), line.program.begin(), line.program.end());
-  b.torchrun = run_launcher(ws, b.torchrun_argv, line);
+  // --standalone: torchrun's rendezvous is always on port 29400, so tests running in parallel
+  // take turns (the ddplaunch half needs no turn: it picks a free port).
+  const bool standalone = std::find(line.flags.begin(), line.flags.end(), "--standalone") != line.flags.end();
+  if (!standalone) {
+    b.torchrun = run_launcher(ws, b.torchrun_argv, line);
+    return;
+  }
+  dt::FixedPortTurn turn(kTorchrunStandalonePort, kRunLimit);
+  EXPECT_TRUE(turn.held()) << "port " << kTorchrunStandalonePort << " stayed taken for " << kRunLimit.count() << " s";
+  // A process outside this test suite (a torchrun of another checkout's tests) can still take
+  // the port between our check and torchrun's bind: then torchrun fails before any worker
+  // runs, and the reference run is made again (at most twice more).
+  const std::string taken = "failed to bind to 0.0.0.0:" + std::to_string(kTorchrunStandalonePort) + " (errno: 98";
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(5));
+    b.torchrun = run_launcher(ws, b.torchrun_argv, line);
+    if (b.torchrun.output.find(taken) == std::string::npos) break;
+  }
 }
 
 inline void run_ddplaunch(const Workspace& ws, const LaunchLine& line, BothRuns& b) {

@@ -187,6 +187,9 @@ TEST(Membership, AnElasticJobShrinksOnALossAndGrowsWhenALauncherJoins) {
   c.nodes[2]->wait(10s);
   ASSERT_TRUE(c.nodes[0]->wait_for_output("the job shrinks to 2 node(s)", kStepBound)) << c.everything();
   ASSERT_TRUE(c.nodes[0]->wait_for_output("generation 1: starting 1 worker(s)", kStepBound)) << c.everything();
+  // The shrunk generation's worker has printed its world size (on a loaded machine the grow
+  // could otherwise stop it before it printed anything).
+  ASSERT_TRUE(c.nodes[0]->wait_for_output("[node 0 rank 0] ENV WORLD_SIZE=2", kStepBound)) << c.everything();
   c.nodes.push_back(start_node(node(2)));  // a new launcher: the job grows again
   RunResult r0 = c.nodes[0]->wait(kJobBound), r1 = c.nodes[1]->wait(kJobBound), late = c.nodes[3]->wait(kJobBound);
   const std::string all = "===== node 0\n" + r0.output + "===== node 1\n" + r1.output + "===== late\n" + late.output;

@@ -101,6 +101,10 @@ TEST(ShimReach, FailureTailKeepsOnlyTheLatestProgressState) {
                                        "for i in range(1, 3001):\n"
                                        "    sys.stdout.write(f'\\rstep {i}/3000')\n"
                                        "sys.stdout.write('\\n')\n"
+                                       // The exit message on the same pipe as the progress: the
+                                       // launcher reads stdout and stderr separately, so on a loaded
+                                       // machine a stderr line could land between two progress states.
+                                       "sys.stderr = sys.stdout\n"
                                        "raise SystemExit('diverged at step 3000')\n");
   auto r = launch({"/usr/bin/python3", script});
   ASSERT_FALSE(r.timed_out) << r.output;

@@ -38,18 +38,8 @@ struct Scratch {
   std::string script() const { return (dir / "script.py").string(); }
 };
 
-// A port free right now on 127.0.0.1 (the kernel's pick).
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+// A port no parallel test shares (dt::free_tcp_port).
+int free_port() { return dt::free_tcp_port(); }
 
 dt::RunResult run_launcher(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
   std::vector<std::string> argv{DDPLAUNCH_BIN};

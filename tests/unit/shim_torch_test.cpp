@@ -27,6 +27,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include "ddplaunch/shim_torch.h"
+#include "process_runner.h"  // tests/integration/support: free_tcp_port
 
 extern char** environ;
 
@@ -35,22 +36,8 @@ namespace {
 namespace shim = ddplaunch::shim;
 namespace contract = ddplaunch::contract;
 
-// A port that was free a moment ago on 127.0.0.1 (the kernel picked it).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (fd >= 0) ::close(fd);
-    return 0;
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+// A port on 127.0.0.1 reserved for this process, shared with no test running in parallel; 0 if none.
+int free_port() { return std::max(ddplaunch::testing::free_tcp_port(), 0); }
 
 shim::WorkerContract make_contract(int rank, int world, int port, double timeout_s) {
   shim::WorkerContract c;

@@ -14,6 +14,9 @@ stop = False
 def on_usr1(signum, frame):
     global stop
     stop = True
+    # The second copy may come after this program has begun to exit, when Python has already put
+    # back the default action (death by SIGUSR1): from the first copy on, ignore it.
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
 
 
 signal.signal(signal.SIGUSR1, on_usr1)

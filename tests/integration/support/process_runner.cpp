@@ -3,10 +3,13 @@
 #include "process_runner.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <stdexcept>
 
 #include "child_spawn.h"
@@ -132,21 +136,108 @@ StrayKiller::~StrayKiller() {
   }
 }
 
-int free_tcp_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
+namespace {
+
+// Ports handed to tests come from here: below the kernel's ephemeral range (32768-60999 by
+// default), so no bind(0) and no outgoing connection of another process takes one, and away
+// from the well-known 29400/29500 that people's own jobs use.
+constexpr int kTestPortFirst = 20000;
+constexpr int kTestPortCount = 9000;  // 20000-28999
+constexpr const char* kPortLockDir = "/tmp/ddplaunch-test-ports";
+
+// True when nobody holds port on any address (IPv4, and IPv6 where there is IPv6): a bind
+// without SO_REUSEADDR fails on a listener and on connections still in TIME_WAIT.
+bool port_unused(int port) {
+  int fd4 = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd4 < 0) return false;
+  sockaddr_in a4{};
+  a4.sin_family = AF_INET;
+  a4.sin_addr.s_addr = htonl(INADDR_ANY);
+  a4.sin_port = htons(static_cast<uint16_t>(port));
+  bool unused = ::bind(fd4, reinterpret_cast<sockaddr*>(&a4), sizeof a4) == 0;
+  ::close(fd4);
+  int fd6 = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (unused && fd6 >= 0) {
+    int one = 1;
+    ::setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    sockaddr_in6 a6{};
+    a6.sin6_family = AF_INET6;
+    a6.sin6_addr = in6addr_any;
+    a6.sin6_port = htons(static_cast<uint16_t>(port));
+    unused = ::bind(fd6, reinterpret_cast<sockaddr*>(&a6), sizeof a6) == 0 || errno == EADDRNOTAVAIL;
   }
+  if (fd6 >= 0) ::close(fd6);
+  return unused;
+}
+
+// True when no process listens on port (any address): a bind with SO_REUSEADDR, as a server
+// such as c10d's TCPStore makes it, succeeds next to connections still in TIME_WAIT.
+bool port_listenable(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   ::close(fd);
-  return port;
+  return ok;
+}
+
+int open_port_lock(int port) {
+  ::mkdir(kPortLockDir, 01777);
+  const std::string path = std::string(kPortLockDir) + "/" + std::to_string(port);
+  return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+}
+
+}  // namespace
+
+FixedPortTurn::FixedPortTurn(int port, milliseconds bound) {
+  const auto deadline = Clock::now() + bound;
+  int fd = open_port_lock(port);
+  if (fd < 0) return;
+  // Our turn: no other test process holds the port's lock (bounded wait, polled every 100 ms).
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (Clock::now() >= deadline) {
+      ::close(fd);
+      return;
+    }
+    ::usleep(100 * 1000);
+  }
+  // And free: the last holder's server is gone, as is any listener outside the test suite.
+  while (!port_listenable(port) && Clock::now() < deadline) ::usleep(100 * 1000);
+  fd_ = fd;
+}
+
+FixedPortTurn::~FixedPortTurn() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
+}
+
+int free_tcp_port() {
+  // Tests run in parallel (ctest -j): each port is reserved by an flock on its own file,
+  // held until this process exits (the descriptor is deliberately never closed), so two
+  // test processes never get the same port and this one never gets a port twice.
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> guard(mutex);
+  static unsigned next = static_cast<unsigned>(::getpid()) * 7919u +
+                         static_cast<unsigned>(Clock::now().time_since_epoch().count() % 100003);
+  for (int tries = 0; tries < 500; ++tries) {  // bounded; each try costs a few syscalls
+    const int port = kTestPortFirst + static_cast<int>(next++ % kTestPortCount);
+    int fd = open_port_lock(port);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {  // another test process holds it
+      ::close(fd);
+      continue;
+    }
+    if (!port_unused(port)) {  // something outside the test suite uses it
+      ::close(fd);
+      continue;
+    }
+    return port;  // fd stays open: the reservation lasts as long as this process
+  }
+  return -1;
 }
 
 std::string temp_dir(const std::string& prefix) {

@@ -81,8 +81,27 @@ bool process_alive(pid_t pid);
 // Polls every 20 ms until pid is gone (see process_alive); false if still alive at the deadline.
 bool wait_until_gone(pid_t pid, std::chrono::milliseconds timeout);
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bind to port 0, read, close); -1 on failure.
+// A TCP port free on every address right now and reserved for this test process until it exits:
+// from 20000-28999 (below the kernel's ephemeral range, so no other process is handed it by
+// bind(0) or connect), with an flock per port in /tmp/ddplaunch-test-ports so that tests
+// running in parallel (ctest -j) never share one. -1 when none is free.
 int free_tcp_port();
+
+// A turn at a fixed port that a program under test binds by itself (Debian's torchrun
+// --standalone always hosts its rendezvous on 29400): tests running in parallel take turns
+// through the per-port flock free_tcp_port uses, held from construction to destruction. The
+// constructor waits at most `bound` for the lock and then for no process to listen on the port.
+class FixedPortTurn {
+ public:
+  FixedPortTurn(int port, std::chrono::milliseconds bound);
+  ~FixedPortTurn();
+  FixedPortTurn(const FixedPortTurn&) = delete;
+  FixedPortTurn& operator=(const FixedPortTurn&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
 
 // Kills, when it goes out of scope, every process of `pids` still alive whose command line
 // contains one of `names` (pids get reused): a failed test must not leave processes behind.
