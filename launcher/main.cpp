@@ -143,6 +143,8 @@ preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor) {
   needs.report = doctor || config.dry_run;
   preflight::GpuQuery query;
   query.devices = preflight::gpu_probe_needed(needs);
+  query.why_not_probed = !needs.driver_present ? "no /dev/nvidia* and no nvidia module: nothing to find"
+                                               : "--nproc-per-node is a number on a single-node job";
   query.pci_addresses = needs.placement;
   query.nccl = !preflight::nccl_version_needed(needs) ? preflight::NcclLookup::Skip
                                                       : preflight::NcclLookup::FilesThenLoad;

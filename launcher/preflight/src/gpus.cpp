@@ -148,7 +148,8 @@ GpuInfo detect_gpus(const GpuQuery& query) {
   GpuInfo info;
   if (!query.devices) {
     info.source = "not probed";
-    append_note(info, "GPUs not probed: the job does not need their count");
+    append_note(info, "GPUs not probed: " + (query.why_not_probed.empty() ? std::string("the job does not need them")
+                                                                             : query.why_not_probed));
   } else if (query.pci_addresses) {
     bool from_cuda = query_libcuda(info);
     query_nvml(info, /*use_count=*/!from_cuda);

@@ -64,6 +64,7 @@ enum class NcclLookup {
 
 struct GpuQuery {
   bool devices = true;         // count GPUs (gpu_probe_needed)
+  std::string why_not_probed;  // with devices false: the note to show (doctor, --dry-run)
   bool pci_addresses = false;  // placement: libcuda first, it applies CUDA's device order
   NcclLookup nccl = NcclLookup::Files;
 };
