@@ -1,12 +1,11 @@
 // Whether a launch needs a GPU probe at all, and whether this machine has anything to find:
 // decided from a directory listing and /proc/modules, before any driver library is loaded.
 #include <dirent.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <string>
 
 #include "ddplaunch/preflight/gpus.h"
+#include "nccl_version.h"
 
 namespace ddplaunch::preflight {
 
@@ -47,14 +46,7 @@ bool nvidia_driver_present() {
     ::closedir(dev);
     if (found) return true;
   }
-  int fd = ::open("/proc/modules", O_RDONLY | O_CLOEXEC);  // absent in some containers
-  if (fd < 0) return false;
-  std::string text;
-  char buffer[16384];
-  for (ssize_t n; text.size() < (1u << 20) && (n = ::read(fd, buffer, sizeof buffer)) > 0;)
-    text.append(buffer, static_cast<std::size_t>(n));
-  ::close(fd);
-  return lists_nvidia_module(text);
+  return lists_nvidia_module(read_small_file("/proc/modules", 1u << 20));  // absent in some containers: ""
 }
 
 }  // namespace ddplaunch::preflight

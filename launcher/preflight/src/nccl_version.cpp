@@ -15,17 +15,6 @@
 namespace ddplaunch::preflight {
 namespace {
 
-std::string read_small_file(const std::string& path, std::size_t limit) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string text;
-  char buffer[65536];
-  for (ssize_t n; text.size() < limit && (n = ::read(fd, buffer, sizeof buffer)) > 0;)
-    text.append(buffer, static_cast<std::size_t>(n));
-  ::close(fd);
-  return text;
-}
-
 bool is_file(const std::string& path) { return !path.empty() && ::access(path.c_str(), R_OK) == 0; }
 
 bool all_digits(std::string_view s) {
@@ -70,6 +59,17 @@ std::string version_through_dlopen() {
 }
 
 }  // namespace
+
+std::string read_small_file(const std::string& path, std::size_t limit) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buffer[65536];
+  for (ssize_t n; text.size() < limit && (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+    text.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  return text;
+}
 
 std::string nccl_version_text(int v) {  // 21805 -> "2.18.5"; before 2.9: 2708 -> "2.7.8"
   if (v >= 10000) return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
