@@ -91,7 +91,7 @@ int print_stacks(const LaunchConfig& config) {
 
 // --dry-run: the resolved config and every local worker's environment, as node 0 of a
 // job whose ports are not chosen yet.
-int print_dry_run(const LaunchConfig& config, const NodePlan& plan) {
+int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const preflight::GpuInfo& gpus) {
   std::printf("# resolved configuration\n%s", describe(config).c_str());
   NodeAssignment a;
   a.node_rank = std::max(config.node_rank, 0);
@@ -107,6 +107,10 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan) {
   a.role = config.role;
   a.job_id = config.job_id;
   a.status_socket = "(created at start)";
+  auto known = [](const std::string& v) { return v.empty() ? "unknown" : v.c_str(); };
+  std::printf("# this node: %d GPU(s) (%s), driver %s, CUDA %s, NCCL %s\n# GPU notes: %s\n", gpus.count,
+              gpus.source.c_str(), known(gpus.driver_version), known(gpus.cuda_version), known(gpus.nccl_version),
+              gpus.note.c_str());
   std::printf("# timeout: %s\n", preflight::explain_timeout(config.timeout, config.nodes, false, 0, 0).c_str());
   if (config.worker_port == "auto") std::printf("# MASTER_PORT: 0 here; a free port is picked on the master at start\n");
   for (int local = 0; local < plan.nproc; ++local) {
@@ -127,6 +131,26 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan) {
   return 0;
 }
 
+// Only what this job needs: a number of workers on one node needs no GPU count, a machine
+// without an NVIDIA device has none to find, NCCL's version matters only across nodes.
+preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor, bool driver_present) {
+  preflight::GpuNeeds needs;
+  needs.driver_present = driver_present;
+  needs.nproc_is_number = !config.nproc_per_node.empty() &&
+                          config.nproc_per_node.find_first_not_of("0123456789") == std::string::npos;
+  needs.single_node = config.standalone || (config.nodes == 1 && config.membership.spares == 0);
+  needs.placement = !config.numa_binding.empty();
+  needs.report = doctor || config.dry_run;
+  preflight::GpuQuery query;
+  query.devices = preflight::gpu_probe_needed(needs);
+  query.why_not_probed = !needs.driver_present ? "no /dev/nvidia* and no nvidia module: nothing to find"
+                                               : "--nproc-per-node is a number on a single-node job";
+  query.pci_addresses = needs.placement;
+  query.nccl = !preflight::nccl_version_needed(needs) ? preflight::NcclLookup::Skip
+                                                      : preflight::NcclLookup::FilesThenLoad;
+  return query;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,6 +158,11 @@ int main(int argc, char** argv) {
   // that its copy of this memory is clean too.
   const std::vector<std::string> args(argv + 1, argv + argc);
   scrub_token_arguments(argc, argv);
+
+  // Parse the command line (pure: no thread, no file); --help and --version need nothing more.
+  CommandLine cl = parse_command_line(args);
+  if (cl.help) return std::fputs(usage_text().c_str(), stdout), 0;
+  if (cl.version) return std::printf("ddplaunch %s\n", DDPLAUNCH_VERSION), 0;
 
   // The guard must be forked before anything can start a thread.
   OrphanGuard guard;
@@ -146,11 +175,6 @@ int main(int argc, char** argv) {
   if (std::string error = become_subreaper(); !error.empty())
     spdlog::warn("cannot become a child subreaper ({}): only the job tag finds workers' escaped descendants", error);
   if (std::string warning = raise_descriptor_limit(); !warning.empty()) spdlog::warn("{}", warning);
-
-  // Parse the command line.
-  CommandLine cl = parse_command_line(args);
-  if (cl.help) return std::fputs(usage_text().c_str(), stdout), 0;
-  if (cl.version) return std::printf("ddplaunch %s\n", DDPLAUNCH_VERSION), 0;
   if (!cl.errors.empty()) return fail(cl.errors);
 
   // Fan-out: one ddplaunch per host over ssh; this one only checks, starts and relays.
@@ -193,7 +217,11 @@ int main(int argc, char** argv) {
       spdlog::info("master {} is loopback: every node must run on this machine (otherwise pass node 0's "
                    "routable address to --master)", plan.master_ip);
   }
-  preflight::GpuInfo gpus = preflight::detect_gpus();
+  const bool driver_present = preflight::nvidia_driver_present();
+  preflight::GpuInfo gpus = preflight::detect_gpus(gpu_query(config, plan.doctor, driver_present));
+  // Not probed on a node with a driver (a single-node job with a numeric --nproc-per-node):
+  // GPUs may be there, so NCCL may run.
+  plan.nccl_may_run = gpus.count > 0 || (driver_present && gpus.source == "not probed");
   auto nproc = preflight::resolve_nproc(config.nproc_per_node, gpus.count);
   if (!nproc) return fail({nproc.error});
   plan.nproc = *nproc;
@@ -209,11 +237,11 @@ int main(int argc, char** argv) {
     if (std::string problem = virtual_local_rank_problem(env, plan.nproc); !problem.empty()) return fail({problem});
   plan.facts = gather_node_facts(config, plan.nproc, gpus);
   // The interface the peer probe verifies is the one this node's collectives read: NCCL's
-  // where there are GPUs, gloo's where there are none (a gloo job never reads
-  // NCCL_SOCKET_IFNAME; the node agent warns about a wrong one instead).
-  const char* ifname_variable = gpus.count > 0 ? "NCCL_SOCKET_IFNAME" : "GLOO_SOCKET_IFNAME";
+  // where there are (or, not probed, may be) GPUs, gloo's where there are none (a gloo job
+  // never reads NCCL_SOCKET_IFNAME; the node agent warns about a wrong one instead).
+  const char* ifname_variable = plan.nccl_may_run ? "NCCL_SOCKET_IFNAME" : "GLOO_SOCKET_IFNAME";
   if (auto ifname = env.find(ifname_variable); ifname != env.end()) plan.facts.socket_ifname = ifname->second;
-  if (config.dry_run) return print_dry_run(config, plan);
+  if (config.dry_run) return print_dry_run(config, plan, gpus);
   // torchrun's -r/-t without --log-dir: a fresh directory, as torchrun's temporary one.
   if (plan.config.log_dir.empty() && streams_need_files(config.redirects, config.tee)) {
     auto dir = make_log_directory();

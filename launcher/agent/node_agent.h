@@ -46,6 +46,7 @@ struct NodePlan {                 // what main resolved before the event loop st
   bool host_chosen_by_address = false;  // no --node-rank: hosting because the master address is ours
   int nproc = 1;
   int gpu_count = 0;
+  bool nccl_may_run = false;  // GPUs found, or a driver present and not probed: NCCL_SOCKET_IFNAME matters
   std::string hostname;
   Environment base_env;           // launcher environment + shim additions
   rendezvous::NodeFacts facts;

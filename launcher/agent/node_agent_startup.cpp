@@ -276,7 +276,7 @@ std::string NodeAgent::check_socket_ifnames(std::string& selected, const std::st
     auto outcome = preflight::check_socket_ifname(variable, it->second, *interfaces, route, plan_.master_ip);
     // NCCL runs only where there are GPUs: on a node without any, a gloo job never reads
     // NCCL_SOCKET_IFNAME, so a wrong value is worth a warning, not a refused job.
-    if (!outcome && variable == std::string_view(contract::kNcclSocketIfname) && plan_.gpu_count == 0) {
+    if (!outcome && variable == std::string_view(contract::kNcclSocketIfname) && !plan_.nccl_may_run) {
       spdlog::warn("{} (ignored: this node has no GPU, so NCCL does not run here; fix or unset {} before "
                    "running on GPU nodes)",
                    outcome.message, variable);

@@ -180,7 +180,7 @@ int run_fanout(const CommandLine& cl, const Environment& env) {
   // The master, the token, and one ddplaunch per host.
   const std::string master = choose_master(config, hosts[0].name, reports[0]);
   const std::string token = config.token.empty() ? rendezvous::random_nonce() : config.token;
-  if (token.empty()) return fail({"cannot draw a random token (OpenSSL RAND_bytes failed); is /dev/urandom readable?"});
+  if (token.empty()) return fail({"cannot draw a random token (getrandom failed)"});
   std::vector<FanoutNode> nodes;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     NodeLaunch launch;

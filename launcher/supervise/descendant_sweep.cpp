@@ -1,14 +1,19 @@
-// /proc walks for the job sweep: environment tags, subreaper children, zombie states.
+// /proc walks for the job sweep: the subreaper's own descendants while the launcher lives,
+// environment tags of every process only without that tree (the guard, after the launcher
+// died), zombie states.
 #include "supervise/descendant_sweep.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <random>
@@ -24,6 +29,7 @@ namespace {
 
 constexpr std::size_t kMaxEnvironBytes = 4 << 20;  // bound on what one process's environment costs us
 constexpr int kSweepRounds = 50;
+constexpr auto kDeathWait = std::chrono::milliseconds(100);  // per round, for SIGKILLed processes to exit
 
 // Reads at most `limit` bytes of a /proc file; "" when it cannot be read (gone, not ours).
 std::string read_proc_file(const std::string& path, std::size_t limit) {
@@ -89,6 +95,24 @@ bool carries_tag(pid_t pid, const std::string& entry) {
   return false;
 }
 
+// Until every one of `pids` has exited (a pidfd polls readable then, Linux 5.3), at most
+// kDeathWait; without pidfds, one short sleep as before.
+void wait_until_dead(const std::vector<pid_t>& pids) {
+  std::vector<pollfd> fds;
+  for (pid_t pid : pids)
+    if (int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); fd >= 0) fds.push_back({fd, POLLIN, 0});
+  if (fds.size() < pids.size()) ::usleep(1000);  // some were gone already, or no pidfd_open
+  const auto deadline = std::chrono::steady_clock::now() + kDeathWait;
+  for (std::size_t open = fds.size(); open > 0;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || ::poll(fds.data(), fds.size(), static_cast<int>(left.count()) + 1) < 0) break;
+    for (auto& p : fds)
+      if (p.fd >= 0 && p.revents != 0) ::close(p.fd), p.fd = -1, --open;  // negative fds are skipped by poll
+  }
+  for (auto& p : fds)
+    if (p.fd >= 0) ::close(p.fd);
+}
+
 }  // namespace
 
 std::string new_job_tag() {
@@ -109,6 +133,19 @@ bool is_subreaper() {
   return ::prctl(PR_GET_CHILD_SUBREAPER, &value) == 0 && value != 0;
 }
 
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& pruned) {
+  std::vector<pid_t> found;
+  std::set<pid_t> seen;
+  std::vector<pid_t> pending = children_of(root);
+  for (std::size_t i = 0; i < pending.size() && i < 100000; ++i) {
+    pid_t pid = pending[i];
+    if (std::find(pruned.begin(), pruned.end(), pid) != pruned.end() || !seen.insert(pid).second) continue;
+    found.push_back(pid);
+    for (pid_t child : children_of(pid)) pending.push_back(child);
+  }
+  return found;
+}
+
 std::vector<pid_t> find_job_processes(const std::string& tag, const std::vector<pid_t>& spared) {
   const pid_t self = ::getpid();
   std::set<pid_t> found;
@@ -116,17 +153,13 @@ std::vector<pid_t> find_job_processes(const std::string& tag, const std::vector<
     return pid == self || std::find(spared.begin(), spared.end(), pid) != spared.end();
   };
   if (is_subreaper()) {
-    std::vector<pid_t> pending = children_of(self);
-    for (std::size_t i = 0; i < pending.size() && i < 100000; ++i) {
-      pid_t pid = pending[i];
-      if (excluded(pid) || !found.insert(pid).second) continue;
-      for (pid_t child : children_of(pid)) pending.push_back(child);
-    }
-  }
-  if (!tag.empty()) {
+    // Every process the job started is in this tree while we live: orphans reparent to us,
+    // whatever session or group they moved to. Nothing else on the machine is read.
+    for (pid_t pid : descendants_of(self, spared)) found.insert(pid);
+  } else if (!tag.empty()) {
     const std::string entry = std::string(contract::kJobTag) + "=" + tag;
     for (pid_t pid : numeric_entries("/proc"))
-      if (!excluded(pid) && !found.count(pid) && carries_tag(pid, entry)) found.insert(pid);
+      if (!excluded(pid) && carries_tag(pid, entry)) found.insert(pid);
   }
   std::vector<pid_t> alive;
   for (pid_t pid : found)
@@ -142,7 +175,7 @@ int sweep_job_processes(const std::string& tag, const std::vector<pid_t>& spared
     // Stop them all first so none forks a new child between our look and our kill.
     for (pid_t pid : alive) ::kill(pid, SIGSTOP);
     for (pid_t pid : alive) kills += ::kill(pid, SIGKILL) == 0;
-    if (round > 0) ::usleep(1000);  // a SIGKILLed process takes a moment to become a zombie
+    wait_until_dead(alive);  // a SIGKILLed process takes a moment to become a zombie
   }
   return kills;
 }

@@ -19,9 +19,14 @@ std::string new_job_tag();
 std::string become_subreaper();
 bool is_subreaper();
 
-// Processes of the job still alive: those whose environment carries `tag`, and, when this
-// process is a subreaper, all its descendants; never this process, nor `spared` and their
-// descendants. Zombies do not count.
+// Every descendant of `root` (children of each of its threads, recursively; breadth first,
+// bounded), except `pruned` and what lies below them. Reads /proc/PID/task/*/children only.
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& pruned);
+
+// Processes of the job still alive: when this process is a subreaper, its descendants (the
+// whole job while it lives: nothing else on the machine is read); otherwise (the guard,
+// after the launcher died) every process whose environment carries `tag`. Never this
+// process, nor `spared` and their descendants. Zombies do not count.
 std::vector<pid_t> find_job_processes(const std::string& tag, const std::vector<pid_t>& spared);
 
 // SIGKILLs find_job_processes() in bounded rounds until none is found (a process forking

@@ -49,6 +49,7 @@ void GroupSupervisor::close() {
   closed_ = true;
   kill_all(SIGKILL);
   sweep_job_processes(guard_.job_tag(), spared_by_sweep());  // untagged orphans are out of reach once we exit
+  guard_.job_swept();  // no worker starts after this: the guard need not scan the machine at our exit
   boost::system::error_code ignored;
   child_exits_.cancel(ignored);
   init_grace_.cancel();

@@ -1,10 +1,13 @@
-// The guard loop: read "+PGID\n" / "-PGID\n" / "dDIR\n" records until EOF, then kill what
-// is left, sweep the job tag and remove the directories.
+// The guard loop: read "+PGID\n" / "-PGID\n" / "dDIR\n" / "s\n" records until EOF, then
+// kill what is left, sweep the job tag (only when workers were started and the launcher did
+// not sweep after them) and remove the directories.
 #include "supervise/orphan_guard.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <climits>
@@ -32,12 +35,30 @@ void remove_launcher_directory(const std::string& directory) {
   std::filesystem::remove_all(directory, ignored);
 }
 
+// close_range(2) around `keep` (Linux 5.9); on older kernels one close per descriptor up to
+// the limit, bounded.
+void close_descriptors_from(int first, int keep) {
+  auto close_span = [](unsigned from, unsigned to) {
+    if (from > to) return;
+    if (syscall(SYS_close_range, from, to, 0U) == 0) return;
+    rlimit limit{};
+    const unsigned highest = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < (1U << 20)
+                                 ? static_cast<unsigned>(limit.rlim_cur) : (1U << 20);
+    for (unsigned fd = from; fd <= to && fd < highest; ++fd) close(static_cast<int>(fd));
+  };
+  close_span(static_cast<unsigned>(first), static_cast<unsigned>(keep) - 1);
+  close_span(static_cast<unsigned>(keep) + 1, ~0U);
+}
+
 [[noreturn]] void run_guard(int read_fd, const std::string& job_tag) {
   prctl(PR_SET_NAME, "ddplaunch-guard");
   // Ctrl-C reaches the launcher's whole process group; the guard must outlive it to act.
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);
   std::set<pid_t> groups;
   std::set<std::string> directories;
+  // A worker was started since the launcher last swept ("s"): if it dies now, its workers'
+  // escaped descendants are the guard's to find.
+  bool unswept_workers = false;
   std::string pending;
   char buf[512];
   for (;;) {
@@ -48,6 +69,7 @@ void remove_launcher_directory(const std::string& directory) {
     for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
       std::string record = pending.substr(0, nl);
       pending.erase(0, nl + 1);
+      if (record == "s") unswept_workers = false;
       if (record.size() < 2) continue;
       if (record[0] == 'd') {
         directories.insert(record.substr(1));
@@ -55,13 +77,16 @@ void remove_launcher_directory(const std::string& directory) {
       }
       pid_t group = static_cast<pid_t>(std::atol(record.c_str() + 1));
       if (group <= 1) continue;
-      if (record[0] == '+') groups.insert(group);
+      if (record[0] == '+') groups.insert(group), unswept_workers = true;
       else groups.erase(group);
     }
   }
   for (pid_t group : groups) kill(-group, SIGKILL);
-  // The workers' descendants that left their group: found by the tag they inherited.
-  sweep_job_processes(job_tag, {});
+  // The launcher died without sweeping: the workers' descendants that left their group are
+  // found by the tag they inherited, in every process's environment (the guard is no
+  // subreaper, and the launcher's tree is gone with it). Not after a clean exit, nor when
+  // no worker was ever started (--version, a config error): nothing can carry the tag.
+  if (unswept_workers) sweep_job_processes(job_tag, {});
   for (const auto& directory : directories) remove_launcher_directory(directory);
   _exit(0);
 }
@@ -81,8 +106,7 @@ std::string OrphanGuard::start() {
   if (pid == 0) {
     close(fds[1]);
     // Close everything else the launcher had open so the guard holds no sockets or pipes.
-    for (int fd = 3; fd < 1024; ++fd)
-      if (fd != fds[0]) close(fd);
+    close_descriptors_from(3, fds[0]);
     run_guard(fds[0], job_tag_);
   }
   close(fds[0]);
@@ -101,5 +125,6 @@ void OrphanGuard::send(char op, const std::string& value) {
 void OrphanGuard::watch(pid_t process_group) { send('+', std::to_string(process_group)); }
 void OrphanGuard::forget(pid_t process_group) { send('-', std::to_string(process_group)); }
 void OrphanGuard::remove_at_exit(const std::string& directory) { send('d', directory); }
+void OrphanGuard::job_swept() { send('s', ""); }
 
 }  // namespace ddplaunch

@@ -20,6 +20,9 @@ class OrphanGuard {
   void forget(pid_t process_group);   // that group has been killed and reaped
   // Removed when the launcher is gone (it normally removes it itself; not after SIGKILL).
   void remove_at_exit(const std::string& directory);
+  // The launcher swept its descendants itself and will start no more: at its exit the guard
+  // skips the environment scan of every process (only a launcher that died needs it).
+  void job_swept();
   pid_t pid() const { return guard_pid_; }
   // The value of DDPLAUNCH_JOB_TAG in every worker's environment; "" before start().
   const std::string& job_tag() const { return job_tag_; }

@@ -18,18 +18,20 @@ std::string NodeHandshake::sign(Frame& request, const Frame& hello, int protocol
   master_nonce_ = field_or_empty(hello, "nonce");
   node_nonce_ = random_nonce();
   if (node_nonce_.empty())
-    return "cannot draw a random nonce (OpenSSL RAND_bytes failed); is /dev/urandom readable?";
+    return "cannot draw a random nonce (getrandom failed)";
   request.fields["protocol"] = std::to_string(protocol_version);
   request.fields["nonce"] = node_nonce_;
   claims_ = claims_of(request);
-  if (!token_.empty()) request.fields["proof"] = node_proof(token_, master_nonce_, node_nonce_, claims_);
+  if (token_.empty()) return "";
+  if (std::string error = token_crypto_error(); !error.empty()) return error;
+  request.fields["proof"] = node_proof(token_, master_nonce_, node_nonce_, claims_);
   return "";
 }
 
 bool NodeHandshake::master_proved(const Frame& welcome) const {
   if (token_.empty()) return true;
-  return equal_constant_time(field_or_empty(welcome, "proof"),
-                             master_proof(token_, node_nonce_, master_nonce_, claims_));
+  const std::string expected = master_proof(token_, node_nonce_, master_nonce_, claims_);
+  return !expected.empty() && equal_constant_time(field_or_empty(welcome, "proof"), expected);
 }
 
 std::string unproven_master_error(const std::string& where) {
@@ -48,6 +50,7 @@ std::string check_node_proof(const std::string& token, const std::string& master
   if (proof.empty())
     return "the master requires a rendezvous token and this node has none; set the same token "
            "(--token / DDPLAUNCH_TOKEN) on all nodes";
+  if (std::string error = token_crypto_error(); !error.empty()) return "the master " + error;
   if (field_or_empty(request, "nonce").size() != kNonceHexChars)
     return "the request carries no valid nonce (it is not from ddplaunch, or from another version)";
   std::string node_nonce = field_or_empty(request, "nonce");

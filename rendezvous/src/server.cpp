@@ -134,7 +134,7 @@ void Server::Impl::on_accept(tcp::socket socket) {
   peer->nonce = random_nonce();
   if (peer->nonce.empty()) {  // never greet with a guessable challenge
     peer->conn->close_now();
-    notify_refused(peer->conn->peer(), "cannot draw a random nonce (OpenSSL RAND_bytes failed); dropped");
+    notify_refused(peer->conn->peer(), "cannot draw a random nonce (getrandom failed); dropped");
     return;
   }
   peer->hello_sent = peer->last_heard = Clock::now();

@@ -1,5 +1,5 @@
 // The process tree's pieces with real processes and no event loop: the job-tag sweep, the
-// subreaper walk, descriptors a spawned worker must not inherit, resource-shortage names.
+// subreaper walk (and that it reads nothing outside the tree), descriptors a spawned worker must not inherit, resource-shortage names.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -106,6 +106,64 @@ TEST(DescendantSweep, ASubreaperFindsAnUntaggedDoubleForkedOrphan) {
   ASSERT_EQ(waitpid(helper, &status, 0), helper);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10 subreaper, 11 pipe, 12 read, 13 not found, 14 not spared, 15 not killed";
+}
+
+// The walk a launcher does at each generation's end: its own tree (a chain of three real
+// processes), pruning a spared branch, and never a process outside the tree even when that
+// one carries the tag (no scan of every process's environment while the tree is there).
+TEST(DescendantSweep, ASubreaperWalksOnlyItsOwnTree) {
+  const std::string tag = new_job_tag();
+  pid_t outsider = start_tagged_sleeper(std::string(contract::kJobTag) + "=" + tag);
+  ASSERT_GT(outsider, 0);
+  ASSERT_TRUE(found_within_bound(tag, outsider));  // the runner is no subreaper: found by its tag
+  pid_t helper = fork();
+  if (helper == 0) {
+    alarm(20);  // bound on every wait below
+    if (!become_subreaper().empty()) _exit(10);
+    int b_pipe[2], c_pipe[2];
+    if (pipe(b_pipe) != 0 || pipe(c_pipe) != 0) _exit(11);
+    auto sleeper_reporting = [&](auto&& in_child) {  // fork; the child runs in_child, then sleeps
+      pid_t pid = fork();
+      if (pid == 0) {
+        in_child();
+        char* argv[] = {const_cast<char*>("/bin/sleep"), const_cast<char*>("60"), nullptr};
+        execv(argv[0], argv);
+        _exit(127);
+      }
+      return pid;
+    };
+    pid_t a = sleeper_reporting([&] {  // a → b → c, each reporting its child before it execs
+      pid_t b = sleeper_reporting([&] {
+        pid_t c = sleeper_reporting([] {});
+        (void)!write(c_pipe[1], &c, sizeof c);
+      });
+      (void)!write(b_pipe[1], &b, sizeof b);
+    });
+    pid_t b = -1, c = -1;
+    if (read(b_pipe[0], &b, sizeof b) != sizeof b || read(c_pipe[0], &c, sizeof c) != sizeof c) _exit(12);
+    std::vector<pid_t> all = descendants_of(getpid(), {});
+    if (!contains(all, a) || !contains(all, b) || !contains(all, c)) _exit(13);
+    std::vector<pid_t> pruned = descendants_of(getpid(), {b});
+    if (!contains(pruned, a) || contains(pruned, b) || contains(pruned, c)) _exit(14);
+    std::vector<pid_t> job = find_job_processes(tag, {});
+    if (contains(job, outsider)) _exit(15);
+    if (!contains(job, a) || !contains(job, b) || !contains(job, c)) _exit(16);
+    if (sweep_job_processes(tag, {}) < 3) _exit(17);
+    for (int reaped = 0; reaped < 3; ++reaped) {  // b and c reparent to this subreaper as they die
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, 0);
+      if (pid <= 0 || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) _exit(18);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(helper, &status, 0), helper);
+  EXPECT_EQ(kill(outsider, 0), 0) << "a process outside the subreaper's tree was killed";
+  kill(outsider, SIGKILL);
+  waitpid(outsider, nullptr, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "helper status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10 subreaper, 11 pipe, 12 read, 13 tree incomplete, 14 not pruned, "
+                                       "15 outsider found, 16 job incomplete, 17 too few kills, 18 not reaped";
 }
 
 TEST(ProcessSpawner, AWorkerInheritsNoDescriptorTheLauncherForgotToMarkCloseOnExec) {

@@ -1,6 +1,12 @@
-// preflight: CUDA_VISIBLE_DEVICES rules, --nproc-per-node resolution, and GPU detection
-// that must degrade cleanly on a machine without a driver.
+// preflight: CUDA_VISIBLE_DEVICES rules, --nproc-per-node resolution, GPU detection that must
+// degrade cleanly on a machine without a driver, and when a probe is needed at all.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "ddplaunch/preflight/gpus.h"
 
@@ -75,4 +81,101 @@ TEST(PreflightGpus, DetectReturnsCleanlyWithASource) {
   std::printf("detect_gpus: count=%d source=%s driver=%s cuda=%s nccl=%s note=%s\n", info.count,
               info.source.c_str(), info.driver_version.c_str(), info.cuda_version.c_str(),
               info.nccl_version.c_str(), info.note.c_str());
+}
+
+// Issue 26: nothing is probed that the job does not need.
+TEST(PreflightGpus, ProbeOnlyWhenTheJobNeedsItAndADriverCouldAnswer) {
+  struct Row { bool driver, number, single, placement, report, probe, nccl; };
+  const Row rows[] = {
+      // driver number single placement report → probe nccl
+      {false, false, true, false, false, false, false},   // no device, no module: nothing to find
+      {false, false, false, true, true, false, true},     // ...even for doctor; NCCL still reported
+      {true, true, true, false, false, false, false},     // --nproc-per-node 8 on one node
+      {true, false, true, false, false, true, false},     // gpu-or-1 / auto: the count decides nproc
+      {true, true, false, false, false, true, true},      // multi-node: facts compared across nodes
+      {true, true, true, true, false, true, false},       // --numa-binding needs PCI addresses
+      {true, true, true, false, true, true, true},        // doctor / --dry-run report the facts
+      {false, true, false, false, false, false, false},   // CPU-only multi-node (gloo): no NCCL lookup
+  };
+  for (const auto& r : rows) {
+    GpuNeeds needs;
+    needs.driver_present = r.driver;
+    needs.nproc_is_number = r.number;
+    needs.single_node = r.single;
+    needs.placement = r.placement;
+    needs.report = r.report;
+    EXPECT_EQ(gpu_probe_needed(needs), r.probe)
+        << r.driver << r.number << r.single << r.placement << r.report;
+    EXPECT_EQ(nccl_version_needed(needs), r.nccl) << r.driver << r.number << r.single << r.placement << r.report;
+  }
+}
+
+TEST(PreflightGpus, DriverPresenceFromDeviceNamesAndModules) {
+  for (const char* yes : {"nvidia0", "nvidia7", "nvidiactl", "nvidia-uvm", "dxg"}) EXPECT_TRUE(is_gpu_device_name(yes)) << yes;
+  for (const char* no : {"null", "nvme0", "nvme0n1", "nvidia-caps", "dri", "tty0"}) EXPECT_FALSE(is_gpu_device_name(no)) << no;
+  EXPECT_TRUE(lists_nvidia_module("ext4 1 0 - Live 0x0\nnvidia 56000000 100 nvidia_uvm, Live 0x0\n"));
+  EXPECT_TRUE(lists_nvidia_module("nvgpu 100 0 - Live 0x0"));
+  EXPECT_FALSE(lists_nvidia_module("ext4 1 0 - Live 0x0\nnvme 1 0 - Live\nnouveau 1 0 - Live\n"));
+  EXPECT_FALSE(lists_nvidia_module("i2c_nvidia_gpu 16384 0 - Live 0x0\n"));  // not the driver itself
+  EXPECT_FALSE(lists_nvidia_module(""));
+}
+
+TEST(PreflightGpus, NcclVersionFromTheLibraryName) {
+  EXPECT_EQ(nccl_version_from_file_name("libnccl.so.2.18.5"), "2.18.5");
+  EXPECT_EQ(nccl_version_from_file_name("libnccl.so.2.28.9"), "2.28.9");
+  EXPECT_EQ(nccl_version_from_file_name("libnccl.so.2"), "");       // CUDA's bundle: no full version
+  EXPECT_EQ(nccl_version_from_file_name("libnccl.so"), "");
+  EXPECT_EQ(nccl_version_from_file_name("libnccl.so.2.18"), "");
+  EXPECT_EQ(nccl_version_from_file_name("libnccl.so.2.18.5.bak"), "");
+  EXPECT_EQ(nccl_version_from_file_name("libnccl.so.2.18.x"), "");
+  EXPECT_EQ(nccl_version_from_file_name("libnccl-net.so.2.18.5"), "");
+  EXPECT_EQ(nccl_version_from_file_name("libnccl.so.2..5"), "");
+}
+
+TEST(PreflightGpus, NcclVersionFromItsHeader) {
+  EXPECT_EQ(nccl_version_from_header("#ifndef NCCL_H_\n#define NCCL_MAJOR 2\n#define NCCL_MINOR 28\n"
+                                     "#define NCCL_PATCH 9\n#define NCCL_SUFFIX \"\"\n#define NCCL_VERSION_CODE 22809\n"),
+            "2.28.9");
+  EXPECT_EQ(nccl_version_from_header("#define NCCL_MAJOR_X 9\n#define NCCL_MAJOR\t2\n#define NCCL_MINOR 18\n"
+                                     "#define NCCL_PATCH 5\n"),
+            "2.18.5");
+  EXPECT_EQ(nccl_version_from_header("#define NCCL_MAJOR 2\n#define NCCL_MINOR 18\n"), "");  // no patch
+  EXPECT_EQ(nccl_version_from_header(""), "");
+}
+
+TEST(PreflightGpus, LocatesALibraryThroughLdLibraryPathThenTheLinkerCache) {
+  char dir_template[] = "/tmp/ddplaunch-gpus-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string lib = dir + "/libnccl.so.2";
+  std::fclose(std::fopen(lib.c_str(), "w"));
+  // LD_LIBRARY_PATH first (empty entries and missing directories skipped).
+  EXPECT_EQ(locate_library("libnccl.so.2", "::/nonexistent:" + dir, ""), lib);
+  // The cache's string table: NUL-separated names and paths; only an existing file counts.
+  std::string cache = std::string("glibc-ld.so.cache1.1\0\0\0\0", 24) + "libnccl.so.2" + '\0' +
+                      "/gone/lib/libnccl.so.2" + '\0' + "libnccl.so.2" + '\0' + lib + '\0' + "/x/libnccl.so.22" + '\0';
+  EXPECT_EQ(locate_library("libnccl.so.2", "", cache), lib);
+  EXPECT_EQ(locate_library("libnccl.so.2", "", std::string("libnccl.so.2\0/gone/libnccl.so.2\0", 32)), "");
+  std::remove(lib.c_str());
+  rmdir(dir.c_str());
+  // The real cache of this machine has libc.
+  std::string real_cache;
+  if (FILE* f = std::fopen("/etc/ld.so.cache", "rb")) {
+    char buffer[65536];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) real_cache.append(buffer, n);
+    std::fclose(f);
+  }
+  if (real_cache.empty()) GTEST_SKIP() << "no /etc/ld.so.cache on this machine";
+  EXPECT_NE(locate_library("libc.so.6", "", real_cache), "");
+}
+
+TEST(PreflightGpus, NotProbedWhenTheJobDoesNotNeedIt) {
+  GpuQuery query;
+  query.devices = false;
+  query.nccl = NcclLookup::Skip;
+  GpuInfo info = detect_gpus(query);
+  EXPECT_EQ(info.source, "not probed");
+  EXPECT_EQ(info.count, 0);
+  EXPECT_EQ(info.nccl_version, "");
+  EXPECT_NE(info.note.find("not probed"), std::string::npos) << info.note;
 }

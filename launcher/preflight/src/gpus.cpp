@@ -1,5 +1,6 @@
-// GPU discovery through dlopen: libcuda first (authoritative, applies CUDA_VISIBLE_DEVICES),
-// NVML as fallback and for the driver version string, libnccl for its version. No CUDA headers.
+// GPU discovery through dlopen: NVML first for the count (no CUDA context, no driver threads),
+// libcuda when PCI addresses are needed or NVML fails (it applies CUDA_VISIBLE_DEVICES
+// itself); NCCL's version from nccl_version.cpp. No CUDA headers.
 #include <dlfcn.h>
 
 #include <cctype>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "ddplaunch/preflight/gpus.h"
+#include "nccl_version.h"
 
 namespace ddplaunch::preflight {
 namespace {
@@ -21,7 +23,6 @@ using NvmlCount = int (*)(unsigned*);
 using NvmlText = int (*)(char*, unsigned);
 using NvmlIntOut = int (*)(int*);
 using NvmlErrorString = const char* (*)(int);
-using NcclVersion = int (*)(int*);
 
 template <typename Fn>
 Fn symbol(void* lib, const char* name) {
@@ -30,11 +31,6 @@ Fn symbol(void* lib, const char* name) {
 
 std::string cuda_version_text(int v) {  // 12020 -> "12.2"
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
-std::string nccl_version_text(int v) {  // 21805 -> "2.18.5"; before 2.9: 2708 -> "2.7.8"
-  if (v >= 10000) return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100) + "." + std::to_string(v % 100);
 }
 
 void append_note(GpuInfo& info, const std::string& text) {
@@ -138,15 +134,6 @@ void query_nvml(GpuInfo& info, bool use_count) {
   ::dlclose(lib);
 }
 
-void query_nccl(GpuInfo& info) {
-  void* lib = ::dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
-  if (lib == nullptr) return;
-  auto version = symbol<NcclVersion>(lib, "ncclGetVersion");
-  int v = 0;
-  if (version && version(&v) == 0 && v > 0) info.nccl_version = nccl_version_text(v);
-  ::dlclose(lib);
-}
-
 }  // namespace
 
 std::string sysfs_pci_address(std::string_view cuda_bus_id) {
@@ -157,12 +144,23 @@ std::string sysfs_pci_address(std::string_view cuda_bus_id) {
   return out;
 }
 
-GpuInfo detect_gpus() {
+GpuInfo detect_gpus(const GpuQuery& query) {
   GpuInfo info;
-  bool from_cuda = query_libcuda(info);
-  query_nvml(info, /*use_count=*/!from_cuda);
-  query_nccl(info);
+  if (!query.devices) {
+    info.source = "not probed";
+    append_note(info, "GPUs not probed: " + (query.why_not_probed.empty() ? std::string("the job does not need them")
+                                                                             : query.why_not_probed));
+  } else if (query.pci_addresses) {
+    bool from_cuda = query_libcuda(info);
+    query_nvml(info, /*use_count=*/!from_cuda);
+  } else {
+    query_nvml(info, /*use_count=*/true);
+    if (info.source == "none") query_libcuda(info);
+  }
   if (info.source == "none") append_note(info, "no NVIDIA driver found: treating this node as CPU-only");
+  std::string nccl_note;
+  info.nccl_version = find_nccl_version(query.nccl, nccl_note);
+  if (!nccl_note.empty()) append_note(info, nccl_note);
   return info;
 }
 

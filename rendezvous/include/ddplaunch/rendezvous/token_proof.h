@@ -1,5 +1,6 @@
-// The rendezvous handshake's cryptography, on OpenSSL's libcrypto (no home-made primitives):
-// HMAC-SHA256 proofs of the job token, fresh nonces, constant-time comparison. The token
+// The rendezvous handshake's cryptography, on OpenSSL's libcrypto loaded when a token is first
+// proven (no home-made primitives): HMAC-SHA256 proofs of the job token, constant-time
+// comparison; fresh nonces from the kernel. The token
 // itself never crosses the wire. docs/ARCHITECTURE.md "Rendezvous handshake and trust".
 #pragma once
 
@@ -12,6 +13,11 @@ namespace ddplaunch::rendezvous {
 
 using Digest = std::array<unsigned char, 32>;
 
+// "" when OpenSSL's libcrypto could be loaded (dlopen, on first use: a job without a token
+// never loads it), else why not. Without it every digest is zero, every proof "" and no
+// proof is ever accepted: callers with a token refuse to go on with this message.
+std::string token_crypto_error();
+
 Digest sha256(std::string_view data);
 Digest hmac_sha256(std::string_view key, std::string_view message);
 std::string to_hex(const unsigned char* data, std::size_t n);
@@ -19,7 +25,7 @@ inline std::string to_hex(const Digest& d) { return to_hex(d.data(), d.size()); 
 // CRYPTO_memcmp: timing does not reveal how much of a proof was right.
 bool equal_constant_time(std::string_view a, std::string_view b);
 
-// 32 bytes from RAND_bytes, as 64 hex characters; "" when the generator fails (the caller
+// 32 bytes from the kernel's getrandom(2), as 64 hex characters; "" when it fails (the caller
 // then refuses to go on: a predictable nonce would make proofs replayable).
 std::string random_nonce();
 inline constexpr std::size_t kNonceHexChars = 64;

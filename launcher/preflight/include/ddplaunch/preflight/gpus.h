@@ -1,5 +1,6 @@
-// GPU discovery without a CUDA build dependency (dlopen of libcuda, else NVML), the
-// CUDA_VISIBLE_DEVICES rules as a pure function, and the --nproc-per-node resolution.
+// GPU discovery without a CUDA build dependency (dlopen of NVML, else libcuda), only when the
+// job needs it; NCCL's version without loading libnccl; the CUDA_VISIBLE_DEVICES rules as a
+// pure function, and the --nproc-per-node resolution.
 #pragma once
 
 #include <optional>
@@ -16,8 +17,8 @@ struct GpuInfo {
   int count = 0;               // GPUs this process may use (after CUDA_VISIBLE_DEVICES)
   std::string driver_version;  // NVML's "535.104.05" when NVML loads, else "" 
   std::string cuda_version;    // driver's CUDA API version, "12.2" (cuDriverGetVersion)
-  std::string nccl_version;    // "2.18.5" when libnccl.so.2 loads, else ""
-  std::string source = "none"; // "libcuda", "nvml" or "none"
+  std::string nccl_version;    // "2.18.5" (from the library's name, nccl.h or ncclGetVersion), else ""
+  std::string source = "none"; // "libcuda", "nvml", "none", or "not probed" (GpuQuery::devices false)
   std::string note;            // why a source failed / how CUDA_VISIBLE_DEVICES was applied
   // PCI address of each visible GPU in CUDA order, sysfs form ("0000:3b:00.0"); from libcuda
   // only (it applies CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the workers will), else empty.
@@ -28,12 +29,52 @@ struct GpuInfo {
 // the domain cut to 4 digits when its extra digits are zeros.
 std::string sysfs_pci_address(std::string_view cuda_bus_id);
 
-// Tries libcuda.so.1 (cuInit, cuDeviceGetCount: the driver itself applies
-// CUDA_VISIBLE_DEVICES), then libnvidia-ml.so.1 (nvmlDeviceGetCount_v2 counts every GPU, so
-// visible_gpu_count is applied to it). Never fails: no driver gives count 0, source "none".
-// Cost: cuInit takes tens to hundreds of ms on a GPU node; workers exec, so the CUDA state
-// in the launcher does not leak into them.
-GpuInfo detect_gpus();
+// What a launch needs to know about GPUs, decided before anything is loaded (issue 26: a
+// launcher starts for every job, test and restart; its own cost must stay at the floor).
+struct GpuNeeds {
+  bool driver_present = true;    // nvidia_driver_present(): without it there is nothing to find
+  bool nproc_is_number = false;  // --nproc-per-node N: the count decides nothing on one node
+  bool single_node = true;       // standalone, or one node and no spare: no node facts compared
+  bool placement = false;        // --numa-binding: needs every GPU's PCI address (libcuda)
+  bool report = false;           // doctor / --dry-run: show the facts even when nothing needs them
+};
+bool gpu_probe_needed(const GpuNeeds& needs);
+// NCCL's version is a node fact compared across nodes (and shown by doctor / --dry-run).
+bool nccl_version_needed(const GpuNeeds& needs);
+
+// /dev holds an NVIDIA device (nvidia0, nvidiactl, or WSL's dxg), or /proc/modules lists an
+// nvidia / nvgpu module. Reads one directory and one small file; loads nothing.
+bool nvidia_driver_present();
+bool is_gpu_device_name(std::string_view dev_entry);         // "nvidia0", "nvidiactl", "dxg"
+bool lists_nvidia_module(std::string_view proc_modules_text);  // a line "nvidia ..." / "nvgpu ..."
+
+// "libnccl.so.2.18.5" → "2.18.5"; "" when the name carries no full version ("libnccl.so.2").
+std::string nccl_version_from_file_name(std::string_view file_name);
+// nccl.h's NCCL_MAJOR / NCCL_MINOR / NCCL_PATCH defines → "2.28.9"; "" when one is missing.
+std::string nccl_version_from_header(std::string_view text);
+// Where the dynamic linker would find `soname`: the directories of `ld_library_path`, then
+// the paths /etc/ld.so.cache lists (`ld_cache`: that file's bytes). "" when neither has it.
+std::string locate_library(std::string_view soname, std::string_view ld_library_path, std::string_view ld_cache);
+
+enum class NcclLookup {
+  Skip,           // not needed: nccl_version stays ""
+  Files,          // the library's (resolved) file name, else nccl.h beside it; never loads it
+  FilesThenLoad,  // and when both fail, dlopen libnccl.so.2 for ncclGetVersion (hundreds of MiB)
+};
+
+struct GpuQuery {
+  bool devices = true;         // count GPUs (gpu_probe_needed)
+  std::string why_not_probed;  // with devices false: the note to show (doctor, --dry-run)
+  bool pci_addresses = false;  // placement: libcuda first, it applies CUDA's device order
+  NcclLookup nccl = NcclLookup::Files;
+};
+
+// Counts GPUs with NVML first (nvmlInit_v2 + nvmlDeviceGetCount_v2: no CUDA context, no
+// driver threads; visible_gpu_count applies CUDA_VISIBLE_DEVICES), then libcuda (cuInit,
+// cuDeviceGetCount: the driver applies CUDA_VISIBLE_DEVICES itself); with pci_addresses,
+// libcuda first. Never fails: no driver gives count 0, source "none". Workers exec, so no
+// driver state in the launcher leaks into them.
+GpuInfo detect_gpus(const GpuQuery& query = {});
 
 // How many of `physical_count` devices CUDA exposes under CUDA_VISIBLE_DEVICES (nullopt =
 // unset = all). Rules as in CUDA and torch.cuda._parse_visible_devices: a comma list parsed
