@@ -165,6 +165,19 @@ TEST(TorchrunScenarios, AnUnambiguousPrefixOfALongOptionIsAccepted) {
   // Redirected: the lines are in the files, not on the terminal.
   EXPECT_EQ(count_of(b.ddplaunch.output, "creating rank"), 0) << "not redirected";
   EXPECT_NE(read_file(logs + "/rank_1.log").find("creating rank 1"), std::string::npos);
+
+  // --redirect=3 (stdout and stderr), the line, under ddplaunch alone: torchrun 1.13
+  // cannot run it at all. The stderr line reaches the file too.
+  const std::string logs3 = ws.fresh_dir("prefix-logs-3");
+  std::vector<std::string> flags3 = standalone_two_workers();
+  flags3.insert(flags3.end(), {"--redirect=3", "--log_dir", logs3});
+  BothRuns only;
+  run_ddplaunch(ws, {flags3, {}, {ws.script("prefixed_lines.py"), "--stderr-too"}, {}}, only);
+  EXPECT_EQ(only.ddplaunch.exit_code, 0) << only.ddplaunch.output;
+  EXPECT_EQ(count_of(only.ddplaunch.output, "rank 1"), 0) << only.ddplaunch.output;
+  const std::string file = read_file(logs3 + "/rank_1.log");
+  EXPECT_NE(file.find("creating rank 1"), std::string::npos) << file;
+  EXPECT_NE(file.find("stderr line of rank 1"), std::string::npos) << file;
 }
 
 // TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE is printed as given, then the line (no space added).
