@@ -224,6 +224,22 @@ TEST(NetnsPreflight, BogusSocketIfnameNamesItAndTheRouteToTheMaster) {
   EXPECT_TRUE(has(results[0], "node 1: GLOO_SOCKET_IFNAME=eth9")) << describe(results);
 }
 
+// A gloo job on nodes without GPUs never reads NCCL_SOCKET_IFNAME: a wrong one is a warning
+// naming it, not a refused job (both torchrun modes run such a job).
+TEST(NetnsPreflight, ABogusNcclSocketIfnameOnANodeWithoutGpusIsAWarning) {
+  if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("pnw"), 2);
+  auto results = run_nodes(cluster, 2,
+                           {{1, node_args(master(cluster), 0)},
+                            {2, node_args(master(cluster), 1), {{"NCCL_SOCKET_IFNAME", "bogus0"}}}},
+                           kPrintEnv);
+  expect_finished(results);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(results[i].exit_code, 0) << describe(results);
+  EXPECT_TRUE(has(results[1], "NCCL_SOCKET_IFNAME=bogus0")) << describe(results);
+  EXPECT_TRUE(has(results[1], "ignored: this node has no GPU")) << describe(results);
+  EXPECT_TRUE(has(results[1], "ENV RANK=1")) << "node 1 started no worker\n" << describe(results);
+}
+
 TEST(NetnsPreflight, InterfaceFollowsTheMasterAddressWithTwoNics) {
   if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
   dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("pni"), 3, true);
