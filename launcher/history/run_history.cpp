@@ -1,6 +1,7 @@
 // RunHistory: see run_history.h.
 #include "history/run_history.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,37 @@ namespace {
 
 constexpr double kMaxSaneSeconds = 7 * 24 * 3600.0;  // a week: anything longer is garbage
 constexpr std::size_t kSeedWindow = 100;              // the last runs of a signature that count
+constexpr double kOutlierFactor = 10;                 // a run this many times the median is an outlier
+// What is read of the file: its newest part. kMaxRecords lines of ~60 bytes fit many times.
+constexpr off_t kMaxReadBytes = 1 << 20;
+constexpr std::size_t kMaxLineBytes = 256;
+
+// The newest kMaxReadBytes of a regular file, without blocking (a FIFO planted at the path
+// would block the launcher's start; a 256 MiB file would be read whole): "" plus `why` when
+// it is not a regular file or cannot be read; ENOENT leaves `why` empty.
+std::string read_newest_part(const std::string& path, std::string& why) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) why = std::strerror(errno);
+    return {};
+  }
+  std::string text;
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    why = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+  } else {
+    const off_t start = std::max<off_t>(0, st.st_size - kMaxReadBytes);
+    text.resize(static_cast<std::size_t>(st.st_size - start));
+    const ssize_t n = ::pread(fd, text.data(), text.size(), start);
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    // Cut in the middle of a line: that first fragment is not a record.
+    if (start > 0) text.erase(0, std::min(text.size(), text.find('\n') + 1));
+  }
+  ::close(fd);
+  return text;
+}
 
 bool sane(double seconds) { return std::isfinite(seconds) && seconds >= 0 && seconds <= kMaxSaneSeconds; }
 
@@ -36,11 +68,16 @@ std::optional<RunRecord> parse_line(const std::string& line) {
   return r;
 }
 
-// Nearest-rank p99 of the values >= 0; -1 when fewer than min_samples.
+// Nearest-rank p99 of the values >= 0; -1 when fewer than min_samples. Below 100 samples
+// that is the largest, so one absurd run (a forged report, a machine that swapped) would be
+// the seed: values over kOutlierFactor x the median are dropped first.
 double p99(std::vector<double> values, int min_samples) {
   values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return v < 0; }), values.end());
   if (static_cast<int>(values.size()) < min_samples) return -1;
   std::sort(values.begin(), values.end());
+  const double median = values[values.size() / 2];
+  if (median > 0)
+    values.erase(std::upper_bound(values.begin(), values.end(), kOutlierFactor * median), values.end());
   std::size_t rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(values.size())));
   return values[std::max<std::size_t>(rank, 1) - 1];
 }
@@ -67,15 +104,16 @@ std::string RunHistory::default_path() {
 RunHistory RunHistory::load(const std::string& path, std::string* warning) {
   RunHistory h;
   h.path_ = path;
-  std::ifstream in(path);
-  if (!in) {
-    if (errno != ENOENT && warning) *warning = fmt::format("run history {} is not readable ({}); starting without it", path, std::strerror(errno));
+  std::string why;
+  std::istringstream in(read_newest_part(path, why));
+  if (!why.empty()) {
+    if (warning) *warning = fmt::format("run history {} is not readable ({}); starting without it", path, why);
     return h;
   }
   std::string line;
-  std::size_t lines = 0;
-  while (std::getline(in, line) && ++lines <= 4 * kMaxRecords)  // bounded read of a bloated file
-    if (auto r = parse_line(line)) h.records_.push_back(*r);
+  while (std::getline(in, line))
+    if (line.size() <= kMaxLineBytes)
+      if (auto r = parse_line(line)) h.records_.push_back(*r);
   if (h.records_.size() > kMaxRecords) h.records_.erase(h.records_.begin(), h.records_.end() - kMaxRecords);
   return h;
 }

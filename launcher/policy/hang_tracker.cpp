@@ -18,6 +18,7 @@ double seconds_between(PolicyClock::time_point from, PolicyClock::time_point to)
 void HangTracker::reset(int world, PolicyClock::time_point now) {
   ranks_.assign(static_cast<std::size_t>(std::max(world, 0)), Rank{});
   for (auto& r : ranks_) r.last_progress = now;
+  generation_start_ = now;
 }
 
 void HangTracker::on_step(int rank, long steps, long max_interval_ms, PolicyClock::time_point now) {
@@ -27,8 +28,10 @@ void HangTracker::on_step(int rank, long steps, long max_interval_ms, PolicyCloc
   r.steps = steps;
   r.last_progress = now;
   r.suspect_reported = r.hang_reported = false;
-  if (steps > settings_.warmup_steps)
-    learnt_interval_s_ = std::max(learnt_interval_s_, static_cast<double>(max_interval_ms) / 1000.0);
+  if (steps > settings_.warmup_steps) {
+    const double reported_s = static_cast<double>(std::max(max_interval_ms, 0L)) / 1000.0;
+    learnt_interval_s_ = std::max(learnt_interval_s_, std::min(reported_s, seconds_between(generation_start_, now)));
+  }
 }
 
 void HangTracker::on_section(int rank, bool begin, const std::string& name, PolicyClock::time_point now) {

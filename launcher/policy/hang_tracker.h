@@ -60,6 +60,8 @@ class HangTracker {
   // program's), but every rank's clock and steps start again.
   void reset(int world, PolicyClock::time_point now);
   // A "step" report: steps so far in this generation, the longest interval since the last.
+  // The interval is believed only up to the time this generation has run (a forged or
+  // corrupt report cannot raise the hang deadline, nor the saved history, beyond that).
   void on_step(int rank, long steps, long max_interval_ms, PolicyClock::time_point now);
   void on_section(int rank, bool begin, const std::string& name, PolicyClock::time_point now);
   // A rank that ended (exit) is no longer judged.
@@ -87,6 +89,7 @@ class HangTracker {
 
   HangSettings settings_;
   std::vector<Rank> ranks_;
+  PolicyClock::time_point generation_start_{};
   double learnt_interval_s_ = 0;                 // largest step interval after warm-up, any rank
   std::map<std::string, double> longest_section_s_;
 };

@@ -140,3 +140,19 @@ TEST(HangTracker, RanksNotYetTrainingAndExitedRanksAreNotJudged) {
 }
 
 }  // namespace
+
+// Hostile round 2: one forged step report of a week (604,800,000 ms) set the hang deadline
+// to 3360 h. An interval is believed only up to the time the generation has run.
+TEST(HangTracker, AForgedStepIntervalIsBoundedByTheTimeTheGenerationHasRun) {
+  HangTracker h;
+  h.reset(2, t0);
+  train(h, 2, 500ms, 20s);
+  h.on_step(1, 1000, 604'800'000, t0 + 30s);
+  EXPECT_LE(h.learnt_interval_s(), 30.0);
+  EXPECT_GE(h.learnt_interval_s(), 0.5);
+  // A negative interval (corrupt) teaches nothing either.
+  h.on_step(0, 1000, -5, t0 + 31s);
+  EXPECT_GE(h.learnt_interval_s(), 0.5);
+  // So the hang deadline stays within the minimum and 20 x that bound.
+  EXPECT_LE(h.limits().hang_s, std::max(30.0 * 60, 20 * 30.0));
+}

@@ -2,6 +2,8 @@
 // absurd values ignored; atomic saves.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -91,3 +93,39 @@ TEST_F(HistoryFile, AnUnwritableLocationSaysWhyAndLosesNothingElse) {
 }
 
 }  // namespace
+
+// Hostile round 2: one forged run (a week-long step) must not become every later run's seed.
+TEST_F(HistoryFile, OneAbsurdRunIsNotTheSeed) {
+  RunHistory h = RunHistory::load(path_);
+  const auto sig = job_signature("prog", 2, "eth0");
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(h.add_and_save({sig, i, 4.0 + i * 0.1, 0.5 + i * 0.1}), "");
+  ASSERT_EQ(h.add_and_save({sig, 9, 4.2, 604800.0}), "");
+  auto seed = RunHistory::load(path_).seed(sig);
+  EXPECT_EQ(seed.samples, 6);
+  EXPECT_DOUBLE_EQ(seed.step_p99_s, 0.9);
+  EXPECT_DOUBLE_EQ(seed.init_p99_s, 4.4);
+}
+
+TEST_F(HistoryFile, AFifoAtThePathIsNotReadAndDoesNotBlock) {
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0600), 0);
+  std::string warning;
+  auto h = RunHistory::load(path_, &warning);  // returns: O_NONBLOCK, and a FIFO is refused
+  EXPECT_TRUE(h.records().empty());
+  EXPECT_NE(warning.find("not a regular file"), std::string::npos) << warning;
+}
+
+TEST_F(HistoryFile, AHugeFileIsReadOnlyForItsNewestPart) {
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
+  const auto sig = job_signature("prog", 1, "");
+  {
+    std::ofstream out(path_);
+    const std::string junk(1 << 20, 'x');  // one 64 MiB "line" of junk, then real records
+    for (int i = 0; i < 64; ++i) out << junk;
+    out << "\n";
+    for (int i = 0; i < 3; ++i) out << "v1 " << sig << " " << i << " 3.0 0.2\n";
+  }
+  auto h = RunHistory::load(path_);
+  ASSERT_EQ(h.records().size(), 3u);
+  EXPECT_EQ(h.seed(sig).samples, 3);
+}
