@@ -38,6 +38,11 @@ void rotate_previous_generation(const std::string& log_dir, int rank, const std:
   const std::string target = fmt::format("{}/{}", log_dir, rotated_log_name(rank, line));
   ::rename(path.c_str(), target.c_str());  // failing that, this generation appends: nothing is lost
 }
+std::string not_a_regular_file(const std::string& path) {
+  return fmt::format("refusing log file '{}': it is not a regular file (a FIFO or device someone may have planted "
+                     "would block or divert the output); remove it or give --log-dir another directory",
+                     path);
+}
 }  // namespace
 
 std::string rotated_log_name(int rank, std::string_view first_line) {
@@ -137,12 +142,20 @@ std::string RankLogFile::open(const std::string& log_dir, int rank, long generat
   path_ = fmt::format("{}/rank_{}.log", log_dir, rank);
   rotate_previous_generation(log_dir, rank, path_);
   if (fd_ >= 0) ::close(fd_);
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // O_NONBLOCK: a FIFO planted in its place would block this open (and every write after it)
+  // and with it the launcher's one event loop; only a regular file is written to.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd_ < 0 && errno == ELOOP)
     return fmt::format("refusing log file '{}': it is a symbolic link (someone else may have planted it); remove it "
                        "or give --log-dir another directory",
                        path_);
+  if (fd_ < 0 && errno == ENXIO) return not_a_regular_file(path_);  // a FIFO without a reader
   if (fd_ < 0) return fmt::format("cannot open log file '{}': {}", path_, std::strerror(errno));
+  if (struct stat opened {}; ::fstat(fd_, &opened) != 0 || !S_ISREG(opened.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    return not_a_regular_file(path_);
+  }
   std::time_t now = std::time(nullptr);
   char when[64];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));

@@ -254,3 +254,20 @@ TEST(HostileProcessTree, LogFileThatIsASymlinkIsRefused) {
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "precious\n") << r.output;
 }
+
+// A FIFO planted as a rank's log file (no reader, or a reader that never reads) blocked the
+// launcher's one loop; it is refused like a symlink, and the job still runs and ends.
+TEST(HostileProcessTree, LogFileThatIsAFifoIsRefusedWithoutBlocking) {
+  const std::string dir = dt::temp_dir("hostile-logfifo-");
+  const std::string logs = dir + "/logs";
+  fs::create_directories(logs);
+  ASSERT_EQ(::mkfifo((logs + "/rank_0.log").c_str(), 0600), 0);
+  const int port = dt::free_tcp_port();
+  ASSERT_GT(port, 0);
+  dt::RunResult r = dt::run_command(launcher_argv(port, {"--log-dir", logs}, {"/bin/echo", "hello"}), kRunLimit);
+  ASSERT_FALSE(r.timed_out) << "blocked on the FIFO\n" << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("refusing log file '" + logs + "/rank_0.log': it is not a regular file"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("hello"), std::string::npos) << "the worker's output was lost\n" << r.output;
+}
