@@ -76,6 +76,14 @@ std::vector<pid_t> children_of(pid_t pid) {
   return out;
 }
 
+// The parent's pid from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold ')').
+pid_t parent_of(pid_t pid) {
+  std::string stat = read_proc_file(fmt::format("/proc/{}/stat", pid), 4096);
+  auto paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 4 >= stat.size()) return 0;
+  return static_cast<pid_t>(std::strtol(stat.c_str() + paren + 4, nullptr, 10));
+}
+
 bool is_zombie_or_gone(pid_t pid) {
   std::string stat = read_proc_file(fmt::format("/proc/{}/stat", pid), 4096);
   auto paren = stat.rfind(')');
@@ -114,6 +122,13 @@ void wait_until_dead(const std::vector<pid_t>& pids) {
 }
 
 }  // namespace
+
+bool descends_from(pid_t pid, pid_t ancestor) {
+  if (pid <= 0 || ancestor <= 0) return false;
+  for (int step = 0; step < 64 && pid > 1; ++step, pid = parent_of(pid))
+    if (pid == ancestor) return true;
+  return false;
+}
 
 std::string new_job_tag() {
   std::random_device device;

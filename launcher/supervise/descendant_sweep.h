@@ -29,6 +29,10 @@ std::vector<pid_t> descendants_of(pid_t root, const std::vector<pid_t>& pruned);
 // process, nor `spared` and their descendants. Zombies do not count.
 std::vector<pid_t> find_job_processes(const std::string& tag, const std::vector<pid_t>& spared);
 
+// `pid` is `ancestor` or below it (the parent chain in /proc, at most 64 steps). A process
+// that was orphaned (reparented) no longer descends from its old ancestor.
+bool descends_from(pid_t pid, pid_t ancestor);
+
 // SIGKILLs find_job_processes() in bounded rounds until none is found (a process forking
 // while it is swept is caught in the next round). Returns how many kills were sent.
 int sweep_job_processes(const std::string& tag, const std::vector<pid_t>& spared);

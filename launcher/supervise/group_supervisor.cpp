@@ -197,6 +197,17 @@ void GroupSupervisor::handle_status(const contract::StatusMessage& m) {
   auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == m.rank; });
   if (it == workers_.end() || (*it)->status) return;
   Worker& w = **it;
+  // Only the rank's own worker (or a process it started) speaks for that rank: a report from
+  // another process (another rank's worker, any process of this user) is dropped, once said.
+  if (!descends_from(static_cast<pid_t>(m.pid), w.pid)) {
+    if (!w.foreign_report_seen)
+      write_prefixed_line(OutputStream::Stderr, "[ddplaunch]",
+                          fmt::format("ignored a status report for rank {} from pid {}, which is not that rank's "
+                                      "worker nor one of its processes (further ones are ignored silently)",
+                                      w.global_rank, m.pid));
+    w.foreign_report_seen = true;
+    return;
+  }
   switch (m.event) {
     case contract::StatusEvent::InitBegin:
       ++w.init_entries;  // a later communicator (lazy NCCL init, a new sub-group) is init again

@@ -41,6 +41,7 @@ struct Worker {
   std::optional<ExitStatus> status;  // set once reaped
   int open_pipes = 0;                // stdout/stderr not at EOF yet
   bool failure_reported = false;
+  bool foreign_report_seen = false;  // a report for this rank came from outside its process tree
   StreamRouting routing;             // terminal and/or log file per stream (-r, -t, --log-dir, --local-ranks-filter)
   bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
   // Training progress from the shim (issue 17), for the master's hang detection.

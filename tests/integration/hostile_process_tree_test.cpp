@@ -271,3 +271,19 @@ TEST(HostileProcessTree, LogFileThatIsAFifoIsRefusedWithoutBlocking) {
       << r.output;
   EXPECT_NE(r.output.find("hello"), std::string::npos) << "the worker's output was lost\n" << r.output;
 }
+
+// Hostile round 2: any process of the user could report for any rank on the status socket.
+// Rank 1 forges "rank 0's init failed": the launcher names the foreign sender and the job
+// succeeds (it failed for rank 0 before).
+TEST(HostileProcessTree, AStatusReportForgedByAnotherRankIsIgnored) {
+  const int port = dt::free_tcp_port();
+  ASSERT_GT(port, 0);
+  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/hostile_forged_report.py";
+  dt::RunResult r =
+      dt::run_command(launcher_argv(port, {"--nproc-per-node", "2"}, {"/usr/bin/python3", script}), kRunLimit);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_NE(r.output.find("FORGED"), std::string::npos) << "the forging rank did not run\n" << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ignored a status report for rank 0 from pid"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("forged by rank 1"), std::string::npos) << "the forged detail was believed\n" << r.output;
+}

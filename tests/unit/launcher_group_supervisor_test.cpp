@@ -169,6 +169,7 @@ TEST(GroupSupervisor, AShimReportOfInitMakesTheExitAnInitFailure) {
   contract::StatusMessage begin;
   begin.event = contract::StatusEvent::InitBegin;
   begin.rank = 0;
+  begin.pid = s.supervisor().workers().at(0)->pid;  // as the status channel gives it: the kernel's
   s.supervisor().handle_status(begin);
   EXPECT_EQ(s.supervisor().workers().at(0)->phase, RankPhase::Init);
   std::ofstream(s.dir() + "/go").put('1');
@@ -185,6 +186,7 @@ TEST(GroupSupervisor, AReportOfAnEarlierGenerationIsIgnored) {
   contract::StatusMessage stale;
   stale.event = contract::StatusEvent::InitBegin;
   stale.rank = 0;
+  stale.pid = s.supervisor().workers().at(0)->pid;
   stale.generation = -1;
   s.supervisor().handle_status(stale);
   EXPECT_EQ(s.supervisor().workers().at(0)->phase, RankPhase::Setup);
@@ -192,6 +194,27 @@ TEST(GroupSupervisor, AReportOfAnEarlierGenerationIsIgnored) {
   ASSERT_TRUE(s.run_until_outcome());
   ASSERT_NE(s.failure_of(0), nullptr);
   EXPECT_EQ(s.failure_of(0)->phase, FailurePhase::Setup);
+}
+
+// Hostile round 2: any process of this user can write to the status socket. A report is
+// believed only from the rank's worker or a process below it.
+TEST(GroupSupervisor, AReportFromOutsideTheRanksProcessTreeIsIgnored) {
+  Supervised s(2, "i=0; while [ ! -e \"$TEST_DIR/go\" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 3");
+  s.start();
+  contract::StatusMessage forged;
+  forged.event = contract::StatusEvent::InitBegin;
+  forged.rank = 0;
+  forged.pid = ::getpid();  // the test itself: not rank 0's worker
+  s.supervisor().handle_status(forged);
+  forged.pid = s.supervisor().workers().at(1)->pid;  // another rank's worker
+  s.supervisor().handle_status(forged);
+  forged.pid = 0;  // no credentials
+  s.supervisor().handle_status(forged);
+  EXPECT_EQ(s.supervisor().workers().at(0)->phase, RankPhase::Setup);
+  std::ofstream(s.dir() + "/go").put('1');
+  ASSERT_TRUE(s.run_until_outcome());
+  ASSERT_NE(s.failure_of(0), nullptr);
+  EXPECT_EQ(s.failure_of(0)->phase, FailurePhase::Setup) << "a forged init report changed the diagnosis";
 }
 
 TEST(GroupSupervisor, AnNcclInitErrorInTheOutputMakesASetupExitAnInitFailure) {
