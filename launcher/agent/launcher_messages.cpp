@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "agent/message_bounds.h"
+#include "ddplaunch/rendezvous/printable.h"
 #include "policy/name_table.h"
 
 namespace ddplaunch::messages {
@@ -41,6 +42,24 @@ rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::
 std::string field(const rendezvous::Message& m, const std::string& key, const std::string& fallback = "") {
   auto it = m.fields.find(key);
   return it == m.fields.end() ? fallback : it->second;
+}
+
+// Free text another launcher sent is printed on this terminal: control characters and escape
+// sequences become visible escapes (rendezvous/printable.h), so a peer can neither drive the
+// terminal nor forge a log line. text_field: one line; lines_field: its lines kept apart.
+std::string text_field(const rendezvous::Message& m, const std::string& key, const std::string& fallback = "") {
+  return rendezvous::printable(field(m, key, fallback));
+}
+std::string lines_field(const rendezvous::Message& m, const std::string& key, const std::string& fallback = "") {
+  const std::string text = field(m, key, fallback);
+  std::string out;
+  for (std::size_t start = 0; start < text.size();) {  // each line, its '\n' kept as it was
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    out += rendezvous::printable(std::string_view(text).substr(start, end - start));
+    if (end < text.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
 }
 
 std::optional<long> long_field(const rendezvous::Message& m, const std::string& key) {
@@ -90,7 +109,7 @@ rendezvous::Message encode(long generation, const FailureReport& r) {
 std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   if (!is(m, Kind::WorkerFailed)) return std::nullopt;
   FailureReport r;
-  r.host = field(m, "host", "?");
+  r.host = text_field(m, "host", "?");
   WorkerFailure& f = r.failure;
   f.node_rank = int_field(m, "node", -1);
   f.global_rank = int_field(m, "rank", -1);
@@ -98,8 +117,8 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   f.pid = int_field(m, "pid", 0);
   f.phase = failure_phase_from_name(field(m, "phase")).value_or(FailurePhase::Init);
   f.kind = failure_kind_from_name(field(m, "kind")).value_or(FailureKind::Exited);
-  f.detail = field(m, "detail");
-  f.init_signature = field(m, "signature");
+  f.detail = lines_field(m, "detail");
+  f.init_signature = text_field(m, "signature");
   if (m.fields.count("code")) {
     ExitStatus s;
     s.signaled = field(m, "signaled") == "1";
@@ -107,7 +126,7 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
     s.signal = int_field(m, "signal", 0);
     f.status = s;
   }
-  std::istringstream tail(field(m, "tail"));
+  std::istringstream tail(lines_field(m, "tail"));
   for (std::string line; std::getline(tail, line);) f.tail.push_back(line);
   f.tail = bounded_tail(f.tail);  // what another launcher sent is printed here: bound it as ours
   return r;
@@ -118,7 +137,7 @@ rendezvous::Message encode(long generation, const NodeFinished& p) {
 }
 std::optional<NodeFinished> decode_node_finished(const rendezvous::Message& m) {
   if (!is(m, Kind::NodeFinished)) return std::nullopt;
-  return NodeFinished{int_field(m, "exit_code", 1), field(m, "summary")};
+  return NodeFinished{int_field(m, "exit_code", 1), lines_field(m, "summary")};
 }
 
 rendezvous::Message encode(long generation, const NodeProblem& p) {
@@ -126,7 +145,7 @@ rendezvous::Message encode(long generation, const NodeProblem& p) {
 }
 std::optional<NodeProblem> decode_node_problem(const rendezvous::Message& m) {
   if (!is(m, Kind::NodeProblem)) return std::nullopt;
-  return NodeProblem{field(m, "message", "unspecified problem"), int_field(m, "exit_code", 1)};
+  return NodeProblem{lines_field(m, "message", "unspecified problem"), int_field(m, "exit_code", 1)};
 }
 
 rendezvous::Message encode(long generation, const NodeReport& p) {
@@ -135,7 +154,7 @@ rendezvous::Message encode(long generation, const NodeReport& p) {
 }
 std::optional<NodeReport> decode_node_report(const rendezvous::Message& m) {
   if (!is(m, Kind::NodeReport)) return std::nullopt;
-  return NodeReport{field(m, "ok") == "1", field(m, "nic", "-"), field(m, "problems")};
+  return NodeReport{field(m, "ok") == "1", text_field(m, "nic", "-"), lines_field(m, "problems")};
 }
 
 // One line per rank: "rank pid phase init_entries state steps max_interval_ms progress_age_ms
@@ -152,7 +171,7 @@ rendezvous::Message encode(long generation, const RankStates& p) {
 std::optional<RankStates> decode_rank_states(const rendezvous::Message& m) {
   if (!is(m, Kind::RankStates)) return std::nullopt;
   RankStates p;
-  p.host = field(m, "host", "?");
+  p.host = text_field(m, "host", "?");
   std::istringstream lines(field(m, "ranks"));
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
@@ -162,6 +181,7 @@ std::optional<RankStates> decode_rank_states(const rendezvous::Message& m) {
     if (!(words >> r.rank >> pid >> phase >> r.init_entries >> r.state)) return std::nullopt;
     if (words >> r.steps >> r.max_interval_ms >> r.progress_age_ms >> r.section) {  // progress, when sent
       if (r.section == "-") r.section.clear();
+      r.section = rendezvous::printable(r.section);
       if (r.steps < 0 || r.max_interval_ms < 0 || r.progress_age_ms < -1) return std::nullopt;
     } else {
       r.steps = r.max_interval_ms = 0;
@@ -182,7 +202,7 @@ rendezvous::Message encode(long generation, const Restart& p) {
 }
 std::optional<Restart> decode_restart(const rendezvous::Message& m) {
   if (!is(m, Kind::Restart)) return std::nullopt;
-  return Restart{field(m, "reason")};
+  return Restart{lines_field(m, "reason")};
 }
 
 rendezvous::Message encode(long generation, const Stop& p) {
@@ -254,7 +274,7 @@ rendezvous::Message encode(long generation, const ProbeVerdict& p) {
 }
 std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& m) {
   if (!is(m, Kind::ProbeVerdict)) return std::nullopt;
-  return ProbeVerdict{field(m, "ifname")};
+  return ProbeVerdict{text_field(m, "ifname")};
 }
 
 rendezvous::Message encode(long generation, const Standby& p) {
@@ -262,7 +282,7 @@ rendezvous::Message encode(long generation, const Standby& p) {
 }
 std::optional<Standby> decode_standby(const rendezvous::Message& m) {
   if (!is(m, Kind::Standby)) return std::nullopt;
-  return Standby{field(m, "reason")};
+  return Standby{lines_field(m, "reason")};
 }
 
 rendezvous::Message encode(long generation, const CollectStacks& p) {
@@ -298,15 +318,15 @@ std::optional<RankStacksReply> decode_rank_stacks(const rendezvous::Message& m) 
   auto count = long_field(m, "count");
   if (!request || !count || *count < 0 || static_cast<std::size_t>(*count) > kMaxStacksPerMessage) return std::nullopt;
   p.request = *request;
-  p.host = field(m, "host", "?");
+  p.host = text_field(m, "host", "?");
   for (long i = 0; i < *count; ++i) {
     const std::string n = std::to_string(i);
     RankStack s;
     s.rank = int_field(m, "rank." + n, -1);
     if (s.rank < 0) return std::nullopt;
     s.pid = long_field(m, "pid." + n).value_or(0);
-    s.source = field(m, "source." + n, "?");
-    s.text = cut_middle(field(m, "text." + n), kMaxStackBytes);
+    s.source = text_field(m, "source." + n, "?");
+    s.text = cut_middle(lines_field(m, "text." + n), kMaxStackBytes);
     p.stacks.push_back(std::move(s));
   }
   return p;

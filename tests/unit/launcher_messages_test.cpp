@@ -85,6 +85,38 @@ TEST(MessageBounds, AnOversizedTailFromAnotherLauncherIsBoundedWhenDecoded) {
   EXPECT_LE(total, messages::kMaxTailBytes);
 }
 
+// Hostile round 2: escape sequences a peer sent reached this terminal raw (a clear-screen,
+// a forged coloured "JOB SUCCEEDED"). Every free text decoded from a peer is made printable;
+// the lines of a tail or a stack stay lines.
+TEST(MessageBounds, EscapeSequencesFromAPeerAreMadeVisibleWhenDecoded) {
+  rendezvous::Message m;
+  m.type = "worker_failed";
+  m.fields["rank"] = "1";
+  m.fields["host"] = "gpu\x1b[2J07";
+  m.fields["detail"] = "boom\x1b]0;owned\x07";
+  m.fields["tail"] = "first\x1b[31m red\nsecond\r\x1b[1A over\n";
+  auto decoded = messages::decode_failure(m);
+  ASSERT_TRUE(decoded);
+  auto no_escape = [](const std::string& text) { return text.find('\x1b') == std::string::npos && text.find('\r') == std::string::npos && text.find('\x07') == std::string::npos; };
+  EXPECT_TRUE(no_escape(decoded->host)) << decoded->host;
+  EXPECT_TRUE(no_escape(decoded->failure.detail)) << decoded->failure.detail;
+  ASSERT_EQ(decoded->failure.tail.size(), 2u);
+  for (const auto& line : decoded->failure.tail) EXPECT_TRUE(no_escape(line)) << line;
+  EXPECT_NE(decoded->failure.tail[0].find("first\\x1b[31m red"), std::string::npos) << decoded->failure.tail[0];
+
+  rendezvous::Message stacks;
+  stacks.type = "rank_stacks";
+  stacks.fields["request"] = "1";
+  stacks.fields["count"] = "1";
+  stacks.fields["rank.0"] = "0";
+  stacks.fields["text.0"] = "Thread 1\n  File \"x.py\"\x1b[8m hidden\n";
+  auto reply = messages::decode_rank_stacks(stacks);
+  ASSERT_TRUE(reply);
+  ASSERT_EQ(reply->stacks.size(), 1u);
+  EXPECT_TRUE(no_escape(reply->stacks[0].text)) << reply->stacks[0].text;
+  EXPECT_NE(reply->stacks[0].text.find("Thread 1\n"), std::string::npos) << "its lines were joined";
+}
+
 TEST(MessageBounds, AnyOversizedFieldIsTrimmedToFitTheFrame) {
   // A problem text full of characters the wire escapes (each takes two bytes there).
   auto message = messages::encode(0, messages::NodeProblem{std::string(3 << 20, '\n'), 1});
