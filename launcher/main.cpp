@@ -189,6 +189,7 @@ int main(int argc, char** argv) {
   // Resolve the config: YAML, flags, environment, cluster.
   JobSetup setup = resolve_job_setup(cl, env);
   for (const auto& note : setup.notes) spdlog::info("{}", note);
+  for (const auto& warning : setup.warnings) spdlog::warn("{}", warning);
   if (!setup.errors.empty()) return fail(setup.errors);
   LaunchConfig& config = setup.config;
   if (cl.subcommand == Subcommand::Status) return print_status(config);

@@ -108,6 +108,7 @@ JobSetup resolve_job_setup(const CommandLine& cl, const Environment& env) {
   config.program = program_command(cl.program_mode, cl.program, python_interpreter(cl.python, env));
   config.dry_run = cl.dry_run;
   resolve_token(env, config, setup);
+  if (std::string weak = token_weakness(config.token); !weak.empty()) setup.warnings.push_back(weak);
   if (!setup.errors.empty()) return setup;
 
   apply_cluster_hints(cl, env, config, setup);

@@ -16,6 +16,7 @@ namespace ddplaunch {
 struct JobSetup {
   LaunchConfig config;
   std::vector<std::string> notes;   // tell the user once (info)
+  std::vector<std::string> warnings;  // tell the user once (warning): the job still runs
   std::vector<std::string> errors;  // stop: each names the key/variable and the fix
 };
 

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -65,6 +66,20 @@ void scrub_token_arguments(int argc, char** argv) {
     if (arg == "--token") scrub_after(argv[i], "");
     else scrub_after(argv[i], "token=");
   }
+}
+
+std::string token_weakness(const std::string& token) {
+  constexpr std::size_t kMinLength = 16, kMinDistinct = 8;
+  if (token.empty()) return {};
+  const std::size_t distinct = std::set<char>(token.begin(), token.end()).size();
+  std::string why = token.size() < kMinLength ? fmt::format("only {} characters", token.size())
+                    : distinct < kMinDistinct ? fmt::format("only {} different characters", distinct)
+                                              : std::string();
+  if (why.empty()) return {};
+  return fmt::format("the rendezvous token is weak ({}): anyone who reaches the rendezvous port can guess it; use 16 "
+                     "or more random characters, e.g. DDPLAUNCH_TOKEN=$(openssl rand -hex 16) on every node "
+                     "(ddplaunch-srun makes one for you)",
+                     why);
 }
 
 }  // namespace ddplaunch

@@ -16,6 +16,11 @@ struct TokenFromFile {
 // one else (mode 0600 or stricter), not empty, at most 4 KiB.
 TokenFromFile read_token_file(const std::string& path);
 
+// Why `token` is easy to guess ("" when it is not): under 16 characters, or under 8 different
+// characters. Anyone who reaches the rendezvous port may try tokens; a weak one is warned
+// about (a refusal would break every short token of existing job scripts).
+std::string token_weakness(const std::string& token);
+
 // Overwrites the values of `--token V`, `--token=V` and `--set token=V` in argv's memory
 // (up to a `--` that starts the program). Call it first in main, before any fork: a child
 // forked later copies the clean memory.

@@ -321,3 +321,19 @@ TEST(TokenSource, TokenValuesAreScrubbedFromArgvUpToTheProgram) {
   EXPECT_EQ(after[8], "--set=token=*****");
   EXPECT_EQ(after[12], "mine");  // the program's own arguments are its business
 }
+
+// Hostile round 2: weak tokens went unchecked. A short or repetitive one is warned about
+// (naming how to make a good one); a random 32-hex-digit one is not.
+TEST(TokenSource, AWeakTokenIsWarnedAboutAndAStrongOneIsNot) {
+  EXPECT_NE(token_weakness("s3cret").find("only 6 characters"), std::string::npos) << token_weakness("s3cret");
+  EXPECT_NE(token_weakness("aaaaaaaaaaaaaaaaaaaa").find("only 1 different characters"), std::string::npos);
+  EXPECT_NE(token_weakness("s3cret").find("openssl rand -hex 16"), std::string::npos);
+  EXPECT_EQ(token_weakness("9f86d081884c7d659a2feaa0c55ad015"), "");
+  EXPECT_EQ(token_weakness(""), "") << "no token: the launcher's own no-token warning applies";
+  // Through the whole setup: a warning, not an error.
+  CommandLine cl = parse_command_line({"--nodes", "2", "--master", "127.0.0.1:29400", "--token", "s3cret", "prog"});
+  JobSetup setup = resolve_job_setup(cl, {});
+  EXPECT_TRUE(setup.errors.empty());
+  ASSERT_EQ(setup.warnings.size(), 1u);
+  EXPECT_NE(setup.warnings[0].find("rendezvous token is weak"), std::string::npos) << setup.warnings[0];
+}
