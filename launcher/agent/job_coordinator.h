@@ -99,6 +99,8 @@ class JobCoordinator {
   HangAction hang_action_ = HangAction::Stop;
   std::map<long, StackRound> stack_rounds_;
   std::map<long, std::string> finished_stacks_;  // the latest few, for `ddplaunch stacks`
+  std::optional<long> last_requested_round_;     // the latest round `ddplaunch stacks` started
+  PolicyClock::time_point last_requested_at_{};
   long next_stack_request_ = 0;
   bool history_recorded_ = false;
 };

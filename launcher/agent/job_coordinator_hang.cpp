@@ -1,6 +1,7 @@
 // JobCoordinator, issue 17: the hang watch on the 1 s sweep, stack rounds across the nodes,
 // `ddplaunch stacks`, and the run history read at the start and written at the end.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -11,12 +12,15 @@
 
 #include "agent/job_coordinator.h"
 #include "history/run_history.h"
+#include "output/worker_output.h"
+#include "policy/stacks_query.h"
 #include "time_units.h"
 
 namespace ddplaunch {
 
 namespace {
 constexpr auto kStackRoundBound = std::chrono::seconds(6);  // a node's tools are bounded far below
+constexpr std::size_t kMaxStacksFileBytes = 8 << 20;      // a stacks file of a huge job is cut there
 constexpr std::size_t kFinishedStacksKept = 8;
 constexpr double kHistoryInitFactor = 3;  // the init deadline is at least 3 x past runs' p99
 
@@ -148,23 +152,38 @@ std::string JobCoordinator::write_stacks_file(long request, const std::string& t
   if (settings_.config.log_dir.empty()) return "";
   const std::string path =
       (std::filesystem::path(settings_.config.log_dir) / fmt::format("stacks-{}.txt", request)).string();
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // Only the newest kStacksFilesKept rounds stay (rounds are numbered in order).
+  std::error_code ignored;
+  std::filesystem::remove(std::filesystem::path(settings_.config.log_dir) /
+                              fmt::format("stacks-{}.txt", request - kStacksFilesKept),
+                          ignored);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0) return "";
-  std::size_t written = 0;
-  while (written < text.size()) {
-    ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n <= 0) break;
-    written += static_cast<std::size_t>(n);
-  }
+  struct stat opened {};
+  const bool regular = ::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode);  // not a planted FIFO
+  const std::string_view bounded = std::string_view(text).substr(0, kMaxStacksFileBytes);
+  if (regular) write_fully(fd, bounded);
   ::close(fd);
-  return written == text.size() ? path : "";
+  return regular ? path : "";
 }
 
 std::string JobCoordinator::answer_query(const std::string& query) {
   if (query == "stacks") {
     if (policy_.phase() != JobPhase::Running)
       return fmt::format("error: no workers to take stacks from: the job is {}", job_phase_name(policy_.phase()));
-    return fmt::format("pending {}", request_stacks("on request (ddplaunch stacks)", {}, nullptr));
+    StacksQueryFacts facts;
+    facts.now = PolicyClock::now();
+    facts.multi_node = policy_.nodes().size() > 1;
+    facts.has_token = !settings_.config.token.empty();
+    if (last_requested_round_ && stack_rounds_.count(*last_requested_round_)) facts.in_flight = last_requested_round_;
+    facts.last_round = last_requested_round_;
+    facts.last_started = last_requested_at_;
+    const StacksQueryAnswer answer = decide_stacks_query(facts);
+    if (answer.kind == StacksQueryAnswer::Kind::Refuse) return answer.refusal;
+    if (answer.kind == StacksQueryAnswer::Kind::Join) return fmt::format("pending {}", answer.round);
+    last_requested_round_ = request_stacks("on request (ddplaunch stacks)", {}, nullptr);
+    last_requested_at_ = facts.now;
+    return fmt::format("pending {}", *last_requested_round_);
   }
   if (query.rfind("stacks ", 0) == 0) {
     long request = std::atol(query.c_str() + 7);

@@ -166,8 +166,41 @@ TEST(StacksCommand, HealthyTwoNodeJobShowsEveryRanksStack) {
       dt::run_command({DDPLAUNCH_BIN, "stacks", "--master", job.master(), "--job-id", "stacks-job", "--token", "wrong"}, 60s);
   EXPECT_NE(refused.exit_code, 0) << refused.output;
   EXPECT_EQ(refused.output.find("stacks of"), std::string::npos) << refused.output;
+  // Hostile round 2: a storm of requests interrupts the ranks once per 5 s at most; the
+  // others are answered with the latest round's stacks (asserted loosely: fewer rounds than
+  // requests; the exact rule is unit-tested in launcher_stacks_test).
+  constexpr int kStorm = 10;
+  for (int i = 0; i < kStorm; ++i) {
+    dt::RunResult again = dt::run_command(
+        {DDPLAUNCH_BIN, "stacks", "--master", job.master(), "--job-id", "stacks-job", "--token", "s3cret"}, 60s);
+    EXPECT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_NE(again.output.find("stacks of 2 rank(s)"), std::string::npos) << again.output;
+  }
   auto results = dt::wait_all(nodes, 120s);
   for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << r.output;
+  const int rounds = dt::count_of(results[0].output, "stacks taken on request");
+  EXPECT_GE(rounds, 1) << results[0].output;
+  EXPECT_LT(rounds, 1 + kStorm) << "every request interrupted the ranks\n" << results[0].output;
+}
+
+// Without a token, anyone reaching a multi-node job's port could interrupt every rank at
+// will: `ddplaunch stacks` is refused there, saying how to allow it.
+TEST(StacksCommand, ATokenlessMultiNodeJobRefusesStacks) {
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "stacks-notoken", {"--history-file", "off"});
+  const std::vector<std::string> program{FAKE_WORKER_BIN, "--report-init", "--sleep-ms", "4000"};
+  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
+  nodes.push_back(dt::start_node(dt::node_argv(job, 0, 1, {}, program)));
+  ASSERT_TRUE(dt::wait_listening(*nodes[0]));
+  nodes.push_back(dt::start_node(dt::node_argv(job, 1, 1, {}, program)));
+  ASSERT_TRUE(nodes[0]->wait_for_output("all 2 ranks finished init", 60s)) << nodes[0]->output_so_far();
+  dt::RunResult stacks =
+      dt::run_command({DDPLAUNCH_BIN, "stacks", "--master", job.master(), "--job-id", "stacks-notoken"}, 60s);
+  EXPECT_NE(stacks.exit_code, 0) << stacks.output;
+  EXPECT_NE(stacks.output.find("has no rendezvous token"), std::string::npos) << stacks.output;
+  EXPECT_NE(stacks.output.find("DDPLAUNCH_TOKEN"), std::string::npos) << stacks.output;
+  auto results = dt::wait_all(nodes, 60s);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(dt::count_of(results[0].output, "stacks taken on request"), 0) << results[0].output;
 }
 
 TEST(RunHistory, RecordsEachRunAndSeedsTheNextRunsDeadlines) {

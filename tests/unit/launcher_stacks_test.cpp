@@ -5,6 +5,7 @@
 
 #include "agent/launcher_messages.h"
 #include "agent/message_bounds.h"
+#include "policy/stacks_query.h"
 #include "policy/hang_watch.h"
 #include "policy/job_policy.h"
 #include "policy/stack_report.h"
@@ -304,3 +305,35 @@ TEST(JobPolicyHang, HistoryRaisesTheInitDeadlineAndSaysSo) {
 }
 
 }  // namespace
+
+// Hostile round 2: on-request stack rounds are rate limited and refused without a token on a
+// multi-node job.
+TEST(StacksQuery, OneRoundInFlightOnePerIntervalAndNoneWithoutATokenOnManyNodes) {
+  using Kind = StacksQueryAnswer::Kind;
+  const auto t0 = PolicyClock::time_point{} + std::chrono::hours(1);
+  StacksQueryFacts f;
+  f.now = t0;
+  f.has_token = true;
+  f.multi_node = true;
+  EXPECT_EQ(decide_stacks_query(f).kind, Kind::Start);  // the first request
+  f.in_flight = 4;
+  f.last_round = 4;
+  f.last_started = t0;
+  f.now = t0 + std::chrono::seconds(30);
+  auto join = decide_stacks_query(f);  // a round still running (however old) is joined
+  EXPECT_EQ(join.kind, Kind::Join);
+  EXPECT_EQ(join.round, 4);
+  f.in_flight.reset();
+  f.now = t0 + std::chrono::seconds(2);
+  join = decide_stacks_query(f);  // finished, but 2 s ago: its stacks answer
+  EXPECT_EQ(join.kind, Kind::Join);
+  EXPECT_EQ(join.round, 4);
+  f.now = t0 + std::chrono::seconds(6);
+  EXPECT_EQ(decide_stacks_query(f).kind, Kind::Start);  // past the interval: a new round
+  f.has_token = false;
+  auto refused = decide_stacks_query(f);
+  EXPECT_EQ(refused.kind, Kind::Refuse);
+  EXPECT_NE(refused.refusal.find("DDPLAUNCH_TOKEN"), std::string::npos) << refused.refusal;
+  f.multi_node = false;  // one node: the port is this machine's business
+  EXPECT_EQ(decide_stacks_query(f).kind, Kind::Start);
+}
