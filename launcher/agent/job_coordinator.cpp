@@ -171,6 +171,14 @@ void JobCoordinator::on_join_timeout(const rendezvous::JoinTimeout& timeout) {
   carry_out(policy_.on_join_timeout(timeout.what, timeout.during_rejoin));
 }
 
+void JobCoordinator::close() {
+  backoff_timer_.cancel();
+  deadline_timer_.cancel();
+  sweep_timer_.cancel();
+  for (auto& [request, round] : stack_rounds_) round.deadline->cancel();
+  stack_rounds_.clear();
+}
+
 void JobCoordinator::schedule_sweep() {
   sweeping_ = true;
   sweep_timer_.expires_after(kSweepInterval);

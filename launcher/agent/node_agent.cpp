@@ -241,6 +241,7 @@ void NodeAgent::finish(int exit_code) {
   close_peer_probe();
   supervisor_.close();
   status_.close();
+  if (coordinator_) coordinator_->close();
   if (client_) client_->close();
   if (server_) server_->close();  // flushes job_end to the other nodes, bounded
 }

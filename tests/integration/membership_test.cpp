@@ -248,3 +248,22 @@ TEST(Membership, TheMasterLostEndsEveryLauncherWithTheReason) {
 }
 
 }  // namespace
+
+// Hostile round 2 (High): a master waiting for nodes of an elastic job never exited after
+// SIGTERM (the coordinator's periodic timer kept its loop alive; only SIGKILL ended it).
+// Whatever ends a node, nothing of the job's keeps it running.
+TEST(Membership, AMasterWaitingForNodesEndsOnSigterm) {
+  MultiNodeJob job = membership_job(3, "mem-sigterm-wait", {});
+  const std::vector<std::string> elastic{"--nodes", "2:3", "--last-call", "30"};
+  auto node = [&](int rank) { return with_flags(fake_worker_node(job, rank, {"--sleep-ms", "30000"}), elastic); };
+  Cluster c;
+  start_all(c, {node(0), node(1)});  // MIN reached, waiting for the last call to MAX
+  ASSERT_TRUE(c.nodes[0]->wait_for_output("waiting for nodes: 2/3 joined", kStepBound)) << c.everything();
+  ASSERT_TRUE(c.nodes[0]->send_signal(SIGTERM));
+  RunResult master = c.nodes[0]->wait(kStepBound);
+  ASSERT_FALSE(master.timed_out) << "the master outlived SIGTERM\n" << c.everything();
+  EXPECT_EQ(master.exit_code, 128 + SIGTERM) << master.output;
+  RunResult other = c.nodes[1]->wait(kStepBound);
+  ASSERT_FALSE(other.timed_out) << "node 1 outlived its master\n" << other.output;
+  EXPECT_NE(other.exit_code, 0) << other.output;
+}
