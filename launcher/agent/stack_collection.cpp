@@ -1,5 +1,6 @@
 // collect_stacks: see stack_collection.h.
 #include "agent/stack_collection.h"
+#include "supervise/own_tools.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -71,7 +72,7 @@ std::string run_tool(const std::vector<std::string>& argv, std::chrono::millisec
   args.push_back(nullptr);
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return "";
-  pid_t child = fork();
+  pid_t child = own_tools::fork_tool();  // the end-of-generation sweep leaves it alone
   if (child < 0) {
     close(pipe_fds[0]);
     close(pipe_fds[1]);
@@ -103,6 +104,7 @@ std::string run_tool(const std::vector<std::string>& argv, std::chrono::millisec
   close(pipe_fds[0]);
   kill(child, SIGKILL);  // done or out of time: a tool left attached would hold the rank stopped
   waitpid(child, nullptr, 0);
+  own_tools::forget(child);
   return out;
 }
 

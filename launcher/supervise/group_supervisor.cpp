@@ -14,6 +14,7 @@
 #include "supervise/descendant_sweep.h"
 #include "supervise/error_file.h"
 #include "supervise/init_signatures.h"
+#include "supervise/own_tools.h"
 #include "supervise/process_spawner.h"
 #include "time_units.h"
 
@@ -48,7 +49,7 @@ GroupSupervisor::~GroupSupervisor() {
 void GroupSupervisor::close() {
   closed_ = true;
   kill_all(SIGKILL);
-  sweep_job_processes(guard_.job_tag(), spared_by_sweep());  // untagged orphans are out of reach once we exit
+  sweep();  // untagged orphans are out of reach once we exit
   guard_.job_swept();  // no worker starts after this: the guard need not scan the machine at our exit
   boost::system::error_code ignored;
   child_exits_.cancel(ignored);
@@ -253,10 +254,12 @@ void GroupSupervisor::reap_exited_children() {
   // As a subreaper the launcher also inherits its workers' orphans: reap those, never a
   // worker whose exit is still to be read above.
   if (is_subreaper()) {
-    std::vector<pid_t> live_workers;
-    for (auto& w : workers_)
-      if (w->pid > 0 && !w->status) live_workers.push_back(w->pid);
-    reap_adopted_children(live_workers);
+    own_tools::while_held([this](const std::vector<pid_t>& tools) {  // their runner reaps them
+      std::vector<pid_t> keep = tools;
+      for (auto& w : workers_)
+        if (w->pid > 0 && !w->status) keep.push_back(w->pid);
+      reap_adopted_children(keep);
+    });
   }
 }
 
@@ -268,13 +271,18 @@ void GroupSupervisor::sweep_descendants_if_all_reaped() {
   sweep_timer_.expires_after(kSweepDelay);
   sweep_timer_.async_wait([this, gen = assignment_.generation](const boost::system::error_code& ec) {
     if (!ec && gen == assignment_.generation && !outcome_delivered_)
-      sweep_job_processes(guard_.job_tag(), spared_by_sweep());
+      sweep();
   });
 }
 
-std::vector<pid_t> GroupSupervisor::spared_by_sweep() const {
-  if (guard_.pid() > 0) return {guard_.pid()};
-  return {};
+// Kills what the job left behind: never the guard, nor a tool the launcher runs for itself
+// (own_tools.h: held while the sweep looks, so none is started unregistered meanwhile).
+void GroupSupervisor::sweep() const {
+  own_tools::while_held([this](const std::vector<pid_t>& tools) {
+    std::vector<pid_t> spared = tools;
+    if (guard_.pid() > 0) spared.push_back(guard_.pid());
+    sweep_job_processes(guard_.job_tag(), spared);
+  });
 }
 
 void GroupSupervisor::reap(Worker& worker, int wait_status) {
@@ -346,7 +354,7 @@ void GroupSupervisor::deliver_outcome_if_done() {
     kill_timer_.cancel();
     drain_timer_.cancel();
     sweep_timer_.cancel();
-    sweep_job_processes(guard_.job_tag(), spared_by_sweep());
+    sweep();
     GroupOutcome outcome;
     outcome.generation = assignment_.generation;
     for (auto& w : workers_) outcome.statuses.emplace_back(w->global_rank, *w->status);

@@ -90,7 +90,7 @@ class GroupSupervisor {
   static bool record_progress(Worker& worker, const contract::StatusMessage& message);
   void reap(Worker& worker, int wait_status);
   void sweep_descendants_if_all_reaped();
-  std::vector<pid_t> spared_by_sweep() const;  // the guard: it must outlive us
+  void sweep() const;  // what the job left behind; never the guard nor the launcher's own tools
   void on_worker_finished(Worker& worker);
   void deliver_outcome_if_done();
   void report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "supervise/descendant_sweep.h"
 #include "supervise/group_supervisor.h"
 #include "supervise/orphan_guard.h"
+#include "supervise/own_tools.h"
 
 using namespace ddplaunch;
 using namespace std::chrono_literals;
@@ -310,4 +312,25 @@ TEST(GroupSupervisor, ASecondGenerationStartsCleanAfterTheFirstOutcome) {
   EXPECT_EQ(s.seen().outcomes[1].generation, 1);
   for (const auto& [rank, status] : s.seen().outcomes[1].statuses) EXPECT_EQ(status.code, 1) << "rank " << rank;
   EXPECT_EQ(s.seen().failures.size(), 2u);  // generation 0 exited 0; both of generation 1 failed
+}
+
+// A tool the launcher runs for itself (eu-stack, gdb during a stack round) is its child too;
+// the end-of-generation sweep kills every other descendant, never it.
+TEST(GroupSupervisor, TheSweepLeavesTheLaunchersOwnToolsAlone) {
+  const pid_t tool = own_tools::fork_tool();
+  if (tool == 0) {
+    ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_GT(tool, 0);
+  {
+    Supervised s(1, "exit 0");
+    s.start();
+    ASSERT_TRUE(s.run_until_outcome());
+    s.run_for(300ms);  // the delayed sweep has run too
+  }
+  EXPECT_TRUE(running(tool)) << "the sweep killed the launcher's own tool";
+  ::kill(tool, SIGKILL);
+  ::waitpid(tool, nullptr, 0);
+  own_tools::forget(tool);
 }
