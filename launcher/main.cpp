@@ -23,7 +23,7 @@
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "env/worker_environment.h"
-#include "exit_codes.h"
+#include "ddplaunch/base/exit_codes.h"
 #include "fanout/fanout_driver.h"
 #include "fanout/stdin_control.h"
 #include "log_setup.h"

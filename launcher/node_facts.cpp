@@ -11,7 +11,7 @@
 
 #include "ddplaunch/preflight/interfaces.h"
 #include "shim_paths.h"
-#include "supervise/process_spawner.h"
+#include "env/program_path.h"
 
 namespace ddplaunch {
 

@@ -7,8 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/status_table.h"
+#include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/preflight/port.h"
-#include "time_units.h"
+#include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch {
 
@@ -17,7 +18,6 @@ constexpr auto kSweepInterval = std::chrono::seconds(1);
 
 PolicySettings policy_settings(const CoordinatorSettings& s) {
   PolicySettings p;
-  p.expected_nodes = s.config.nodes;
   p.restart = s.config.restart;
   p.timeout = s.config.timeout;
   p.setup_timeout_s = s.config.setup_timeout_s;
@@ -31,7 +31,7 @@ PolicySettings policy_settings(const CoordinatorSettings& s) {
   const MembershipConfig& m = s.config.membership;
   p.membership_settings = MembershipSettings{min_nodes(s.config), s.config.nodes, m.spares, m.last_call_s,
                                              m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes};
-  p.hang_restarts = resolve_hang_action(s.config.hang_action, s.config.restart) == HangAction::Restart;
+  p.hang_action = resolve_hang_action(s.config.hang_action, s.config.restart);
   apply_history_seed(s, p);
   return p;
 }
@@ -44,58 +44,53 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
       backoff_timer_(io),
       deadline_timer_(io),
       sweep_timer_(io),
-      hang_(hang_settings(settings_)),
-      hang_action_(resolve_hang_action(settings_.config.hang_action, settings_.config.restart)) {}
+      hang_(hang_settings(settings_)) {}
 
-// The plan is the policy's; choosing or checking the worker port is the one effect that
-// must happen right here, on the master, just before the workers start.
+// The plan is the policy's: its PlanGeneration or RefuseJob fills the answer the rendezvous
+// server gets (carry_out, while `planning_` points at it).
 rendezvous::JobPlan JobCoordinator::plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes) {
   rendezvous::JobPlan plan;
-  JobPolicy::Decisions decisions = policy_.on_nodes_joined(static_cast<long>(generation), nodes, PolicyClock::now());
-  for (const auto& d : decisions) {
-    if (auto* refuse = std::get_if<decision::RefuseJob>(&d)) plan.refusal = refuse->reason;
-    auto* chosen = std::get_if<decision::PlanGeneration>(&d);
-    if (!chosen) continue;
-    const LaunchConfig& c = settings_.config;
-    int port = 0;
-    if (chosen->fresh_port) {
-      auto free_port = preflight::find_free_port(settings_.worker_bind_address);
-      if (!free_port) {
-        carry_out(policy_.on_plan_failed("no free worker port on the master: " + free_port.error));
-        plan.refusal = "no free worker port on the master: " + free_port.error;
-        return plan;
-      }
-      if (c.worker_port != "auto")
-        spdlog::warn("worker port {} was in use in generation {}; using free port {} instead", c.worker_port,
-                     generation - 1, *free_port);
-      port = *free_port;
-    } else {
-      port = std::stoi(c.worker_port);
-      if (auto bindable = preflight::check_port_bindable(settings_.worker_bind_address, port); !bindable) {
-        std::string reason = fmt::format("worker port check failed on the master (node 0): {}", bindable.message);
-        carry_out(policy_.on_plan_failed(reason));
-        plan.refusal = reason;
-        return plan;
-      }
-    }
-    policy_.set_worker_port(port);
-    plan.worker_master_addr = settings_.worker_master_addr;
-    plan.worker_master_port = port;
-    plan.timeout_s = chosen->timeout_s;
-    plan.run_id = c.job_id;
-    int world = 0;
-    for (const auto& n : nodes) world += n.facts.nproc;
-    start_hang_watch(static_cast<long>(generation), world);
-    spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
-                 generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen->timeout_s),
-                 chosen->timeout_explained);
-  }
-  std::erase_if(decisions, [](const Decision& d) {
-    return std::holds_alternative<decision::PlanGeneration>(d) || std::holds_alternative<decision::RefuseJob>(d);
-  });
-  carry_out(decisions);
-  schedule_sweep();
+  planning_ = &plan;
+  planning_nodes_ = &nodes;
+  carry_out(policy_.on_nodes_joined(static_cast<long>(generation), nodes, PolicyClock::now()));
+  planning_ = nullptr;
+  planning_nodes_ = nullptr;
+  if (policy_.phase() != JobPhase::Ended) schedule_sweep();
   return plan;
+}
+
+// Choosing or checking the worker port is the one effect that must happen inside planning,
+// on the master, just before the workers start; when it fails, the policy refuses the job.
+void JobCoordinator::carry_out_plan(const decision::PlanGeneration& chosen) {
+  if (!planning_) return;  // only ever decided inside plan()
+  rendezvous::JobPlan& plan = *planning_;
+  const auto generation = chosen.generation;
+  const LaunchConfig& c = settings_.config;
+  int port = 0;
+  if (chosen.fresh_port) {
+    auto free_port = preflight::find_free_port(settings_.worker_bind_address);
+    if (!free_port) return carry_out(policy_.on_plan_failed("no free worker port on the master: " + free_port.error));
+    if (c.worker_port != "auto")
+      spdlog::warn("worker port {} was in use in generation {}; using free port {} instead", c.worker_port,
+                   generation - 1, *free_port);
+    port = *free_port;
+  } else {
+    port = std::stoi(c.worker_port);
+    if (auto bindable = preflight::check_port_bindable(settings_.worker_bind_address, port); !bindable)
+      return carry_out(policy_.on_plan_failed(
+          fmt::format("worker port check failed on the master (node 0): {}", bindable.message)));
+  }
+  policy_.set_worker_port(port);
+  plan.worker_master_addr = settings_.worker_master_addr;
+  plan.worker_master_port = port;
+  plan.timeout_s = chosen.timeout_s;
+  plan.run_id = c.job_id;
+  int world = 0;
+  for (const auto& n : *planning_nodes_) world += n.facts.nproc;
+  start_hang_watch(generation, world);
+  spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
+               generation, planning_nodes_->size(), world, plan.worker_master_addr, port,
+               human_duration(chosen.timeout_s), chosen.timeout_explained);
 }
 
 const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handlers() {
@@ -122,7 +117,7 @@ void JobCoordinator::on_message(int node_rank, const rendezvous::Message& m) {
 void JobCoordinator::on_worker_failed(int node_rank, const rendezvous::Message& m) {
   if (auto report = messages::decode_failure(m)) {
     report->failure.node_rank = node_rank;  // the connection says who it is, not the payload
-    carry_out(policy_.on_worker_failed(node_rank, static_cast<long>(m.generation), *report));
+    carry_out(policy_.on_worker_failed(node_rank, static_cast<long>(m.generation), *report, PolicyClock::now()));
   }
 }
 
@@ -192,52 +187,71 @@ void JobCoordinator::schedule_sweep() {
   });
 }
 
+// One handler per decision: std::visit with Overloaded refuses to compile when a decision
+// has no handler here.
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
-  for (const auto& d : decisions) {
-    if (auto* log = std::get_if<decision::Log>(&d)) {
-      auto level = log->severity == decision::Severity::Error  ? spdlog::level::err
-                   : log->severity == decision::Severity::Warn ? spdlog::level::warn
-                                                               : spdlog::level::info;
-      spdlog::log(level, "{}", log->text);
-    } else if (auto* restart = std::get_if<decision::ScheduleRestart>(&d)) {
-      backoff_timer_.expires_after(std::chrono::microseconds(static_cast<long long>(restart->delay_s * 1e6)));
-      backoff_timer_.async_wait([this, next = restart->generation](const boost::system::error_code& ec) {
-        if (!ec) carry_out(policy_.on_backoff_elapsed(next));
-      });
-    } else if (auto* order = std::get_if<decision::OrderRestart>(&d)) {
-      if (!server_) continue;
-      const auto generation = static_cast<std::uint64_t>(order->generation);
-      if (!policy_.membership_enabled()) server_->begin_generation(generation);
-      else if (!order->hold) server_->begin_generation(generation, order->members);
-      server_->broadcast(messages::encode(order->generation, messages::Restart{order->reason}));
-    } else if (auto* begin = std::get_if<decision::BeginGeneration>(&d)) {
-      if (server_) server_->begin_generation(static_cast<std::uint64_t>(begin->generation), begin->members);
-    } else if (auto* tell = std::get_if<decision::TellMember>(&d)) {
-      if (!server_) continue;
-      if (tell->dismiss) server_->dismiss_member(tell->member_id, tell->text);
-      else server_->send_to_member(tell->member_id, messages::encode(policy_.generation(), messages::Standby{tell->text}));
-    } else if (auto* stop = std::get_if<decision::OrderStop>(&d)) {
-      if (server_) server_->broadcast(messages::encode(stop->generation, messages::Stop{stop->reason, stop->exit_code}));
-    } else if (auto* end = std::get_if<decision::EndJob>(&d)) {
-      finish_hang_watch();
-      backoff_timer_.cancel();
-      deadline_timer_.cancel();
-      sweep_timer_.cancel();
-      if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::JobEnd{end->exit_code}));
-    } else if (auto* abort = std::get_if<decision::AbortJoin>(&d)) {
-      if (server_) server_->abort(abort->reason);
-    } else if (auto* arm = std::get_if<decision::ArmInitDeadline>(&d)) {
-      deadline_timer_.expires_after(seconds_to_ms(arm->seconds));
-      deadline_timer_.async_wait([this, gen = arm->generation, serial = arm->serial](const boost::system::error_code& ec) {
-        if (!ec) carry_out(policy_.on_init_deadline(gen, serial));
-      });
-    } else if (auto* start = std::get_if<decision::StartWorkers>(&d)) {
-      if (server_) server_->broadcast(messages::encode(start->generation, messages::ProbeVerdict{start->ifname}));
-    } else if (auto* table = std::get_if<decision::PrintTable>(&d)) {
-      std::fputs(table->text.c_str(), stdout);
-      std::fflush(stdout);
-    }
-  }
+  for (const auto& d : decisions) std::visit(Overloaded{
+      [](const decision::Log& log) {
+        auto level = log.severity == decision::Severity::Error  ? spdlog::level::err
+                     : log.severity == decision::Severity::Warn ? spdlog::level::warn
+                                                                : spdlog::level::info;
+        spdlog::log(level, "{}", log.text);
+      },
+      [this](const decision::PlanGeneration& chosen) { carry_out_plan(chosen); },
+      [this](const decision::RefuseJob& refuse) {
+        // Inside planning the rendezvous server tells every node; a refusal at any other
+        // time (none is decided today) still reaches them, as an abort.
+        if (planning_) planning_->refusal = refuse.reason;
+        else if (server_) server_->abort(refuse.reason);
+      },
+      [this](const decision::ScheduleRestart& restart) {
+        backoff_timer_.expires_after(std::chrono::microseconds(static_cast<long long>(restart.delay_s * 1e6)));
+        backoff_timer_.async_wait([this, next = restart.generation](const boost::system::error_code& ec) {
+          if (!ec) carry_out(policy_.on_backoff_elapsed(next));
+        });
+      },
+      [this](const decision::OrderRestart& order) {
+        if (!server_) return;
+        const auto generation = static_cast<std::uint64_t>(order.generation);
+        if (!policy_.membership_enabled()) server_->begin_generation(generation);
+        else if (!order.hold) server_->begin_generation(generation, order.members);
+        server_->broadcast(messages::encode(order.generation, messages::Restart{order.reason}));
+      },
+      [this](const decision::BeginGeneration& begin) {
+        if (server_) server_->begin_generation(static_cast<std::uint64_t>(begin.generation), begin.members);
+      },
+      [this](const decision::TellMember& tell) {
+        if (!server_) return;
+        if (tell.dismiss) server_->dismiss_member(tell.member_id, tell.text);
+        else server_->send_to_member(tell.member_id, messages::encode(policy_.generation(), messages::Standby{tell.text}));
+      },
+      [this](const decision::OrderStop& stop) {
+        if (server_) server_->broadcast(messages::encode(stop.generation, messages::Stop{stop.reason, stop.exit_code}));
+      },
+      [this](const decision::EndJob& end) {
+        finish_hang_watch();
+        backoff_timer_.cancel();
+        deadline_timer_.cancel();
+        sweep_timer_.cancel();
+        if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::JobEnd{end.exit_code}));
+      },
+      [this](const decision::AbortJoin& abort) {
+        if (server_) server_->abort(abort.reason);
+      },
+      [this](const decision::ArmInitDeadline& arm) {
+        deadline_timer_.expires_after(seconds_to_ms(arm.seconds));
+        deadline_timer_.async_wait([this, gen = arm.generation, serial = arm.serial](const boost::system::error_code& ec) {
+          if (!ec) carry_out(policy_.on_init_deadline(gen, serial, PolicyClock::now()));
+        });
+      },
+      [this](const decision::StartWorkers& start) {
+        if (server_) server_->broadcast(messages::encode(start.generation, messages::ProbeVerdict{start.ifname}));
+      },
+      [](const decision::PrintTable& table) {
+        std::fputs(table.text.c_str(), stdout);
+        std::fflush(stdout);
+      },
+  }, d);
 }
 
 std::string JobCoordinator::status_text() const {

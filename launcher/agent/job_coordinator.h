@@ -70,6 +70,7 @@ class JobCoordinator {
   void on_probe_results(int node_rank, const rendezvous::Message& message);
 
   void carry_out(const JobPolicy::Decisions& decisions);
+  void carry_out_plan(const decision::PlanGeneration& chosen);
   void schedule_sweep();
 
   // Hangs and stacks (issue 17, job_coordinator_hang.cpp).
@@ -98,8 +99,10 @@ class JobCoordinator {
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
   std::map<int, std::string> host_by_node_;  // from rank states, for the status table
   bool sweeping_ = false;                    // the sweep timer is armed
+  // While plan() runs: the answer for the rendezvous server, and the nodes it plans for.
+  rendezvous::JobPlan* planning_ = nullptr;
+  const std::vector<rendezvous::NodeRecord>* planning_nodes_ = nullptr;
   HangWatch hang_;
-  HangAction hang_action_ = HangAction::Stop;
   std::map<long, StackRound> stack_rounds_;
   std::map<long, std::string> finished_stacks_;  // the latest few, for `ddplaunch stacks`
   std::optional<long> last_requested_round_;     // the latest round `ddplaunch stacks` started

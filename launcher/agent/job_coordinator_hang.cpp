@@ -12,9 +12,9 @@
 
 #include "agent/job_coordinator.h"
 #include "history/run_history.h"
+#include "ddplaunch/base/time_units.h"
 #include "output/worker_output.h"
 #include "policy/stacks_query.h"
-#include "time_units.h"
 
 namespace ddplaunch {
 
@@ -68,12 +68,12 @@ void JobCoordinator::start_hang_watch(long generation, int world) {
   hang_.on_generation(generation, world, PolicyClock::now());
   if (generation == 0 && !settings_.doctor)
     spdlog::info("hang detection: {}; at the hang deadline: {} (hang.action {})", hang_.deadlines_text(),
-                 hang_action_name(hang_action_), settings_.config.hang_action);
+                 hang_action_name(policy_.hang_action()), settings_.config.hang_action);
 }
 
 std::string JobCoordinator::hang_status_text() const {
   if (policy_.phase() == JobPhase::Joining || settings_.doctor) return "";
-  return fmt::format("hang deadlines: {}; action {}\n", hang_.deadlines_text(), hang_action_name(hang_action_));
+  return fmt::format("hang deadlines: {}; action {}\n", hang_.deadlines_text(), hang_action_name(policy_.hang_action()));
 }
 
 void JobCoordinator::check_hangs(PolicyClock::time_point now) {
@@ -84,15 +84,11 @@ void JobCoordinator::check_hangs(PolicyClock::time_point now) {
       request_stacks(headline_of(e.text), e.ranks, nullptr);
       continue;
     }
-    spdlog::error("{}; hang.action: {}", e.text, hang_action_name(hang_action_));
+    spdlog::error("{}; hang.action: {}", e.text, hang_action_name(policy_.hang_action()));
     request_stacks(headline_of(e.text), e.ranks,
                    [this, generation = policy_.generation(), text = e.text](const std::string& stacks,
                                                                               const std::vector<int>& stuck) {
-                     if (hang_action_ == HangAction::Report) {
-                       spdlog::warn("hang.action is report: nothing is stopped; the job goes on");
-                       return;
-                     }
-                     carry_out(policy_.on_hang(generation, stuck.front(), text + "\n" + stacks));
+                     carry_out(policy_.on_hang(generation, stuck.front(), text + "\n" + stacks, PolicyClock::now()));
                    });
   }
 }

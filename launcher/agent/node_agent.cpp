@@ -11,11 +11,11 @@
 
 #include "agent/launcher_messages.h"
 #include "ddplaunch/preflight/env_conflicts.h"
-#include "exit_codes.h"
+#include "ddplaunch/base/exit_codes.h"
 #include "log_setup.h"
 #include "policy/root_cause.h"
 #include "supervise/outer_error_file.h"
-#include "time_units.h"
+#include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch {
 

@@ -12,7 +12,7 @@
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/ring_plan.h"
 #include "policy/probe_round.h"
-#include "time_units.h"
+#include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch {
 

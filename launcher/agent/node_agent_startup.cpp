@@ -17,9 +17,9 @@
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/socket_ifname.h"
 #include "ddplaunch/rendezvous/printable.h"
-#include "exit_codes.h"
+#include "ddplaunch/base/exit_codes.h"
 #include "output/join_progress.h"
-#include "time_units.h"
+#include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch {
 

@@ -7,26 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "ddplaunch/preflight/timeout_policy.h"
 #include "policy/hang_tracker.h"
+#include "policy/restart_settings.h"
 
 namespace ddplaunch {
-
-// The timeout formula lives with the preflight checks; the config only holds its knobs.
-using TimeoutSettings = preflight::TimeoutPolicy;
-
-// Two budgets (torchrun's --max-restarts meaning plus ddplaunch's automatic init retries):
-// an init failure spends init_restarts first, then max_restarts; any other failure spends
-// max_restarts only.
-struct RestartSettings {
-  int max_restarts = 0;            // torchrun's --max-restarts: restarts after ANY failure
-  int init_restarts = 3;           // automatic restarts after init failures, even at max_restarts 0
-  bool on_init_failure = true;     // restart_on: [init]
-  bool on_runtime_failure = true;  // restart_on: [init, runtime] (runtime still needs max_restarts > 0)
-  double backoff_s = 0.0;          // wait before restart n: backoff_s * 2^(n-1), plus jitter
-  double backoff_max_s = 30.0;
-  double jitter = 0.1;             // fraction of the backoff added at random
-};
 
 // Membership (issue 16): hot spares and torchrun's elastic MIN:MAX. Off (a lost node ends the
 // job) unless spares > 0 or min_nodes < nodes.

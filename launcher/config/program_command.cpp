@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "supervise/process_spawner.h"
+#include "env/program_path.h"
 
 namespace ddplaunch {
 

@@ -6,7 +6,7 @@
 
 #include "config/cli_app.h"
 #include "config/command_line.h"
-#include "exit_codes.h"
+#include "ddplaunch/base/exit_codes.h"
 
 namespace ddplaunch {
 

@@ -11,7 +11,7 @@
 
 #include "ddplaunch/contract.h"
 #include "env/torch_install.h"
-#include "supervise/error_file.h"
+#include "env/error_file.h"
 
 extern char** environ;
 

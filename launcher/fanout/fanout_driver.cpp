@@ -15,7 +15,7 @@
 #include "config/job_setup.h"
 #include "ddplaunch/cluster/host_selection.h"
 #include "ddplaunch/rendezvous/token_proof.h"
-#include "exit_codes.h"
+#include "ddplaunch/base/exit_codes.h"
 #include "fanout/fanout_job.h"
 #include "fanout/host_check.h"
 #include "fanout/remote_command.h"

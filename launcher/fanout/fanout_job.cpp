@@ -6,22 +6,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "exit_codes.h"
 #include "fanout/node_relay.h"
-#include "time_units.h"
+#include "policy/fanout_policy.h"
+#include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch::fanout {
 
 namespace {
-// How long the other nodes may take to end by themselves after one ended badly (the master
-// usually stops them at once), and how long past the grace a stopped node may take.
-constexpr std::chrono::seconds kSettle(5);
-constexpr double kStopBoundS = 15;
-// ssh's own failures (cannot connect, connection lost) end it with 255.
-constexpr int kSshFailed = 255;
-
 std::string how_it_ended(const SessionEnd& end) {
-  if (!end.status.signaled && end.status.code == kSshFailed) return "its ssh connection failed (ssh exit 255)";
+  if (!end.status.signaled && ssh_session_failed(end.status)) return "its ssh connection failed (ssh exit 255)";
   return end.status.describe();
 }
 }  // namespace
@@ -59,7 +52,7 @@ std::string FanoutJob::start(const std::vector<std::string>& env) {
   return {};
 }
 
-int FanoutJob::exit_code() const { return master_code_.value_or(kExitFailure); }
+int FanoutJob::exit_code() const { return fanout_exit_code(master_code_); }
 
 void FanoutJob::on_line(int node, OutputStream stream, std::string_view line) {
   std::string prefix = relay_prefix(node, nodes_.at(node).host, line);
@@ -69,16 +62,13 @@ void FanoutJob::on_line(int node, OutputStream stream, std::string_view line) {
 
 void FanoutJob::on_end(int node, const SessionEnd& end) {
   const FanoutNode& n = nodes_.at(node);
-  const bool ssh_failed = end.status.signaled || end.status.code == kSshFailed;
-  if (node == 0)
-    master_code_ = ssh_failed ? kExitFailure : end.status.shell_code();
-  if (ssh_failed || (!end.status.success() && !stopping_))
-    spdlog::log(ssh_failed ? spdlog::level::err : spdlog::level::info, "node {} ({}) ended: {}", node, n.host,
-                how_it_ended(end));
-  if (!end.status.success() && !stopping_ && sessions_.running() > 0) {
-    // The master normally ends the others itself; if it cannot (this was the master, or a
-    // node that failed before joining), stop them.
-    settle_.expires_after(kSettle);
+  const FanoutEndDecision d = decide_fanout_node_end({node, end.status, stopping_, sessions_.running()});
+  if (d.job_exit_code) master_code_ = d.job_exit_code;
+  if (d.say != FanoutEndDecision::Say::Nothing)
+    spdlog::log(d.say == FanoutEndDecision::Say::Error ? spdlog::level::err : spdlog::level::info,
+                "node {} ({}) ended: {}", node, n.host, how_it_ended(end));
+  if (d.stop_others_after) {
+    settle_.expires_after(*d.stop_others_after);
     settle_.async_wait([this, node, why = how_it_ended(end)](const boost::system::error_code& ec) {
       if (!ec && sessions_.running() > 0)
         stop_nodes(SIGTERM, fmt::format("node {} ({}) ended ({})", node, nodes_.at(node).host, why));
@@ -110,11 +100,12 @@ void FanoutJob::stop_nodes(int signal, const std::string& why) {
   spdlog::warn("{}: stopping every node ({} to each; their workers get SIGTERM, SIGKILL after {:g} s)", why,
                signal_name(signal), grace_s_);
   for (const auto& n : nodes_) sessions_.write_stdin(n.node_rank, signal_name(signal) + "\n");
-  stop_bound_.expires_after(seconds_to_ms(grace_s_ + kStopBoundS));
-  stop_bound_.async_wait([this](const boost::system::error_code& ec) {
+  const double bound_s = fanout_stop_bound_s(grace_s_);
+  stop_bound_.expires_after(seconds_to_ms(bound_s));
+  stop_bound_.async_wait([this, bound_s](const boost::system::error_code& ec) {
     if (ec || sessions_.running() == 0) return;
     spdlog::error("{} node(s) still running {:g} s after the stop: closing their ssh connections", sessions_.running(),
-                  grace_s_ + kStopBoundS);
+                  bound_s);
     sessions_.kill_all(SIGKILL);
   });
 }

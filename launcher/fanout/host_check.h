@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "supervise/exit_status.h"
+#include "ddplaunch/base/exit_status.h"
 
 namespace ddplaunch::fanout {
 

@@ -17,7 +17,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "output/worker_output.h"
-#include "supervise/exit_status.h"
+#include "ddplaunch/base/exit_status.h"
 
 namespace ddplaunch::fanout {
 

@@ -56,13 +56,13 @@ std::string rotated_log_name(int rank, std::string_view first_line) {
   return fmt::format("rank_{}.previous.log", rank);
 }
 
-preflight::Result<std::string> make_log_directory() {
+Result<std::string> make_log_directory() {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = fmt::format("{}/ddplaunch-logs-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (::mkdtemp(pattern.data()) == nullptr)
-    return preflight::Result<std::string>::failure(fmt::format(
+    return Result<std::string>::failure(fmt::format(
         "cannot create a log directory like {}: {}; give --log-dir DIR", pattern, std::strerror(errno)));
-  return preflight::Result<std::string>::success(pattern);
+  return Result<std::string>::success(pattern);
 }
 
 void write_fully(int fd, std::string_view data) {

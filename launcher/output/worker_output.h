@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "ddplaunch/preflight/outcome.h"
+#include "ddplaunch/base/result.h"
 
 namespace ddplaunch {
 
@@ -53,7 +53,7 @@ class RankLogFile {
 
 // A new private directory for log files (torchrun's temporary log_dir for -r/-t without
 // --log-dir): $TMPDIR/ddplaunch-logs-XXXXXX. Never removed by ddplaunch: the logs outlive it.
-preflight::Result<std::string> make_log_directory();
+Result<std::string> make_log_directory();
 
 // The name an existing rank_<R>.log moves to, from its first line: "rank_3.gen2.log".
 std::string rotated_log_name(int rank, std::string_view first_line);

@@ -12,7 +12,7 @@ namespace ddplaunch::placement {
 
 namespace {
 
-using Plan = preflight::Result<std::vector<WorkerPlacement>>;
+using Plan = Result<std::vector<WorkerPlacement>>;
 
 // CPUs of `cpus` grouped by a key (physical core, cache group), groups ordered by key.
 std::vector<CpuList> group_by(const Topology& t, const CpuList& cpus, int CpuInfo::*key) {
@@ -59,8 +59,8 @@ int position_of(const std::vector<int>& list, int value) {
   return static_cast<int>(std::find(list.begin(), list.end(), value) - list.begin());
 }
 
-preflight::Result<CpuList> cpus_for_gpu(const Topology& t, BindingMode mode, const CpuList& allowed, int gpu) {
-  using R = preflight::Result<CpuList>;
+Result<CpuList> cpus_for_gpu(const Topology& t, BindingMode mode, const CpuList& allowed, int gpu) {
+  using R = Result<CpuList>;
   const int node = t.gpus[static_cast<std::size_t>(gpu)].numa_node;
   const CpuList node_cpus = intersect(t.cpus_of_node(node), allowed);
   if (node_cpus.empty())

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ddplaunch/preflight/outcome.h"
+#include "ddplaunch/base/result.h"
 #include "placement/cpu_list.h"
 #include "placement/cpu_topology.h"
 
@@ -32,7 +32,7 @@ struct WorkerPlacement {
 };
 
 // One placement per local rank, or an error naming the rank, the GPU and the fix.
-preflight::Result<std::vector<WorkerPlacement>> plan_placement(const Topology& topology, BindingMode mode,
+Result<std::vector<WorkerPlacement>> plan_placement(const Topology& topology, BindingMode mode,
                                                                const CpuList& allowed, int workers);
 
 // "cpus 0-7 (NUMA node 0), memory preferred on node 0: GPU 0 (...) is on NUMA node 0"

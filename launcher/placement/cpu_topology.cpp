@@ -83,8 +83,8 @@ const CpuInfo* Topology::find(int cpu) const {
   return it == cpus.end() ? nullptr : &*it;
 }
 
-preflight::Result<Topology> read_topology(const std::string& sys_root, const std::vector<std::string>& gpu_bus_ids) {
-  using R = preflight::Result<Topology>;
+Result<Topology> read_topology(const std::string& sys_root, const std::vector<std::string>& gpu_bus_ids) {
+  using R = Result<Topology>;
   const fs::path root(sys_root);
   const fs::path cpu_root = root / "devices/system/cpu";
   auto online = read_cpu_list(cpu_root / "online");

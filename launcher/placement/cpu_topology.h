@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ddplaunch/preflight/outcome.h"
+#include "ddplaunch/base/result.h"
 #include "placement/cpu_list.h"
 
 namespace ddplaunch::placement {
@@ -35,7 +35,7 @@ struct Topology {
 
 // Reads `sys_root` ("/sys" on a real machine). gpu_bus_ids: the launcher's visible GPUs in
 // CUDA order (preflight::GpuInfo::pci_bus_ids); each must have a numa_node file.
-preflight::Result<Topology> read_topology(const std::string& sys_root, const std::vector<std::string>& gpu_bus_ids);
+Result<Topology> read_topology(const std::string& sys_root, const std::vector<std::string>& gpu_bus_ids);
 
 // The CPUs this process may run on (sched_getaffinity): taskset, cgroups, Slurm's binding.
 CpuList allowed_cpus_of_this_process();

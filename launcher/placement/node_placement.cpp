@@ -5,11 +5,11 @@
 
 namespace ddplaunch::placement {
 
-preflight::Result<std::vector<WorkerPlacement>> plan_node_placement(const std::string& mode_name, int nproc,
+Result<std::vector<WorkerPlacement>> plan_node_placement(const std::string& mode_name, int nproc,
                                                                     int gpu_count,
                                                                     const std::vector<std::string>& gpu_bus_ids,
                                                                     const std::string& sys_root) {
-  using R = preflight::Result<std::vector<WorkerPlacement>>;
+  using R = Result<std::vector<WorkerPlacement>>;
   auto mode = binding_mode_from_name(mode_name);
   if (!mode || *mode == BindingMode::None) return R::success({});
   if (gpu_count > 0 && static_cast<int>(gpu_bus_ids.size()) != gpu_count)

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "ddplaunch/preflight/outcome.h"
+#include "ddplaunch/base/result.h"
 #include "placement/cpu_placement.h"
 
 namespace ddplaunch::placement {
 
 // Empty without a mode. gpu_count > 0 without bus ids (no libcuda) is an error: binding
 // CPU-only slices on a GPU node would be wrong.
-preflight::Result<std::vector<WorkerPlacement>> plan_node_placement(const std::string& mode_name, int nproc,
+Result<std::vector<WorkerPlacement>> plan_node_placement(const std::string& mode_name, int nproc,
                                                                     int gpu_count,
                                                                     const std::vector<std::string>& gpu_bus_ids,
                                                                     const std::string& sys_root = "/sys");

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "supervise/exit_status.h"
+#include "ddplaunch/base/exit_status.h"
 
 namespace ddplaunch {
 

@@ -7,17 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "config/launch_config.h"
+#include "policy/hang_action.h"
 #include "policy/hang_tracker.h"
 #include "policy/rank_phase.h"
 
 namespace ddplaunch {
-
-enum class HangAction { Report, Restart, Stop };
-std::string_view hang_action_name(HangAction action);
-// hang.action "auto": restart when the user asked for runtime restarts (--max-restarts > 0
-// with runtime in restart_on), else stop.
-HangAction resolve_hang_action(const std::string& configured, const RestartSettings& restart);
 
 class HangWatch {
  public:

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/preflight/timeout_policy.h"
-#include "exit_codes.h"
+#include "ddplaunch/base/exit_codes.h"
 #include "policy/node_checks.h"
 #include "policy/program_error.h"
 #include "policy/root_cause.h"
@@ -231,12 +231,12 @@ JobPolicy::Decisions JobPolicy::recheck_init_deadline() {
   return {ArmInitDeadline{generation_, deadline_serial_, timeout_s_}};
 }
 
-JobPolicy::Decisions JobPolicy::on_init_deadline(long generation, int serial) {
+JobPolicy::Decisions JobPolicy::on_init_deadline(long generation, int serial, TimePoint now) {
   if (generation != generation_ || serial != deadline_serial_ || !deadline_armed_ || phase_ != JobPhase::Running)
     return {};
   auto failure = init_timeout_failure();
   if (!failure) return {};
-  return on_worker_failed(failure->failure.node_rank, generation_, *failure);
+  return on_worker_failed(failure->failure.node_rank, generation_, *failure, now);
 }
 
 // A failure the master itself observed for one rank (deadlines), in the shape a node reports.
@@ -309,7 +309,7 @@ JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
                                      f.kind != FailureKind::Hang;
   const bool kind_allowed = f.kind != FailureKind::SpawnFailed &&
                             (init ? r.on_init_failure : r.on_runtime_failure) &&
-                            (f.kind != FailureKind::Hang || settings_.hang_restarts);
+                            (f.kind != FailureKind::Hang || settings_.hang_action == HangAction::Restart);
   const bool from_init_budget = init && init_restarts_used_ < r.init_restarts;
   const bool from_any_budget = any_restarts_used_ < r.max_restarts;
   // The same rank failing with the same error in the same phase as in the previous
@@ -323,7 +323,7 @@ JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
   if (!kind_allowed || !(from_init_budget || from_any_budget) || stop_repeat) {
     std::string why =
         f.kind == FailureKind::SpawnFailed ? "the program could not be started (not restartable)"
-        : f.kind == FailureKind::Hang && !settings_.hang_restarts
+        : f.kind == FailureKind::Hang && settings_.hang_action != HangAction::Restart
             ? "hang.action is stop (auto without --max-restarts); --hang-action restart restarts"
         : !kind_allowed ? fmt::format("restart.restart_on does not include {}", init ? "init" : "runtime")
         : stop_repeat
@@ -439,7 +439,7 @@ JobPolicy::Decisions JobPolicy::on_tick(TimePoint now) {
       auto failure = failure_of_rank(late.front(), FailureKind::SetupTimeout,
                                      fmt::format("{} still in setup after {} (setup_timeout_s, which you set; 0 = unbounded)",
                                                  name_ranks(late, tracker_), human_duration(settings_.setup_timeout_s)));
-      return on_worker_failed(failure.failure.node_rank, generation_, failure);
+      return on_worker_failed(failure.failure.node_rank, generation_, failure, now);
     }
   }
   auto waiting = tracker_.waiting();

@@ -12,19 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "config/launch_config.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/decisions.h"
 #include "policy/failure.h"
+#include "policy/hang_action.h"
 #include "policy/init_tracker.h"
 #include "policy/membership.h"
 #include "policy/node_checks.h"
 #include "policy/probe_round.h"
+#include "policy/restart_settings.h"
 
 namespace ddplaunch {
 
 struct PolicySettings {
-  int expected_nodes = 1;
   RestartSettings restart;
   TimeoutSettings timeout;
   double setup_timeout_s = 0;           // 0: setup is unbounded (the default)
@@ -38,9 +38,9 @@ struct PolicySettings {
   // Membership (issue 16): spares and elastic MIN:MAX; off = a lost node ends the job.
   bool membership = false;
   MembershipSettings membership_settings;
-  // Issue 17: a hang restarts (within --max-restarts) or stops the job; history raises the
-  // init deadline to what past runs of the same job needed (0: no history).
-  bool hang_restarts = false;
+  // Issue 17: a hang restarts (within --max-restarts), stops the job, or is only reported;
+  // history raises the init deadline to what past runs of the same job needed (0: no history).
+  HangAction hang_action = HangAction::Stop;
   double history_init_s = 0;
   std::string history_explained;
 };
@@ -83,8 +83,7 @@ class JobPolicy {
 
   // Node agents.
   Decisions on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks, TimePoint now);
-  Decisions on_worker_failed(int node, long generation, const FailureReport& report,
-                             TimePoint now = PolicyClock::now());
+  Decisions on_worker_failed(int node, long generation, const FailureReport& report, TimePoint now);
   Decisions on_node_finished(int node, long generation, int exit_code);
   Decisions on_node_problem(int node, long generation, const std::string& message, int exit_code);
   Decisions on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems);
@@ -92,12 +91,13 @@ class JobPolicy {
   Decisions on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links);
 
   // The master's hang watch found `rank` without progress past the hang deadline (issue 17):
-  // a runtime failure of kind Hang, restarted or stopped by PolicySettings::hang_restarts.
-  Decisions on_hang(long generation, int rank, const std::string& detail);
+  // a runtime failure of kind Hang, restarted or stopped by PolicySettings::hang_action, or
+  // only reported (hang.action report: a warning, nothing stops).
+  Decisions on_hang(long generation, int rank, const std::string& detail, TimePoint now);
 
   // Timers the shell armed on the policy's behalf, and its periodic sweep.
   Decisions on_backoff_elapsed(long generation);
-  Decisions on_init_deadline(long generation, int serial);
+  Decisions on_init_deadline(long generation, int serial, TimePoint now);
   Decisions on_tick(TimePoint now);
 
   // Read-only view for `ddplaunch status` and doctor.
@@ -106,6 +106,7 @@ class JobPolicy {
   int restarts_used() const { return init_restarts_used_ + any_restarts_used_; }
   int restart_budget() const { return settings_.restart.init_restarts + settings_.restart.max_restarts; }
   double timeout_s() const { return timeout_s_; }
+  HangAction hang_action() const { return settings_.hang_action; }
   const std::string& timeout_explained() const { return timeout_explained_; }
   const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_; }
   const InitTracker& ranks() const { return tracker_; }
@@ -172,7 +173,6 @@ class JobPolicy {
   std::optional<double> init_seconds_;
   TimePoint generation_started_{};
   int deadline_serial_ = 0;
-  TimePoint deadline_started_{};
   TimePoint last_wait_report_{};
   std::map<int, DoctorRow> doctor_rows_;  // by node rank
   ProbeRound probe_;                      // generation 0's peer probe

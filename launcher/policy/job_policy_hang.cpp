@@ -8,6 +8,8 @@
 
 namespace ddplaunch {
 
+using namespace decision;
+
 // History (issue 17): past runs of the same job needed up to history_init_s for init; the
 // deadline is never shorter than that, and says so.
 void JobPolicy::apply_history_to_init_deadline() {
@@ -27,13 +29,16 @@ void JobPolicy::apply_history_to_init_deadline() {
                                     settings_.history_explained);
 }
 
-JobPolicy::Decisions JobPolicy::on_hang(long generation, int rank, const std::string& detail) {
+JobPolicy::Decisions JobPolicy::on_hang(long generation, int rank, const std::string& detail, TimePoint now) {
+  // hang.action report: the hang and its stacks were said already; the job goes on.
+  if (settings_.hang_action == HangAction::Report)
+    return {Log{Severity::Warn, "hang.action is report: nothing is stopped; the job goes on"}};
   if (generation != generation_ || phase_ != JobPhase::Running || rank < 0 ||
       rank >= static_cast<int>(tracker_.ranks().size()))
     return {};
   FailureReport report = failure_of_rank(rank, FailureKind::Hang, detail);
   report.failure.phase = FailurePhase::Runtime;
-  return on_worker_failed(report.failure.node_rank, generation, report);
+  return on_worker_failed(report.failure.node_rank, generation, report, now);
 }
 
 }  // namespace ddplaunch

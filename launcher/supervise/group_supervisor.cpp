@@ -12,11 +12,11 @@
 #include <fmt/format.h>
 
 #include "supervise/descendant_sweep.h"
-#include "supervise/error_file.h"
+#include "env/error_file.h"
 #include "supervise/init_signatures.h"
 #include "supervise/own_tools.h"
 #include "supervise/process_spawner.h"
-#include "time_units.h"
+#include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "supervise/error_file.h"
+#include "env/error_file.h"
 
 namespace ddplaunch {
 

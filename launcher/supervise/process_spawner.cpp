@@ -21,6 +21,8 @@
 #include <boost/process/posix.hpp>
 #include <fmt/format.h>
 
+#include "env/program_path.h"
+
 namespace bp = boost::process;
 
 namespace ddplaunch {
@@ -134,11 +136,6 @@ std::string describe_resource_shortage(int error_number) {
 }
 
 bool is_resource_shortage(int error_number) { return !describe_resource_shortage(error_number).empty(); }
-
-std::string find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  return bp::search_path(name).string();
-}
 
 SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
   SpawnedProcess out;

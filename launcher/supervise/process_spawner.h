@@ -33,10 +33,6 @@ bool is_resource_shortage(int error_number);
 // "the system is out of processes or memory (EAGAIN)"; "" when not a resource shortage.
 std::string describe_resource_shortage(int error_number);
 
-// The program the launcher would run for `name`: itself when it contains a '/', else the
-// first executable match on PATH; "" when PATH has none.
-std::string find_program(const std::string& name);
-
 // The child: own process group, stdin /dev/null (or the pipe asked for), SIGKILL when the launcher dies
 // (PR_SET_PDEATHSIG), default signal dispositions, an empty signal mask and no descriptor
 // but 0, 1 and 2 (every other one is made close-on-exec in the child before exec); the CPU

@@ -18,7 +18,7 @@
 #include "output/worker_output.h"
 #include "policy/failure.h"
 #include "policy/rank_phase.h"
-#include "supervise/exit_status.h"
+#include "ddplaunch/base/exit_status.h"
 
 namespace ddplaunch {
 

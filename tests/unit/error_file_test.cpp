@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "supervise/error_file.h"
+#include "env/error_file.h"
 
 using namespace ddplaunch;
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 #include "env/torch_install.h"
 #include "env/worker_environment.h"
 #include "shim_paths.h"
-#include "supervise/error_file.h"
+#include "env/error_file.h"
 
 using namespace ddplaunch;
 

@@ -32,7 +32,6 @@ rendezvous::NodeRecord launcher(int member_id, int node_rank) {
 
 PolicySettings settings(int min_nodes, int max_nodes, int spares) {
   PolicySettings s;
-  s.expected_nodes = max_nodes;
   s.restart.init_restarts = 3;
   s.restart.backoff_s = 0;
   s.restart.jitter = 0;

@@ -38,9 +38,8 @@ std::vector<rendezvous::NodeRecord> nodes(int count, int nproc = 2) {
   return out;
 }
 
-PolicySettings settings(int expected_nodes = 2) {
+PolicySettings settings() {
   PolicySettings s;
-  s.expected_nodes = expected_nodes;
   s.restart.init_restarts = 3;
   s.restart.max_restarts = 0;
   s.restart.backoff_s = 0;
@@ -137,7 +136,7 @@ TEST(JobPolicy, TheDeadlineGrowsWithEveryGeneration) {
   auto s = settings();
   s.timeout.restart_factor = 2;
   Job job(s);
-  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
   auto d = job.restart_and_rejoin();
   auto* plan = find<decision::PlanGeneration>(d);
   ASSERT_TRUE(plan);
@@ -163,7 +162,7 @@ TEST(JobPolicy, PortAtFaultGetsAFreshPortInTheNextGeneration) {
   s.worker_port_auto = false;
   Job job(s);
   job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Init, FailureKind::Exited, 1,
-                                            "RuntimeError: The server socket has failed to listen: EADDRINUSE"));
+                                            "RuntimeError: The server socket has failed to listen: EADDRINUSE"), t0);
   auto d = job.restart_and_rejoin();
   EXPECT_TRUE(find<decision::PlanGeneration>(d)->fresh_port);
 }
@@ -172,7 +171,7 @@ TEST(JobPolicy, FixedPortIsKeptWhenThePortWasNotAtFault) {
   auto s = settings();
   s.worker_port_auto = false;
   Job job(s);
-  job.policy.on_worker_failed(0, 0, failure(0, 0));
+  job.policy.on_worker_failed(0, 0, failure(0, 0), t0);
   auto d = job.restart_and_rejoin();
   EXPECT_FALSE(find<decision::PlanGeneration>(d)->fresh_port);
 }
@@ -181,7 +180,7 @@ TEST(JobPolicy, FixedPortIsKeptWhenThePortWasNotAtFault) {
 
 TEST(JobPolicy, InitFailureRestartsTheWholeGroupOnEveryNode) {
   Job job;
-  auto d = job.policy.on_worker_failed(1, 0, failure(1, 3));
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 3), t0);
   auto* scheduled = find<decision::ScheduleRestart>(d);
   ASSERT_TRUE(scheduled);
   EXPECT_EQ(scheduled->generation, 1);
@@ -206,7 +205,7 @@ TEST(JobPolicy, BackoffDoublesAndIsCapped) {
     // A different error each time: the same one twice in a row would be deterministic.
     auto d = job.policy.on_worker_failed(
         0, job.policy.generation(),
-        failure(0, 0, FailurePhase::Init, FailureKind::InitFailed, 3, "ncclCommInitRank failed, try " + std::to_string(i)));
+        failure(0, 0, FailurePhase::Init, FailureKind::InitFailed, 3, "ncclCommInitRank failed, try " + std::to_string(i)), t0);
     ASSERT_TRUE(find<decision::ScheduleRestart>(d)) << i;
     delays.push_back(find<decision::ScheduleRestart>(d)->delay_s);
     job.restart_and_rejoin();
@@ -218,15 +217,15 @@ TEST(JobPolicy, InitBudgetExhaustedStopsWithTheFirstFailureAsRootCause) {
   auto s = settings();
   s.restart.init_restarts = 1;
   Job job(s);
-  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
   job.restart_and_rejoin();
-  auto d = job.policy.on_worker_failed(1, 1, failure(1, 3, FailurePhase::Init, FailureKind::Exited, 5));
+  auto d = job.policy.on_worker_failed(1, 1, failure(1, 3, FailurePhase::Init, FailureKind::Exited, 5), t0);
   auto* stop = find<decision::OrderStop>(d);
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->exit_code, 5);
   EXPECT_EQ(stop->generation, 1);
   EXPECT_NE(logs(d).find("not restarting: all 1 automatic init restarts"), std::string::npos) << logs(d);
-  job.policy.on_worker_failed(0, 1, failure(0, 0));  // a consequence, later
+  job.policy.on_worker_failed(0, 1, failure(0, 0), t0);  // a consequence, later
   job.policy.on_node_finished(0, 1, 143);
   auto end = job.policy.on_node_finished(1, 1, 5);
   ASSERT_TRUE(find<decision::EndJob>(end));
@@ -242,17 +241,17 @@ TEST(JobPolicy, InitFailuresSpendMaxRestartsOnceTheInitBudgetIsGone) {
   s.restart.init_restarts = 1;
   s.restart.max_restarts = 1;
   Job job(s);
-  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(0, 0, failure(0, 0))));
+  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(0, 0, failure(0, 0), t0)));
   job.restart_and_rejoin();
-  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(0, 1, failure(0, 0))));
+  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(0, 1, failure(0, 0), t0)));
   job.restart_and_rejoin();
-  EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_worker_failed(0, 2, failure(0, 0))));
+  EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_worker_failed(0, 2, failure(0, 0), t0)));
   EXPECT_EQ(job.policy.restarts_used(), 2);
 }
 
 TEST(JobPolicy, RuntimeFailureStopsWithoutMaxRestarts) {
   Job job;
-  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime, FailureKind::Exited, 4));
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime, FailureKind::Exited, 4), t0);
   auto* stop = find<decision::OrderStop>(d);
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->exit_code, 4);
@@ -263,11 +262,11 @@ TEST(JobPolicy, RuntimeFailureRestartsWithMaxRestartsAndNeverSpendsTheInitBudget
   auto s = settings();
   s.restart.max_restarts = 1;
   Job job(s);
-  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime));
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime), t0);
   ASSERT_TRUE(find<decision::ScheduleRestart>(d));
   EXPECT_NE(logs(d).find("restart 1 of 1"), std::string::npos) << logs(d);
   job.restart_and_rejoin();
-  EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_worker_failed(1, 1, failure(1, 2, FailurePhase::Runtime))));
+  EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_worker_failed(1, 1, failure(1, 2, FailurePhase::Runtime), t0)));
 }
 
 TEST(JobPolicy, RestartOnInitOnlyNeverRestartsRuntimeFailures) {
@@ -275,14 +274,14 @@ TEST(JobPolicy, RestartOnInitOnlyNeverRestartsRuntimeFailures) {
   s.restart.max_restarts = 5;
   s.restart.on_runtime_failure = false;
   Job job(s);
-  auto d = job.policy.on_worker_failed(0, 0, failure(0, 1, FailurePhase::Runtime));
+  auto d = job.policy.on_worker_failed(0, 0, failure(0, 1, FailurePhase::Runtime), t0);
   EXPECT_TRUE(find<decision::OrderStop>(d));
   EXPECT_NE(logs(d).find("restart_on does not include runtime"), std::string::npos) << logs(d);
 }
 
 TEST(JobPolicy, AProgramThatCannotBeStartedIsNeverRestarted) {
   Job job;
-  auto d = job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Init, FailureKind::SpawnFailed, 127));
+  auto d = job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Init, FailureKind::SpawnFailed, 127), t0);
   EXPECT_TRUE(find<decision::OrderStop>(d));
   EXPECT_EQ(count<decision::ScheduleRestart>(d), 0);
 }
@@ -291,7 +290,7 @@ TEST(JobPolicy, ASpawnThatRanOutOfResourcesIsRestarted) {
   Job job;
   auto d = job.policy.on_worker_failed(
       0, 0, failure(0, 1, FailurePhase::Init, FailureKind::SpawnNoResources, 127,
-                    "the launcher is out of file descriptors (EMFILE): Too many open files"));
+                    "the launcher is out of file descriptors (EMFILE): Too many open files"), t0);
   EXPECT_EQ(count<decision::ScheduleRestart>(d), 1) << logs(d);
   EXPECT_FALSE(find<decision::OrderStop>(d));
   EXPECT_EQ(logs(d).find("not restartable"), std::string::npos) << logs(d);
@@ -307,8 +306,8 @@ TEST(RootCause, ASpawnOutOfResourcesIsNotBlamedOnThePath) {
 
 TEST(JobPolicy, FailuresFromTwoNodesInOneGenerationMakeOneDecision) {
   Job job;
-  auto first = job.policy.on_worker_failed(1, 0, failure(1, 2));
-  auto second = job.policy.on_worker_failed(0, 0, failure(0, 0));
+  auto first = job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
+  auto second = job.policy.on_worker_failed(0, 0, failure(0, 0), t0);
   EXPECT_EQ(count<decision::ScheduleRestart>(first), 1);
   EXPECT_EQ(count<decision::ScheduleRestart>(second) + count<decision::OrderStop>(second), 0);
   EXPECT_EQ(job.policy.restarts_used(), 1);
@@ -316,9 +315,9 @@ TEST(JobPolicy, FailuresFromTwoNodesInOneGenerationMakeOneDecision) {
 
 TEST(JobPolicy, AStaleReportFromAnOlderGenerationIsIgnored) {
   Job job;
-  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
   job.restart_and_rejoin();
-  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2));  // generation 0, arriving late
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2), t0);  // generation 0, arriving late
   EXPECT_TRUE(d.empty());
   EXPECT_TRUE(job.policy.on_node_finished(1, 0, 1).empty());
   EXPECT_EQ(job.policy.phase(), JobPhase::Running);
@@ -326,8 +325,8 @@ TEST(JobPolicy, AStaleReportFromAnOlderGenerationIsIgnored) {
 
 TEST(JobPolicy, AFailureAfterTheStopDecisionIsLoggedButDecidesNothing) {
   Job job;
-  job.policy.on_worker_failed(0, 0, failure(0, 1, FailurePhase::Runtime));
-  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime));
+  job.policy.on_worker_failed(0, 0, failure(0, 1, FailurePhase::Runtime), t0);
+  auto d = job.policy.on_worker_failed(1, 0, failure(1, 2, FailurePhase::Runtime), t0);
   EXPECT_EQ(count<decision::OrderStop>(d), 0);
   EXPECT_NE(logs(d).find("failure: rank 2"), std::string::npos);
 }
@@ -363,7 +362,7 @@ TEST(JobPolicy, ANodeProblemStopsTheJobWithItsExitCode) {
 
 TEST(JobPolicy, ASignalDuringTheRestartBackoffStopsInsteadOfRestarting) {
   Job job;
-  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
   auto d = job.policy.on_node_problem(0, 0, "interrupted by SIGINT on host0", 130);
   EXPECT_EQ(find<decision::OrderStop>(d)->exit_code, 130);
   EXPECT_TRUE(job.policy.on_backoff_elapsed(1).empty());  // the timer fires anyway: nothing happens
@@ -372,7 +371,7 @@ TEST(JobPolicy, ASignalDuringTheRestartBackoffStopsInsteadOfRestarting) {
 }
 
 TEST(JobPolicy, ANodeLostDuringInitStopsTheOthersAndEndsWhenTheyFinished) {
-  Job job(settings(3), 3);
+  Job job(settings(), 3);
   job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0);
   auto d = job.policy.on_node_lost(2, "heartbeat timeout");
   auto* stop = find<decision::OrderStop>(d);
@@ -391,7 +390,7 @@ TEST(JobPolicy, ANodeLostWhileRunningEndsTheJobWithOne) {
 
 TEST(JobPolicy, ANodeLostWhileStoppingOrdersNoSecondStop) {
   Job job;
-  job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Runtime, FailureKind::Exited, 4));
+  job.policy.on_worker_failed(0, 0, failure(0, 0, FailurePhase::Runtime, FailureKind::Exited, 4), t0);
   auto d = job.policy.on_node_lost(1, "connection closed");
   EXPECT_EQ(count<decision::OrderStop>(d), 0);
   EXPECT_EQ(find<decision::EndJob>(job.policy.on_node_finished(0, 0, 4))->exit_code, 4);
@@ -399,14 +398,14 @@ TEST(JobPolicy, ANodeLostWhileStoppingOrdersNoSecondStop) {
 
 TEST(JobPolicy, ANodeLostDuringTheBackoffCancelsTheRestart) {
   Job job;
-  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
   EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_node_lost(1, "link down")));
   EXPECT_TRUE(job.policy.on_backoff_elapsed(1).empty());
   EXPECT_TRUE(find<decision::EndJob>(job.policy.on_node_finished(0, 0, 143)));
 }
 
 TEST(JobPolicy, AJoinTimeoutAbortsTheWaitNamingTheMissingNodes) {
-  JobPolicy policy(settings(3));
+  JobPolicy policy(settings());
   auto d = policy.on_join_timeout("join timeout: after 300 s only 2 of 3 nodes have joined; missing node rank 2", false);
   auto* abort = find<decision::AbortJoin>(d);
   ASSERT_TRUE(abort);
@@ -521,7 +520,7 @@ TEST(JobPolicy, APassedInitDeadlineIsAnInitFailureNamingTheRankAndTheKeyToChange
   auto armed = job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t0);
   auto* arm = find<decision::ArmInitDeadline>(armed);
   ASSERT_TRUE(arm);
-  auto d = job.policy.on_init_deadline(0, arm->serial);
+  auto d = job.policy.on_init_deadline(0, arm->serial, t0);
   ASSERT_TRUE(find<decision::ScheduleRestart>(d));
   const std::string text = logs(d);
   EXPECT_NE(text.find("rank 0 on node 0 (host0) pid 100: passed the group's init deadline during init"), std::string::npos)
@@ -536,14 +535,14 @@ TEST(JobPolicy, ADeadlineFiringAfterEveryRankIsRunningIsIgnored) {
   const int serial = find<decision::ArmInitDeadline>(armed)->serial;
   job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t0 + 1s);
   job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t0 + 1s);
-  EXPECT_TRUE(job.policy.on_init_deadline(0, serial).empty());
+  EXPECT_TRUE(job.policy.on_init_deadline(0, serial, t0).empty());
   EXPECT_EQ(job.policy.phase(), JobPhase::Running);
 }
 
 TEST(JobPolicy, ALazyCommunicatorInitWaitsForTheRankThatHasNotReachedIt) {
   // torch 2.x: every rank is running after init_process_group; rank 1 enters NCCL
   // communicator init at its first collective while rank 0 still evaluates alone.
-  Job job(settings(1), 1);
+  Job job(settings(), 1);
   job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t0);
   auto d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Init, 2)}, t0 + 1s);
   EXPECT_EQ(count<decision::ArmInitDeadline>(d), 0);
@@ -552,7 +551,7 @@ TEST(JobPolicy, ALazyCommunicatorInitWaitsForTheRankThatHasNotReachedIt) {
 }
 
 TEST(JobPolicy, AnExitedRankDoesNotHoldTheDeadlineBack) {
-  Job job(settings(1), 1);
+  Job job(settings(), 1);
   auto d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Exited, 0), rank(1, RankPhase::Init, 1)}, t0);
   EXPECT_EQ(count<decision::ArmInitDeadline>(d), 1);
 }
@@ -602,7 +601,7 @@ TEST(JobPolicy, ReportsAboutRanksOfAnotherNodeAreIgnored) {
 TEST(JobPolicy, AWorkerFailureReportForAnotherNodeIsPinnedToTheSender) {
   // The coordinator pins node_rank to the connection; the policy keys its records by it.
   Job job;
-  job.policy.on_worker_failed(1, 0, failure(1, 2));
+  job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
   EXPECT_NE(job.policy.last_error(1).find("rank 2 on node 1"), std::string::npos);
   EXPECT_TRUE(job.policy.last_error(0).empty());
 }
@@ -612,7 +611,7 @@ TEST(JobPolicy, AFailureReportNamingAnotherNodesRankIsIgnoredAndLogged) {
   // must neither restart nor stop the job, and the log names the sender.
   Job job;
   for (int foreign : {0, 9, -1}) {
-    auto d = job.policy.on_worker_failed(1, 0, failure(1, foreign));
+    auto d = job.policy.on_worker_failed(1, 0, failure(1, foreign), t0);
     EXPECT_EQ(count<decision::ScheduleRestart>(d) + count<decision::OrderStop>(d) + count<decision::EndJob>(d), 0)
         << logs(d);
     EXPECT_NE(logs(d).find("ignored a failure report from node 1 (host1) about rank " + std::to_string(foreign)),
@@ -622,7 +621,7 @@ TEST(JobPolicy, AFailureReportNamingAnotherNodesRankIsIgnoredAndLogged) {
   EXPECT_EQ(job.policy.phase(), JobPhase::Running);
   EXPECT_TRUE(job.policy.last_error(1).empty());
   // Its own rank still counts.
-  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(1, 0, failure(1, 3))));
+  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(1, 0, failure(1, 3), t0)));
 }
 
 TEST(JobPolicy, ANodeProblemClaimingExitCodeZeroStillFailsTheJob) {

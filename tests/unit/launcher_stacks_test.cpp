@@ -233,19 +233,18 @@ std::vector<rendezvous::NodeRecord> two_nodes() {
 
 PolicySettings policy_settings(int max_restarts, bool hang_restarts) {
   PolicySettings s;
-  s.expected_nodes = 2;
   s.restart.max_restarts = max_restarts;
   s.restart.jitter = 0;
   s.worker_master_addr = "127.0.0.1";
   s.master_is_loopback = true;
-  s.hang_restarts = hang_restarts;
+  s.hang_action = hang_restarts ? HangAction::Restart : HangAction::Stop;
   return s;
 }
 
 TEST(JobPolicyHang, AHangStopsWithARootCauseNamingTheStuckRankAndItsStacks) {
   JobPolicy policy(policy_settings(0, false));
   policy.on_nodes_joined(0, two_nodes(), t0);
-  auto d = policy.on_hang(0, 3, "hang: rank 3 made no progress for 15 s\nstacks of 4 rank(s) ...");
+  auto d = policy.on_hang(0, 3, "hang: rank 3 made no progress for 15 s\nstacks of 4 rank(s) ...", t0);
   const decision::OrderStop* stop = nullptr;
   for (const auto& x : d)
     if (auto* s = std::get_if<decision::OrderStop>(&x)) stop = s;
@@ -264,7 +263,7 @@ TEST(JobPolicyHang, HangActionRestartSpendsMaxRestartsAndStopNeverRestarts) {
   JobPolicy restarting(policy_settings(1, true));
   restarting.on_nodes_joined(0, two_nodes(), t0);
   bool scheduled = false;
-  for (const auto& x : restarting.on_hang(0, 1, "hang"))
+  for (const auto& x : restarting.on_hang(0, 1, "hang", t0))
     scheduled = scheduled || std::holds_alternative<decision::ScheduleRestart>(x);
   EXPECT_TRUE(scheduled);
 
@@ -272,13 +271,27 @@ TEST(JobPolicyHang, HangActionRestartSpendsMaxRestartsAndStopNeverRestarts) {
   stopping.on_nodes_joined(0, two_nodes(), t0);
   bool stopped = false;
   std::string why;
-  for (const auto& x : stopping.on_hang(0, 1, "hang")) {
+  for (const auto& x : stopping.on_hang(0, 1, "hang", t0)) {
     stopped = stopped || std::holds_alternative<decision::OrderStop>(x);
     if (auto* l = std::get_if<decision::Log>(&x)) why += l->text;
   }
   EXPECT_TRUE(stopped);
   EXPECT_NE(why.find("hang.action is stop"), std::string::npos) << why;
-  EXPECT_TRUE(stopping.on_hang(1, 1, "hang").empty()) << "another generation's hang decides nothing";
+  EXPECT_TRUE(stopping.on_hang(1, 1, "hang", t0).empty()) << "another generation's hang decides nothing";
+}
+
+TEST(JobPolicyHang, HangActionReportOnlyWarnsAndTheJobGoesOn) {
+  PolicySettings s = policy_settings(1, false);
+  s.hang_action = HangAction::Report;
+  JobPolicy policy(s);
+  policy.on_nodes_joined(0, two_nodes(), t0);
+  auto d = policy.on_hang(0, 1, "hang", t0);
+  ASSERT_EQ(d.size(), 1u);
+  auto* log = std::get_if<decision::Log>(&d.front());
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->severity, decision::Severity::Warn);
+  EXPECT_NE(log->text.find("hang.action is report: nothing is stopped"), std::string::npos) << log->text;
+  EXPECT_EQ(policy.phase(), JobPhase::Running);
 }
 
 TEST(JobPolicyHang, HistoryRaisesTheInitDeadlineAndSaysSo) {

@@ -11,7 +11,7 @@
 #include "policy/root_cause.h"
 #include "output/line_splitter.h"
 #include "output/worker_output.h"
-#include "supervise/exit_status.h"
+#include "ddplaunch/base/exit_status.h"
 #include "supervise/init_signatures.h"
 
 using namespace ddplaunch;

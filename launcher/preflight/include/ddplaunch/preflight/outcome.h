@@ -1,11 +1,12 @@
 // The two result shapes every preflight function returns instead of throwing or logging.
 // CheckOutcome: a yes/no check with a message for the person at the terminal.
-// Result<T>: a value, or an actionable error message saying what failed and what to do.
+// Result<T>: a value or an actionable error (ddplaunch/base/result.h, shared by every module).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <utility>
+
+#include "ddplaunch/base/result.h"
 
 namespace ddplaunch::preflight {
 
@@ -20,18 +21,7 @@ struct CheckOutcome {
   explicit operator bool() const { return ok; }
 };
 
-// Either a value or an error message (same wording rules as CheckOutcome::message).
-template <typename T>
-struct Result {
-  std::optional<T> value;
-  std::string error;
-
-  static Result success(T v) { return Result{std::move(v), {}}; }
-  static Result failure(std::string why) { return Result{std::nullopt, std::move(why)}; }
-  bool ok() const { return value.has_value(); }
-  explicit operator bool() const { return ok(); }
-  const T& operator*() const { return *value; }
-  const T* operator->() const { return &*value; }
-};
+// Result<T> is every module's (ddplaunch/base/result.h); preflight names it as its own.
+using ddplaunch::Result;
 
 }  // namespace ddplaunch::preflight

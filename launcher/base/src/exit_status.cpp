@@ -1,5 +1,5 @@
 // Decoding of waitpid statuses into ExitStatus and their one-line descriptions.
-#include "supervise/exit_status.h"
+#include "ddplaunch/base/exit_status.h"
 
 #include <sys/wait.h>
 

@@ -1,6 +1,6 @@
 // Reading torch's error files: a small bounded JSON reader (depth, size) for the few fields
 // @record writes, and the summary of its Python traceback.
-#include "supervise/error_file.h"
+#include "env/error_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
