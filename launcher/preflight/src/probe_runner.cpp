@@ -17,7 +17,7 @@ LinkResult probe_link_retried(const LinkProbe& probe) {
   if (result.ok) return result;
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // on this probe's thread only
   result = probe_link(probe);
-  if (!result.ok) result.error += " (tried twice)";
+  if (!result.ok) result.error += ", tried twice";
   return result;
 }
 
