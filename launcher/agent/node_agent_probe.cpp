@@ -11,6 +11,7 @@
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/ring_plan.h"
+#include "ddplaunch/rendezvous/token_proof.h"
 #include "policy/probe_round.h"
 #include "ddplaunch/base/time_units.h"
 
@@ -20,6 +21,14 @@ namespace {
 constexpr int kAllPairsUpTo = 8;  // nodes: every pair probed; above, the ring (O(n), not O(n^2))
 constexpr auto kConnectTimeout = std::chrono::seconds(2);
 constexpr auto kThroughputSample = std::chrono::milliseconds(200);
+
+// With a token the probe's hello and answer carry HMAC-SHA256 MACs keyed with it (the
+// rendezvous' libcrypto, loaded only then); without one, none (anyone may join such a job).
+preflight::ProbeAuth probe_auth(const std::string& token) {
+  if (token.empty()) return {};
+  return {[token](std::string_view message) { return rendezvous::to_hex(rendezvous::hmac_sha256(token, message)); },
+          [](std::string_view a, std::string_view b) { return rendezvous::equal_constant_time(a, b); }};
+}
 }  // namespace
 
 // Multi-node jobs only: the listeners must be up before the facts go out with the join.
@@ -35,7 +44,7 @@ void NodeAgent::open_peer_probe() {
   const bool include_loopback = preflight::is_loopback(plan_.master_ip);
   auto endpoints = preflight::candidate_endpoints(*interfaces, include_loopback);
   const auto lifetime = seconds_to_ms(c.join_timeout_s) + std::chrono::minutes(2);
-  auto listener = preflight::PeerProbeListener::start(endpoints, lifetime);
+  auto listener = preflight::PeerProbeListener::start(endpoints, lifetime, probe_auth(c.token));
   if (!listener.value || (*listener.value)->endpoints().empty()) {
     spdlog::warn("peer probe skipped: no interface to listen on{}", listener.error.empty() ? "" : ": " + listener.error);
     return;
@@ -59,6 +68,8 @@ bool NodeAgent::start_peer_probe(const rendezvous::Assignment& a) {
   auto plan = preflight::probes_for_node(a.node_rank, offers, preflight::probe_pairs(a.node_count, kAllPairsUpTo),
                                          kConnectTimeout,
                                          one_machine ? std::chrono::milliseconds(0) : kThroughputSample);
+  const preflight::ProbeAuth auth = probe_auth(plan_.config.token);
+  for (auto& p : plan) p.probe.auth = auth;
   spdlog::info("peer probe: {} link(s) to test from this node before the workers start", plan.size());
   const long generation = generation_;
   probe_thread_ = std::thread([this, plan = std::move(plan), generation] {

@@ -162,6 +162,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
     // Until the master proved the token, only its welcome or a refusal is believed.
     if (phase_ == Phase::kProving && f.kind != detail::kRefuse) {
       if (f.kind != detail::kWelcome || !handshake_.master_proved(f)) return lost(detail::unproven_master_error(where_));
+      if (auto seal = handshake_.session_seal()) conn_->seal_frames(std::move(*seal));
       phase_ = Phase::kWaiting;
       return;
     }

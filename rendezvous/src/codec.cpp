@@ -64,7 +64,10 @@ std::string encode_body(const Frame& frame, std::string_view raw_tail) {
 }
 
 std::string encode_frame(const Frame& frame, std::string_view raw_tail) {
-  std::string body = encode_body(frame, raw_tail);
+  return length_prefixed(encode_body(frame, raw_tail));
+}
+
+std::string length_prefixed(std::string_view body) {
   std::uint32_t n = static_cast<std::uint32_t>(body.size());
   std::string out;
   out.reserve(4 + body.size());
@@ -143,10 +146,16 @@ void FrameReader::append(const char* data, std::size_t n) {
   buffer_.append(data, n);
 }
 
-FrameReader::Status FrameReader::next(Frame& out, std::string& error) {
+FrameReader::Status FrameReader::next_body(std::string_view& body, std::string& error) {
   if (failed_) {
     error = "stream already failed";
     return Status::kError;
+  }
+  // Compact once consumed data dominates, so a long stream does not grow the buffer (here,
+  // before a new view: the last one is no longer in use).
+  if (offset_ > 65536 && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
   }
   std::size_t avail = buffer_.size() - offset_;
   if (avail < 4) return Status::kNeedMore;
@@ -162,21 +171,23 @@ FrameReader::Status FrameReader::next(Frame& out, std::string& error) {
     return Status::kError;
   }
   if (avail - 4 < n) return Status::kNeedMore;
-  std::string_view body(buffer_.data() + offset_ + 4, n);
+  body = std::string_view(buffer_.data() + offset_ + 4, n);
   offset_ += 4 + n;
+  ++frames_read_;
+  return Status::kFrame;
+}
+
+FrameReader::Status FrameReader::next(Frame& out, std::string& error) {
+  std::string_view body;
+  Status status = next_body(body, error);
+  if (status != Status::kFrame) return status;
   auto frame = decode_body(body, error);
-  // Compact once consumed data dominates, so a long stream does not grow the buffer.
-  if (offset_ > 65536 && offset_ * 2 > buffer_.size()) {
-    buffer_.erase(0, offset_);
-    offset_ = 0;
-  }
   if (!frame) {
     failed_ = true;
     error = "malformed message: " + error;
     return Status::kError;
   }
   out = std::move(*frame);
-  ++frames_read_;
   return Status::kFrame;
 }
 

@@ -62,17 +62,19 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
     return;
   }
   reader_.append(buf_.data(), n);
-  Frame frame;
+  std::string_view body;
   std::string error;
   for (;;) {
-    auto status = reader_.next(frame, error);
+    auto status = reader_.next_body(body, error);
     if (status == FrameReader::Status::kNeedMore) break;
-    if (status == FrameReader::Status::kError) {
+    std::optional<Frame> frame;
+    if (status == FrameReader::Status::kFrame) frame = open_frame(body, error);
+    if (!frame) {
       fail(error);
       return;
     }
     auto handler = on_frame_;  // the handler may close us (and drop on_frame_) while it runs
-    handler(frame);
+    handler(*frame);
     if (!open_) {
       if (closing_) read_more();
       return;
@@ -81,9 +83,26 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
   read_more();
 }
 
+// Checked one frame at a time: the handler of the frame before may just have sealed us.
+std::optional<Frame> Connection::open_frame(std::string_view body, std::string& error) {
+  if (seal_) {
+    auto inner = seal_->open(body, error);
+    if (!inner) {
+      error = "refused a frame from " + peer_ + ": " + error + "; connection closed";
+      return std::nullopt;
+    }
+    body = *inner;
+  }
+  auto frame = decode_body(body, error);
+  if (!frame) error = "malformed message: " + error;
+  return frame;
+}
+
 void Connection::send(const Frame& frame, std::string_view raw_tail) {
   if (!open_) return;
-  std::string bytes = encode_frame(frame, raw_tail);
+  std::string body = encode_body(frame, raw_tail);
+  if (seal_) seal_->seal(body);
+  std::string bytes = length_prefixed(body);
   if (queue_.size() + in_flight_.size() + bytes.size() > write_limit_) {
     fail("peer is not reading its messages (" + std::to_string(queue_.size() + in_flight_.size()) +
          " bytes queued)");

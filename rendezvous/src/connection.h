@@ -6,12 +6,14 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>  // before Asio: Boost 1.74 awaitable.hpp uses std::exchange unincluded
 
 #include <boost/asio.hpp>
 
 #include "ddplaunch/rendezvous/codec.h"
+#include "frame_seal.h"
 
 namespace ddplaunch::rendezvous::detail {
 
@@ -32,6 +34,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Largest incoming frame from now on (small before a peer has joined, larger after);
   // the write queue keeps the bound given at construction.
   void limit_incoming_frames(std::size_t max_frame_bytes) { reader_.set_limit(max_frame_bytes); }
+  // From now on every frame sent carries a MAC and every frame received must carry the right
+  // one: a frame that does not is refused and the connection fails naming the peer. Called
+  // once the handshake proved the token (never without one: behaviour is then unchanged).
+  void seal_frames(FrameSeal seal) { seal_ = std::move(seal); }
   bool is_open() const { return open_; }
   const std::string& peer() const { return peer_; }        // "ip:port"
   const std::string& peer_ip() const { return peer_ip_; }
@@ -44,9 +50,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void begin_shutdown();
   void finish_close();
   void fail(const std::string& why);
+  std::optional<Frame> open_frame(std::string_view body, std::string& error);
 
   tcp::socket socket_;
   FrameReader reader_;
+  std::optional<FrameSeal> seal_;
   std::size_t write_limit_;
   std::array<char, 4096> buf_{};
   std::string queue_, in_flight_;

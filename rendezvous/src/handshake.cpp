@@ -34,6 +34,11 @@ bool NodeHandshake::master_proved(const Frame& welcome) const {
   return !expected.empty() && equal_constant_time(field_or_empty(welcome, "proof"), expected);
 }
 
+std::optional<FrameSeal> NodeHandshake::session_seal() const {
+  if (token_.empty()) return std::nullopt;
+  return node_seal(session_keys(token_, master_nonce_, node_nonce_, claims_));
+}
+
 std::string unproven_master_error(const std::string& where) {
   return "the master at " + where +
          " could not prove the rendezvous token: it is not this job's master or its token differs; "
@@ -67,6 +72,12 @@ Frame welcome_for(const std::string& token, const std::string& master_nonce, con
     welcome.fields["proof"] =
         master_proof(token, field_or_empty(request, "nonce"), master_nonce, claims_of(request));
   return welcome;
+}
+
+std::optional<FrameSeal> master_session_seal(const std::string& token, const std::string& master_nonce,
+                                             const Frame& request) {
+  if (token.empty()) return std::nullopt;
+  return master_seal(session_keys(token, master_nonce, field_or_empty(request, "nonce"), claims_of(request)));
 }
 
 }  // namespace ddplaunch::rendezvous::detail

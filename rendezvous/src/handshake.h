@@ -4,9 +4,11 @@
 // docs/ARCHITECTURE.md "Rendezvous handshake and trust". Internal to rendezvous.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "ddplaunch/rendezvous/codec.h"
+#include "frame_seal.h"
 
 namespace ddplaunch::rendezvous::detail {
 
@@ -21,6 +23,8 @@ class NodeHandshake {
   // True when `welcome` proves the token over this challenge and these claims. Without a
   // token on this node there is nothing to prove (the master refused us if it wants one).
   bool master_proved(const Frame& welcome) const;
+  // With a token, the seal for every frame after a proven welcome (both ways); none without.
+  std::optional<FrameSeal> session_seal() const;
 
  private:
   std::string token_, master_nonce_, node_nonce_, claims_;
@@ -35,5 +39,8 @@ std::string check_node_proof(const std::string& token, const std::string& master
 // The welcome proving the master; send it only after check_node_proof passed. Blank job id:
 // the node knows its own, and the job's facts follow only in later frames.
 Frame welcome_for(const std::string& token, const std::string& master_nonce, const Frame& request);
+// The master's seal for every frame after that welcome (none without a token).
+std::optional<FrameSeal> master_session_seal(const std::string& token, const std::string& master_nonce,
+                                             const Frame& request);
 
 }  // namespace ddplaunch::rendezvous::detail

@@ -43,8 +43,10 @@ std::string Server::Impl::check_credentials(const PeerPtr& peer, const Frame& f)
 }
 
 // After the credentials: the master proves the token in turn, before saying anything else.
+// With a token, every frame after the welcome is MACed both ways (frame_seal.h).
 void Server::Impl::welcome(const PeerPtr& peer, const Frame& request) {
   peer->conn->send(detail::welcome_for(opt_.token, peer->nonce, request));
+  if (auto seal = detail::master_session_seal(opt_.token, peer->nonce, request)) peer->conn->seal_frames(std::move(*seal));
 }
 
 void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {

@@ -50,7 +50,8 @@ std::string query_master(const std::string& host, std::uint16_t port, std::strin
               conn->send(ask);
             } else if (f.kind == detail::kWelcome) {
               master_proved = handshake.master_proved(f);
-              if (!master_proved) finish(detail::unproven_master_error(where));
+              if (!master_proved) return finish(detail::unproven_master_error(where));
+              if (auto seal = handshake.session_seal()) conn->seal_frames(std::move(*seal));
             } else if (f.kind == detail::kStatusReply) {
               if (!master_proved) return finish(detail::unproven_master_error(where));
               auto* t = detail::find_field(f.fields, "text");

@@ -142,4 +142,13 @@ std::string master_proof(std::string_view token, std::string_view node_nonce, st
   return to_hex(hmac_sha256(token, proof_message("ddplaunch-master-v2", node_nonce, master_nonce, claims)));
 }
 
+SessionKeys session_keys(std::string_view token, std::string_view master_nonce, std::string_view node_nonce,
+                         std::string_view claims) {
+  SessionKeys keys;
+  if (!token_crypto_error().empty()) return keys;
+  keys.master_to_node = hmac_sha256(token, proof_message("ddplaunch-frames-m2n-v2", master_nonce, node_nonce, claims));
+  keys.node_to_master = hmac_sha256(token, proof_message("ddplaunch-frames-n2m-v2", master_nonce, node_nonce, claims));
+  return keys;
+}
+
 }  // namespace ddplaunch::rendezvous

@@ -4,7 +4,6 @@
 // netns hosts in 2001:2::/48). Each time the real job still starts and ends right.
 #include <gtest/gtest.h>
 
-#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,7 +13,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,11 +23,13 @@
 #include "netns_cluster.h"
 #include "output_parsing.h"
 #include "process_runner.h"
+#include "tcp_relay.h"
 
 namespace dt = ddplaunch::testing;
 using namespace std::chrono_literals;
 using rdzv_test::FrameReader;
 using rdzv_test::RawPeer;
+using rdzv_test::Relay;
 
 namespace {
 
@@ -55,84 +55,6 @@ std::optional<rdzv_test::Frame> read_frame(RawPeer& peer, std::size_t index) {
   }
   return peer.nth_frame(index);
 }
-
-// A TCP relay on 127.0.0.1 in front of the real master: forwards one connection both ways,
-// keeps a copy of the node's first frame (its join), and may rewrite that frame first.
-class Relay {
- public:
-  using Rewrite = std::function<std::string(const std::string& first_frame)>;
-  Relay(int upstream_port, Rewrite rewrite = nullptr) : upstream_port_(upstream_port), rewrite_(std::move(rewrite)) {
-    listen_fd_ = rdzv_test::listen_on_loopback(port_);
-    thread_ = std::thread([this] { run(); });
-  }
-  ~Relay() {
-    stop_ = true;
-    thread_.join();
-    ::close(listen_fd_);
-  }
-  int port() const { return port_; }
-  // The node's first frame as it crossed the relay (length prefix included); "" until then.
-  std::string captured() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return captured_;
-  }
-
- private:
-  static bool send_all(int fd, const std::string& bytes) {
-    return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
-  }
-  void run() {
-    pollfd listener{listen_fd_, POLLIN, 0};
-    if (::poll(&listener, 1, 30000) != 1) return;
-    int node = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    RawPeer upstream(static_cast<std::uint16_t>(upstream_port_));
-    if (node < 0 || !upstream.connected) return;
-    std::string first;  // the node's bytes until its first frame is complete
-    bool first_done = false;
-    // Bounded: at most 120 s of 50 ms polls, and over at once when the test ends.
-    for (int i = 0; i < 2400 && !stop_; ++i) {
-      pollfd fds[2] = {{node, POLLIN, 0}, {upstream.fd, POLLIN, 0}};
-      if (::poll(fds, 2, 50) <= 0) continue;
-      char buf[65536];
-      if (fds[0].revents) {
-        ssize_t n = ::recv(node, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        if (first_done) {
-          if (!send_all(upstream.fd, std::string(buf, static_cast<std::size_t>(n)))) break;
-        } else {
-          first.append(buf, static_cast<std::size_t>(n));
-          if (first.size() >= 4) {
-            std::size_t body = (static_cast<unsigned char>(first[0]) << 24) | (static_cast<unsigned char>(first[1]) << 16) |
-                               (static_cast<unsigned char>(first[2]) << 8) | static_cast<unsigned char>(first[3]);
-            if (first.size() >= 4 + body) {
-              std::string frame = first.substr(0, 4 + body), rest = first.substr(4 + body);
-              {
-                std::lock_guard<std::mutex> lock(mutex_);
-                captured_ = frame;
-              }
-              first_done = true;
-              if (!send_all(upstream.fd, (rewrite_ ? rewrite_(frame) : frame) + rest)) break;
-            }
-          }
-        }
-      }
-      if (fds[1].revents) {
-        ssize_t n = ::recv(upstream.fd, buf, sizeof buf, 0);
-        if (n <= 0 || !send_all(node, std::string(buf, static_cast<std::size_t>(n)))) break;
-      }
-    }
-    ::close(node);
-  }
-
-  int upstream_port_;
-  Rewrite rewrite_;
-  int listen_fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  mutable std::mutex mutex_;
-  std::string captured_;
-  std::thread thread_;
-};
 
 // A frame with one field changed: what an altering relay does to a join's claims.
 std::string with_field(const std::string& framed, const std::string& key, const std::string& value) {
@@ -213,6 +135,59 @@ TEST(HostileAuth, RelayThatAltersTheJoinIsRefusedAndTheRealNodeJoinsAfter) {
   EXPECT_EQ(node0->output_so_far().find("impostor"), std::string::npos) << "the altered claims were believed";
   auto node1 = dt::start_node(fake_worker_node(job, 1, {}, {}));
   wait_job_succeeded(std::move(node0), std::move(node1));
+}
+
+// Frames after the handshake carry a MAC under the connection's session key: a relay that
+// passed the handshake on honestly and then rewrites one frame from the master is refused by
+// the node, and nothing of the job reports success. Two rewrites from issue 29: the workers'
+// MASTER_ADDR in the assignment, and a heartbeat turned into "job_end 0" while a worker runs.
+TEST(HostileAuth, RelayThatRewritesAFrameAfterTheHandshakeIsRefused) {
+  for (bool job_end : {false, true}) {
+    SCOPED_TRACE(job_end ? "job_end 0 while the worker runs" : "MASTER_ADDR in the assignment");
+    dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-session", {"--token", "session-tok"});
+    auto node0 = dt::start_node(fake_worker_node(job, 0, {}, {"--sleep-ms", "20000"}));
+    ASSERT_TRUE(dt::wait_listening(*node0)) << node0->output_so_far();
+    std::atomic<bool> worker_runs{false}, rewritten{false};
+    Relay relay(job.port, nullptr, [&](std::size_t, const std::string& framed) {
+      FrameReader reader(1 << 20);
+      reader.append(framed.data(), framed.size());
+      rdzv_test::Frame f;
+      std::string error;
+      if (rewritten || reader.next(f, error) != FrameReader::Status::kFrame) return framed;
+      if (!job_end && f.kind == "assign") {
+        f.fields["maddr"] = "203.0.113.66";  // the MAC line stays as it was: now it is wrong
+      } else if (job_end && worker_runs && (f.kind == "hb" || f.kind == "hb_ack")) {
+        f.kind = "msg";
+        f.subtype = "job_end";
+        f.fields = {{"exit_code", "0"}, {"mac", f.fields["mac"]}};
+      } else {
+        return framed;
+      }
+      rewritten = true;
+      return encode_frame(f);
+    });
+    dt::MultiNodeJob via_relay = job;
+    via_relay.port = relay.port();
+    auto node1 = dt::start_node(fake_worker_node(via_relay, 1, {}, {"--print-env", "--sleep-ms", "20000"}));
+    if (job_end) {
+      ASSERT_TRUE(node1->wait_for_output("ENV MASTER_ADDR", kJobBound)) << node1->output_so_far();
+      worker_runs = true;
+    }
+    std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
+    nodes.push_back(std::move(node0));
+    nodes.push_back(std::move(node1));
+    auto results = dt::wait_all(nodes, kJobBound);
+    EXPECT_TRUE(rewritten);
+    for (std::size_t r = 0; r < results.size(); ++r) {
+      EXPECT_NE(results[r].exit_code, 0) << "node " << r << "\n" << results[r].output;
+      EXPECT_EQ(results[r].output.find("job succeeded"), std::string::npos) << "node " << r << "\n" << results[r].output;
+    }
+    const std::string& node1_output = results[1].output;
+    EXPECT_NE(node1_output.find("refused a frame from 127.0.0.1:" + std::to_string(relay.port())), std::string::npos)
+        << node1_output;
+    EXPECT_NE(node1_output.find(" after the handshake "), std::string::npos) << node1_output;  // no MAC / fails it
+    EXPECT_EQ(node1_output.find("203.0.113.66"), std::string::npos) << "a worker started on a forged MASTER_ADDR";
+  }
 }
 
 TEST(HostileAuth, NodeRefusesAFakeMasterThatCannotProveTheToken) {

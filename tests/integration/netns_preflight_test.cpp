@@ -380,7 +380,7 @@ TEST(PeerProbe, UsersSocketInterfaceThatDoesNotConnectTwoPeersIsRefusedWithThePa
   auto results = run_nodes(cluster, 4, four_nodes(m, {{"GLOO_SOCKET_IFNAME", "eth1"}}), kPrintEnv);
   expect_finished(results);
   for (const auto& r : results) EXPECT_EQ(r.exit_code, 2) << describe(results);
-  EXPECT_TRUE(error_says(results[0], "over eth1: timed out after 2 s (GLOO_SOCKET_IFNAME=eth1); eth0 works: set "
+  EXPECT_TRUE(error_says(results[0], "over eth1: timed out after 2 s, tried twice (GLOO_SOCKET_IFNAME=eth1); eth0 works: set "
                                      "GLOO_SOCKET_IFNAME=eth0 or unset it"))
       << results[0].output;
   EXPECT_TRUE(error_says(results[0], "node 1 (host ")) << results[0].output;

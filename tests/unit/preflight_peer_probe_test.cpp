@@ -7,7 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/time.h>
+
 #include <algorithm>
+#include <functional>
+#include <thread>
 
 #include "ddplaunch/preflight/peer_probe.h"
 #include "ddplaunch/preflight/ring_plan.h"
@@ -215,6 +219,87 @@ TEST(PeerProbe, AProbeThatReachesAnotherLauncherThanThePeersFails) {
   LinkResult r = probe_link({"lo", "127.0.0.1", peer, 2s, 0ms});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("reached another launcher at 127.0.0.1"), std::string::npos) << r.error;
+}
+
+// A stand-in for the launcher's HMAC (preflight holds no cryptography): a keyed hash.
+ProbeAuth keyed(const std::string& key) {
+  return {[key](std::string_view m) { return std::to_string(std::hash<std::string>{}(key + "|" + std::string(m))); },
+          [](std::string_view a, std::string_view b) { return a == b; }};
+}
+
+// A connected TCP socket to the endpoint from 127.0.0.1 that sends `text` (nothing when "").
+int connect_and_send(const ProbeEndpoint& e, const std::string& text) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(e.port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  if (!text.empty()) EXPECT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+  return fd;
+}
+
+// What the listener sends before it closes the connection (bounded: 5 s).
+std::string read_until_closed(int fd) {
+  timeval bound{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+  std::string got;
+  char buffer[256];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) got.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  return got;
+}
+
+// With a token, the listener answers only a hello MACed with it, and the prober believes only
+// an answer MACed with it: a stranger, or a node of another job, learns and proves nothing.
+TEST(PeerProbe, WithATokenOnlyMacedHellosAreAnsweredAndOnlyMacedAnswersBelieved) {
+  auto started = PeerProbeListener::start({{"lo", "127.0.0.1", 0, ""}}, 30s, keyed("tok"));
+  ASSERT_TRUE(started.value) << started.error;
+  ProbeEndpoint peer = (*started.value)->endpoints()[0];
+  LinkProbe probe{"lo", "127.0.0.1", peer, 2s, 0ms, keyed("tok")};
+  LinkResult r = probe_link(probe);
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(read_until_closed(connect_and_send(peer, "DDPLPROBE1 echo\n")), "") << "answered a hello without a MAC";
+  probe.auth = keyed("other-job");
+  r = probe_link(probe);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("no probe answer"), std::string::npos) << r.error;
+
+  // A listener that answers anything, without a MAC (it does not know the token).
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  std::thread impostor([fd, id = peer.listener_id] {
+    int c = ::accept(fd, nullptr, nullptr);
+    const std::string answer = "SEEN 127.0.0.1 " + id + "\n";
+    if (c >= 0) (void)!::send(c, answer.data(), answer.size(), MSG_NOSIGNAL), read_until_closed(c);
+  });
+  peer.port = ntohs(a.sin_port);
+  r = probe_link({"lo", "127.0.0.1", peer, 2s, 0ms, keyed("tok")});
+  impostor.join();
+  ::close(fd);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("could not prove the rendezvous token"), std::string::npos) << r.error;
+}
+
+// Issue 29: 256 idle connections filled the listener and every probe after them failed. Now
+// 300 idle strangers from the prober's own address take at most 16 places, the oldest silent
+// one makes room for each newcomer, and one that sent no hello is closed after 1 s.
+TEST(PeerProbe, IdleConnectionsFromTheProbersAddressNeverLockItOut) {
+  auto started = PeerProbeListener::start({{"lo", "127.0.0.1", 0, ""}}, 30s);
+  ASSERT_TRUE(started.value) << started.error;
+  ProbeEndpoint peer = (*started.value)->endpoints()[0];
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) idle.push_back(connect_and_send(peer, ""));
+  LinkResult r = probe_link({"lo", "127.0.0.1", peer, 2s, 0ms});
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(read_until_closed(idle.back()), "") << "an idle stranger got an answer";  // closed, by deadline or eviction
+  for (std::size_t i = 0; i + 1 < idle.size(); ++i) ::close(idle[i]);
 }
 
 TEST(PeerProbe, ClosedPortAndSilentPeerFailInBoundedTimeWithAReason) {

@@ -1,7 +1,9 @@
 // The rendezvous handshake's trust on 127.0.0.1 / ::1: the greeting and early refusals say
-// nothing about the job; captured joins cannot be replayed or altered; nodes (and status
+// nothing about the job; captured joins cannot be replayed or altered; frames after the
+// handshake cannot be altered, injected, replayed or reordered; nodes (and status
 // queries) refuse a master that cannot prove the token; peers without a node rank cannot
 // speak for the job; the server listens where it is told, IPv6 and dual-stack included.
+#include "../../rendezvous/src/frame_seal.h"
 #include "../../rendezvous/src/wire.h"
 #include "../../rendezvous/testing/fake_master.h"
 #include "../../rendezvous/testing/raw_peer.h"
@@ -180,6 +182,79 @@ TEST(RendezvousHandshake, CapturedJoinReplayedOrAlteredIsRefused) {
   EXPECT_EQ(altered_answer->kind, "refuse");
   EXPECT_TRUE(contains(altered_answer->fields.at("reason"), "authentication failed"));
   EXPECT_EQ(server.joined_count(), 1);
+}
+
+TEST(RendezvousHandshake, SealedFramesOpenOnlyOnceInOrderAndUnaltered) {
+  SessionKeys keys = session_keys("tok", random_nonce(), random_nonce(), "claims");
+  detail::FrameSeal master = detail::master_seal(keys), node = detail::node_seal(keys);
+  std::string first = "msg\njob\n0\njob_end\nexit_code=1\n", second = "hb\njob\n0\n\nseq=1\n";
+  std::string sealed_first = first, sealed_second = second;
+  master.seal(sealed_first);
+  master.seal(sealed_second);
+  std::string error;
+  detail::FrameSeal reordered = detail::node_seal(keys);
+  EXPECT_FALSE(reordered.open(sealed_second, error)) << "the second frame opened first";
+  EXPECT_TRUE(contains(error, "fails its MAC")) << error;
+
+  std::string altered = sealed_first;
+  altered.replace(altered.find("exit_code=1"), 11, "exit_code=0");
+  EXPECT_FALSE(node.open(altered, error));
+  EXPECT_FALSE(node.open(first, error)) << "a frame without a MAC";
+  EXPECT_TRUE(contains(error, "carries no MAC")) << error;
+  auto opened = node.open(sealed_first, error);
+  ASSERT_TRUE(opened) << error;
+  EXPECT_EQ(*opened, first);
+  EXPECT_FALSE(node.open(sealed_first, error)) << "the same frame replayed";
+  opened = node.open(sealed_second, error);
+  ASSERT_TRUE(opened) << error;
+  EXPECT_EQ(*opened, second);
+
+  std::string reflected = first;  // a node's own frame sent back to it is not the master's
+  detail::node_seal(keys).seal(reflected);
+  EXPECT_FALSE(detail::node_seal(keys).open(reflected, error));
+  std::string other_session = first;  // nor is a frame of another connection of the same job
+  detail::master_seal(session_keys("tok", random_nonce(), random_nonce(), "claims")).seal(other_session);
+  EXPECT_FALSE(detail::node_seal(keys).open(other_session, error));
+}
+
+TEST(RendezvousHandshake, MasterRefusesAFrameAfterTheHandshakeWithoutTheSessionMac) {
+  boost::asio::io_context io;
+  ServerLog log;
+  GreetedPeer greeted(io, fast_server(2), log);
+  RawPeer& peer = *greeted.peer;
+  ASSERT_TRUE(greeted.hello);
+  Frame join = signed_join(*greeted.hello, "tok", "job-a", 1, random_nonce());
+  peer.send_bytes(encode_frame(join));
+  ASSERT_TRUE(await_frame(io, peer, 1));  // the welcome
+  ASSERT_TRUE(run_until(io, [&] { return greeted.server->joined_count() == 1; }));
+  detail::FrameSeal seal = detail::node_seal(
+      session_keys("tok", greeted.hello->fields.at("nonce"), join.fields.at("nonce"), detail::claims_of(join)));
+
+  Frame hb;
+  hb.kind = "hb";
+  hb.job_id = "job-a";
+  hb.fields["seq"] = "7";
+  std::string body = encode_body(hb);
+  seal.seal(body);
+  peer.send_bytes(length_prefixed(body));  // sealed right: answered, and the answer is sealed too
+  ASSERT_TRUE(await_frame(io, peer, 2));
+  std::string received = peer.received, error;
+  FrameReader reader(1 << 20);
+  reader.append(received.data(), received.size());
+  std::string_view answer;
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(reader.next_body(answer, error), FrameReader::Status::kFrame);
+  auto opened = seal.open(answer, error);
+  ASSERT_TRUE(opened) << error;
+  EXPECT_TRUE(contains(std::string(*opened), "hb_ack\njob-a\n")) << *opened;
+
+  hb.fields["seq"] = "8";
+  peer.send_bytes(encode_frame(hb));  // what a relay injects: a well-formed frame without the MAC
+  ASSERT_TRUE(run_until(io, [&] {
+    for (auto& r : log.refused)
+      if (contains(r, "refused a frame from 127.0.0.1:")) return true;
+    return false;
+  }));
+  EXPECT_EQ(greeted.server->joined_count(), 0);
 }
 
 TEST(RendezvousHandshake, NodeRefusesAMasterThatCannotProveTheToken) {

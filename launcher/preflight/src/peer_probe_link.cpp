@@ -18,6 +18,7 @@
 
 #include "ddplaunch/preflight/peer_probe.h"
 #include "ddplaunch/preflight/tcp_probe.h"
+#include "probe_wire.h"
 #include "sockaddr_text.h"
 #include "unique_fd.h"
 
@@ -57,7 +58,7 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
 std::string read_line(int fd, Clock::time_point deadline) {
   std::string line;
   char c;
-  while (line.size() < 128 && wait_for(fd, POLLIN, deadline)) {
+  while (line.size() < probe_wire::kMaxLineBytes && wait_for(fd, POLLIN, deadline)) {
     if (::recv(fd, &c, 1, 0) != 1) break;
     if (c == '\n') return line;
     line.push_back(c);
@@ -124,20 +125,17 @@ LinkResult probe_link(const LinkProbe& probe) {
   const bool bulk = probe.sample.count() > 0;
   const auto reply_deadline = Clock::now() + std::chrono::seconds(2);
   const auto hello_sent = Clock::now();
-  if (!send_text(fd.get(), bulk ? "DDPLPROBE1 bulk\n" : "DDPLPROBE1 echo\n")) {
+  const std::string nonce = probe.auth.enabled() ? probe_wire::random_hex(16) : "";
+  if (!send_text(fd.get(), probe_wire::hello_line(bulk, nonce, probe.auth))) {
     result.error = std::string("send failed: ") + std::strerror(errno);
     return result;
   }
-  std::string seen = read_line(fd.get(), reply_deadline);
+  std::string line = read_line(fd.get(), reply_deadline);
   result.rtt_ms = std::chrono::duration<double, std::milli>(Clock::now() - hello_sent).count();
-  if (seen.rfind("SEEN ", 0) != 0) {
-    result.error = "connected, but no probe answer within 2 s (not a ddplaunch probe listener?)";
-    return result;
-  }
-  const std::string answer = seen.substr(5);
-  result.seen_as = answer.substr(0, answer.find(' '));
-  const std::string answered_id = answer.find(' ') == std::string::npos ? "" : answer.substr(answer.find(' ') + 1);
-  if (!probe.peer.listener_id.empty() && answered_id != probe.peer.listener_id) {
+  auto seen = probe_wire::read_seen(line, nonce, probe.auth, result.error);
+  if (!seen) return result;
+  result.seen_as = seen->seen_as;
+  if (!probe.peer.listener_id.empty() && seen->listener_id != probe.peer.listener_id) {
     result.error = "reached another launcher at " + probe.peer.address +
                    ", not that node's: the address is on several hosts (a local bridge like docker0?)";
     return result;

@@ -1,6 +1,7 @@
 // PeerProbeListener: the answering side of the peer probe (peer_probe.h). One thread, one
-// poll loop over the listeners and their connections; bounded in connections, time and
-// memory (a 4 KiB read buffer per connection; sample bytes are dropped).
+// poll loop over the listeners and their connections; bounded in connections (in all and per
+// source address), time (1 s for the hello) and memory (a 4 KiB read buffer per connection;
+// sample bytes are dropped).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -10,26 +11,29 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "ddplaunch/preflight/peer_probe.h"
+#include "probe_wire.h"
 #include "sockaddr_text.h"
 
 namespace ddplaunch::preflight {
 
 namespace {
 
-constexpr std::size_t kMaxConnections = 256;                 // peers probe a few each
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kMaxConnections = 256;                    // peers probe a few each
+constexpr std::size_t kMaxPerSource = 16;                       // a node probes at most 8 peers at once
+constexpr auto kHelloDeadline = std::chrono::seconds(1);        // a prober sends it as it connects
 constexpr auto kConnectionLifetime = std::chrono::seconds(10);  // a probe takes < 3 s
-constexpr std::size_t kMaxHelloBytes = 64;
+constexpr int kAcceptsPerRound = 64;
 
 struct Connection {
   int fd = -1;
-  std::string seen_as;  // the prober's address as this end sees it
-  std::string hello;    // bytes of the hello line so far
-  bool bulk = false;    // after the hello: the sample's bytes, read and dropped until EOF
-  std::chrono::steady_clock::time_point since;
+  std::string seen_as;    // the prober's address as this end sees it
+  std::string hello;      // bytes of the hello line so far
+  bool answered = false;  // a valid hello came; bulk: the sample's bytes follow, dropped until EOF
+  Clock::time_point since;
 };
 
 void send_all(int fd, const std::string& text) {
@@ -41,42 +45,55 @@ void send_all(int fd, const std::string& text) {
   }
 }
 
-// Reads what is there; false when the connection is done (EOF, error, bad hello, answered).
-bool on_readable(Connection& c, const std::string& id) {
+// Reads what is there; false when the connection is done (EOF, error, bad hello, answered echo).
+bool on_readable(Connection& c, const std::string& id, const ProbeAuth& auth) {
   char buffer[4096];
   ssize_t n = ::recv(c.fd, buffer, sizeof(buffer), 0);
   if (n < 0) return errno == EAGAIN || errno == EINTR;
-  if (n == 0) return false;  // EOF: the prober is done
-  if (c.bulk) return true;    // the prober measures what the kernel acknowledged: nothing to count
+  if (n == 0) return false;    // EOF: the prober is done
+  if (c.answered) return true;  // the prober measures what the kernel acknowledged: nothing to count
   c.hello.append(buffer, static_cast<std::size_t>(n));
   auto newline = c.hello.find('\n');
-  if (newline == std::string::npos) return c.hello.size() < kMaxHelloBytes;
-  std::string line = c.hello.substr(0, newline);
-  if (line != "DDPLPROBE1 echo" && line != "DDPLPROBE1 bulk") return false;
-  send_all(c.fd, "SEEN " + c.seen_as + " " + id + "\n");
-  c.bulk = line == "DDPLPROBE1 bulk";
-  return c.bulk;
+  if (newline == std::string::npos) return c.hello.size() < probe_wire::kMaxLineBytes;
+  auto hello = probe_wire::read_hello(c.hello.substr(0, newline), auth);
+  if (!hello) return false;  // a stranger, or without the job's token: no answer
+  send_all(c.fd, probe_wire::seen_line(c.seen_as, id, hello->nonce, auth));
+  c.answered = true;
+  return hello->bulk;
 }
 
-// 16 hex digits from the kernel's random source (not a secret: an identity).
-std::string random_id() {
-  unsigned char bytes[8] = {0};
-  if (FILE* f = std::fopen("/dev/urandom", "rb")) {
-    if (std::fread(bytes, 1, sizeof(bytes), f) != sizeof(bytes)) bytes[0] ^= static_cast<unsigned char>(::getpid());
-    std::fclose(f);
-  }
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) out += hex[b >> 4], out += hex[b & 15];
-  return out;
+// Room for one more connection from `source`. Over a cap (per source, or in all) the oldest
+// connection that has sent no valid hello yet — of that source, or of any at the total cap —
+// makes room: idle strangers never lock out a prober, who sends its hello as it connects.
+// False when every connection in the way is a probe in progress.
+bool make_room(std::vector<Connection>& connections, const std::string& source) {
+  auto evict_oldest_silent = [&](bool same_source_only) {
+    auto it = std::find_if(connections.begin(), connections.end(), [&](const Connection& c) {
+      return !c.answered && (!same_source_only || c.seen_as == source);
+    });
+    if (it == connections.end()) return false;
+    ::close(it->fd);
+    connections.erase(it);
+    return true;
+  };
+  auto from_source = std::count_if(connections.begin(), connections.end(),
+                                   [&](const Connection& c) { return c.seen_as == source; });
+  if (static_cast<std::size_t>(from_source) >= kMaxPerSource && !evict_oldest_silent(true)) return false;
+  return connections.size() < kMaxConnections || evict_oldest_silent(false);
+}
+
+// False when the connection is done: its time is up (1 s without a valid hello, 10 s in all).
+bool within_deadline(const Connection& c, Clock::time_point now) {
+  return now - c.since < (c.answered ? kConnectionLifetime : kHelloDeadline);
 }
 
 }  // namespace
 
 Result<std::unique_ptr<PeerProbeListener>> PeerProbeListener::start(std::vector<ProbeEndpoint> endpoints,
-                                                                    std::chrono::milliseconds lifetime) {
+                                                                    std::chrono::milliseconds lifetime, ProbeAuth auth) {
   std::unique_ptr<PeerProbeListener> l(new PeerProbeListener());
-  const std::string id = random_id();
+  const std::string id = probe_wire::random_hex(8);
+  l->auth_ = std::move(auth);
   for (auto& e : endpoints) {
     e.listener_id = id;
     sockaddr_storage addr{};
@@ -84,7 +101,7 @@ Result<std::unique_ptr<PeerProbeListener>> PeerProbeListener::start(std::vector<
     if (!len) continue;
     int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), *len) != 0 || ::listen(fd, 64) != 0) {
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), *len) != 0 || ::listen(fd, 256) != 0) {
       ::close(fd);
       continue;
     }
@@ -105,9 +122,9 @@ Result<std::unique_ptr<PeerProbeListener>> PeerProbeListener::start(std::vector<
   return Result<std::unique_ptr<PeerProbeListener>>::success(std::move(l));
 }
 
-void PeerProbeListener::serve(std::chrono::steady_clock::time_point until) {
+void PeerProbeListener::serve(Clock::time_point until) {
   std::vector<Connection> connections;
-  while (std::chrono::steady_clock::now() < until) {
+  while (Clock::now() < until) {
     std::vector<pollfd> fds;
     fds.push_back({wake_pipe_[0], POLLIN, 0});
     for (int fd : listen_fds_) fds.push_back({fd, POLLIN, 0});
@@ -115,30 +132,33 @@ void PeerProbeListener::serve(std::chrono::steady_clock::time_point until) {
     if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) break;
     if (fds[0].revents) break;  // stop()
 
-    const auto now = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < listen_fds_.size(); ++i) {
-      if (!(fds[1 + i].revents & POLLIN)) continue;
-      sockaddr_storage peer{};
-      socklen_t len = sizeof(peer);
-      int fd = ::accept4(listen_fds_[i], reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      if (connections.size() >= kMaxConnections) {
-        ::close(fd);
-        continue;
-      }
-      connections.push_back({fd, sockaddr_ip_text(reinterpret_cast<sockaddr*>(&peer)), "", false, now});
-    }
-    // Connections polled this round are at fds[1 + listeners + index]; new ones wait a round.
+    // The connections polled this round first (at fds[1 + listeners + index]), then new ones.
+    const auto now = Clock::now();
     const std::size_t first = 1 + listen_fds_.size();
     std::vector<Connection> kept;
     for (std::size_t i = 0; i < connections.size(); ++i) {
       Connection& c = connections[i];
-      bool alive = now - c.since < kConnectionLifetime;
-      if (alive && first + i < fds.size() && fds[first + i].revents) alive = on_readable(c, id_);
+      bool alive = within_deadline(c, now);
+      if (alive && fds[first + i].revents) alive = on_readable(c, id_, auth_);
       if (alive) kept.push_back(c);
       else ::close(c.fd);
     }
     connections.swap(kept);
+    for (std::size_t i = 0; i < listen_fds_.size(); ++i) {
+      if (!(fds[1 + i].revents & POLLIN)) continue;
+      for (int n = 0; n < kAcceptsPerRound; ++n) {
+        sockaddr_storage peer{};
+        socklen_t len = sizeof(peer);
+        int fd = ::accept4(listen_fds_[i], reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        Connection c{fd, sockaddr_ip_text(reinterpret_cast<sockaddr*>(&peer)), "", false, now};
+        if (!make_room(connections, c.seen_as) || !on_readable(c, id_, auth_)) {  // a prober's hello is there already
+          ::close(fd);
+          continue;
+        }
+        connections.push_back(c);
+      }
+    }
   }
   for (auto& c : connections) ::close(c.fd);
 }

@@ -29,6 +29,7 @@ std::optional<std::string> unescape_text(std::string_view s);
 std::string encode_body(const Frame& frame, std::string_view raw_tail = {});
 // Length prefix + body.
 std::string encode_frame(const Frame& frame, std::string_view raw_tail = {});
+std::string length_prefixed(std::string_view body);
 // Never throws on garbage: returns nullopt and says what was wrong.
 std::optional<Frame> decode_body(std::string_view body, std::string& error);
 // One `key=value\n` line, escaped.
@@ -50,6 +51,9 @@ class FrameReader {
   // kFrame: `out` holds the next frame. kError: `error` says why (oversize, malformed); the
   // stream is unusable afterwards.
   Status next(Frame& out, std::string& error);
+  // The same, undecoded: `body` views the next frame's body, valid until the next call or
+  // append (for a connection that checks each body's MAC before decoding it).
+  Status next_body(std::string_view& body, std::string& error);
   std::size_t buffered() const { return buffer_.size() - offset_; }
   // Changes the largest frame accepted from now on (a peer gets more room once it is trusted).
   void set_limit(std::size_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }

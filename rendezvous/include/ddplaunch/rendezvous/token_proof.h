@@ -40,4 +40,14 @@ std::string node_proof(std::string_view token, std::string_view master_nonce, st
 std::string master_proof(std::string_view token, std::string_view node_nonce, std::string_view master_nonce,
                          std::string_view claims);
 
+// After the welcome, every frame is MACed (frame_seal.h) under a key per direction, bound to
+// this connection's challenge and claims like the proofs:
+// HMAC(token, "ddplaunch-frames-<direction>-v2" | nonce_m | nonce_n | SHA-256(claims)).
+// Zero keys when libcrypto is missing (callers with a token refused to go on before this).
+struct SessionKeys {
+  Digest master_to_node{}, node_to_master{};
+};
+SessionKeys session_keys(std::string_view token, std::string_view master_nonce, std::string_view node_nonce,
+                         std::string_view claims);
+
 }  // namespace ddplaunch::rendezvous

@@ -6,15 +6,19 @@
 // and advertises its endpoints; a prober calls probe_link() once per (peer, interface).
 // Wire (text lines, tiny): prober → "DDPLPROBE1 echo|bulk\n"; listener → "SEEN <ip> <id>\n";
 // bulk: the prober then streams its sample and counts what the peer's kernel acknowledged;
-// the listener reads and drops it until EOF. Nothing about the job is sent, and the listener
-// bounds its connections in count, time and work.
+// the listener reads and drops it until EOF. With a job token both lines carry a MAC
+// (ProbeAuth): "DDPLPROBE1 echo|bulk <nonce> <mac>", "SEEN <ip> <id> <mac>". Nothing about the
+// job is sent, and the listener bounds its connections in count (in all and per source
+// address), time (1 s for the hello) and work (issue 29: idle strangers cannot crowd out a probe).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -42,13 +46,23 @@ std::optional<std::vector<ProbeEndpoint>> decode_endpoints(const std::string& te
 // loopback only when `include_loopback` (every node of the job on this machine). Port 0.
 std::vector<ProbeEndpoint> candidate_endpoints(const std::vector<NetInterface>& interfaces, bool include_loopback);
 
+// With a job token, probes are authenticated both ways: the hello proves the prober knows the
+// token (and names the listener it is for), the answer proves the listener does (and is bound
+// to the hello's nonce). The launcher supplies the MAC (HMAC-SHA256 keyed with the token:
+// preflight holds no cryptography); empty: no token, no MACs, the old lines.
+struct ProbeAuth {
+  std::function<std::string(std::string_view message)> mac;      // hex digest of a message
+  std::function<bool(std::string_view, std::string_view)> same;  // constant-time comparison
+  bool enabled() const { return static_cast<bool>(mac) && static_cast<bool>(same); }
+};
+
 class PeerProbeListener {
  public:
   // Listens on each endpoint's address (port 0: the kernel picks); endpoints that cannot
   // be bound are left out (their interface then cannot be chosen). Serves until stop() or
   // destruction, at most `lifetime`.
   static Result<std::unique_ptr<PeerProbeListener>> start(std::vector<ProbeEndpoint> endpoints,
-                                                          std::chrono::milliseconds lifetime);
+                                                          std::chrono::milliseconds lifetime, ProbeAuth auth = {});
   ~PeerProbeListener();
   PeerProbeListener(const PeerProbeListener&) = delete;
   PeerProbeListener& operator=(const PeerProbeListener&) = delete;
@@ -62,6 +76,7 @@ class PeerProbeListener {
 
   std::vector<ProbeEndpoint> endpoints_;
   std::string id_;
+  ProbeAuth auth_;
   std::vector<int> listen_fds_;
   int wake_pipe_[2] = {-1, -1};
   std::thread thread_;
@@ -73,6 +88,7 @@ struct LinkProbe {
   ProbeEndpoint peer;         // the peer's listener on its interface of the same name
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds sample{300};  // throughput sample; 0 = none
+  ProbeAuth auth;                          // the job's token, when it has one
 };
 
 struct LinkResult {
