@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -38,6 +39,11 @@
 using namespace ddplaunch;
 
 namespace {
+
+int print_version() {
+  std::printf("ddplaunch %s\n", DDPLAUNCH_VERSION);
+  return 0;
+}
 
 int fail(const std::vector<std::string>& errors) {
   for (const auto& e : errors) spdlog::error("{}", e);
@@ -154,6 +160,8 @@ preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor, bool driv
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `ddplaunch --version` alone is answered before the command-line parser is built.
+  if (argc == 2 && std::string_view(argv[1]) == "--version") return print_version();
   // Keep the arguments, then hide a --token value from ps: before the guard is forked, so
   // that its copy of this memory is clean too.
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -162,7 +170,7 @@ int main(int argc, char** argv) {
   // Parse the command line (pure: no thread, no file); --help and --version need nothing more.
   CommandLine cl = parse_command_line(args);
   if (cl.help) return std::fputs(usage_text().c_str(), stdout), 0;
-  if (cl.version) return std::printf("ddplaunch %s\n", DDPLAUNCH_VERSION), 0;
+  if (cl.version) return print_version();
 
   // The guard must be forked before anything can start a thread.
   OrphanGuard guard;

@@ -1,7 +1,11 @@
 // JobCoordinator: rendezvous and node messages → JobPolicy events; decisions → effects.
 #include "agent/job_coordinator.h"
 
+#include <sys/random.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <ctime>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -26,7 +30,9 @@ PolicySettings policy_settings(const CoordinatorSettings& s) {
   p.master_is_loopback = s.master_is_loopback;
   p.refuse_version_mismatch = s.config.version_mismatch == "refuse";
   p.doctor = s.doctor;
-  p.random_seed = std::random_device{}();
+  // getrandom, not std::random_device (glibc 2.36 once libstdc++ is static: see new_job_tag).
+  if (::getrandom(&p.random_seed, sizeof p.random_seed, 0) != static_cast<ssize_t>(sizeof p.random_seed))
+    p.random_seed = static_cast<decltype(p.random_seed)>(::getpid()) ^ static_cast<decltype(p.random_seed)>(::time(nullptr));
   p.membership = membership_enabled(s.config);
   const MembershipConfig& m = s.config.membership;
   p.membership_settings = MembershipSettings{min_nodes(s.config), s.config.nodes, m.spares, m.last_call_s,

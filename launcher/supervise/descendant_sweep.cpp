@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -130,11 +131,21 @@ bool descends_from(pid_t pid, pid_t ancestor) {
   return false;
 }
 
+// getrandom, not std::random_device: the statically linked libstdc++'s random_device needs
+// glibc 2.36 (arc4random), which the GPU machines' bundle must not (scripts/gpu-bundle).
 std::string new_job_tag() {
-  std::random_device device;
-  std::uniform_int_distribution<unsigned> byte(0, 255);
+  unsigned char bytes[16] = {};
+  for (std::size_t got = 0; got < sizeof bytes;) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {  // no kernel randomness: still unique enough to tell this job's processes apart
+      std::snprintf(reinterpret_cast<char*>(bytes), sizeof bytes, "%x-%lx", ::getpid(), static_cast<long>(::time(nullptr)));
+      break;
+    }
+    got += static_cast<std::size_t>(n);
+  }
   std::string tag;
-  for (int i = 0; i < 16; ++i) tag += fmt::format("{:02x}", byte(device));
+  for (unsigned char b : bytes) tag += fmt::format("{:02x}", b);
   return tag;
 }
 

@@ -1,4 +1,5 @@
-// Boost.Process v1 spawn with an exec-setup hook for what the standard options cannot
+// Worker spawn: clone(CLONE_VM | CLONE_VFORK) as posix_spawn does (no copy of the launcher's
+// page tables, no copy-on-write faults before exec), with the setup posix_spawn cannot
 // express: a new process group, parent-death signal, clean signal state, ptrace stop.
 #include "supervise/process_spawner.h"
 
@@ -13,17 +14,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-#include <cstring>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
-#include <boost/process/posix.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
 #include <fmt/format.h>
 
 #include "env/program_path.h"
-
-namespace bp = boost::process;
 
 namespace ddplaunch {
 
@@ -76,28 +77,70 @@ void apply_placement(const cpu_set_t& cpus, bool bind_cpus, const NodeMask& memo
   (void)syscall(SYS_set_mempolicy, mode, memory.bits, kMaxNumaNodes);
 }
 
-// Runs in the forked child before exec: only async-signal-safe calls here.
-struct WorkerExecSetup : bp::extend::handler {
-  pid_t launcher_pid;
-  bool start_stopped;
+// Everything the child needs, prepared before clone: the child shares the launcher's memory
+// until it execs, so it allocates nothing and calls only async-signal-safe functions.
+struct ChildPlan {
+  const char* path = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
+  pid_t launcher_pid = 0;
+  bool start_stopped = false;
   bool bind_cpus = false;
   cpu_set_t cpus{};
   NodeMask memory;
-
-  template <typename Executor>
-  void on_exec_setup(Executor&) const {
-    setpgid(0, 0);                        // own group: signals reach its whole tree
-    prctl(PR_SET_PDEATHSIG, SIGKILL);     // launcher SIGKILLed → worker dies too
-    if (getppid() != launcher_pid) _exit(127);  // launcher died before prctl took effect
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT}) signal(sig, SIG_DFL);
-    mark_inherited_descriptors_cloexec();
-    apply_placement(cpus, bind_cpus, memory);
-    if (start_stopped) ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);  // stops with SIGTRAP after exec
-  }
+  int exec_errno = 0;  // written by the child when it cannot exec (shared memory)
 };
+
+// The child, until exec. Its signal handlers are the launcher's until reset here, and a
+// handler run now would act on the launcher's memory: the launcher blocks every signal
+// around clone, the child resets every caught signal to its default, then unblocks.
+int run_child(void* arg) {
+  auto* plan = static_cast<ChildPlan*>(arg);
+  // dup2 onto itself would keep close-on-exec: then the flag is cleared instead.
+  auto bind = [](int fd, int target) { return fd == target ? fcntl(fd, F_SETFD, 0) : dup2(fd, target); };
+  if (bind(plan->stdin_fd, 0) < 0 || bind(plan->stdout_fd, 1) < 0 || bind(plan->stderr_fd, 2) < 0) {
+    plan->exec_errno = errno;
+    _exit(127);
+  }
+  setpgid(0, 0);                        // own group: signals reach its whole tree
+  prctl(PR_SET_PDEATHSIG, SIGKILL);     // launcher SIGKILLed → worker dies too
+  if (getppid() != plan->launcher_pid) _exit(127);  // launcher died before prctl took effect
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0) continue;  // glibc's own signals, SIGKILL, SIGSTOP
+    const bool caught = current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
+    if (caught || sig == SIGPIPE || sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGCHLD ||
+        sig == SIGQUIT)
+      signal(sig, SIG_DFL);
+  }
+  mark_inherited_descriptors_cloexec();
+  apply_placement(plan->cpus, plan->bind_cpus, plan->memory);
+  if (plan->start_stopped) ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);  // stops with SIGTRAP after exec
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  execve(plan->path, plan->argv, plan->envp);
+  plan->exec_errno = errno;
+  _exit(127);
+}
+
+// clone(CLONE_VM | CLONE_VFORK): returns once the child has exec'd or exited. -1 with errno
+// when no child was created.
+pid_t clone_and_exec(ChildPlan& plan) {
+  constexpr std::size_t kStackBytes = 256 << 10;
+  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -1;
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pid_t pid = clone(run_child, static_cast<char*>(stack) + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &plan);
+  const int clone_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  munmap(stack, kStackBytes);
+  errno = clone_errno;
+  return pid;
+}
 
 bool make_pipe(int fds[2]) { return pipe2(fds, O_CLOEXEC) == 0; }
 
@@ -166,45 +209,61 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
     return out;
   }
 
-  bp::environment env;
-  env.clear();
+  // The environment, last value of a repeated key winning; argv and envp as exec wants them.
+  std::vector<std::string> env_entries;
+  std::unordered_map<std::string, std::size_t> env_index;
   for (const auto& entry : request.env) {
     auto eq = entry.find('=');
-    if (eq != std::string::npos && eq > 0) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    if (eq == std::string::npos || eq == 0) continue;
+    auto [it, fresh] = env_index.emplace(entry.substr(0, eq), env_entries.size());
+    if (fresh) env_entries.push_back(entry);
+    else env_entries[it->second] = entry;
   }
-  std::vector<std::string> args(request.argv.begin() + 1, request.argv.end());
+  std::vector<char*> envp;
+  for (auto& entry : env_entries) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> arg_strings(request.argv);
+  std::vector<char*> argv;
+  for (auto& arg : arg_strings) argv.push_back(arg.data());
+  argv.push_back(nullptr);
 
-  std::error_code ec;
-  WorkerExecSetup setup;
-  setup.launcher_pid = getpid();
-  setup.start_stopped = request.start_stopped;
-  setup.bind_cpus = !request.cpus.empty();
-  CPU_ZERO(&setup.cpus);
+  int null_fd = -1;
+  if (!request.stdin_pipe && (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+    out.error_number = errno;
+    out.error = fmt::format("cannot open /dev/null for the worker's stdin: {}", std::strerror(errno));
+    close_fd(out_pipe[0]), close_fd(out_pipe[1]), close_fd(err_pipe[0]), close_fd(err_pipe[1]);
+    return out;
+  }
+  ChildPlan plan;
+  plan.path = exe.c_str();
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.stdin_fd = request.stdin_pipe ? in_pipe[0] : null_fd;
+  plan.stdout_fd = out_pipe[1];
+  plan.stderr_fd = err_pipe[1];
+  plan.launcher_pid = getpid();
+  plan.start_stopped = request.start_stopped;
+  plan.bind_cpus = !request.cpus.empty();
+  CPU_ZERO(&plan.cpus);
   for (int cpu : request.cpus)
-    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &setup.cpus);
-  setup.memory = node_mask(request.memory_nodes);
-  errno = 0;
-  bp::child child = request.stdin_pipe
-                        ? bp::child(bp::exe = exe, bp::args = args, env, bp::posix::fd.bind(0, in_pipe[0]),
-                                    bp::posix::fd.bind(1, out_pipe[1]), bp::posix::fd.bind(2, err_pipe[1]), setup, ec)
-                        : bp::child(bp::exe = exe, bp::args = args, env, bp::std_in < bp::null,
-                                    bp::posix::fd.bind(1, out_pipe[1]), bp::posix::fd.bind(2, err_pipe[1]), setup, ec);
-  // Boost.Process can fail before fork (its own pipe: EMFILE) without setting `ec`.
-  const int spawn_errno = errno;
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &plan.cpus);
+  plan.memory = node_mask(request.memory_nodes);
+  const pid_t pid = clone_and_exec(plan);
+  const int spawn_errno = pid < 0 ? errno : plan.exec_errno;
+  if (pid > 0 && plan.exec_errno != 0) waitpid(pid, nullptr, 0);  // it exited without exec: reap it here
+  close_fd(null_fd);
   close_fd(out_pipe[1]);
   close_fd(err_pipe[1]);
   close_fd(in_pipe[0]);
-  if (ec || child.id() <= 0) {
+  if (pid <= 0 || plan.exec_errno != 0) {
     close_fd(out_pipe[0]);
     close_fd(err_pipe[0]);
     close_fd(in_pipe[1]);
-    out.error_number = ec ? ec.value() : spawn_errno;
-    out.error = fmt::format("cannot start '{}': {}", exe,
-                            ec ? ec.message() : out.error_number ? std::strerror(out.error_number) : "unknown error");
+    out.error_number = spawn_errno;
+    out.error = fmt::format("cannot start '{}': {}", exe, spawn_errno ? std::strerror(spawn_errno) : "unknown error");
     return out;
   }
-  out.pid = child.id();
-  child.detach();  // we reap it ourselves (GroupSupervisor), by pid
+  out.pid = pid;
   out.stdout_fd = out_pipe[0];
   out.stderr_fd = err_pipe[0];
   out.stdin_fd = in_pipe[1];

@@ -3,6 +3,7 @@
 #include "ddplaunch/rendezvous/client.h"
 
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
+#include <vector>
 
 #include <boost/asio.hpp>
 
@@ -55,6 +56,11 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   void attempt() {
     ++attempts_;
     auto id = ++attempt_id_;
+    // An address literal (the usual --master, and always a standalone job's) needs no
+    // resolver: Asio's starts a thread of its own at the first lookup.
+    boost::system::error_code literal_error;
+    const auto literal = boost::asio::ip::make_address(opt_.host, literal_error);
+    if (!literal_error) return connect({tcp::endpoint(literal, opt_.port)}, id);
     resolver_.async_resolve(opt_.host, std::to_string(opt_.port),
         [self = shared_from_this(), id](const boost::system::error_code& ec,
                                         tcp::resolver::results_type results) {
@@ -63,11 +69,13 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
             self->last_error_ = "cannot resolve '" + self->opt_.host + "': " + ec.message();
             return self->schedule_retry();
           }
-          self->connect(results, id);
+          std::vector<tcp::endpoint> endpoints;
+          for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+          self->connect(endpoints, id);
         });
   }
 
-  void connect(const tcp::resolver::results_type& results, std::uint64_t id) {
+  void connect(const std::vector<tcp::endpoint>& endpoints, std::uint64_t id) {
     socket_ = tcp::socket(io_);
     connect_started_ = Clock::now();
     timed_out_ = false;
@@ -78,7 +86,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
       boost::system::error_code ignored;
       self->socket_.close(ignored);
     });
-    boost::asio::async_connect(socket_, results,
+    boost::asio::async_connect(socket_, endpoints,
         [self = shared_from_this(), id](const boost::system::error_code& ec, const tcp::endpoint&) {
           if (self->phase_ != Phase::kConnecting || id != self->attempt_id_) return;
           self->attempt_timer_.cancel();

@@ -1,0 +1,28 @@
+// spdlog's compiled part (SPDLOG_COMPILED_LIB): the -inl.h implementations and the sink
+// instantiations ddplaunch uses (base_sink, the ANSI colour console sinks), compiled from
+// the installed spdlog headers.
+#include <mutex>
+
+#include <spdlog/common-inl.h>
+#include <spdlog/details/backtracer-inl.h>
+#include <spdlog/details/log_msg-inl.h>
+#include <spdlog/details/log_msg_buffer-inl.h>
+#include <spdlog/details/null_mutex.h>
+#include <spdlog/details/os-inl.h>
+#include <spdlog/details/periodic_worker-inl.h>
+#include <spdlog/details/registry-inl.h>
+#include <spdlog/logger-inl.h>
+#include <spdlog/pattern_formatter-inl.h>
+#include <spdlog/sinks/ansicolor_sink-inl.h>
+#include <spdlog/sinks/base_sink-inl.h>
+#include <spdlog/sinks/sink-inl.h>
+#include <spdlog/spdlog-inl.h>
+
+template SPDLOG_API spdlog::logger::logger(std::string name, sinks_init_list::iterator begin,
+                                           sinks_init_list::iterator end);
+template class SPDLOG_API spdlog::sinks::base_sink<std::mutex>;
+template class SPDLOG_API spdlog::sinks::base_sink<spdlog::details::null_mutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_sink<spdlog::details::console_mutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_sink<spdlog::details::console_nullmutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_stdout_sink<spdlog::details::console_mutex>;
+template class SPDLOG_API spdlog::sinks::ansicolor_stderr_sink<spdlog::details::console_mutex>;
