@@ -93,8 +93,11 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   const RestartSettings& r = c.restart;
   need(r.max_restarts >= 0, fmt::format("restart.max_restarts must be >= 0 (got {})", r.max_restarts));
   need(r.init_restarts >= 0, fmt::format("restart.init_restarts must be >= 0 (got {})", r.init_restarts));
-  need(r.backoff_s >= 0 && r.backoff_max_s >= r.backoff_s,
-       fmt::format("restart: need 0 <= backoff_s <= backoff_max_s (got {}, {})", r.backoff_s, r.backoff_max_s));
+  need(r.backoff_s >= 0, fmt::format("restart.backoff_s (--backoff) must be >= 0 (got {})", r.backoff_s));
+  need(r.backoff_max_s >= r.backoff_s,
+       fmt::format("restart.backoff_s (--backoff) {} s exceeds restart.backoff_max_s {} s, the longest wait between "
+                   "restarts: lower --backoff or raise restart.backoff_max_s in the YAML config",
+                   r.backoff_s, r.backoff_max_s));
   need(r.jitter >= 0 && r.jitter <= 1, fmt::format("restart.jitter must be within 0..1 (got {})", r.jitter));
   static const std::set<std::string> hang_actions{"auto", "report", "restart", "stop"};
   need(hang_actions.count(c.hang_action) == 1,

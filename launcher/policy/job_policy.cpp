@@ -371,7 +371,14 @@ JobPolicy::Decisions JobPolicy::on_backoff_elapsed(long generation) {
 JobPolicy::Decisions JobPolicy::order_stop(int exit_code, const std::string& reason) {
   phase_ = JobPhase::Stopping;
   stop_exit_code_ = exit_code;
-  return {OrderStop{generation_, exit_code, reason}};
+  Decisions out{OrderStop{generation_, exit_code, reason}};
+  // Stopped in a restart backoff after every node had finished its generation: no node will
+  // report finishing again, so nothing else would ever end the job (hostile review 2, High).
+  if (!node_states_.empty() && active_nodes() == 0) {
+    Decisions end = end_job(exit_code);
+    out.insert(out.end(), end.begin(), end.end());
+  }
+  return out;
 }
 
 JobPolicy::Decisions JobPolicy::on_node_finished(int node, long generation, int exit_code) {

@@ -267,3 +267,50 @@ TEST(Membership, AMasterWaitingForNodesEndsOnSigterm) {
   ASSERT_FALSE(other.timed_out) << "node 1 outlived its master\n" << other.output;
   EXPECT_NE(other.exit_code, 0) << other.output;
 }
+
+// Hostile round 2 (High), as the review saw it: a restart backoff (--backoff > 0) is running
+// when the master is told to stop, or when a node is lost. Every node has already finished its
+// generation, so nothing but the backoff timer is left: the master must still end, with the
+// reason, and every launcher with it.
+namespace {
+
+const std::vector<std::string> kLongBackoff{"--max-restarts", "3", "--backoff", "20"};
+
+void start_two_in_a_backoff(Cluster& c, const MultiNodeJob& job) {
+  auto node = [&](int rank) {
+    return with_flags(fake_worker_node(job, rank, {"--sleep-ms", "300", "--exit", "1"}), kLongBackoff);
+  };
+  start_all(c, {node(0), node(1)});
+  ASSERT_TRUE(c.nodes[0]->wait_for_output("restarting the whole group on every node: generation 1", kStepBound))
+      << c.everything();
+}
+
+}  // namespace
+
+TEST(Membership, AMasterInARestartBackoffEndsOnSigterm) {
+  MultiNodeJob job = membership_job(2, "mem-backoff-term", {});
+  Cluster c;
+  start_two_in_a_backoff(c, job);
+  ASSERT_TRUE(c.nodes[0]->send_signal(SIGTERM));
+  RunResult master = c.nodes[0]->wait(kStepBound);
+  ASSERT_FALSE(master.timed_out) << "the master outlived SIGTERM in a 20 s backoff\n" << c.everything();
+  EXPECT_EQ(master.exit_code, 128 + SIGTERM) << master.output;
+  RunResult other = c.nodes[1]->wait(kStepBound);
+  ASSERT_FALSE(other.timed_out) << "node 1 outlived its master\n" << other.output;
+  // The job was ended by the stop, not by the master's exit timer closing the connection.
+  EXPECT_EQ(other.exit_code, 128 + SIGTERM) << other.output;
+  EXPECT_EQ(other.output.find("lost the master"), std::string::npos) << other.output;
+  EXPECT_EQ(master.output.find("generation 1 started"), std::string::npos) << "the backoff ran out after the stop";
+}
+
+TEST(Membership, ANodeLostInARestartBackoffEndsTheJobWithTheReason) {
+  MultiNodeJob job = membership_job(2, "mem-backoff-lost", {});
+  Cluster c;
+  start_two_in_a_backoff(c, job);
+  ASSERT_TRUE(c.nodes[1]->send_signal(SIGKILL));
+  c.nodes[1]->wait(10s);
+  RunResult master = c.nodes[0]->wait(kStepBound);
+  ASSERT_FALSE(master.timed_out) << "the master outlived its only other node in a 20 s backoff\n" << c.everything();
+  EXPECT_NE(master.exit_code, 0) << master.output;
+  EXPECT_NE(master.output.find("node 1"), std::string::npos) << "the loss is not named\n" << master.output;
+}

@@ -370,6 +370,31 @@ TEST(JobPolicy, ASignalDuringTheRestartBackoffStopsInsteadOfRestarting) {
   EXPECT_EQ(find<decision::EndJob>(job.policy.on_node_finished(1, 0, 143))->exit_code, 130);
 }
 
+// Every node finished its generation before the stop: nothing would report again, so the
+// stop itself ends the job (a master in a backoff once ignored SIGTERM forever).
+TEST(JobPolicy, AStopAfterEveryNodeFinishedInTheBackoffEndsTheJobAtOnce) {
+  Job job;
+  EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(1, 0, failure(1, 2), t0)));
+  EXPECT_TRUE(job.policy.on_node_finished(0, 0, 1).empty());
+  EXPECT_TRUE(job.policy.on_node_finished(1, 0, 1).empty());  // a restart is on its way
+  auto d = job.policy.on_node_problem(0, 0, "interrupted by SIGTERM on host0", 143);
+  EXPECT_TRUE(find<decision::OrderStop>(d));
+  ASSERT_TRUE(find<decision::EndJob>(d));
+  EXPECT_EQ(find<decision::EndJob>(d)->exit_code, 143);
+  EXPECT_TRUE(job.policy.on_backoff_elapsed(1).empty());
+}
+
+TEST(JobPolicy, ANodeLostAfterEveryNodeFinishedInTheBackoffEndsTheJobAtOnce) {
+  Job job;
+  job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
+  job.policy.on_node_finished(0, 0, 1);
+  job.policy.on_node_finished(1, 0, 1);
+  auto d = job.policy.on_node_lost(1, "connection closed");
+  ASSERT_TRUE(find<decision::EndJob>(d));
+  EXPECT_EQ(find<decision::EndJob>(d)->exit_code, 1);
+  EXPECT_TRUE(job.policy.on_backoff_elapsed(1).empty());
+}
+
 TEST(JobPolicy, ANodeLostDuringInitStopsTheOthersAndEndsWhenTheyFinished) {
   Job job(settings(), 3);
   job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0);
