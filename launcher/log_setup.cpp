@@ -49,4 +49,11 @@ void set_log_node(int node_rank, int node_count) {
     spdlog::set_pattern(fmt::format("%H:%M:%S.%e ddplaunch[node {}] %^%l%$: %v", node_rank));
 }
 
+void log_decision(const decision::Log& log) {
+  auto level = log.severity == decision::Severity::Error  ? spdlog::level::err
+               : log.severity == decision::Severity::Warn ? spdlog::level::warn
+                                                          : spdlog::level::info;
+  spdlog::log(level, "{}", log.text);
+}
+
 }  // namespace ddplaunch

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/status_table.h"
+#include "log_setup.h"
 #include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/preflight/port.h"
 #include "ddplaunch/base/time_units.h"
@@ -197,12 +198,7 @@ void JobCoordinator::schedule_sweep() {
 // has no handler here.
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
   for (const auto& d : decisions) std::visit(Overloaded{
-      [](const decision::Log& log) {
-        auto level = log.severity == decision::Severity::Error  ? spdlog::level::err
-                     : log.severity == decision::Severity::Warn ? spdlog::level::warn
-                                                                : spdlog::level::info;
-        spdlog::log(level, "{}", log.text);
-      },
+      [](const decision::Log& log) { log_decision(log); },
       [this](const decision::PlanGeneration& chosen) { carry_out_plan(chosen); },
       [this](const decision::RefuseJob& refuse) {
         // Inside planning the rendezvous server tells every node; a refusal at any other

@@ -11,13 +11,31 @@
 
 #include "agent/launcher_messages.h"
 #include "ddplaunch/preflight/env_conflicts.h"
+#include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/base/exit_codes.h"
+#include "ddplaunch/base/overloaded.h"
 #include "log_setup.h"
 #include "policy/root_cause.h"
 #include "supervise/outer_error_file.h"
 #include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch {
+
+namespace {
+NodePolicySettings node_policy_settings(const NodePlan& plan) {
+  NodePolicySettings s;
+  s.host_server = plan.host_server;
+  s.grace_s = plan.config.grace_s;
+  s.hostname = plan.hostname;
+  s.master_host = plan.master_host;
+  s.master_ip = plan.master_ip;
+  s.rendezvous_port = plan.rendezvous_port;
+  s.master_is_loopback = preflight::is_loopback(plan.master_ip);
+  s.nodes = plan.config.nodes;
+  s.join_timeout_s = plan.config.join_timeout_s;
+  return s;
+}
+}  // namespace
 
 NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan plan)
     : io_(io),
@@ -33,17 +51,18 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                   GroupCallbacks{
                       .on_failure =
                           [this](const WorkerFailure& f) {
-                            if (local_failure_generation_ != generation_) {
+                            if (local_failure_generation_ != policy_.generation()) {
                               local_failure_ = f;
-                              local_failure_generation_ = generation_;
+                              local_failure_generation_ = policy_.generation();
                             }
-                            if (client_) client_->send(messages::encode(generation_, FailureReport{f, plan_.hostname}));
+                            if (client_) client_->send(messages::encode(policy_.generation(), FailureReport{f, plan_.hostname}));
                           },
                       .on_phases_changed = [this]() { send_rank_states(); },
                       .on_paused = [this](const Worker& w) { on_paused(w); },
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
                       .drain_status = [this]() { status_.drain(); },
-                  }) {
+                  }),
+      policy_(node_policy_settings(plan_)) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
   signals_.add(SIGUSR1);  // Slurm's --signal=USR1@120: forwarded, never fatal to the launcher
@@ -59,16 +78,15 @@ NodeAgent::~NodeAgent() {
 
 // joining / rejoining → running: start this generation's workers (doctor: run the checks).
 void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
-  if (state_ != NodeState::Joining && state_ != NodeState::Rejoining) return;
+  const bool first = policy_.state() == NodeState::Joining;
+  if (!policy_.take_assignment(static_cast<long>(a.generation))) return;
   node_rank_ = a.node_rank;
-  generation_ = static_cast<long>(a.generation);
   set_log_node(a.node_rank, a.node_count);
-  if (spare_) {
-    spare_ = false;
+  if (policy_.leave_spare()) {
     spdlog::warn("this hot spare takes the place of node {} in generation {} ({} node(s), world size {})", a.node_rank,
                  a.generation, a.node_count, a.world_size);
   }
-  if (state_ == NodeState::Joining && start_peer_probe(a)) return;  // workers start on the verdict
+  if (first && start_peer_probe(a)) return;  // workers start on the verdict
   close_peer_probe();
   start_generation(a, "");
 }
@@ -76,7 +94,7 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
 // probing → running: every node probed its peers; the master chose the interface (or kept
 // the user's). A refusal comes as a stop order instead.
 void NodeAgent::on_probe_verdict(long generation, const std::string& ifname) {
-  if (state_ != NodeState::Probing || !probing_assignment_ || generation != generation_) return;
+  if (policy_.state() != NodeState::Probing || !probing_assignment_ || generation != policy_.generation()) return;
   close_peer_probe();
   rendezvous::Assignment a = *probing_assignment_;
   probing_assignment_.reset();
@@ -84,7 +102,7 @@ void NodeAgent::on_probe_verdict(long generation, const std::string& ifname) {
 }
 
 void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::string& probe_ifname) {
-  state_ = NodeState::Running;
+  policy_.running();
   if (plan_.doctor) return run_doctor_checks();
   std::string ifname;
   if (std::string problem = check_socket_ifnames(ifname, probe_ifname); !problem.empty())
@@ -107,37 +125,28 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
     auto conflicts = preflight::find_env_conflicts(plan_.base_env, build_worker_environment({}, spec.assignment, 0));
     if (!conflicts.empty()) spdlog::warn("{}", preflight::render_env_conflicts(conflicts));
   }
-  spdlog::info("generation {}: starting {} worker(s), global ranks {}..{} of {}", generation_, plan_.nproc,
+  spdlog::info("generation {}: starting {} worker(s), global ranks {}..{} of {}", policy_.generation(), plan_.nproc,
                a.rank_offset, a.rank_offset + plan_.nproc - 1, a.world_size);
   supervisor_.start(spec);
   send_rank_states();
   schedule_rank_state_reports();
 }
 
-// running → stopping(rejoin) → rejoining.
 void NodeAgent::on_restart_order(long generation, const std::string& reason) {
-  if (state_ == NodeState::Finished || state_ == NodeState::Joining) return;
-  spdlog::warn("master ordered a group restart (generation {}): {}", generation, reason);
-  stop_workers_then(AfterStop::Rejoin, generation);
+  carry_out(policy_.on_restart_order(generation, reason, supervisor_.active()));
 }
 
-// running → stopping(report) → reporting.
 void NodeAgent::on_stop_order(long generation, const std::string& reason) {
-  if (state_ == NodeState::Finished || state_ == NodeState::Joining) return;
-  if (!plan_.host_server) spdlog::error("master stopped the job: {}", reason);
-  stop_reason_ = reason;
-  if (state_ == NodeState::Reporting || (state_ == NodeState::Stopping && after_stop_ != AfterStop::Rejoin))
-    return;  // already on the way
-  stop_workers_then(AfterStop::Report, generation);
+  if (policy_.state() != NodeState::Finished && policy_.state() != NodeState::Joining) stop_reason_ = reason;
+  carry_out(policy_.on_stop_order(generation, reason, supervisor_.active()));
 }
 
-void NodeAgent::on_job_end(int exit_code) { finish(exit_code); }
+void NodeAgent::on_job_end(int exit_code) { carry_out(policy_.on_job_end(exit_code)); }
 
-// stopping → rejoining / reporting / finished; running → reporting (every worker ended).
+// Every worker ended by itself (the first failed rank names the node's status), or the stop
+// this node ordered is complete.
 void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
   send_rank_states();
-  if (state_ == NodeState::Stopping) return after_workers_stopped();
-  if (state_ != NodeState::Running || outcome.generation != generation_) return;
   int code = 0;
   std::string summary = "all workers succeeded";
   for (const auto& [rank, status] : outcome.statuses) {
@@ -146,45 +155,26 @@ void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
     summary = fmt::format("rank {}: {}", rank, status.describe());
     break;
   }
-  report_finished(generation_, code, summary);
+  carry_out(policy_.on_group_finished(static_cast<long>(outcome.generation), code, summary));
 }
 
-// Lost the master (or refused by it): stop workers, then exit with `exit_code`.
 void NodeAgent::on_lost(const std::string& why, int exit_code) {
-  if (state_ == NodeState::Finished) return;
-  if (spare_) {
-    spdlog::error("lost the master {}:{} while waiting as a hot spare — {} — the job is over for this spare",
-                  plan_.master_host, plan_.rendezvous_port, why);
-    return finish(exit_code);
-  }
-  if (state_ == NodeState::Joining) {  // never got in: the master is unreachable or the job never formed
-    spdlog::error("could not join the job at the master {}:{} — {}", plan_.master_host, plan_.rendezvous_port, why);
-    return finish(kExitConfigError);
-  }
-  spdlog::error("lost the master {}:{} — {} — stopping this node's workers", plan_.master_host, plan_.rendezvous_port,
-                why);
-  local_problem_code_ = local_problem_code_ == kExitConfigError ? kExitConfigError : exit_code;
-  stop_workers_then(AfterStop::Exit, generation_);
+  carry_out(policy_.on_lost(why, exit_code, supervisor_.active()));
 }
 
 // joining → spare: the job has its nodes; this launcher waits idle (no join deadline) until
 // the master gives it the slot of a lost or excluded node, or the job ends.
 void NodeAgent::on_standby(const std::string& reason) {
-  if (state_ != NodeState::Joining || spare_) return;
-  spare_ = true;
+  if (policy_.state() != NodeState::Joining || policy_.spare()) return;
+  policy_.became_spare();
   spdlog::info("{} (`ddplaunch status --master ...` lists the membership)", reason);
   client_->wait_as_spare();
   join_timer_.cancel();
   close_peer_probe();
 }
 
-// The master refused or excluded this launcher after it joined: stop the workers, exit.
 void NodeAgent::on_dismissed(const std::string& reason) {
-  if (state_ == NodeState::Finished) return;
-  spdlog::error("the master dismissed this node: {}", reason);
-  if (state_ == NodeState::Joining) return finish(kExitConfigError);
-  local_problem_code_ = kExitConfigError;
-  stop_workers_then(AfterStop::Exit, generation_);
+  carry_out(policy_.on_dismissed(reason, supervisor_.active()));
 }
 
 void NodeAgent::on_signal(int signal) {
@@ -198,31 +188,36 @@ void NodeAgent::on_signal(int signal) {
                  plan_.hostname);
     return;
   }
-  const int code = 128 + signal;
-  if (++interrupts_ > 1) {  // second Ctrl-C: no more grace
-    spdlog::warn("{} again: killing workers now", signal_name(signal));
-    supervisor_.stop(std::chrono::milliseconds(0));
-    if (!supervisor_.active()) finish(code);
-    return;
-  }
-  spdlog::warn("received {}: stopping this node's workers (SIGTERM, SIGKILL after {:g} s) and telling the master",
-               signal_name(signal), plan_.config.grace_s);
-  local_problem_code_ = code;
-  if (state_ == NodeState::Joining) return finish(code);  // not joined yet: nothing to wait for
-  if (client_)
-    client_->send(messages::encode(generation_, messages::NodeProblem{
-                                                    fmt::format("interrupted by {} on {}", signal_name(signal), plan_.hostname), code}));
-  stop_workers_then(AfterStop::Report, generation_);
-  // Whatever the master does, this node exits within grace + a bound.
-  exit_timer_.expires_after(seconds_to_ms(plan_.config.grace_s + 5));
-  exit_timer_.async_wait([this, code](const boost::system::error_code& ec) {
-    if (!ec) finish(code);
-  });
+  carry_out(policy_.on_interrupt(signal, supervisor_.active()));
 }
 
+// One handler per node decision: std::visit with Overloaded refuses to compile when a
+// decision has no handler here.
+void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
+  for (const auto& d : decisions) std::visit(Overloaded{
+      [](const decision::Log& log) { log_decision(log); },
+      [this](const node_decision::StopWorkers& stop) {
+        supervisor_.stop(stop.now ? std::chrono::milliseconds(0) : seconds_to_ms(plan_.config.grace_s));
+      },
+      [this](const node_decision::Rejoin& rejoin) { client_->rejoin(static_cast<std::uint64_t>(rejoin.generation)); },
+      [this](const node_decision::ReportFinished& report) {
+        client_->send(messages::encode(report.generation, messages::NodeFinished{report.exit_code, report.summary}));
+      },
+      [this](const node_decision::ReportProblem& problem) {
+        if (client_) client_->send(messages::encode(problem.generation, messages::NodeProblem{problem.text, problem.exit_code}));
+      },
+      [this](const node_decision::ArmExitTimer& timer) {
+        exit_timer_.expires_after(seconds_to_ms(timer.seconds));
+        exit_timer_.async_wait([this, code = timer.exit_code](const boost::system::error_code& ec) {
+          if (!ec) carry_out(policy_.on_exit_timer(code));
+        });
+      },
+      [this](const node_decision::Finish& end) { finish(end.exit_code); },
+  }, d);
+}
+
+// The policy decided the node ends (it is Finished now): say so, release everything.
 void NodeAgent::finish(int exit_code) {
-  if (state_ == NodeState::Finished) return;
-  state_ = NodeState::Finished;
   exit_code_ = exit_code;
   if (!plan_.doctor) {
     std::string where = node_rank_ >= 0 ? fmt::format("node {} ({})", node_rank_, plan_.hostname) : plan_.hostname;
@@ -253,7 +248,7 @@ void NodeAgent::write_outer_error_file(int exit_code) {
   if (outer == plan_.base_env.end() || outer->second.empty()) return;
   OuterFailure f;
   f.exit_code = exit_code;
-  if (local_failure_ && local_failure_generation_ == generation_) {
+  if (local_failure_ && local_failure_generation_ == policy_.generation()) {
     f.message = describe_failure_line(FailureReport{*local_failure_, plan_.hostname});
     for (const auto& line : local_failure_->tail) f.details += line + "\n";
     f.child_error_file = supervisor_.error_file_of(local_failure_->global_rank);
@@ -267,33 +262,6 @@ void NodeAgent::write_outer_error_file(int exit_code) {
 }
 
 // ---- steps ------------------------------------------------------------------------------
-
-void NodeAgent::stop_workers_then(AfterStop next, long generation) {
-  state_ = NodeState::Stopping;
-  after_stop_ = next;
-  stop_generation_ = generation;
-  if (!supervisor_.active()) return after_workers_stopped();
-  supervisor_.stop(seconds_to_ms(plan_.config.grace_s));
-}
-
-void NodeAgent::after_workers_stopped() {
-  switch (after_stop_) {
-    case AfterStop::Rejoin: return rejoin(stop_generation_);
-    case AfterStop::Report: return report_finished(stop_generation_, local_problem_code_, "stopped");
-    case AfterStop::Exit: return finish(local_problem_code_ ? local_problem_code_ : kExitFailure);
-  }
-}
-
-void NodeAgent::rejoin(long generation) {
-  state_ = NodeState::Rejoining;
-  client_->rejoin(static_cast<std::uint64_t>(generation));
-}
-
-void NodeAgent::report_finished(long generation, int exit_code, const std::string& summary) {
-  state_ = NodeState::Reporting;
-  if (local_problem_code_ != 0) exit_code = local_problem_code_;
-  client_->send(messages::encode(generation, messages::NodeFinished{exit_code, summary}));
-}
 
 // Orders from the master, one handler per kind.
 void NodeAgent::on_master_message(const rendezvous::Message& m) {
@@ -311,22 +279,20 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
 }
 
 void NodeAgent::report_problem(const std::string& message, int exit_code) {
-  spdlog::error("{}", message);
-  local_problem_code_ = exit_code;
-  client_->send(messages::encode(generation_, messages::NodeProblem{message, exit_code}));
+  carry_out(policy_.on_local_problem(message, exit_code));
 }
 
 void NodeAgent::send_rank_states() {
-  if (!client_ || state_ == NodeState::Finished || state_ == NodeState::Joining) return;
+  if (!client_ || policy_.state() == NodeState::Finished || policy_.state() == NodeState::Joining) return;
   messages::RankStates states{plan_.hostname, {}};
   for (const auto& w : supervisor_.workers()) states.ranks.push_back(rank_report_of(*w));
-  client_->send(messages::encode(generation_, states));
+  client_->send(messages::encode(policy_.generation(), states));
 }
 
 void NodeAgent::schedule_rank_state_reports() {
   state_timer_.expires_after(std::chrono::seconds(2));
   state_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || state_ != NodeState::Running || !supervisor_.active()) return;
+    if (ec || policy_.state() != NodeState::Running || !supervisor_.active()) return;
     send_rank_states();
     schedule_rank_state_reports();
   });
@@ -350,7 +316,7 @@ void NodeAgent::wait_for_enter() {
   terminal_.async_read_some(boost::asio::buffer(terminal_buffer_), [this](const boost::system::error_code& ec, std::size_t) {
     boost::system::error_code ignored;
     terminal_.close(ignored);
-    if (ec || state_ == NodeState::Finished) return;
+    if (ec || policy_.state() == NodeState::Finished) return;
     spdlog::info("resuming paused ranks");
     supervisor_.resume_paused();
     send_rank_states();
@@ -359,9 +325,9 @@ void NodeAgent::wait_for_enter() {
 
 void NodeAgent::wait_for_signals() {
   signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
-    if (ec || state_ == NodeState::Finished) return;
+    if (ec || policy_.state() == NodeState::Finished) return;
     on_signal(signal);
-    if (state_ != NodeState::Finished) wait_for_signals();
+    if (policy_.state() != NodeState::Finished) wait_for_signals();
   });
 }
 

@@ -1,12 +1,9 @@
-// NodeAgent: the run of one node as one explicit state machine (docs/ARCHITECTURE.md):
-//
-//   joining → running → stopping → rejoining → running …       (restart ordered)
-//                     → stopping → reporting → finished          (stop ordered / all exited)
-//
-// It joins the rendezvous, spawns this node's workers for each generation, forwards their
-// phases and failures to the master, obeys restart / stop / job-end orders, and turns
-// signals into a clean stop. On the master node it also hosts the rendezvous server and
-// the JobCoordinator. It decides nothing about the job: the master's JobPolicy does.
+// NodeAgent: the shell around one node's state machine (docs/ARCHITECTURE.md). It joins the
+// rendezvous, spawns this node's workers for each generation, forwards their phases and
+// failures to the master, and carries out what the node's own NodePolicy decides on the
+// master's orders, its group's end, signals and a lost master (policy/node_policy.h: the
+// states and every ending). On the master node it also hosts the rendezvous server and the
+// JobCoordinator. It decides nothing about the job: the master's JobPolicy does.
 #pragma once
 
 #include <chrono>
@@ -29,6 +26,7 @@
 #include "ddplaunch/rendezvous/server.h"
 #include "env/worker_environment.h"
 #include "placement/cpu_placement.h"
+#include "policy/node_policy.h"
 #include "status/status_channel.h"
 #include "supervise/group_supervisor.h"
 #include "supervise/orphan_guard.h"
@@ -54,16 +52,6 @@ struct NodePlan {                 // what main resolved before the event loop st
   std::vector<placement::WorkerPlacement> placement;  // by local rank (--numa-binding); empty: none
 };
 
-enum class NodeState {
-  Joining,    // waiting for the first assignment
-  Probing,    // first assignment in hand: probing the peers, then waiting for the master's verdict
-  Running,    // this generation's workers run (or doctor's checks were sent)
-  Stopping,   // workers are being stopped; what follows is `after_stop_`
-  Rejoining,  // workers gone, rejoined for the next generation, waiting for its assignment
-  Reporting,  // workers gone, node_finished sent, waiting for job_end
-  Finished,   // exit code known; the event loop winds down
-};
-
 class NodeAgent {
  public:
   NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan plan);
@@ -73,8 +61,6 @@ class NodeAgent {
   int exit_code() const { return exit_code_; }
 
  private:
-  enum class AfterStop { Rejoin, Report, Exit };
-
   // Transitions, one per event.
   void on_assignment(const rendezvous::Assignment& assignment);
   void on_probe_verdict(long generation, const std::string& ifname);
@@ -86,6 +72,7 @@ class NodeAgent {
   void on_standby(const std::string& reason);
   void on_dismissed(const std::string& reason);
   void on_signal(int signal);
+  void carry_out(const NodePolicy::Decisions& decisions);
   void finish(int exit_code);
   void write_outer_error_file(int exit_code);
 
@@ -94,10 +81,6 @@ class NodeAgent {
   void open_peer_probe();
   bool start_peer_probe(const rendezvous::Assignment& assignment);
   void close_peer_probe();
-  void stop_workers_then(AfterStop next, long generation);
-  void after_workers_stopped();
-  void rejoin(long generation);
-  void report_finished(long generation, int exit_code, const std::string& summary);
   void on_master_message(const rendezvous::Message& message);
   std::string host_rendezvous(int& port);
   void join_and_watch(int port);
@@ -140,17 +123,9 @@ class NodeAgent {
   std::thread stacks_thread_;                                       // one stack collection at a time
   std::vector<long> stack_requests_;                                // answered by the running one
 
-  NodeState state_ = NodeState::Joining;
-  AfterStop after_stop_ = AfterStop::Report;
-  long generation_ = 0;          // of the current assignment; a restart order names the next
-  long stop_generation_ = 0;     // the generation a pending rejoin or finished report is for
+  NodePolicy policy_;            // the node's state and its own endings
   int node_rank_ = -1;
-  int local_problem_code_ = 0;   // a local interrupt or failed check: this node's own status
-  int interrupts_ = 0;
-  int unanswered_probes_ = 0;
-  int refused_probes_ = 0;
   bool env_conflicts_reported_ = false;
-  bool spare_ = false;           // joined, kept idle as a hot spare until the master gives it a slot
   int exit_code_ = 1;
   // For the outer agent's TORCHELASTIC_ERROR_FILE: this node's first failed rank of the
   // current generation, and why the master stopped the job.

@@ -60,7 +60,7 @@ bool NodeAgent::start_peer_probe(const rendezvous::Assignment& a) {
   if (!probe_listener_ || a.generation != 0) return false;
   auto offers = probe_offers(a.nodes);
   if (!probe_expected(offers)) return false;
-  state_ = NodeState::Probing;  // workers start on the master's verdict
+  policy_.probing();  // workers start on the master's verdict
   probing_assignment_ = a;
   // Every node on this machine (a loopback master): a "link" is the kernel copying between
   // processes, and a throughput sample would only measure CPU contention — connect only.
@@ -71,12 +71,12 @@ bool NodeAgent::start_peer_probe(const rendezvous::Assignment& a) {
   const preflight::ProbeAuth auth = probe_auth(plan_.config.token);
   for (auto& p : plan) p.probe.auth = auth;
   spdlog::info("peer probe: {} link(s) to test from this node before the workers start", plan.size());
-  const long generation = generation_;
+  const long generation = policy_.generation();
   probe_thread_ = std::thread([this, plan = std::move(plan), generation] {
     auto links = preflight::run_probes(plan);
     boost::asio::post(io_, [this, links = std::move(links), generation]() mutable {
       if (probe_thread_.joinable()) probe_thread_.join();
-      if (state_ != NodeState::Probing || generation != generation_ || !client_) return;
+      if (policy_.state() != NodeState::Probing || generation != policy_.generation() || !client_) return;
       for (const auto& l : links)
         if (!l.result.ok)
           spdlog::warn("peer probe: node {} -> node {} over {} ({} -> {}): {}", l.pair.from, l.pair.to, l.ifname,

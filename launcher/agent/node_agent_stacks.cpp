@@ -29,9 +29,9 @@ void NodeAgent::on_stacks_collected(std::vector<RankStack> stacks) {
   }
   std::vector<long> requests = std::move(stack_requests_);
   stack_requests_.clear();
-  if (!client_ || state_ == NodeState::Finished) return;
+  if (!client_ || policy_.state() == NodeState::Finished) return;
   for (long request : requests)
-    client_->send(messages::encode(generation_, messages::RankStacksReply{request, plan_.hostname, stacks}));
+    client_->send(messages::encode(policy_.generation(), messages::RankStacksReply{request, plan_.hostname, stacks}));
 }
 
 }  // namespace ddplaunch

@@ -23,13 +23,18 @@
 
 namespace ddplaunch {
 
+namespace {
+// The rendezvous port is held by another process (the bind error names EADDRINUSE).
+bool port_taken(const std::string& bind_error) { return bind_error.find("EADDRINUSE") != std::string::npos; }
+}  // namespace
+
 std::string NodeAgent::start() {
   if (std::string error = status_.open(); !error.empty()) return error;
   guard_.remove_at_exit(status_.directory());  // even when the launcher is SIGKILLed
   int port = plan_.rendezvous_port;
   if (plan_.host_server) {
     std::string error = host_rendezvous(port);
-    const bool taken = error.find("EADDRINUSE") != std::string::npos;
+    const bool taken = port_taken(error);
     if (taken && plan_.host_chosen_by_address) {
       // Two launchers on one host with the same torchrun line (no --node-rank): the first
       // hosts the rendezvous, the second finds the port taken and joins it as a node.
@@ -39,6 +44,7 @@ std::string NodeAgent::start() {
       server_.reset();
       coordinator_.reset();
       plan_.host_server = false;
+      policy_.set_host_server(false);
     } else if (taken) {
       const double window = std::min(kBindRetryWindowSeconds, plan_.config.join_timeout_s);
       spdlog::warn("{} — retrying every second for up to {} (a process of an earlier job may still be releasing "
@@ -67,20 +73,15 @@ void NodeAgent::join_and_watch(int port) {
 void NodeAgent::retry_hosting(std::chrono::steady_clock::time_point until) {
   join_timer_.expires_after(std::chrono::seconds(1));
   join_timer_.async_wait([this, until](const boost::system::error_code& ec) {
-    if (ec || state_ == NodeState::Finished) return;
+    if (ec || policy_.state() == NodeState::Finished) return;
     int port = plan_.rendezvous_port;
     std::string error = host_rendezvous(port);
     if (error.empty()) {
       spdlog::info("the rendezvous port {} is free now", port);
       return join_and_watch(port);
     }
-    const bool taken = error.find("EADDRINUSE") != std::string::npos;
-    if (!taken || std::chrono::steady_clock::now() >= until) {
-      spdlog::error("{}{}", error, taken ? " — still held after the retries; stop the process that holds it, or pass "
-                                           "another port in --master HOST:PORT on every node"
-                                         : "");
-      return finish(kExitConfigError);
-    }
+    const bool taken = port_taken(error);
+    if (!taken || std::chrono::steady_clock::now() >= until) return carry_out(policy_.on_hosting_failed(error, taken));
     retry_hosting(until);
   });
 }
@@ -164,15 +165,13 @@ void NodeAgent::join_master(int port) {
   rendezvous::ClientCallbacks callbacks;
   callbacks.on_assignment = [this](const rendezvous::Assignment& a) { on_assignment(a); };
   callbacks.on_refused = [this](const std::string& reason) {
-    if (plan_.host_server) spdlog::error("{}", reason);  // our own plan refused the job
-    else if (state_ != NodeState::Joining || spare_) return on_dismissed(rendezvous::printable(reason));
-    else spdlog::error("the master refused this node: {}", rendezvous::printable(reason));
-    on_lost("refused", kExitConfigError);
+    // On the master the refusal is its own plan's; from another master it is a peer's text.
+    carry_out(policy_.on_refused(plan_.host_server ? reason : rendezvous::printable(reason), supervisor_.active()));
   };
   callbacks.on_message = [this](const rendezvous::Message& m) { on_master_message(m); };
   callbacks.on_lost = [this](const std::string& why) { on_lost(rendezvous::printable(why), kExitFailure); };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
-    if (!plan_.host_server && !spare_)
+    if (!plan_.host_server && !policy_.spare())
       show_join_progress(joined, expected, rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));
   };
   client_ = std::make_unique<rendezvous::Client>(io_, options, callbacks);
@@ -182,17 +181,15 @@ void NodeAgent::join_master(int port) {
 }
 
 // While this node has not joined, probe the master the way the job will use it (TCP, no
-// ICMP, never blocking the loop) and say why it cannot get in. A master that never answers
-// (blackholed, wrong address) fails the node after three probes instead of waiting out the
-// join timeout; a refused connection is normal while node 0 starts, unless the master is
-// this machine's own loopback on a multi-node job: the classic MASTER_ADDR=127.0.0.1 mistake.
+// ICMP, never blocking the loop) and say why it cannot get in; when to give up is the
+// NodePolicy's (on_join_probe).
 void NodeAgent::watch_join() {
   const double interval = std::max(2.0, plan_.config.connect_timeout_s);
   join_timer_.expires_after(seconds_to_ms(interval));
   join_timer_.async_wait([this, interval](const boost::system::error_code& ec) {
-    if (ec || state_ != NodeState::Joining || spare_) return;
+    if (ec || policy_.state() != NodeState::Joining || policy_.spare()) return;
     if (!client_->local_address().empty()) {  // connected: waiting for the other nodes
-      unanswered_probes_ = refused_probes_ = 0;
+      policy_.on_join_connected();
       return watch_join();
     }
     const auto timeout = std::min(seconds_to_ms(plan_.config.connect_timeout_s), std::chrono::milliseconds(2000));
@@ -202,33 +199,13 @@ void NodeAgent::watch_join() {
 }
 
 void NodeAgent::on_join_probe(const preflight::ProbeResult& probe, double interval) {
-  if (state_ != NodeState::Joining) return;
-  if (probe.ok()) {
-    unanswered_probes_ = refused_probes_ = 0;
-  } else if (probe.status == preflight::ProbeStatus::Refused) {
-    ++refused_probes_;
-    unanswered_probes_ = 0;
-  } else if (probe.status != preflight::ProbeStatus::Error) {  // Error: local (EMFILE...), not the master
-    ++unanswered_probes_;
-  }
-  const bool loopback = preflight::is_loopback(plan_.master_ip) && plan_.config.nodes > 1;
-  if (!probe.ok())
-    spdlog::warn("cannot reach the master {}:{} yet: {} — retrying until the join timeout ({})", plan_.master_host,
-                 plan_.rendezvous_port, probe.message, human_duration(plan_.config.join_timeout_s));
-  if (unanswered_probes_ >= 3) {
-    spdlog::error("giving up: the master {} ({}:{}) has not answered TCP for {}. Check --master (node 0's address "
-                  "and rendezvous port), that node 0 is running, and that no firewall drops the port",
-                  plan_.master_host, plan_.master_ip, plan_.rendezvous_port, human_duration(3 * interval));
-    return finish(kExitConfigError);
-  }
-  if (loopback && refused_probes_ >= 3) {
-    spdlog::error("giving up: the master {} is this machine's loopback and nothing listens on port {} here. On a "
-                  "multi-node job every node must reach node 0 by a routable address: pass --master <node 0's IP or "
-                  "name>:{} (the classic MASTER_ADDR=127.0.0.1 mistake)",
-                  plan_.master_ip, plan_.rendezvous_port, plan_.rendezvous_port);
-    return finish(kExitConfigError);
-  }
-  watch_join();
+  if (policy_.state() != NodeState::Joining) return;
+  const JoinProbe outcome = probe.ok()                                          ? JoinProbe::Answered
+                            : probe.status == preflight::ProbeStatus::Refused ? JoinProbe::Refused
+                            : probe.status == preflight::ProbeStatus::Error   ? JoinProbe::LocalError
+                                                                              : JoinProbe::Unanswered;
+  carry_out(policy_.on_join_probe(outcome, probe.message, interval));
+  if (!policy_.finished()) watch_join();
 }
 
 NodeAssignment NodeAgent::to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const {
@@ -305,7 +282,7 @@ void NodeAgent::run_doctor_checks() {
   if (auto user_choice = plan_.base_env.find(contract::kNcclSocketIfname); user_choice != plan_.base_env.end())
     ifname = user_choice->second;
   // Host, address, GPUs and versions are in the node facts the master already holds.
-  client_->send(messages::encode(generation_, messages::NodeReport{problems.empty(), ifname,
+  client_->send(messages::encode(policy_.generation(), messages::NodeReport{problems.empty(), ifname,
                                                                    fmt::format("{}", fmt::join(problems, "; "))}));
 }
 

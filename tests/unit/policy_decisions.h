@@ -1,4 +1,4 @@
-// Helpers of the JobPolicy tests: the first decision of a type, how many, the log text, and
+// Helpers of the policy tests (JobPolicy, NodePolicy): the first decision of a type, how many, the log text, and
 // a failure report as a node sends it.
 #pragma once
 
@@ -10,15 +10,16 @@
 
 namespace ddplaunch::testing {
 
-template <class T>
-const T* find(const JobPolicy::Decisions& d) {
+// Any list of decision variants: the JobPolicy's and the NodePolicy's.
+template <class T, class Decisions>
+const T* find(const Decisions& d) {
   for (const auto& x : d)
     if (auto* p = std::get_if<T>(&x)) return p;
   return nullptr;
 }
 
-template <class T>
-int count(const JobPolicy::Decisions& d) {
+template <class T, class Decisions>
+int count(const Decisions& d) {
   int n = 0;
   for (const auto& x : d) n += std::holds_alternative<T>(x) ? 1 : 0;
   return n;
@@ -40,7 +41,8 @@ inline FailureReport failure(int node_rank, int rank, FailurePhase phase = Failu
   return r;
 }
 
-inline std::string logs(const JobPolicy::Decisions& d) {
+template <class Decisions>
+std::string logs(const Decisions& d) {
   std::string all;
   for (const auto& x : d)
     if (auto* l = std::get_if<decision::Log>(&x)) all += l->text + "\n";

@@ -1,0 +1,227 @@
+// The node's own decisions: one function per event, top to bottom (node_policy.h).
+#include "policy/node_policy.h"
+
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "ddplaunch/base/exit_codes.h"
+#include "ddplaunch/base/exit_status.h"
+#include "policy/init_tracker.h"
+
+namespace ddplaunch {
+
+using decision::Log;
+using decision::Severity;
+using namespace node_decision;
+
+namespace {
+void append(NodePolicy::Decisions& out, NodePolicy::Decisions more) {
+  out.insert(out.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
+}  // namespace
+
+std::string NodePolicy::master_endpoint() const {
+  return fmt::format("{}:{}", settings_.master_host, settings_.rendezvous_port);
+}
+
+bool NodePolicy::take_assignment(long generation) {
+  if (state_ != NodeState::Joining && state_ != NodeState::Rejoining) return false;
+  generation_ = generation;
+  return true;
+}
+
+bool NodePolicy::leave_spare() {
+  if (!spare_) return false;
+  spare_ = false;
+  return true;
+}
+
+// running → stopping(rejoin) → rejoining.
+NodePolicy::Decisions NodePolicy::on_restart_order(long generation, const std::string& reason, bool workers_active) {
+  if (state_ == NodeState::Finished || state_ == NodeState::Joining) return {};
+  Decisions out{Log{Severity::Warn, fmt::format("master ordered a group restart (generation {}): {}", generation, reason)}};
+  append(out, stop_workers_then(AfterStop::Rejoin, generation, workers_active));
+  return out;
+}
+
+// running → stopping(report) → reporting. A second stop, or one after this node's own stop
+// to report or exit, changes nothing.
+NodePolicy::Decisions NodePolicy::on_stop_order(long generation, const std::string& reason, bool workers_active) {
+  if (state_ == NodeState::Finished || state_ == NodeState::Joining) return {};
+  Decisions out;
+  if (!settings_.host_server) out.push_back(Log{Severity::Error, "master stopped the job: " + reason});
+  if (state_ == NodeState::Reporting || (state_ == NodeState::Stopping && after_stop_ != AfterStop::Rejoin)) return out;
+  append(out, stop_workers_then(AfterStop::Report, generation, workers_active));
+  return out;
+}
+
+NodePolicy::Decisions NodePolicy::on_job_end(int exit_code) { return finish(exit_code); }
+
+// The master refused or excluded this launcher after it joined: stop the workers, exit 2.
+NodePolicy::Decisions NodePolicy::on_dismissed(const std::string& reason, bool workers_active) {
+  if (state_ == NodeState::Finished) return {};
+  Decisions out{Log{Severity::Error, "the master dismissed this node: " + reason}};
+  if (state_ == NodeState::Joining) {
+    append(out, finish(kExitConfigError));
+  } else {
+    local_problem_code_ = kExitConfigError;
+    append(out, stop_workers_then(AfterStop::Exit, generation_, workers_active));
+  }
+  return out;
+}
+
+// A refusal while joining ends the node (the master said why); after joining it is a
+// dismissal. On the master itself the refusal is its own plan's: said as it is.
+NodePolicy::Decisions NodePolicy::on_refused(const std::string& reason, bool workers_active) {
+  Decisions out;
+  if (settings_.host_server) out.push_back(Log{Severity::Error, reason});
+  else if (state_ != NodeState::Joining || spare_) return on_dismissed(reason, workers_active);
+  else out.push_back(Log{Severity::Error, "the master refused this node: " + reason});
+  append(out, on_lost("refused", kExitConfigError, workers_active));
+  return out;
+}
+
+// Lost the master (or refused by it): stop workers, then exit with `exit_code` — unless this
+// node already knows a configuration error of its own, which stays its status.
+NodePolicy::Decisions NodePolicy::on_lost(const std::string& why, int exit_code, bool workers_active) {
+  if (state_ == NodeState::Finished) return {};
+  if (spare_) {
+    Decisions out{Log{Severity::Error, fmt::format("lost the master {} while waiting as a hot spare — {} — the job is "
+                                                   "over for this spare",
+                                                   master_endpoint(), why)}};
+    append(out, finish(exit_code));
+    return out;
+  }
+  if (state_ == NodeState::Joining) {  // never got in: the master is unreachable or the job never formed
+    Decisions out{Log{Severity::Error, fmt::format("could not join the job at the master {} — {}", master_endpoint(), why)}};
+    append(out, finish(kExitConfigError));
+    return out;
+  }
+  Decisions out{Log{Severity::Error,
+                    fmt::format("lost the master {} — {} — stopping this node's workers", master_endpoint(), why)}};
+  local_problem_code_ = local_problem_code_ == kExitConfigError ? kExitConfigError : exit_code;
+  append(out, stop_workers_then(AfterStop::Exit, generation_, workers_active));
+  return out;
+}
+
+// running → reporting (every worker ended by itself); stopping → what the stop was for.
+NodePolicy::Decisions NodePolicy::on_group_finished(long generation, int exit_code, const std::string& summary) {
+  if (state_ == NodeState::Stopping) return on_workers_stopped();
+  if (state_ != NodeState::Running || generation != generation_) return {};
+  state_ = NodeState::Reporting;
+  return {ReportFinished{generation_, local_problem_code_ != 0 ? local_problem_code_ : exit_code, summary}};
+}
+
+NodePolicy::Decisions NodePolicy::on_workers_stopped() {
+  if (state_ != NodeState::Stopping) return {};
+  switch (after_stop_) {
+    case AfterStop::Rejoin:
+      state_ = NodeState::Rejoining;
+      return {Rejoin{stop_generation_}};
+    case AfterStop::Report:
+      state_ = NodeState::Reporting;
+      return {ReportFinished{stop_generation_, local_problem_code_, "stopped"}};
+    case AfterStop::Exit: break;
+  }
+  return finish(local_problem_code_ ? local_problem_code_ : kExitFailure);
+}
+
+// The first interrupt stops the workers with their grace and tells the master (it stops the
+// job); the node ends by itself after the grace plus a bound whatever the master does. A
+// second one kills the workers at once.
+NodePolicy::Decisions NodePolicy::on_interrupt(int signal, bool workers_active) {
+  if (state_ == NodeState::Finished) return {};
+  const int code = 128 + signal;
+  if (++interrupts_ > 1) {
+    Decisions out{Log{Severity::Warn, fmt::format("{} again: killing workers now", signal_name(signal))},
+                  StopWorkers{true}};
+    if (!workers_active) {
+      append(out, finish(code));
+    }
+    return out;
+  }
+  Decisions out{Log{Severity::Warn, fmt::format("received {}: stopping this node's workers (SIGTERM, SIGKILL after {:g} "
+                                                "s) and telling the master",
+                                                signal_name(signal), settings_.grace_s)}};
+  local_problem_code_ = code;
+  if (state_ == NodeState::Joining) {  // not joined yet: nothing to wait for
+    append(out, finish(code));
+    return out;
+  }
+  out.push_back(ReportProblem{generation_, fmt::format("interrupted by {} on {}", signal_name(signal), settings_.hostname), code});
+  append(out, stop_workers_then(AfterStop::Report, generation_, workers_active));
+  if (state_ != NodeState::Finished) out.push_back(ArmExitTimer{settings_.grace_s + kExitBoundAfterGraceS, code});
+  return out;
+}
+
+NodePolicy::Decisions NodePolicy::on_exit_timer(int exit_code) { return finish(exit_code); }
+
+NodePolicy::Decisions NodePolicy::on_local_problem(const std::string& message, int exit_code) {
+  if (state_ == NodeState::Finished) return {};
+  local_problem_code_ = exit_code;
+  return {Log{Severity::Error, message}, ReportProblem{generation_, message, exit_code}};
+}
+
+NodePolicy::Decisions NodePolicy::on_hosting_failed(const std::string& error, bool port_taken) {
+  if (state_ == NodeState::Finished) return {};
+  Decisions out{Log{Severity::Error, error + (port_taken ? " — still held after the retries; stop the process that "
+                                                           "holds it, or pass another port in --master HOST:PORT on "
+                                                           "every node"
+                                                         : "")}};
+  append(out, finish(kExitConfigError));
+  return out;
+}
+
+// A master that never answers (blackholed, wrong address) fails the node after three probes
+// instead of waiting out the join timeout; a refused connection is normal while node 0
+// starts, unless the master is this machine's own loopback on a multi-node job: the classic
+// MASTER_ADDR=127.0.0.1 mistake.
+NodePolicy::Decisions NodePolicy::on_join_probe(JoinProbe outcome, const std::string& message, double interval_s) {
+  if (state_ != NodeState::Joining) return {};
+  switch (outcome) {
+    case JoinProbe::Answered: unanswered_probes_ = refused_probes_ = 0; break;
+    case JoinProbe::Refused:
+      ++refused_probes_;
+      unanswered_probes_ = 0;
+      break;
+    case JoinProbe::Unanswered: ++unanswered_probes_; break;
+    case JoinProbe::LocalError: break;  // EMFILE and the like: this machine's, not the master's
+  }
+  Decisions out;
+  if (outcome != JoinProbe::Answered)
+    out.push_back(Log{Severity::Warn, fmt::format("cannot reach the master {} yet: {} — retrying until the join timeout "
+                                                  "({})",
+                                                  master_endpoint(), message, human_duration(settings_.join_timeout_s))});
+  std::string give_up;
+  if (unanswered_probes_ >= kJoinProbesBeforeGivingUp)
+    give_up = fmt::format("giving up: the master {} ({}:{}) has not answered TCP for {}. Check --master (node 0's "
+                          "address and rendezvous port), that node 0 is running, and that no firewall drops the port",
+                          settings_.master_host, settings_.master_ip, settings_.rendezvous_port,
+                          human_duration(kJoinProbesBeforeGivingUp * interval_s));
+  else if (settings_.master_is_loopback && settings_.nodes > 1 && refused_probes_ >= kJoinProbesBeforeGivingUp)
+    give_up = fmt::format("giving up: the master {} is this machine's loopback and nothing listens on port {} here. On "
+                          "a multi-node job every node must reach node 0 by a routable address: pass --master <node "
+                          "0's IP or name>:{} (the classic MASTER_ADDR=127.0.0.1 mistake)",
+                          settings_.master_ip, settings_.rendezvous_port, settings_.rendezvous_port);
+  if (give_up.empty()) return out;
+  out.push_back(Log{Severity::Error, give_up});
+  append(out, finish(kExitConfigError));
+  return out;
+}
+
+NodePolicy::Decisions NodePolicy::stop_workers_then(AfterStop next, long generation, bool workers_active) {
+  state_ = NodeState::Stopping;
+  after_stop_ = next;
+  stop_generation_ = generation;
+  if (!workers_active) return on_workers_stopped();
+  return {StopWorkers{false}};
+}
+
+NodePolicy::Decisions NodePolicy::finish(int exit_code) {
+  if (state_ == NodeState::Finished) return {};
+  state_ = NodeState::Finished;
+  return {Finish{exit_code}};
+}
+
+}  // namespace ddplaunch

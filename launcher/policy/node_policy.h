@@ -1,0 +1,146 @@
+// The node's own decisions (issue 27): when this launcher stops its workers, rejoins,
+// reports, and ends, with which exit status. Pure like the JobPolicy — events in, decisions
+// out, no clock, no sockets: NodeAgent reports what happened (the master's orders, its
+// group's end, a signal, a lost or refusing master, a join probe) and carries the answers
+// out. The job's fate stays the master's (JobPolicy); this covers what only the node can
+// decide: ending itself when the master cannot tell it, and what its report says.
+//
+//   joining → running → stopping → rejoining → running …       (restart ordered)
+//                     → stopping → reporting → finished          (stop ordered / all exited)
+//   joining → finished                                           (never got in)
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "policy/decisions.h"
+
+namespace ddplaunch {
+
+enum class NodeState {
+  Joining,    // waiting for the first assignment
+  Probing,    // first assignment in hand: probing the peers, then waiting for the master's verdict
+  Running,    // this generation's workers run (or doctor's checks were sent)
+  Stopping,   // workers are being stopped; what follows is decided when they are gone
+  Rejoining,  // workers gone, rejoined for the next generation, waiting for its assignment
+  Reporting,  // workers gone, node_finished sent, waiting for job_end
+  Finished,   // exit code known; the event loop winds down
+};
+
+namespace node_decision {
+
+struct StopWorkers {     // SIGTERM to every worker, SIGKILL after the grace (now: at once)
+  bool now = false;
+};
+struct Rejoin {          // workers gone: ask the master for generation G's assignment
+  long generation = 0;
+};
+struct ReportFinished {  // workers gone: tell the master how they ended
+  long generation = 0;
+  int exit_code = 0;
+  std::string summary;
+};
+struct ReportProblem {   // this node cannot go on (a signal, a failed local check)
+  long generation = 0;
+  std::string text;
+  int exit_code = 0;
+};
+struct ArmExitTimer {    // whatever the master does, end with `exit_code` after `seconds`
+  double seconds = 0;
+  int exit_code = 0;
+};
+struct Finish {          // the node ends now with this status
+  int exit_code = 0;
+};
+
+}  // namespace node_decision
+
+using NodeDecision = std::variant<decision::Log, node_decision::StopWorkers, node_decision::Rejoin,
+                                  node_decision::ReportFinished, node_decision::ReportProblem,
+                                  node_decision::ArmExitTimer, node_decision::Finish>;
+
+struct NodePolicySettings {
+  bool host_server = false;     // this node hosts the rendezvous: it is the master
+  double grace_s = 0;           // SIGTERM → SIGKILL for the workers
+  std::string hostname;
+  std::string master_host;      // as given
+  std::string master_ip;        // resolved
+  int rendezvous_port = 0;
+  bool master_is_loopback = false;
+  int nodes = 1;                // --nodes (MIN when elastic)
+  double join_timeout_s = 0;
+};
+
+// How one TCP probe of an unreachable master ended (the join watch, while not joined).
+enum class JoinProbe { Answered, Refused, Unanswered, LocalError };
+
+class NodePolicy {
+ public:
+  using Decisions = std::vector<NodeDecision>;
+  // Past a signal, the node ends by itself after the grace plus this bound.
+  static constexpr double kExitBoundAfterGraceS = 5;
+  static constexpr int kJoinProbesBeforeGivingUp = 3;
+
+  explicit NodePolicy(NodePolicySettings settings) : settings_(std::move(settings)) {}
+
+  NodeState state() const { return state_; }
+  long generation() const { return generation_; }
+  bool spare() const { return spare_; }
+  bool finished() const { return state_ == NodeState::Finished; }
+  int local_problem_code() const { return local_problem_code_; }
+  void set_host_server(bool host_server) { settings_.host_server = host_server; }
+
+  // Start-up and assignments (no decision: what to start is the agent's).
+  // True when an assignment for `generation` is taken now (joining or rejoining).
+  bool take_assignment(long generation);
+  void probing() { state_ = NodeState::Probing; }
+  void running() { state_ = NodeState::Running; }
+  void became_spare() { spare_ = true; }
+  bool leave_spare();  // a spare got a slot: true once
+
+  // The master's orders.
+  Decisions on_restart_order(long generation, const std::string& reason, bool workers_active);
+  Decisions on_stop_order(long generation, const std::string& reason, bool workers_active);
+  Decisions on_job_end(int exit_code);
+  // The master refused or excluded this launcher after it joined, or lost it.
+  Decisions on_dismissed(const std::string& reason, bool workers_active);
+  Decisions on_refused(const std::string& reason, bool workers_active);
+  Decisions on_lost(const std::string& why, int exit_code, bool workers_active);
+
+  // This node's workers: all ended by themselves (code/summary of the first failed rank),
+  // or the stop this node ordered is complete.
+  Decisions on_group_finished(long generation, int exit_code, const std::string& summary);
+  Decisions on_workers_stopped();
+
+  // SIGINT / SIGTERM / SIGHUP; the exit timer armed by the first one.
+  Decisions on_interrupt(int signal, bool workers_active);
+  Decisions on_exit_timer(int exit_code);
+
+  // The node's own failed check (socket interface...), reported to the master.
+  Decisions on_local_problem(const std::string& message, int exit_code);
+  // Node 0's rendezvous port stayed unusable.
+  Decisions on_hosting_failed(const std::string& error, bool port_taken);
+  // A probe of a master this node has not reached yet; `interval_s` between probes.
+  Decisions on_join_probe(JoinProbe outcome, const std::string& message, double interval_s);
+  void on_join_connected() { unanswered_probes_ = refused_probes_ = 0; }
+
+ private:
+  enum class AfterStop { Rejoin, Report, Exit };
+  Decisions stop_workers_then(AfterStop next, long generation, bool workers_active);
+  Decisions finish(int exit_code);
+  std::string master_endpoint() const;
+
+  NodePolicySettings settings_;
+  NodeState state_ = NodeState::Joining;
+  AfterStop after_stop_ = AfterStop::Report;
+  long generation_ = 0;       // of the current assignment; a restart order names the next
+  long stop_generation_ = 0;  // the generation a pending rejoin or finished report is for
+  int local_problem_code_ = 0;  // a local interrupt or failed check: this node's own status, wins over the report
+  int interrupts_ = 0;
+  int unanswered_probes_ = 0;
+  int refused_probes_ = 0;
+  bool spare_ = false;        // joined, kept idle as a hot spare until the master gives it a slot
+};
+
+}  // namespace ddplaunch

@@ -1,0 +1,293 @@
+// NodePolicy driven directly (issue 27): every transition of a node's state machine and
+// every way a node ends itself, as short scripts of events and the decisions they must
+// produce. No sockets, timers or processes.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <string>
+
+#include "ddplaunch/base/exit_codes.h"
+#include "policy/node_policy.h"
+#include "policy_decisions.h"
+
+namespace ddplaunch {
+namespace {
+
+using namespace node_decision;
+using testing::count;
+using testing::find;
+using testing::logs;
+using Decisions = NodePolicy::Decisions;
+
+NodePolicySettings settings(bool host_server = false) {
+  NodePolicySettings s;
+  s.host_server = host_server;
+  s.grace_s = 3;
+  s.hostname = "host1";
+  s.master_host = "node0";
+  s.master_ip = "10.0.0.1";
+  s.rendezvous_port = 29500;
+  s.nodes = 2;
+  s.join_timeout_s = 600;
+  return s;
+}
+
+// A node that joined and runs generation `generation`'s workers.
+NodePolicy running(long generation = 0, NodePolicySettings s = settings()) {
+  NodePolicy p(std::move(s));
+  EXPECT_TRUE(p.take_assignment(generation));
+  p.running();
+  return p;
+}
+
+TEST(NodePolicy, AnAssignmentIsTakenOnlyWhileJoiningOrRejoining) {
+  NodePolicy p(settings());
+  EXPECT_EQ(p.state(), NodeState::Joining);
+  EXPECT_TRUE(p.take_assignment(0));
+  p.probing();
+  EXPECT_EQ(p.state(), NodeState::Probing);
+  EXPECT_FALSE(p.take_assignment(0));  // a duplicate while probing
+  p.running();
+  EXPECT_FALSE(p.take_assignment(1));  // running: no assignment without a restart
+  EXPECT_EQ(p.generation(), 0);
+}
+
+TEST(NodePolicy, ARestartOrderStopsTheWorkersThenRejoinsForTheNextGeneration) {
+  NodePolicy p = running();
+  Decisions d = p.on_restart_order(1, "rank 3 failed", true);
+  ASSERT_TRUE(find<StopWorkers>(d));
+  EXPECT_FALSE(find<StopWorkers>(d)->now);
+  EXPECT_NE(logs(d).find("master ordered a group restart (generation 1): rank 3 failed"), std::string::npos);
+  EXPECT_EQ(p.state(), NodeState::Stopping);
+  d = p.on_workers_stopped();
+  ASSERT_TRUE(find<Rejoin>(d));
+  EXPECT_EQ(find<Rejoin>(d)->generation, 1);
+  EXPECT_EQ(p.state(), NodeState::Rejoining);
+  EXPECT_TRUE(p.take_assignment(1));
+  p.running();
+  EXPECT_EQ(p.generation(), 1);
+}
+
+TEST(NodePolicy, ARestartOrderWithNoWorkerLeftRejoinsAtOnce) {
+  NodePolicy p = running();
+  Decisions d = p.on_restart_order(1, "why", false);
+  EXPECT_EQ(count<StopWorkers>(d), 0);
+  ASSERT_TRUE(find<Rejoin>(d));
+  EXPECT_EQ(p.state(), NodeState::Rejoining);
+}
+
+TEST(NodePolicy, OrdersBeforeTheNodeJoinedOrAfterItFinishedChangeNothing) {
+  NodePolicy joining(settings());
+  EXPECT_TRUE(joining.on_restart_order(1, "x", true).empty());
+  EXPECT_TRUE(joining.on_stop_order(0, "x", true).empty());
+  NodePolicy done = running();
+  ASSERT_TRUE(find<Finish>(done.on_job_end(0)));
+  EXPECT_TRUE(done.on_restart_order(1, "x", true).empty());
+  EXPECT_TRUE(done.on_stop_order(0, "x", true).empty());
+  EXPECT_TRUE(done.on_job_end(1).empty());  // ends once
+  EXPECT_TRUE(done.on_lost("gone", 1, false).empty());
+}
+
+TEST(NodePolicy, AStopOrderReportsStoppedAndASecondStopChangesNothing) {
+  NodePolicy p = running(2);
+  Decisions d = p.on_stop_order(2, "node 0: rank 1 failed", true);
+  EXPECT_TRUE(find<StopWorkers>(d));
+  EXPECT_NE(logs(d).find("master stopped the job: node 0: rank 1 failed"), std::string::npos);
+  Decisions again = p.on_stop_order(2, "again", true);
+  EXPECT_EQ(count<StopWorkers>(again), 0);
+  d = p.on_workers_stopped();
+  ASSERT_TRUE(find<ReportFinished>(d));
+  EXPECT_EQ(find<ReportFinished>(d)->generation, 2);
+  EXPECT_EQ(find<ReportFinished>(d)->summary, "stopped");
+  EXPECT_EQ(find<ReportFinished>(d)->exit_code, 0);
+  EXPECT_EQ(p.state(), NodeState::Reporting);
+  EXPECT_EQ(find<Finish>(p.on_job_end(1))->exit_code, 1);
+  EXPECT_TRUE(p.finished());
+}
+
+TEST(NodePolicy, TheMasterDoesNotLogItsOwnStopOrder) {
+  NodePolicy p = running(0, settings(true));
+  EXPECT_EQ(logs(p.on_stop_order(0, "why", true)), "");
+}
+
+TEST(NodePolicy, AStopOrderDuringARestartsStopTurnsItIntoAReport) {
+  NodePolicy p = running();
+  p.on_restart_order(1, "why", true);
+  EXPECT_TRUE(find<StopWorkers>(p.on_stop_order(1, "stop", true)));
+  EXPECT_TRUE(find<ReportFinished>(p.on_workers_stopped()));
+}
+
+TEST(NodePolicy, WorkersThatAllEndedReportTheFirstFailedRank) {
+  NodePolicy p = running(3);
+  EXPECT_TRUE(p.on_group_finished(2, 1, "stale").empty());  // an older generation's outcome
+  Decisions d = p.on_group_finished(3, 7, "rank 2: exit code 7");
+  ASSERT_TRUE(find<ReportFinished>(d));
+  EXPECT_EQ(find<ReportFinished>(d)->exit_code, 7);
+  EXPECT_EQ(find<ReportFinished>(d)->summary, "rank 2: exit code 7");
+  EXPECT_EQ(p.state(), NodeState::Reporting);
+}
+
+TEST(NodePolicy, ALocalProblemIsReportedAndWinsOverTheWorkersCode) {
+  NodePolicy p = running(0);
+  Decisions d = p.on_local_problem("NCCL_SOCKET_IFNAME=eth9: no such interface", kExitConfigError);
+  ASSERT_TRUE(find<ReportProblem>(d));
+  EXPECT_EQ(find<ReportProblem>(d)->exit_code, kExitConfigError);
+  EXPECT_NE(logs(d).find("eth9"), std::string::npos);
+  EXPECT_EQ(find<ReportFinished>(p.on_group_finished(0, 0, "all workers succeeded"))->exit_code, kExitConfigError);
+}
+
+TEST(NodePolicy, AFirstInterruptStopsWithGraceTellsTheMasterAndArmsTheExitBound) {
+  NodePolicy p = running(4);
+  Decisions d = p.on_interrupt(SIGTERM, true);
+  ASSERT_TRUE(find<ReportProblem>(d));
+  EXPECT_EQ(find<ReportProblem>(d)->text, "interrupted by SIGTERM on host1");
+  EXPECT_EQ(find<ReportProblem>(d)->exit_code, 143);
+  EXPECT_EQ(find<ReportProblem>(d)->generation, 4);
+  ASSERT_TRUE(find<StopWorkers>(d));
+  EXPECT_FALSE(find<StopWorkers>(d)->now);
+  ASSERT_TRUE(find<ArmExitTimer>(d));
+  EXPECT_DOUBLE_EQ(find<ArmExitTimer>(d)->seconds, 3 + NodePolicy::kExitBoundAfterGraceS);
+  EXPECT_EQ(find<ArmExitTimer>(d)->exit_code, 143);
+  // The workers gone, the report carries the signal's status whatever they exited with.
+  EXPECT_EQ(find<ReportFinished>(p.on_workers_stopped())->exit_code, 143);
+  // The master never answers: the timer ends the node.
+  EXPECT_EQ(find<Finish>(p.on_exit_timer(143))->exit_code, 143);
+}
+
+TEST(NodePolicy, ASecondInterruptKillsTheWorkersNowAndEndsWhenNoneIsLeft) {
+  NodePolicy p = running();
+  p.on_interrupt(SIGINT, true);
+  Decisions d = p.on_interrupt(SIGINT, true);
+  ASSERT_TRUE(find<StopWorkers>(d));
+  EXPECT_TRUE(find<StopWorkers>(d)->now);
+  EXPECT_EQ(count<Finish>(d), 0);  // still some to reap
+  NodePolicy q = running();
+  q.on_interrupt(SIGINT, true);
+  EXPECT_EQ(find<Finish>(q.on_interrupt(SIGINT, false))->exit_code, 130);
+}
+
+TEST(NodePolicy, AnInterruptBeforeJoiningEndsAtOnce) {
+  NodePolicy p(settings());
+  Decisions d = p.on_interrupt(SIGHUP, false);
+  EXPECT_EQ(find<Finish>(d)->exit_code, 128 + SIGHUP);
+  EXPECT_EQ(count<ReportProblem>(d), 0);
+}
+
+TEST(NodePolicy, ALostMasterStopsTheWorkersThenEndsWithTheGivenCode) {
+  NodePolicy p = running();
+  Decisions d = p.on_lost("connection closed by the peer", kExitFailure, true);
+  EXPECT_NE(logs(d).find("lost the master node0:29500 — connection closed by the peer — stopping this node's workers"),
+            std::string::npos);
+  EXPECT_TRUE(find<StopWorkers>(d));
+  EXPECT_EQ(find<Finish>(p.on_workers_stopped())->exit_code, kExitFailure);
+}
+
+TEST(NodePolicy, ALostMasterKeepsTheNodesOwnConfigurationError) {
+  NodePolicy q = running();  // no problem of its own: the loss's code
+  EXPECT_EQ(find<Finish>(q.on_lost("gone", kExitFailure, false))->exit_code, kExitFailure);
+  NodePolicy r = running();
+  r.on_local_problem("bad interface", kExitConfigError);
+  EXPECT_EQ(find<Finish>(r.on_lost("gone", kExitFailure, false))->exit_code, kExitConfigError);
+}
+
+TEST(NodePolicy, ALostMasterBeforeJoiningIsAConfigurationError) {
+  NodePolicy p(settings());
+  Decisions d = p.on_lost("connection refused", kExitFailure, false);
+  EXPECT_NE(logs(d).find("could not join the job at the master node0:29500 — connection refused"), std::string::npos);
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+}
+
+TEST(NodePolicy, ASpareThatLosesTheMasterEndsWithTheGivenCode) {
+  NodePolicy p(settings());
+  p.became_spare();
+  Decisions d = p.on_lost("heartbeat timeout", kExitFailure, false);
+  EXPECT_NE(logs(d).find("while waiting as a hot spare"), std::string::npos);
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitFailure);
+}
+
+TEST(NodePolicy, ASpareGivenASlotIsNoLongerASpare) {
+  NodePolicy p(settings());
+  p.became_spare();
+  EXPECT_TRUE(p.take_assignment(2));
+  EXPECT_TRUE(p.leave_spare());
+  EXPECT_FALSE(p.leave_spare());
+  EXPECT_FALSE(p.spare());
+}
+
+TEST(NodePolicy, ARefusalWhileJoiningEndsWithTwoAndAfterJoiningIsADismissal) {
+  NodePolicy joining(settings());
+  Decisions d = joining.on_refused("wrong job id", false);
+  EXPECT_NE(logs(d).find("the master refused this node: wrong job id"), std::string::npos);
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+
+  NodePolicy joined = running();
+  d = joined.on_refused("excluded: every init failed", true);
+  EXPECT_NE(logs(d).find("the master dismissed this node: excluded: every init failed"), std::string::npos);
+  EXPECT_TRUE(find<StopWorkers>(d));
+  EXPECT_EQ(find<Finish>(joined.on_workers_stopped())->exit_code, kExitConfigError);
+
+  NodePolicy spare(settings());
+  spare.became_spare();
+  EXPECT_NE(logs(spare.on_refused("not needed", false)).find("dismissed"), std::string::npos);
+  EXPECT_TRUE(spare.finished());
+}
+
+TEST(NodePolicy, TheMastersOwnRefusalIsSaidAsItIs) {
+  NodePolicy p(settings(true));
+  Decisions d = p.on_refused("node 1 has NCCL 2.18, node 0 2.21", false);
+  EXPECT_EQ(logs(d).find("the master refused"), std::string::npos);
+  EXPECT_NE(logs(d).find("node 1 has NCCL 2.18"), std::string::npos);
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+}
+
+TEST(NodePolicy, AMasterThatNeverAnswersIsGivenUpAfterThreeProbes) {
+  NodePolicy p(settings());
+  EXPECT_EQ(count<Finish>(p.on_join_probe(JoinProbe::Unanswered, "timed out", 2)), 0);
+  EXPECT_EQ(count<Finish>(p.on_join_probe(JoinProbe::LocalError, "EMFILE", 2)), 0);  // not counted
+  EXPECT_EQ(count<Finish>(p.on_join_probe(JoinProbe::Unanswered, "timed out", 2)), 0);
+  Decisions d = p.on_join_probe(JoinProbe::Unanswered, "timed out", 2);
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+  EXPECT_NE(logs(d).find("giving up: the master node0 (10.0.0.1:29500) has not answered TCP"), std::string::npos);
+}
+
+TEST(NodePolicy, AnAnswerOrAConnectionResetsTheProbeCount) {
+  NodePolicy p(settings());
+  p.on_join_probe(JoinProbe::Unanswered, "timed out", 2);
+  p.on_join_probe(JoinProbe::Unanswered, "timed out", 2);
+  EXPECT_EQ(logs(p.on_join_probe(JoinProbe::Answered, "", 2)), "");
+  p.on_join_probe(JoinProbe::Unanswered, "timed out", 2);
+  p.on_join_probe(JoinProbe::Unanswered, "timed out", 2);
+  p.on_join_connected();
+  EXPECT_EQ(count<Finish>(p.on_join_probe(JoinProbe::Unanswered, "timed out", 2)), 0);
+  EXPECT_FALSE(p.finished());
+}
+
+TEST(NodePolicy, RefusedProbesOfALoopbackMasterAreTheClassicMistake) {
+  NodePolicySettings s = settings();
+  s.master_ip = "127.0.0.1";
+  s.master_is_loopback = true;
+  NodePolicy p(s);
+  p.on_join_probe(JoinProbe::Refused, "refused", 2);
+  p.on_join_probe(JoinProbe::Refused, "refused", 2);
+  Decisions d = p.on_join_probe(JoinProbe::Refused, "refused", 2);
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+  EXPECT_NE(logs(d).find("the classic MASTER_ADDR=127.0.0.1 mistake"), std::string::npos);
+  // Refused is normal while node 0 starts when the master is another machine.
+  NodePolicy remote(settings());
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(count<Finish>(remote.on_join_probe(JoinProbe::Refused, "refused", 2)), 0);
+}
+
+TEST(NodePolicy, ProbesAfterJoiningDecideNothing) {
+  NodePolicy p = running();
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(p.on_join_probe(JoinProbe::Unanswered, "timed out", 2).empty());
+}
+
+TEST(NodePolicy, AHostingPortThatStaysTakenEndsWithTwoAndSaysWhatToDo) {
+  NodePolicy p(settings(true));
+  Decisions d = p.on_hosting_failed("cannot host the rendezvous on port 29500: EADDRINUSE", true);
+  EXPECT_NE(logs(d).find("still held after the retries"), std::string::npos);
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+}
+
+}  // namespace
+}  // namespace ddplaunch
