@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -48,6 +49,18 @@ struct Libcrypto {
   std::string error;  // "" when every function was found
 };
 
+// <prefix>/lib/ddplaunch/deps/libcrypto.so.N for the running binary <prefix>/bin/ddplaunch,
+// when that file exists ("" otherwise).
+std::string bundled_libcrypto() {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return {};
+  std::string dir(exe, static_cast<std::size_t>(n));
+  dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
+  std::string path = dir + "/../lib/ddplaunch/deps/" DDPLAUNCH_LIBCRYPTO;
+  return ::access(path.c_str(), R_OK) == 0 ? path : std::string{};
+}
+
 template <typename Fn>
 void resolve(void* lib, const char* name, Fn& fn, std::string& error) {
   fn = reinterpret_cast<Fn>(::dlsym(lib, name));
@@ -57,7 +70,11 @@ void resolve(void* lib, const char* name, Fn& fn, std::string& error) {
 const Libcrypto& libcrypto() {
   static const Libcrypto loaded = [] {
     Libcrypto c;
-    void* lib = ::dlopen(DDPLAUNCH_LIBCRYPTO, RTLD_NOW | RTLD_LOCAL);  // kept loaded for the process
+    // A copied prefix's own copy first (scripts/gpu-bundle: lib/ddplaunch/deps beside bin/),
+    // by absolute path; then the system's. Kept loaded for the process.
+    void* lib = nullptr;
+    if (std::string bundled = bundled_libcrypto(); !bundled.empty()) lib = ::dlopen(bundled.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) lib = ::dlopen(DDPLAUNCH_LIBCRYPTO, RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
       const char* why = ::dlerror();
       c.error = std::string("cannot load OpenSSL's " DDPLAUNCH_LIBCRYPTO " for the token proof (") +

@@ -77,6 +77,17 @@ grep -qF -- '\fB\-\-nproc\-per\-node\fR' "$work/moved/share/man/man1/ddplaunch.1
  COMP_WORDS=(ddplaunch --nproc); COMP_CWORD=1; _ddplaunch; [[ " ${COMPREPLY[*]} " == *" --nproc-per-node "* ]]) &&
   pass "bash completion completes --nproc" || fail "bash completion does not complete --nproc"
 check_prefix moved "$work/moved"
+# No library search path of the launcher's own (built or installed): it needs only glibc, and
+# a RUNPATH with an empty entry made the loader look for libc.so.6 in the working directory.
+for bin in "$build_dir/launcher/ddplaunch" "$work/moved/bin/ddplaunch"; do
+  paths=$(readelf -d "$bin" | grep -E 'RPATH|RUNPATH' || true)
+  [ -z "$paths" ] && pass "no RPATH/RUNPATH in $bin" || fail "$bin has a library search path: $paths"
+done
+mkdir -p "$work/planted" && cp /bin/true "$work/planted/libc.so.6"
+searched=$(cd "$work/planted" && LD_DEBUG=libs "$work/moved/bin/ddplaunch" --version 2>&1 >/dev/null)
+grep -qE 'trying file=(\./)?libc\.so\.6|trying file=[^/]' <<<"$searched" &&
+  fail "ddplaunch looked for a library in the working directory: $searched" ||
+  pass "ddplaunch never looks in the working directory for its libraries"
 # The srun wrapper runs the ddplaunch installed next to it, wherever the prefix went.
 printed=$(PATH=/usr/bin:/bin "$work/moved/bin/ddplaunch-srun" --ddplaunch-print -N 2 -- ./train 2>&1)
 grep -qF "$work/moved/bin/ddplaunch --slurm" <<<"$printed" && pass "ddplaunch-srun uses the ddplaunch beside it" ||
