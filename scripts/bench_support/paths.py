@@ -31,3 +31,7 @@ def fake_worker():
 
 def have_torchrun():
     return os.access(TORCHRUN, os.X_OK)
+
+
+def bench_fail_once():
+    return _find("BENCH_FAIL_ONCE_BIN", "tests/bench/bench_fail_once")
