@@ -166,3 +166,13 @@ TEST(OptionTable, ManPageHasEveryFlagAndKey) {
   for (const char* text : {".SH OPTIONS", ".SH CONFIGURATION KEYS", ".SH EXIT STATUS", "DDPLAUNCH_TIMEOUT_S"})
     EXPECT_NE(page.find(text), std::string::npos) << text;
 }
+
+// Every text key reads the same way now (before, most took a YAML null as the text "null").
+TEST(OptionTable, ATextKeyWithNothingAfterItIsAnError) {
+  LaunchConfig c;
+  auto errors = apply_yaml("log_dir:\n", "job.yaml", c);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("bad value '(not a scalar)' for 'log_dir'"), std::string::npos) << errors[0];
+  EXPECT_TRUE(apply_yaml("log_dir: \"\"\nworker_port: 1234\n", "job.yaml", c).empty());
+  EXPECT_EQ(c.worker_port, "1234");
+}
