@@ -1,7 +1,9 @@
-// configs/default.yaml from the option table: each key's doc as a comment, its flag and
-// range, and its default as a default LaunchConfig holds it (so the file cannot claim a
-// default the code does not have). Keys of a section ("timeout.base_s") nest under it.
+// A LaunchConfig as YAML, from the option table: configs/default.yaml (each key's doc as a
+// comment, its flag and range, and its default as a default LaunchConfig holds it, so the
+// file cannot claim a default the code does not have) and --dry-run's resolved config (the
+// same keys, the secret hidden). Keys of a section ("timeout.base_s") nest under it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/config_docs.h"
 #include "config/flag_names.h"
@@ -44,9 +46,12 @@ std::string key_facts(const OptionSpec& row) {
   return facts;
 }
 
-std::string default_config_yaml() {
-  const LaunchConfig defaults;
-  std::string out = kPreamble;
+namespace {
+
+// Every key of `config` as YAML, sections nested; `documented`: with each key's doc, flag and
+// range as comments and the headings (default.yaml), else one line a key (--dry-run).
+std::string config_yaml(const LaunchConfig& config, bool documented) {
+  std::string out;
   std::string_view section;  // the nested section being written ("" = top level)
   for (const OptionSpec& row : option_table()) {
     if (row.key.empty()) continue;  // a flag only
@@ -54,17 +59,30 @@ std::string default_config_yaml() {
     const std::string_view row_section = dot == std::string_view::npos ? "" : row.key.substr(0, dot);
     const bool opens_section = row_section != section && !row_section.empty();
     section = row_section;
-    // A blank line before each key's block (and around a heading); a section's name heads
-    // the block of its first key.
-    out += row.heading.empty() ? "\n" : "\n" + comment(row.heading, "") + "\n";
-    if (opens_section) out += fmt::format("{}:\n", section);
     const std::string indent = section.empty() ? "" : "  ";
-    out += comment(row.doc.empty() ? row.help : row.doc, indent);
-    if (auto facts = key_facts(row); !facts.empty()) out += comment(facts, indent);
-    out += fmt::format("{}{}: {}\n", indent, row.key.substr(dot == std::string_view::npos ? 0 : dot + 1),
-                       field_text(row.field, defaults));
+    if (documented) {
+      // A blank line before each key's block (and around a heading); a section's name heads
+      // the block of its first key.
+      out += row.heading.empty() ? "\n" : "\n" + comment(row.heading, "") + "\n";
+      if (opens_section) out += fmt::format("{}:\n", section);
+      out += comment(row.doc.empty() ? row.help : row.doc, indent);
+      if (auto facts = key_facts(row); !facts.empty()) out += comment(facts, indent);
+    } else if (opens_section) {
+      out += fmt::format("{}:\n", section);
+    }
+    std::string value = field_text(row.field, config);
+    if (row.secret && value != "\"\"") value = "\"\"  # set, not shown";
+    out += fmt::format("{}{}: {}\n", indent, row.key.substr(dot == std::string_view::npos ? 0 : dot + 1), value);
   }
   return out;
+}
+
+}  // namespace
+
+std::string default_config_yaml() { return kPreamble + config_yaml(LaunchConfig{}, true); }
+
+std::string describe(const LaunchConfig& config) {
+  return config_yaml(config, false) + fmt::format("program: [{}]\n", fmt::join(config.program, ", "));
 }
 
 }  // namespace ddplaunch

@@ -82,7 +82,7 @@ constexpr OptionSpec kOptions[] = {
             "(environment fallback: DDPLAUNCH_TOKEN; --token values are hidden from ps).\n"
             "A multi-node job without one warns: anyone reaching the port can join.",
      .names = "--token", .group = G::Rendezvous, .value_name = "SECRET",
-     .help = "shared secret for joins (or DDPLAUNCH_TOKEN); proven, never sent; hidden from ps"},
+     .help = "shared secret for joins (or DDPLAUNCH_TOKEN); proven, never sent; hidden from ps", .secret = true},
     {.key = "token_file", .field = field<&L::token_file>(),
      .doc = "read the token from this file instead: your own regular file,\n"
             "mode 0600 or stricter, trailing newline dropped, not empty",

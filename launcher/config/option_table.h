@@ -69,6 +69,7 @@ struct OptionSpec {
   std::string_view pet = {};          // torchrun's environment fallback, "" when torchrun has none
   ApplyFlag apply = nullptr;          // what the flag does; nullptr: `key` takes the value as given
   std::string_view help = {};         // the flag's --help line
+  bool secret = false;                // --dry-run never prints the value
 };
 
 // Every row: keys in configs/default.yaml's order, each flag beside the key it sets.

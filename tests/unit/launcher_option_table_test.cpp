@@ -176,3 +176,26 @@ TEST(OptionTable, ATextKeyWithNothingAfterItIsAnError) {
   EXPECT_TRUE(apply_yaml("log_dir: \"\"\nworker_port: 1234\n", "job.yaml", c).empty());
   EXPECT_EQ(c.worker_port, "1234");
 }
+
+// --dry-run prints every key of the table as YAML (the same writer as default.yaml), so the
+// print reads back as a config, all but the secret.
+TEST(OptionTable, DryRunsConfigIsEveryKeyAsYamlWithTheTokenHidden) {
+  LaunchConfig c;
+  c.nodes = 3;
+  c.token = "s3cret-token-value";
+  c.timeout.base_s = 61;
+  c.restart.on_runtime_failure = false;
+  c.program = {"train.py", "--lr"};
+  const std::string text = describe(c);
+  EXPECT_EQ(text.find("s3cret"), std::string::npos) << text;
+  EXPECT_NE(text.find("token: \"\"  # set, not shown\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nprogram: [train.py, --lr]\n"), std::string::npos) << text;
+  LaunchConfig back;
+  auto errors = apply_yaml(text.substr(0, text.find("program:")), "dry-run", back);
+  ASSERT_TRUE(errors.empty()) << joined(errors);
+  for (const OptionSpec& row : option_table()) {
+    if (row.key.empty() || row.secret) continue;
+    EXPECT_EQ(field_text(row.field, back), field_text(row.field, c)) << row.key;
+  }
+  EXPECT_EQ(back.token, "");
+}
