@@ -8,15 +8,18 @@
 #   share/bash-completion/completions/ddplaunch
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
-# Man page and completion come from `ddplaunch --help` (the flag table): never out of date.
+# Man page and completion come from the option table, through the ddplaunch just built:
+# `ddplaunch --man` writes the page (flags and every config key), scripts/make-man the
+# completion from `ddplaunch --help`. Never out of date, never checked in.
 set(DDPLAUNCH_MAN ${CMAKE_BINARY_DIR}/ddplaunch.1)
 set(DDPLAUNCH_COMPLETION ${CMAKE_BINARY_DIR}/ddplaunch.bash-completion)
 add_custom_command(OUTPUT ${DDPLAUNCH_MAN} ${DDPLAUNCH_COMPLETION}
-  COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/make-man $<TARGET_FILE:ddplaunch> man ${DDPLAUNCH_MAN}
+  COMMAND sh -c "\"$1\" --man > \"$2\"" sh $<TARGET_FILE:ddplaunch> ${DDPLAUNCH_MAN}
   COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/make-man $<TARGET_FILE:ddplaunch> completion
           ${DDPLAUNCH_COMPLETION}
   DEPENDS ddplaunch ${PROJECT_SOURCE_DIR}/scripts/make-man
-  COMMENT "man page and bash completion from ddplaunch --help")
+  VERBATIM
+  COMMENT "man page (ddplaunch --man) and bash completion (from ddplaunch --help)")
 add_custom_target(ddplaunch_docs ALL DEPENDS ${DDPLAUNCH_MAN} ${DDPLAUNCH_COMPLETION})
 
 install(TARGETS ddplaunch RUNTIME DESTINATION bin)

@@ -17,6 +17,7 @@
 #include "agent/node_agent.h"
 #include "agent/rendezvous_bind.h"
 #include "config/command_line.h"
+#include "config/config_docs.h"
 #include "config/job_setup.h"
 #include "config/token_source.h"
 #include "ddplaunch/preflight/gpus.h"
@@ -167,10 +168,13 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   scrub_token_arguments(argc, argv);
 
-  // Parse the command line (pure: no thread, no file); --help and --version need nothing more.
+  // Parse the command line (pure: no thread, no file); --help, --version and the documents
+  // made from the option table need nothing more.
   CommandLine cl = parse_command_line(args);
   if (cl.help) return std::fputs(usage_text().c_str(), stdout), 0;
   if (cl.version) return print_version();
+  if (cl.print_default_config) return std::fputs(default_config_yaml().c_str(), stdout), 0;
+  if (cl.man) return std::fputs(man_page(DDPLAUNCH_VERSION).c_str(), stdout), 0;
 
   // The guard must be forked before anything can start a thread.
   OrphanGuard guard;

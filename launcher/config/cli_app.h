@@ -1,4 +1,4 @@
-// Builds the CLI11 application from the flag table (one CLI11 option per table row). Used
+// Builds the CLI11 application from the option table (one CLI11 option per flag row). Used
 // by the parser and by --help; include only in config/*.cpp (CLI11 is a heavy header).
 #pragma once
 
@@ -6,10 +6,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "config/flag_table.h"
+#include "config/option_table.h"
 
 namespace ddplaunch {
 
-void add_flags(CLI::App& app, std::map<const CLI::Option*, const FlagSpec*>& options);
+void add_flags(CLI::App& app, std::map<const CLI::Option*, const OptionSpec*>& options);
 
 }  // namespace ddplaunch

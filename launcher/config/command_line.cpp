@@ -9,7 +9,8 @@
 #include <fmt/format.h>
 
 #include "config/cli_app.h"
-#include "config/flag_table.h"
+#include "config/flag_names.h"
+#include "config/flag_values.h"
 #include "config/launch_config.h"
 
 extern char** environ;
@@ -22,7 +23,7 @@ namespace {
 struct SplitArguments {
   std::vector<std::string> options;
   std::vector<std::string> program;
-  std::set<const FlagSpec*> given;
+  std::set<const OptionSpec*> given;
 };
 
 SplitArguments split_arguments(const std::vector<std::string>& args, std::size_t first, CommandLine& cl) {
@@ -41,9 +42,9 @@ SplitArguments split_arguments(const std::vector<std::string>& args, std::size_t
     std::string body = arg.substr(long_form ? 2 : 1);
     std::optional<std::string> value;
     if (auto eq = body.find('='); eq != std::string::npos) value = body.substr(eq + 1), body.resize(eq);
-    const FlagSpec* flag = find_flag(body);
+    const OptionSpec* flag = find_flag(body);
     if (!flag && !long_form && body.size() > 1 && !value) {  // -r3: a short flag with its value attached
-      if (const FlagSpec* f = find_flag(body.substr(0, 1)); f && f->kind != ValueKind::Switch)
+      if (const OptionSpec* f = find_flag(body.substr(0, 1)); f && f->kind != ValueKind::Switch)
         flag = f, value = body.substr(1);
     }
     if (!flag && long_form) {  // an unambiguous prefix of a long flag, as torchrun's argparse takes it
@@ -52,7 +53,7 @@ SplitArguments split_arguments(const std::vector<std::string>& args, std::size_t
         flag = candidates.front();
       } else if (candidates.size() > 1) {
         std::string names;
-        for (const FlagSpec* c : candidates) names += (names.empty() ? "--" : ", --") + primary_name(*c);
+        for (const OptionSpec* c : candidates) names += (names.empty() ? "--" : ", --") + primary_name(*c);
         cl.errors.push_back(fmt::format("ambiguous option '{}': it could be {} (spell more of it)", arg, names));
         if (!value && i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) ++i;  // its value, not the program
         continue;
@@ -106,8 +107,9 @@ void combine(FlagContext& ctx) {
 
 }  // namespace
 
-void add_flags(CLI::App& app, std::map<const CLI::Option*, const FlagSpec*>& options) {
-  for (const FlagSpec& flag : flag_table()) {
+void add_flags(CLI::App& app, std::map<const CLI::Option*, const OptionSpec*>& options) {
+  for (const OptionSpec* row : flags_by_group()) {
+    const OptionSpec& flag = *row;
     std::string help(flag.help);
     if (!flag.pet.empty()) help += fmt::format(" [{}]", flag.pet);
     CLI::Option* option = flag.kind == ValueKind::Switch
@@ -131,7 +133,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const std::
 
   CLI::App app;
   app.set_help_flag();  // -h/--help is a row of the table
-  std::map<const CLI::Option*, const FlagSpec*> options;
+  std::map<const CLI::Option*, const OptionSpec*> options;
   add_flags(app, options);
   std::vector<std::string> reversed(split.options.rbegin(), split.options.rend());  // CLI11 takes them reversed
   try {
@@ -143,7 +145,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const std::
 
   FlagContext ctx(cl);
   // PET_* first, so anything on the command line (a flag or --set) overrides it.
-  for (const FlagSpec& flag : flag_table()) {
+  for (const OptionSpec& flag : flag_table()) {
     if (flag.pet.empty()) continue;
     auto it = env.find(std::string(flag.pet));
     if (it == env.end() || it->second.empty()) continue;
@@ -161,7 +163,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const std::
   // Then the flags, in the order given.
   std::map<const CLI::Option*, std::size_t> seen;
   for (const CLI::Option* option : app.parse_order()) {
-    const FlagSpec& flag = *options.at(option);
+    const OptionSpec& flag = *options.at(option);
     const std::size_t occurrence = seen[option]++;
     const auto& results = option->results();
     if (occurrence >= results.size()) continue;

@@ -1,6 +1,6 @@
-// Command-line parsing: flags become the same key=value settings the YAML file uses,
-// so the CLI and the config file share one table of meanings (see yaml_config.h). The
-// flags themselves, torchrun's spellings and their PET_* fallbacks live in flag_table.h.
+// Command-line parsing: flags become the same key=value settings the YAML file uses, so
+// the CLI and the config file share one table of meanings. The flags themselves, torchrun's
+// spellings and their PET_* fallbacks are rows of the option table (option_table.h).
 #pragma once
 
 #include <map>
@@ -29,6 +29,8 @@ struct CommandLine {
   bool dry_run = false;
   bool help = false;
   bool version = false;
+  bool print_default_config = false;                          // --print-default-config
+  bool man = false;                                           // --man
   ProgramMode program_mode = ProgramMode::Auto;
   std::string python;                                         // --python PATH ("" = PYTHON_EXEC, else default)
   std::vector<std::string> program;                           // PROGRAM [ARGS...] as typed

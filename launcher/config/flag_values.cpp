@@ -213,10 +213,6 @@ void apply_numa_binding(const std::string& v, FlagContext& c) {
   c.set("numa_binding", v == "core_complex" ? "core-complex" : v == "none" ? "" : v);
 }
 
-void apply_virtual_local_rank(const std::string& v, FlagContext& c) {
-  c.set("virtual_local_rank", switch_on(v) ? "true" : "false");
-}
-
 void apply_set(const std::string& v, FlagContext& c) {
   auto eq = v.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -231,6 +227,8 @@ void apply_no_peer_probe(const std::string& v, FlagContext& c) {
 }
 void apply_help(const std::string& v, FlagContext& c) { c.cl.help = switch_on(v); }
 void apply_version(const std::string& v, FlagContext& c) { c.cl.version = switch_on(v); }
+void apply_print_default_config(const std::string& v, FlagContext& c) { c.cl.print_default_config = switch_on(v); }
+void apply_man(const std::string& v, FlagContext& c) { c.cl.man = switch_on(v); }
 void apply_python(const std::string& v, FlagContext& c) { c.cl.python = v; }
 void apply_module(const std::string& v, FlagContext& c) {
   if (!switch_on(v)) return;
@@ -250,7 +248,7 @@ void apply_run_path(const std::string& v, FlagContext& c) {
 
 using K = ValueKind;
 
-void apply_flag_value(const FlagSpec& flag, const std::string& value, FlagContext& c) {
+void apply_flag_value(const OptionSpec& flag, const std::string& value, FlagContext& c) {
   switch (flag.kind) {
     case K::Switch:
       if (value != "true" && value != "false" && value != "1" && value != "0" && value != "yes" && value != "no")
@@ -270,9 +268,9 @@ void apply_flag_value(const FlagSpec& flag, const std::string& value, FlagContex
     case K::Custom:
       break;
   }
-  if (!flag.setting.empty() && !within_range(std::string(flag.setting), value, c)) return;
-  if (flag.apply) return flag.apply(value, c);
-  c.set(std::string(flag.setting), flag.kind == K::Switch ? (switch_on(value) ? "true" : "false") : value);
+  if (flag.apply) return flag.apply(value, c);  // it checks the ranges of what it sets
+  if (!within_range(std::string(flag.key), value, c)) return;
+  c.set(std::string(flag.key), flag.kind == K::Switch ? (switch_on(value) ? "true" : "false") : value);
 }
 
 void apply_hosts(const std::string& v, FlagContext& c) { c.cl.fanout.hosts = v; }

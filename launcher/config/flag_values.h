@@ -1,11 +1,16 @@
-// The apply functions the flag table names (see flag_values.cpp); internal to config/.
+// The apply functions the option table names (see flag_values.cpp), and the one path every
+// flag value takes; internal to config/.
 #pragma once
 
 #include <string>
 
-#include "config/flag_table.h"
+#include "config/option_table.h"
 
 namespace ddplaunch {
+
+// Checks `value` by the flag's kind and its key's range, then applies it (its apply
+// function, or its key). The one path for command-line values and PET_* fallbacks alike.
+void apply_flag_value(const OptionSpec& flag, const std::string& value, FlagContext& context);
 
 void apply_nnodes(const std::string& value, FlagContext& context);
 void apply_nproc(const std::string& value, FlagContext& context);
@@ -22,13 +27,14 @@ void apply_local_ranks_filter(const std::string& value, FlagContext& context);
 void apply_local_addr(const std::string& value, FlagContext& context);
 void apply_signals(const std::string& value, FlagContext& context);
 void apply_numa_binding(const std::string& value, FlagContext& context);
-void apply_virtual_local_rank(const std::string& value, FlagContext& context);
 void apply_set(const std::string& value, FlagContext& context);
 void apply_config(const std::string& value, FlagContext& context);
 void apply_dry_run(const std::string& value, FlagContext& context);
 void apply_no_peer_probe(const std::string& value, FlagContext& context);
 void apply_help(const std::string& value, FlagContext& context);
 void apply_version(const std::string& value, FlagContext& context);
+void apply_print_default_config(const std::string& value, FlagContext& context);
+void apply_man(const std::string& value, FlagContext& context);
 void apply_python(const std::string& value, FlagContext& context);
 void apply_module(const std::string& value, FlagContext& context);
 void apply_no_python(const std::string& value, FlagContext& context);

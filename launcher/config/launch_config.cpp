@@ -7,7 +7,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 namespace ddplaunch {
 
@@ -125,62 +124,5 @@ std::vector<std::string> validate(const LaunchConfig& c) {
 bool membership_enabled(const LaunchConfig& c) { return c.membership.spares > 0 || min_nodes(c) < c.nodes; }
 
 int min_nodes(const LaunchConfig& c) { return c.membership.min_nodes > 0 ? c.membership.min_nodes : c.nodes; }
-
-std::string describe(const LaunchConfig& c) {
-  std::string s;
-  auto line = [&](std::string_view key, const auto& value) { s += fmt::format("{}: {}\n", key, value); };
-  line("nodes", c.nodes);
-  line("nproc_per_node", c.nproc_per_node);
-  line("node_rank", c.node_rank < 0 ? std::string("assigned") : std::to_string(c.node_rank));
-  line("master", c.master.empty() ? std::string("(standalone)") : c.master);
-  line("standalone", c.standalone);
-  line("job_id", c.job_id);
-  line("token", c.token.empty() ? "(none)" : "(set)");
-  line("token_file", c.token_file.empty() ? std::string("(none)") : c.token_file);
-  line("rendezvous_bind", c.rendezvous_bind.empty() ? std::string("(the master address)") : c.rendezvous_bind);
-  line("worker_port", c.worker_port);
-  line("role", c.role);
-  line("join_timeout_s", c.join_timeout_s);
-  line("connect_timeout_s", c.connect_timeout_s);
-  line("heartbeat_interval_s", c.heartbeat_interval_s);
-  line("heartbeat_timeout_s", c.heartbeat_timeout_s);
-  line("grace_s", c.grace_s);
-  line("init_grace_s", c.init_grace_s);
-  line("setup_timeout_s", c.setup_timeout_s);
-  s += fmt::format("timeout: {{base_s: {}, per_node_s: {}, dedicated_nic_s: {}, rtt_factor: {}, min_s: {}, max_s: {}, restart_factor: {}}}\n",
-                   c.timeout.base_s, c.timeout.per_node_s, c.timeout.dedicated_nic_s, c.timeout.rtt_factor,
-                   c.timeout.min_s, c.timeout.max_s, c.timeout.restart_factor);
-  std::vector<std::string> on;
-  if (c.restart.on_init_failure) on.push_back("init");
-  if (c.restart.on_runtime_failure) on.push_back("runtime");
-  s += fmt::format(
-      "restart: {{max_restarts: {}, init_restarts: {}, restart_on: [{}], backoff_s: {}, backoff_max_s: {}, "
-      "jitter: {}}}\n",
-      c.restart.max_restarts, c.restart.init_restarts, fmt::join(on, ", "), c.restart.backoff_s,
-      c.restart.backoff_max_s, c.restart.jitter);
-  const MembershipConfig& m = c.membership;
-  s += fmt::format(
-      "membership: {{min_nodes: {}, spares: {}, last_call_s: {}, below_min_wait_s: {}, exclude_after: {}, "
-      "exclude_cooldown_s: {}, max_changes: {}}}\n",
-      min_nodes(c), m.spares, m.last_call_s, m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes);
-  const HangSettings& h = c.hang;
-  s += fmt::format(
-      "hang: {{action: {}, warmup_steps: {}, suspect_factor: {}, suspect_floor_s: {}, hang_factor: {}, "
-      "hang_minimum_s: {}, section_suspect_floor_s: {}, section_hang_minimum_s: {}, history_file: {}}}\n",
-      c.hang_action, h.warmup_steps, h.suspect_factor, h.suspect_floor_s, h.hang_factor, h.hang_minimum_s,
-      h.section_suspect_floor_s, h.section_hang_minimum_s, c.history_file.empty() ? "(default)" : c.history_file);
-  line("shim", c.shim);
-  line("log_dir", c.log_dir.empty() ? std::string("(none)") : c.log_dir);
-  line("local_ranks_filter", fmt::format("[{}]", fmt::join(c.local_ranks_filter, ", ")));
-  line("pause_ranks", fmt::format("[{}]", fmt::join(c.pause_ranks, ", ")));
-  line("redirects", c.redirects.empty() ? std::string("(none)") : c.redirects);
-  line("tee", c.tee.empty() ? std::string("(none)") : c.tee);
-  line("numa_binding", c.numa_binding.empty() ? std::string("(none)") : c.numa_binding);
-  line("virtual_local_rank", c.virtual_local_rank ? "true" : "false");
-  line("version_mismatch", c.version_mismatch);
-  line("peer_probe", c.peer_probe ? "true" : "false");
-  line("program", fmt::format("[{}]", fmt::join(c.program, ", ")));
-  return s;
-}
 
 }  // namespace ddplaunch

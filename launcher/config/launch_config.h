@@ -80,7 +80,8 @@ std::vector<std::string> validate(const LaunchConfig& config);
 bool membership_enabled(const LaunchConfig& config);
 int min_nodes(const LaunchConfig& config);  // membership.min_nodes, or nodes when unset
 
-// Human-readable YAML-like dump of the resolved config (for --dry-run).
+// The resolved config as YAML, every key of the option table (the token hidden), then the
+// program (for --dry-run; written by default_config.cpp, beside configs/default.yaml's writer).
 std::string describe(const LaunchConfig& config);
 
 // Splits "host:port" / "[v6]:port"; nullopt when malformed.

@@ -1,4 +1,4 @@
-// --help: the flag table through CLI11's formatter, then what a user needs beside the
+// --help: the option table's flags through CLI11's formatter, then what a user needs beside the
 // flags: how PROGRAM is run, the worker environment, exit codes and subcommands.
 #include <map>
 
@@ -6,6 +6,7 @@
 
 #include "config/cli_app.h"
 #include "config/command_line.h"
+#include "config/usage_text.h"
 #include "ddplaunch/base/exit_codes.h"
 
 namespace ddplaunch {
@@ -60,13 +61,16 @@ constexpr const char* kFooter =
 
 }  // namespace
 
+std::string_view usage_intro() { return kIntro; }
+std::string usage_footer() { return fmt::format(kFooter, kExitConfigError, kExitFailure); }
+
 std::string usage_text() {
   CLI::App app("", "ddplaunch");
   app.set_help_flag();
-  std::map<const CLI::Option*, const FlagSpec*> options;
+  std::map<const CLI::Option*, const OptionSpec*> options;
   add_flags(app, options);
   app.get_formatter()->column_width(36);
-  app.footer(fmt::format(kFooter, kExitConfigError, kExitFailure));
+  app.footer(usage_footer());
   std::string flags = app.help();
   if (auto usage = flags.find("Usage:"); usage != std::string::npos)  // ours, above, says more
     flags.erase(usage, flags.find('\n', usage) + 1 - usage);

@@ -1,6 +1,7 @@
-// The allowed range of every numeric config key: one row per key, checked wherever a value
-// comes in (a flag, its PET_* variable, YAML, --set, a Slurm hint), so `inf`, `nan`, negative
-// or absurd values (a 1e300 s timeout, a 0.1 ms heartbeat) stop the start with the range.
+// The range check every numeric config key's value passes wherever it comes in (a flag, its
+// PET_* variable, YAML, --set, a Slurm hint), so `inf`, `nan`, negative or absurd values (a
+// 1e300 s timeout, a 0.1 ms heartbeat) stop the start with the range. The ranges themselves
+// are the option table's (option_table.cpp).
 #pragma once
 
 #include <optional>
@@ -8,17 +9,6 @@
 #include <string_view>
 
 namespace ddplaunch {
-
-struct ValueRange {
-  std::string_view key;   // config key as YAML spells it: "heartbeat_interval_s", "timeout.base_s"
-  std::string_view flag;  // the flag that sets it ("--heartbeat-interval"), "" when only --set does
-  double min = 0;
-  double max = 0;
-  std::string_view unit;  // "seconds", or "" for counts
-};
-
-// The row of `key`, or nullptr when the key has no numeric range.
-const ValueRange* value_range(std::string_view key);
 
 // nullopt when `text` is a number within the range of `key` (or `key` has none, or `text`
 // is not a number: other checks name those). Otherwise the message, starting with

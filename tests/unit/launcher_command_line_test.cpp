@@ -9,7 +9,8 @@
 #include <fstream>
 
 #include "config/command_line.h"
-#include "config/flag_table.h"
+#include "config/flag_names.h"
+#include "config/option_table.h"
 #include "config/job_setup.h"
 #include "config/launch_config.h"
 #include "config/program_command.h"
@@ -198,7 +199,7 @@ TEST(CommandLineEnvironment, PetVariablesFillFlagsAndFlagsWin) {
   EXPECT_EQ(config_of({"p"}, {{"PET_NNODES", "1:4"}}).membership.min_nodes, 1);  // elastic, as torchrun
   EXPECT_TRUE(any_contains(errors_of({"p"}, {{"PET_RDZV_BACKEND", "etcd"}}), "PET_RDZV_BACKEND=etcd"));
   // Every torchrun flag of the table has its PET_ variable.
-  for (const FlagSpec& flag : flag_table())
+  for (const OptionSpec& flag : flag_table())
     if (!flag.pet.empty()) {
       std::string expected = "PET_" + primary_name(flag);
       for (char& ch : expected) ch = ch == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -245,7 +246,7 @@ TEST(CommandLine, SetTakesYamlListForm) {
 
 TEST(CommandLine, HelpListsEveryFlagAndTheContract) {
   std::string help = usage_text();
-  for (const FlagSpec& flag : flag_table())
+  for (const OptionSpec& flag : flag_table())
     for (const auto& spelling : spellings(flag)) EXPECT_NE(help.find(spelling), std::string::npos) << spelling;
   for (const char* text : {"DDPLAUNCH_TIMEOUT_S", "NOT applied to init_process_group", "MASTER_PORT", "LOCAL_RANK",
                            "Exit status", "doctor", "status", "PET_NNODES", "TORCHRUN-COMPAT.md", "Placement"})

@@ -1,0 +1,42 @@
+// The LaunchConfig member a config key sets, as a value of the option table: an accessor
+// per member type, so nested members (timeout.base_s) and members kept outside their YAML
+// section (hang.action → LaunchConfig::hang_action) read alike, and a reader or writer
+// that forgets a type does not compile (std::visit).
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "config/launch_config.h"
+
+namespace ddplaunch {
+
+// restart.restart_on is the one list of words: it is RestartSettings' two on_*_failure bools.
+using RestartOnField = RestartSettings& (*)(LaunchConfig&);
+
+using Field = std::variant<std::monostate,  // a flag that sets no key
+                           int& (*)(LaunchConfig&), double& (*)(LaunchConfig&), bool& (*)(LaunchConfig&),
+                           std::string& (*)(LaunchConfig&), std::vector<int>& (*)(LaunchConfig&), RestartOnField>;
+
+// field<&LaunchConfig::nodes>(), field<&LaunchConfig::timeout, &TimeoutSettings::base_s>().
+template <auto Member>
+constexpr Field field() {
+  return +[](LaunchConfig& c) -> auto& { return c.*Member; };
+}
+template <auto Section, auto Member>
+constexpr Field field() {
+  return +[](LaunchConfig& c) -> auto& { return (c.*Section).*Member; };
+}
+constexpr Field restart_on_field() {
+  return RestartOnField{+[](LaunchConfig& c) -> RestartSettings& { return c.restart; }};
+}
+
+// The member's value as YAML writes it: 1, 0.1, true, "" (empty text), [0, 3], [init, runtime].
+// configs/default.yaml shows every key this way, from a default LaunchConfig.
+std::string field_text(const Field& field, const LaunchConfig& config);
+
+// Whether the key takes a YAML list (on the command line: comma-separated, or [a, b]).
+bool is_list(const Field& field);
+
+}  // namespace ddplaunch
