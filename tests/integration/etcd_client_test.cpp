@@ -15,15 +15,12 @@ namespace ddplaunch::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using etcd::Compare;
-using etcd::TxnOp;
-#define AWAIT(T, call) await_result<T>(io_, [&](etcd::Callback<T> cb) { call; })
 
 class EtcdClientTest : public ::testing::Test {
  protected:
   void start(int members) {
     if (!EtcdCluster::available())
-      GTEST_SKIP() << "etcd is not installed at /usr/bin/etcd (scripts/install-deps.sh installs etcd-server)";
+      GTEST_SKIP() << kNoEtcd;
     const auto why = etcd_.start(members);
     ASSERT_EQ(why, "");
     client_ = make_client(io_, etcd_.endpoints());
@@ -66,24 +63,24 @@ TEST_F(EtcdClientTest, PutGetPrefixAndDelete) {
 TEST_F(EtcdClientTest, TxnAppliesOnlyWhenEveryCompareHolds) {
   auto rev = AWAIT(etcd::Revision, client_->put("state", "v1", 0, cb));
   ASSERT_TRUE(rev) << rev.error;
-  etcd::Txn guarded{{Compare::mod_revision("state", *rev)}, {TxnOp::put("state", "v2")}, {}};
+  etcd::Txn guarded{{etcd::Compare::mod_revision("state", *rev)}, {etcd::TxnOp::put("state", "v2")}, {}};
   auto first = AWAIT(etcd::TxnResult, client_->txn(guarded, cb));
   ASSERT_TRUE(first) << first.error;
   EXPECT_TRUE(first->succeeded);
   // The same guard again: the put moved mod_revision, so the compare fails and nothing is written.
-  guarded.success = {TxnOp::put("state", "v3")};
-  guarded.failure = {TxnOp::put("lost", "yes")};
+  guarded.success = {etcd::TxnOp::put("state", "v3")};
+  guarded.failure = {etcd::TxnOp::put("lost", "yes")};
   auto second = AWAIT(etcd::TxnResult, client_->txn(guarded, cb));
   ASSERT_TRUE(second) << second.error;
   EXPECT_FALSE(second->succeeded);
   EXPECT_EQ(AWAIT(etcd::RangeResult, client_->get("state", cb))->kvs.at(0).value, "v2");
   EXPECT_EQ(AWAIT(etcd::RangeResult, client_->get("lost", cb))->kvs.at(0).value, "yes");
   // By value, by version, create-if-absent, and a delete in the branch.
-  auto by_value = AWAIT(etcd::TxnResult, client_->txn({{Compare::value_is("state", "v2"), Compare::version("state", 2)},
-                                                       {TxnOp::erase("lost"), TxnOp::put("made", "1")}, {}}, cb));
+  auto by_value = AWAIT(etcd::TxnResult, client_->txn({{etcd::Compare::value_is("state", "v2"), etcd::Compare::version("state", 2)},
+                                                       {etcd::TxnOp::erase("lost"), etcd::TxnOp::put("made", "1")}, {}}, cb));
   ASSERT_TRUE(by_value && by_value->succeeded) << by_value.error;
   EXPECT_TRUE(AWAIT(etcd::RangeResult, client_->get("lost", cb))->kvs.empty());
-  auto absent = AWAIT(etcd::TxnResult, client_->txn({{Compare::absent("made")}, {TxnOp::put("made", "2")}, {}}, cb));
+  auto absent = AWAIT(etcd::TxnResult, client_->txn({{etcd::Compare::absent("made")}, {etcd::TxnOp::put("made", "2")}, {}}, cb));
   ASSERT_TRUE(absent) << absent.error;
   EXPECT_FALSE(absent->succeeded);
 }

@@ -12,9 +12,6 @@ namespace ddplaunch::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using etcd::Compare;
-using etcd::TxnOp;
-#define AWAIT(T, call) await_result<T>(io_, [&](etcd::Callback<T> cb) { call; })
 
 constexpr const char* kElection = "job/42/coordinator";
 
@@ -37,7 +34,7 @@ class EtcdElectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EtcdCluster::available())
-      GTEST_SKIP() << "etcd is not installed at /usr/bin/etcd (scripts/install-deps.sh installs etcd-server)";
+      GTEST_SKIP() << kNoEtcd;
     ASSERT_EQ(etcd_.start(1), "");
     for (auto* c : {&a_, &b_}) {
       c->client = make_client(io_, etcd_.endpoints());
@@ -94,7 +91,7 @@ TEST_F(EtcdElectionTest, TxnGuardedByAnOldLeaderKeyFailsAfterLeadershipMoved) {
   ASSERT_TRUE(a_.leads()) << a_.won->error;
   const etcd::LeaderKey a_key = **a_.won;
   auto write_state = [&](etcd::Client& c, const etcd::LeaderKey& k, const std::string& state) {
-    return AWAIT(etcd::TxnResult, c.txn({{Compare::still_leader(k)}, {TxnOp::put("job/42/state", state)}, {}}, cb));
+    return AWAIT(etcd::TxnResult, c.txn({{etcd::Compare::still_leader(k)}, {etcd::TxnOp::put("job/42/state", state)}, {}}, cb));
   };
   auto first = write_state(*a_.client, a_key, "decided by a");
   ASSERT_TRUE(first) << first.error;
