@@ -12,6 +12,7 @@ packages=(
   iproute2 nftables procps time
   elfutils gdb
   openssh-client openssh-server
+  etcd-server etcd-client
 )
 
 # --with-slurm: also the Slurm daemons and client for scripts/slurm-test-cluster.sh.

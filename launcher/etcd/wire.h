@@ -1,0 +1,62 @@
+// The JSON of etcd's v3 gateway (grpc-gateway's rendering of etcd's protobufs): bytes are
+// base64, int64 are decimal strings, zero fields are left out, a stream's messages are
+// wrapped in {"result": ...}. Request bodies built and responses read here, nowhere else.
+// Pure: no sockets; unit-tested without etcd.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "ddplaunch/base/result.h"
+#include "etcd/types.h"
+
+namespace ddplaunch::etcd::wire {
+
+using Json = nlohmann::json;
+
+std::string base64_encode(std::string_view bytes);
+Result<std::string> base64_decode(std::string_view text);
+// The range_end that makes a range cover every key starting with `prefix`.
+std::string prefix_end(std::string_view prefix);
+
+Json range_request(std::string_view key, bool prefix);
+Json put_request(std::string_view key, std::string_view value, LeaseId lease);
+Json delete_request(std::string_view key, bool prefix);
+Json txn_request(const Txn& txn);
+Json lease_grant_request(std::int64_t ttl_s);
+Json lease_id_request(LeaseId id);  // keepalive, revoke
+Json campaign_request(std::string_view election, std::string_view value, LeaseId lease);
+Json leader_request(std::string_view election);
+Json leader_key_request(const LeaderKey& key);                          // resign
+Json proclaim_request(const LeaderKey& key, std::string_view value);
+Json watch_create_request(std::string_view prefix, Revision start_revision);
+
+// Responses. Each fails with a message naming the field when the JSON is not what etcd sends.
+Result<RangeResult> parse_range(const Json& body);
+Result<Revision> parse_header_revision(const Json& body);  // put, delete, revoke, proclaim, resign
+Result<std::int64_t> parse_deleted(const Json& body);
+Result<TxnResult> parse_txn(const Json& body);
+Result<LeaseGrant> parse_lease_grant(const Json& body);
+Result<std::int64_t> parse_keepalive_ttl(const Json& body);  // 0: the lease is gone
+Result<LeaderKey> parse_campaign(const Json& body);
+Result<KeyValue> parse_leader(const Json& body);
+
+// One message of a watch stream: events, or the stream's end (canceled / compacted).
+struct WatchMessage {
+  bool created = false;
+  bool canceled = false;
+  Revision compact_revision = 0;  // > 0: the start revision was compacted away
+  std::string cancel_reason;
+  Revision revision = 0;  // header revision
+  std::vector<WatchEvent> events;
+};
+Result<WatchMessage> parse_watch_message(const Json& message);
+
+// The gateway's error body {"error": "...", "code": N}: the text (or "" when absent), and
+// the gRPC code (0 when absent).
+std::string error_text(const Json& body);
+int error_code(const Json& body);
+
+}  // namespace ddplaunch::etcd::wire

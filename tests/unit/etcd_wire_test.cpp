@@ -1,0 +1,106 @@
+// The etcd client's pure parts: the endpoint list, base64, the gateway's JSON both ways, and
+// how a refusal reads. No etcd needed (tests/integration/etcd_*_test.cpp run a real one).
+#include <gtest/gtest.h>
+
+#include "etcd/client.h"
+#include "etcd/wire.h"
+
+namespace ddplaunch::etcd {
+namespace {
+
+TEST(EtcdEndpoints, ParsesAListAndNamesTheBadEntry) {
+  auto eps = parse_endpoints("10.0.0.5:2379, node2:2379,http://node3:2380/,[fd00::1]:2379", "--rdzv-endpoint");
+  ASSERT_TRUE(eps) << eps.error;
+  ASSERT_EQ(eps->size(), 4u);
+  EXPECT_EQ((*eps)[0].text(), "10.0.0.5:2379");
+  EXPECT_EQ((*eps)[1].host, "node2");
+  EXPECT_EQ((*eps)[2].port, 2380);
+  EXPECT_EQ((*eps)[3].host, "fd00::1");
+  EXPECT_EQ((*eps)[3].text(), "[fd00::1]:2379");
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"", "is empty"},
+      {"node1", "no port; etcd's client port is usually 2379: node1:2379"},
+      {"node1:0", "not a number from 1 to 65535"},
+      {"node1:70000", "not a number from 1 to 65535"},
+      {"node1:23x", "not a number"},
+      {"node1:2379,,node2:2379", "empty entry"},
+      {"https://node1:2379", "TLS (https://) to etcd is not supported yet"},
+      {"node1:2379/v3", "not a URL with a path"},
+      {"fd00::1:2379", "IPv6 address needs brackets"},
+      {":2379", "no host"},
+      {"a:1,a:1", "names a:1 twice"},
+  };
+  for (const auto& [text, why] : bad) {
+    auto r = parse_endpoints(text, "--rdzv-endpoint");
+    ASSERT_FALSE(r) << text;
+    EXPECT_NE(r.error.find(why), std::string::npos) << text << " -> " << r.error;
+    EXPECT_NE(r.error.find("--rdzv-endpoint"), std::string::npos) << r.error;
+  }
+}
+
+TEST(EtcdWire, Base64BothWaysAndPrefixEnd) {
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\x00\xff\x10", 3)})
+    EXPECT_EQ(*wire::base64_decode(wire::base64_encode(s)), s);
+  EXPECT_EQ(wire::base64_encode("a/x"), "YS94");
+  EXPECT_FALSE(wire::base64_decode("a!b="));
+  EXPECT_EQ(wire::prefix_end("a/"), "a0");
+  EXPECT_EQ(wire::prefix_end(std::string("a\xff", 2)), "b");
+  EXPECT_EQ(wire::prefix_end(""), std::string(1, '\0'));
+}
+
+TEST(EtcdWire, FencingTxnJson) {
+  const LeaderKey k{"job/e", "job/e/694d", 17, 0x694d};
+  const auto j = wire::txn_request({{Compare::still_leader(k)}, {TxnOp::put("s", "v", 5), TxnOp::erase_prefix("p/")}, {}});
+  ASSERT_EQ(j["compare"].size(), 1u);
+  EXPECT_EQ(j["compare"][0]["target"], "CREATE");
+  EXPECT_EQ(j["compare"][0]["result"], "EQUAL");
+  EXPECT_EQ(j["compare"][0]["create_revision"], "17");
+  EXPECT_EQ(*wire::base64_decode(j["compare"][0]["key"].get<std::string>()), "job/e/694d");
+  EXPECT_EQ(j["success"][0]["request_put"]["lease"], "5");
+  EXPECT_EQ(*wire::base64_decode(j["success"][1]["request_delete_range"]["range_end"].get<std::string>()), "p0");
+  EXPECT_TRUE(j["failure"].empty());
+}
+
+TEST(EtcdWire, ReadsTheGatewaysAnswers) {
+  auto range = wire::parse_range(wire::Json::parse(
+      R"({"header":{"revision":"9"},"kvs":[{"key":"YS94","create_revision":"2","mod_revision":"3","version":"2","value":"djE=","lease":"7"}],"count":"1"})"));
+  ASSERT_TRUE(range) << range.error;
+  EXPECT_EQ(range->revision, 9);
+  EXPECT_EQ(range->kvs.at(0).key, "a/x");
+  EXPECT_EQ(range->kvs.at(0).value, "v1");
+  EXPECT_EQ(range->kvs.at(0).lease, 7);
+  EXPECT_TRUE(wire::parse_range(wire::Json::parse(R"({"header":{"revision":"2"}})"))->kvs.empty());
+  EXPECT_FALSE(wire::parse_range(wire::Json::parse(R"({"header":{"revision":"x"}})")));
+  EXPECT_FALSE(wire::parse_txn(wire::Json::parse(R"({"header":{"revision":"4"}})"))->succeeded);
+  EXPECT_EQ(*wire::parse_keepalive_ttl(wire::Json::parse(R"({"ID":"123"})")), 0);  // a lease gone
+  auto won = wire::parse_campaign(wire::Json::parse(R"({"leader":{"name":"ZWw=","key":"ZWwvMQ==","rev":"3","lease":"42"}})"));
+  ASSERT_TRUE(won) << won.error;
+  EXPECT_EQ(won->key, "el/1");
+  EXPECT_EQ(won->rev, 3);
+  auto watch = wire::parse_watch_message(wire::Json::parse(
+      R"({"header":{"revision":"6"},"events":[{"kv":{"key":"YS96","mod_revision":"5","value":"djk="}},{"type":"DELETE","kv":{"key":"YS96","mod_revision":"6"}}]})"));
+  ASSERT_TRUE(watch) << watch.error;
+  ASSERT_EQ(watch->events.size(), 2u);
+  EXPECT_EQ(watch->events[1].type, WatchEvent::Type::Delete);
+  EXPECT_EQ(watch->events[1].kv.mod_revision, 6);
+}
+
+TEST(EtcdWire, RefusalNamesEndpointAndLikelyCause) {
+  const auto body = wire::Json::parse(R"({"error":"etcdserver: requested lease not found","code":5})");
+  const auto text = describe_refusal("127.0.0.1:2379", "--rdzv-endpoint", "put 'k'", 404, body);
+  EXPECT_EQ(text, "etcd at 127.0.0.1:2379 (--rdzv-endpoint) refused put 'k': etcdserver: requested lease not found "
+                  "(the lease expired or was revoked: its keepalive stopped for longer than its TTL)");
+  EXPECT_NE(describe_refusal("h:1", "--rdzv-endpoint", "get 'k'", 404, wire::Json()).find("etcd 3.4 or newer"),
+            std::string::npos);
+  boost::asio::io_context io;
+  ClientOptions o;
+  o.endpoints = *parse_endpoints("h:2379", "--rdzv-endpoint");
+  o.user = "root";
+  auto c = Client::create(io, o);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error.find("not supported yet"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ddplaunch::etcd
