@@ -216,11 +216,12 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
         if (!server_) return;
         const auto generation = static_cast<std::uint64_t>(order.generation);
         if (!policy_.membership_enabled()) server_->begin_generation(generation);
-        else if (!order.hold) server_->begin_generation(generation, order.members);
+        else if (!order.hold) server_->begin_generation(generation, order.members, order.ran_workers);
         server_->broadcast(messages::encode(order.generation, messages::Restart{order.reason}));
       },
       [this](const decision::BeginGeneration& begin) {
-        if (server_) server_->begin_generation(static_cast<std::uint64_t>(begin.generation), begin.members);
+        if (server_)
+          server_->begin_generation(static_cast<std::uint64_t>(begin.generation), begin.members, begin.ran_workers);
       },
       [this](const decision::TellMember& tell) {
         if (!server_) return;

@@ -32,11 +32,15 @@ struct OrderRestart {    // every node: stop workers, rejoin for `generation`
   std::string reason;
   // Membership (issue 16): the generation's nodes, member ids by slot (empty: the same nodes).
   std::vector<int> members;
+  // Membership: who held a slot in the last planned generation — they stop workers and must
+  // rejoin; the others (spares, new joins) have nothing to stop and count as rejoined at once.
+  std::vector<int> ran_workers;
   bool hold = false;     // membership: too few nodes — stop workers, but plan nothing yet
 };
 struct BeginGeneration { // membership: enough launchers joined — plan generation 0 with these
   long generation = 0;
   std::vector<int> members;  // member ids by slot
+  std::vector<int> ran_workers;  // as OrderRestart's (none before the first plan)
 };
 struct TellMember {      // membership: a word to one launcher
   int member_id = -1;

@@ -365,7 +365,7 @@ JobPolicy::Decisions JobPolicy::on_backoff_elapsed(long generation) {
   generation_ = generation;
   for (auto& [node, state] : node_states_)
     if (state == MemberState::Finished) state = MemberState::Active;
-  return {OrderRestart{generation, restart_reason_, next_members()}};
+  return {OrderRestart{generation, restart_reason_, next_members(), last_planned_members()}};
 }
 
 JobPolicy::Decisions JobPolicy::order_stop(int exit_code, const std::string& reason) {

@@ -134,6 +134,7 @@ class JobPolicy {
   Decisions apply_membership_change(const MembershipChange& change);
   Decisions restart_for_membership(const std::string& reason, bool hold);
   std::vector<int> next_members() const;  // membership: ids by slot; empty otherwise
+  std::vector<int> last_planned_members() const;  // membership: who held a slot in the last plan
 
   PolicySettings settings_;
   std::mt19937 rng_;

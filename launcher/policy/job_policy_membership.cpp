@@ -14,6 +14,15 @@ std::vector<int> JobPolicy::next_members() const {
   return membership_ ? membership_->active_ids() : std::vector<int>{};
 }
 
+// The server keeps no record of who ran workers: the policy says it with every generation.
+std::vector<int> JobPolicy::last_planned_members() const {
+  std::vector<int> ids;
+  if (!membership_) return ids;
+  for (const auto& n : nodes_)
+    if (n.member_id >= 0) ids.push_back(n.member_id);
+  return ids;
+}
+
 std::string JobPolicy::membership_table(TimePoint now) const { return membership_ ? membership_->table(now) : ""; }
 
 JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& record, TimePoint now) {
@@ -102,7 +111,7 @@ JobPolicy::Decisions JobPolicy::apply_membership_change(const MembershipChange& 
     case MembershipChange::Kind::None: break;
     case MembershipChange::Kind::Start:
       out.push_back(Log{Severity::Info, fmt::format("membership: {}; starting generation 0", change.reason)});
-      out.push_back(BeginGeneration{0, next_members()});
+      out.push_back(BeginGeneration{0, next_members(), last_planned_members()});
       break;
     case MembershipChange::Kind::Replace:
     case MembershipChange::Kind::Resize:
@@ -140,7 +149,7 @@ JobPolicy::Decisions JobPolicy::restart_for_membership(const std::string& reason
                          "budget spent), because {}",
                          generation_, reason);
   return {Log{Severity::Warn, std::move(text)},
-          OrderRestart{generation_, reason, hold ? std::vector<int>{} : next_members(), hold}};
+          OrderRestart{generation_, reason, hold ? std::vector<int>{} : next_members(), last_planned_members(), hold}};
 }
 
 }  // namespace ddplaunch

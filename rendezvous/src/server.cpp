@@ -378,8 +378,9 @@ void Server::broadcast(const Message& m) {
   for (const auto& p : impl_->joined_) impl_->send_message(p, m);
 }
 void Server::begin_generation(std::uint64_t generation) { impl_->begin_generation(generation); }
-void Server::begin_generation(std::uint64_t generation, const std::vector<int>& member_ids) {
-  impl_->begin_member_generation(generation, member_ids);
+void Server::begin_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+                              const std::vector<int>& ran_workers) {
+  impl_->begin_member_generation(generation, member_ids, ran_workers);
 }
 void Server::send_to_member(int member_id, const Message& m) {
   if (auto peer = impl_->find_member(member_id)) impl_->send_message(peer, m);

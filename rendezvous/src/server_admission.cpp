@@ -206,10 +206,6 @@ void Server::Impl::plan_generation() {
     }
   }
   planned_once_ = true;
-  // Who runs workers is who holds a slot: a spare that joined after the launcher chose the
-  // members (begin_member_generation) still carries its requested rank but holds none, and must
-  // count as ready (nothing to stop) when it is promoted later.
-  for (const auto& p : joined_) p->ran_workers = std::find(by_rank_.begin(), by_rank_.end(), p) != by_rank_.end();
   phase_ = Phase::kRunning;
   join_timer_.cancel();
   progress_timer_.cancel();

@@ -30,7 +30,6 @@ struct ServerPeer {
   bool has_rejoin = false;
   std::uint64_t hb_seq = 0;
   Clock::time_point hb_sent;
-  bool ran_workers = false;  // held a slot in the last planned generation (membership mode)
 };
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
@@ -81,7 +80,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   // server_members.cpp (membership mode)
   void admit_member(const PeerPtr& peer, NodeFacts facts, const std::string& who);
-  void begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids);
+  void begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+                               const std::vector<int>& ran_workers);
   PeerPtr find_member(int member_id) const;
   void dismiss_member(int member_id, const std::string& reason);
   void plan_generation();

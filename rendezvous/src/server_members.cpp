@@ -31,7 +31,8 @@ Server::Impl::PeerPtr Server::Impl::find_member(int member_id) const {
   return nullptr;
 }
 
-void Server::Impl::begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids) {
+void Server::Impl::begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+                                           const std::vector<int>& ran_workers) {
   if (phase_ == Phase::kClosed) return;
   std::vector<PeerPtr> slots;
   for (int id : member_ids) slots.push_back(find_member(id));  // nullptr: gone meanwhile; never planned
@@ -45,7 +46,8 @@ void Server::Impl::begin_member_generation(std::uint64_t generation, const std::
   for (const auto& p : by_rank_) {
     if (!p) continue;
     // A launcher without workers in the last generation has nothing to stop: it is ready.
-    p->rejoined = !p->ran_workers || (p->has_rejoin && p->rejoin_generation == generation);
+    const bool ran = std::find(ran_workers.begin(), ran_workers.end(), p->record.member_id) != ran_workers.end();
+    p->rejoined = !ran || (p->has_rejoin && p->rejoin_generation == generation);
     rejoined_count_ += p->rejoined ? 1 : 0;
   }
   for (const auto& p : joined_)

@@ -327,7 +327,7 @@ TEST(NodeAgent, AHotSpareWaitsIdleThenTakesTheSlotItIsGiven) {
   });
   ASSERT_TRUE(node->wait_for_output("is a hot spare of this job", kStep)) << node->output_so_far();
   EXPECT_FALSE(node->wait_for_output("DDPLAUNCH_GENERATION", 1s)) << "a spare runs no worker";
-  master.on_loop([&] { master.server().begin_generation(1, {*member}); });
+  master.on_loop([&] { master.server().begin_generation(1, {*member}, {}); });  // a spare ran nothing
   ASSERT_TRUE(node->wait_for_output("this hot spare takes the place of node 0 in generation 1", kStep))
       << node->output_so_far();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=1", kStep)) << node->output_so_far();
@@ -340,7 +340,7 @@ TEST(NodeAgent, ADismissedNodeStopsItsWorkersAndEndsWithTwo) {
   auto node = start_node(master, kLongWork);
   auto member = master.next_member();
   ASSERT_TRUE(member) << node->output_so_far();
-  master.on_loop([&] { master.server().begin_generation(0, {*member}); });
+  master.on_loop([&] { master.server().begin_generation(0, {*member}, {}); });
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
   master.on_loop([&] { master.server().dismiss_member(*member, "excluded: a test dismissal"); });
   RunResult r = node->wait(kStep);

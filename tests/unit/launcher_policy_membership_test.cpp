@@ -83,6 +83,10 @@ TEST(JobPolicyMembership, ASpareWaitsThenTakesTheLostNodesSlotWithoutSpendingThe
   ASSERT_NE(restart, nullptr) << logs(lost);
   EXPECT_EQ(restart->generation, 1);
   EXPECT_EQ(restart->members, (std::vector<int>{0, 2}));  // the spare in slot 1
+  // Who must stop workers and rejoin is the policy's word (the server keeps no record of it):
+  // the members of the last plan; the spare ran nothing and counts as rejoined at once.
+  EXPECT_EQ(restart->ran_workers, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(find<decision::BeginGeneration>(start)->ran_workers.empty());
   EXPECT_FALSE(restart->hold);
   EXPECT_EQ(policy.restarts_used(), 0);
   EXPECT_NE(logs(lost).find("node 1 (host1, 10.0.0.2) was lost: heartbeat timeout"), std::string::npos) << logs(lost);

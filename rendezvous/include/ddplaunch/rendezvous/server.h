@@ -94,9 +94,11 @@ class Server {
   // After the launcher broadcast its restart order: wait for every node's rejoin(generation),
   // then call plan() again and send new Assignments. join_timeout applies again.
   void begin_generation(std::uint64_t generation);
-  // Membership mode: generation G's nodes are these members, slot (node rank) = index. Members
-  // that ran no workers in the last generation (spares, new joins) count as rejoined at once.
-  void begin_generation(std::uint64_t generation, const std::vector<int>& member_ids);
+  // Membership mode: generation G's nodes are these members, slot (node rank) = index. Those
+  // in `ran_workers` (the launcher's record of who held a slot in the last plan) must rejoin;
+  // the others (spares, new joins) have nothing to stop and count as rejoined at once.
+  void begin_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+                        const std::vector<int>& ran_workers);
   void send_to_member(int member_id, const Message& message);
   // Tells one member why it cannot stay (refusal frame) and closes its connection; no
   // on_node_lost follows for it.
