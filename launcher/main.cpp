@@ -33,6 +33,7 @@
 #include "output/stream_routing.h"
 #include "output/worker_output.h"
 #include "placement/node_placement.h"
+#include "policy/stacks_query.h"
 #include "supervise/descendant_sweep.h"
 #include "supervise/orphan_guard.h"
 #include "supervise/resource_limits.h"
@@ -75,24 +76,27 @@ int print_stacks(const LaunchConfig& config) {
   if (!endpoint) return fail({"ddplaunch stacks needs --master HOST:PORT of the running job's rendezvous"});
   const auto port = static_cast<std::uint16_t>(endpoint->port);
   std::string error;
-  std::string answer = rendezvous::query_master(endpoint->host, port, config.job_id, config.token, "stacks",
-                                                std::chrono::seconds(5), error);
+  auto ask = [&](const StacksRequest& request) {
+    return decode_stacks_reply(rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
+                                                        encode_stacks_request(request), std::chrono::seconds(5), error));
+  };
+  StacksReply reply = ask({});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);  // the master bounds a round at 6 s
-  while (error.empty() && answer.rfind("pending ", 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+  while (error.empty() && reply.kind == StacksReply::Kind::Pending && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    answer = rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
-                                      "stacks " + answer.substr(8), std::chrono::seconds(5), error);
+    reply = ask({reply.round});
   }
   if (!error.empty()) {
     spdlog::error("cannot get the stacks from {}: {}", config.master, error);
     return 1;
   }
-  if (answer.rfind("done\n", 0) != 0) {
+  if (reply.kind != StacksReply::Kind::Done) {
     spdlog::error("the master at {} gave no stacks: {}", config.master,
-                  answer.rfind("pending", 0) == 0 ? "its nodes did not answer within 15 s" : answer);
+                  reply.kind == StacksReply::Kind::Pending ? "its nodes did not answer within 15 s"
+                                                           : "error: " + reply.text);
     return 1;
   }
-  std::fputs(answer.c_str() + 5, stdout);
+  std::fputs(reply.text.c_str(), stdout);
   return 0;
 }
 

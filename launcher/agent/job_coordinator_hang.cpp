@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <optional>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -164,9 +165,13 @@ std::string JobCoordinator::write_stacks_file(long request, const std::string& t
 }
 
 std::string JobCoordinator::answer_query(const std::string& query) {
-  if (query == "stacks") {
+  using Reply = StacksReply;
+  const std::optional<StacksRequest> request = decode_stacks_request(query);
+  if (!request) return "error: unknown query '" + query.substr(0, 40) + "'";
+  if (!request->round) {
     if (policy_.phase() != JobPhase::Running)
-      return fmt::format("error: no workers to take stacks from: the job is {}", job_phase_name(policy_.phase()));
+      return encode_stacks_reply(
+          {Reply::Kind::Error, 0, fmt::format("no workers to take stacks from: the job is {}", job_phase_name(policy_.phase()))});
     StacksQueryFacts facts;
     facts.now = PolicyClock::now();
     facts.multi_node = policy_.nodes().size() > 1;
@@ -175,19 +180,18 @@ std::string JobCoordinator::answer_query(const std::string& query) {
     facts.last_round = last_requested_round_;
     facts.last_started = last_requested_at_;
     const StacksQueryAnswer answer = decide_stacks_query(facts);
-    if (answer.kind == StacksQueryAnswer::Kind::Refuse) return answer.refusal;
-    if (answer.kind == StacksQueryAnswer::Kind::Join) return fmt::format("pending {}", answer.round);
+    if (answer.kind == StacksQueryAnswer::Kind::Refuse) return encode_stacks_reply({Reply::Kind::Error, 0, answer.refusal});
+    if (answer.kind == StacksQueryAnswer::Kind::Join) return encode_stacks_reply({Reply::Kind::Pending, answer.round, {}});
     last_requested_round_ = request_stacks("on request (ddplaunch stacks)", {}, nullptr);
     last_requested_at_ = facts.now;
-    return fmt::format("pending {}", *last_requested_round_);
+    return encode_stacks_reply({Reply::Kind::Pending, *last_requested_round_, {}});
   }
-  if (query.rfind("stacks ", 0) == 0) {
-    long request = std::atol(query.c_str() + 7);
-    if (auto done = finished_stacks_.find(request); done != finished_stacks_.end()) return "done\n" + done->second;
-    if (stack_rounds_.count(request)) return fmt::format("pending {}", request);
-    return fmt::format("error: no stack round {} (the master keeps the last {})", request, kFinishedStacksKept);
-  }
-  return "error: unknown query '" + query.substr(0, 40) + "'";
+  const long round = *request->round;
+  if (auto done = finished_stacks_.find(round); done != finished_stacks_.end())
+    return encode_stacks_reply({Reply::Kind::Done, round, done->second});
+  if (stack_rounds_.count(round)) return encode_stacks_reply({Reply::Kind::Pending, round, {}});
+  return encode_stacks_reply(
+      {Reply::Kind::Error, 0, fmt::format("no stack round {} (the master keeps the last {})", round, kFinishedStacksKept)});
 }
 
 // At the job's end: no stack round keeps the loop alive, and what this run measured is kept

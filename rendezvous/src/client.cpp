@@ -8,6 +8,7 @@
 #include <boost/asio.hpp>
 
 #include "connection.h"
+#include "frame_routes.h"
 #include "handshake.h"
 #include "wire.h"
 
@@ -154,64 +155,80 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
     return f;
   }
 
+  // Each frame goes through frame_routes.h's client_routes; what finds no route is decided here.
   void on_frame(Frame& f) {
     last_heard_ = Clock::now();
-    if (phase_ == Phase::kHandshake) {
-      if (f.kind != detail::kHello)
-        return lost("the master at " + where_ + " sent '" + f.kind + "' instead of a greeting");
-      attempt_timer_.cancel();
-      Frame join = frame_of(detail::kJoin);
-      detail::put_facts(join.fields, "f.", facts_);
-      if (std::string error = handshake_.sign(join, f, opt_.protocol_version); !error.empty()) return lost(error);
-      phase_ = Phase::kProving;
-      conn_->send(join);
-      return;
-    }
+    const auto stage = phase_ == Phase::kHandshake ? detail::LinkStage::Greeting
+                       : phase_ == Phase::kProving ? detail::LinkStage::Proof
+                                                   : detail::LinkStage::Session;
+    static constexpr auto kRoutes = detail::client_routes<Impl>();
+    if (const auto* route = detail::find_route(kRoutes, detail::frame_kind(f.kind), stage))
+      return (this->*route->handle)(f);
+    if (stage == detail::LinkStage::Greeting)
+      return lost("the master at " + where_ + " sent '" + f.kind + "' instead of a greeting");
     // Until the master proved the token, only its welcome or a refusal is believed.
-    if (phase_ == Phase::kProving && f.kind != detail::kRefuse) {
-      if (f.kind != detail::kWelcome || !handshake_.master_proved(f)) return lost(detail::unproven_master_error(where_));
-      if (auto seal = handshake_.session_seal()) conn_->seal_frames(std::move(*seal));
-      phase_ = Phase::kWaiting;
-      return;
-    }
-    if (f.kind == detail::kAssign) {
-      Assignment a;
-      std::string error;
-      if (!detail::get_assignment(f, a, error))
-        return lost("malformed assignment from the master at " + where_ + ": " + error);
-      phase_ = Phase::kAssigned;
-      generation_ = a.generation;
-      join_timer_.cancel();
-      if (cb_.on_assignment) cb_.on_assignment(a);
-    } else if (f.kind == detail::kRefuse) {
-      auto* reason = detail::find_field(f.fields, "reason");
-      std::string why = reason ? *reason : "(no reason given)";
-      close();
-      if (cb_.on_refused) cb_.on_refused(why);
-    } else if (f.kind == detail::kAbort) {
-      auto* reason = detail::find_field(f.fields, "reason");
-      lost("the master at " + where_ + " gave up: " + (reason ? *reason : "(no reason given)"));
-    } else if (f.kind == detail::kProgress) {
-      long long joined = 0, expected = 0;
-      auto* j = detail::find_field(f.fields, "joined");
-      auto* e = detail::find_field(f.fields, "expected");
-      auto* m = detail::find_field(f.fields, "missing");
-      if (!j || !e || !detail::parse_int(*j, 0, 1 << 30, joined) || !detail::parse_int(*e, 0, 1 << 30, expected)) return;
-      last_missing_ = m ? detail::split_list(*m) : std::vector<std::string>{};
-      if (cb_.on_progress) cb_.on_progress(static_cast<int>(joined), static_cast<int>(expected), last_missing_);
-    } else if (f.kind == detail::kHeartbeat) {
-      Frame ack = frame_of(detail::kHeartbeatAck);
-      ack.fields = std::move(f.fields);
-      conn_->send(ack);
-    } else if (f.kind == detail::kHeartbeatAck) {
-      auto* seq = detail::find_field(f.fields, "seq");
-      if (seq && *seq == std::to_string(hb_seq_)) {
-        double rtt = std::chrono::duration<double, std::milli>(Clock::now() - hb_sent_).count();
-        rtt_ms_ = 0.75 * rtt_ms_ + 0.25 * rtt;
-      }
-    } else if (f.kind == detail::kMsg) {
-      if (cb_.on_message) cb_.on_message(Message{f.subtype, f.generation, std::move(f.fields)});
-    }
+    if (stage == detail::LinkStage::Proof) return lost(detail::unproven_master_error(where_));
+    // Session: unknown kinds (and handshake kinds) are ignored: a newer master may send more.
+  }
+
+  void on_hello(Frame& f) {
+    attempt_timer_.cancel();
+    Frame join = frame_of(detail::kJoin);
+    detail::put_facts(join.fields, "f.", facts_);
+    if (std::string error = handshake_.sign(join, f, opt_.protocol_version); !error.empty()) return lost(error);
+    phase_ = Phase::kProving;
+    conn_->send(join);
+  }
+
+  void on_welcome(Frame& f) {
+    if (!handshake_.master_proved(f)) return lost(detail::unproven_master_error(where_));
+    if (auto seal = handshake_.session_seal()) conn_->seal_frames(std::move(*seal));
+    phase_ = Phase::kWaiting;
+  }
+
+  void on_assign(Frame& f) {
+    Assignment a;
+    std::string error;
+    if (!detail::get_assignment(f, a, error))
+      return lost("malformed assignment from the master at " + where_ + ": " + error);
+    phase_ = Phase::kAssigned;
+    generation_ = a.generation;
+    join_timer_.cancel();
+    if (cb_.on_assignment) cb_.on_assignment(a);
+  }
+
+  void on_refuse(Frame& f) {
+    auto* reason = detail::find_field(f.fields, "reason");
+    std::string why = reason ? *reason : "(no reason given)";
+    close();
+    if (cb_.on_refused) cb_.on_refused(why);
+  }
+
+  void on_abort(Frame& f) {
+    auto* reason = detail::find_field(f.fields, "reason");
+    lost("the master at " + where_ + " gave up: " + (reason ? *reason : "(no reason given)"));
+  }
+
+  void on_progress(Frame& f) {
+    long long joined = 0, expected = 0;
+    auto* j = detail::find_field(f.fields, "joined");
+    auto* e = detail::find_field(f.fields, "expected");
+    auto* m = detail::find_field(f.fields, "missing");
+    if (!j || !e || !detail::parse_int(*j, 0, 1 << 30, joined) || !detail::parse_int(*e, 0, 1 << 30, expected)) return;
+    last_missing_ = m ? detail::split_list(*m) : std::vector<std::string>{};
+    if (cb_.on_progress) cb_.on_progress(static_cast<int>(joined), static_cast<int>(expected), last_missing_);
+  }
+
+  void on_heartbeat(Frame& f) {
+    Frame ack = frame_of(detail::kHeartbeatAck);
+    ack.fields = std::move(f.fields);
+    conn_->send(ack);
+  }
+
+  void on_heartbeat_ack(Frame& f) { detail::note_heartbeat_ack(f.fields, hb_seq_, hb_sent_, rtt_ms_); }
+
+  void on_message(Frame& f) {
+    if (cb_.on_message) cb_.on_message(Message{f.subtype, f.generation, std::move(f.fields)});
   }
 
   void heartbeat_tick() {

@@ -1,5 +1,6 @@
 // Rendezvous server: listening, per-connection plumbing, heartbeats, progress and join deadline.
-// Admission (who may join, which rank, the plan) is in server_admission.cpp.
+// Admission (who may join, which rank, the plan) is in server_admission.cpp; the frames a
+// peer sends are dispatched in server_frames.cpp.
 #include <fcntl.h>
 
 #include <algorithm>
@@ -164,44 +165,6 @@ void Server::Impl::on_accept(tcp::socket socket) {
                       detail::format_seconds(self->opt_.handshake_timeout) +
                       " (handshake timeout); dropped");
   });
-}
-
-void Server::Impl::on_frame(const PeerPtr& peer, Frame& f) {
-  peer->last_heard = Clock::now();
-  if (peer->state == ServerPeer::State::kHandshake) {
-    if (f.kind == detail::kJoin) handle_join(peer, f);
-    else if (f.kind == detail::kStatus) handle_status(peer, f);
-    else drop(peer, "expected a join or status request first, got '" + f.kind + "'");
-    return;
-  }
-  if (peer->state != ServerPeer::State::kJoined) return;
-  if (f.job_id != opt_.job_id) {
-    drop(peer, "sent a message for job '" + f.job_id + "', not this job");
-    return;
-  }
-  if (f.kind == detail::kHeartbeat) {
-    Frame ack = frame_of(detail::kHeartbeatAck);
-    ack.fields = std::move(f.fields);
-    peer->conn->send(ack);
-  } else if (f.kind == detail::kHeartbeatAck) {
-    auto* seq = detail::find_field(f.fields, "seq");
-    if (seq && *seq == std::to_string(peer->hb_seq)) {
-      double rtt = std::chrono::duration<double, std::milli>(Clock::now() - peer->hb_sent).count();
-      peer->record.rtt_ms = 0.75 * peer->record.rtt_ms + 0.25 * rtt;
-    }
-  } else if (f.kind == detail::kMsg) {
-    // Only a node that holds a rank speaks for the job: before the plan gives it one, what it
-    // says would reach the launcher as node -1.
-    if (peer->record.node_rank < 0) {
-      notify_refused(peer->conn->peer(), "ignored message '" + f.subtype + "' from " + describe(*peer) +
-                                             ": it has no node rank yet (all nodes must join first)");
-      return;
-    }
-    if (cb_.on_message && phase_ != Phase::kClosed)
-      cb_.on_message(peer->record.node_rank, Message{f.subtype, f.generation, std::move(f.fields)});
-  } else if (f.kind == detail::kRejoin) {
-    handle_rejoin(peer, f);
-  }  // unknown kinds are ignored: a newer peer may send more
 }
 
 // Reasons quote what peers sent (job ids, hostnames, kinds): escaped before anyone logs them.

@@ -136,7 +136,7 @@ void Server::Impl::accept_join(const PeerPtr& peer, NodeFacts facts, int req) {
   joined_.push_back(peer);
 }
 
-void Server::Impl::handle_rejoin(const PeerPtr& peer, const Frame& f) {
+void Server::Impl::handle_rejoin(const PeerPtr& peer, Frame& f) {
   if (!planned_once_) return;  // nothing to rejoin yet
   peer->has_rejoin = true;
   peer->rejoin_generation = f.generation;

@@ -46,7 +46,6 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::uint16_t port() const;
   void accept_next(tcp::acceptor& acceptor);
   void on_accept(tcp::socket socket);
-  void on_frame(const PeerPtr& peer, Frame& frame);
   void drop(const PeerPtr& peer, const std::string& why);
   void heartbeat_tick();
   void progress_tick();
@@ -58,6 +57,12 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   Frame frame_of(const char* kind) const;
   Frame pre_proof_frame(const char* kind) const;  // no job id: for peers that proved nothing
   void notify_refused(const std::string& peer, const std::string& reason);
+
+  // server_frames.cpp: each frame a peer sends goes through frame_routes.h's server_routes
+  void on_frame(const PeerPtr& peer, Frame& frame);
+  void on_heartbeat(const PeerPtr& peer, Frame& frame);
+  void on_heartbeat_ack(const PeerPtr& peer, Frame& frame);
+  void on_message(const PeerPtr& peer, Frame& frame);
 
   // server_limits.cpp
   std::string over_unjoined_cap(const std::string& ip) const;  // "" when a new peer may stay
@@ -71,7 +76,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::string check_credentials(const PeerPtr& peer, const Frame& frame);
   void welcome(const PeerPtr& peer, const Frame& request);
   void refuse(const PeerPtr& peer, const std::string& reason);
-  void handle_rejoin(const PeerPtr& peer, const Frame& frame);
+  void handle_rejoin(const PeerPtr& peer, Frame& frame);
   void begin_generation(std::uint64_t generation);
   void maybe_plan();
   std::string check_node_count(const NodeFacts& facts, const std::string& who) const;

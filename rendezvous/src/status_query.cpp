@@ -5,6 +5,7 @@
 #include <boost/asio.hpp>
 
 #include "connection.h"
+#include "frame_routes.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "handshake.h"
 #include "wire.h"
@@ -41,27 +42,38 @@ std::string query_master(const std::string& host, std::uint16_t port, std::strin
       conn = std::make_shared<detail::Connection>(std::move(socket), std::size_t{1} << 24);
       conn->start(
           [&](Frame& f) {
-            if (f.kind == detail::kHello) {
-              Frame ask;
-              ask.kind = detail::kStatus;
-              ask.job_id = job_id;
-              if (!query.empty()) ask.fields["query"] = query;
-              if (std::string why = handshake.sign(ask, f, kProtocolVersion); !why.empty()) return finish(why);
-              conn->send(ask);
-            } else if (f.kind == detail::kWelcome) {
-              master_proved = handshake.master_proved(f);
-              if (!master_proved) return finish(detail::unproven_master_error(where));
-              if (auto seal = handshake.session_seal()) conn->seal_frames(std::move(*seal));
-            } else if (f.kind == detail::kStatusReply) {
-              if (!master_proved) return finish(detail::unproven_master_error(where));
-              auto* t = detail::find_field(f.fields, "text");
-              text = t ? *t : "";
-              answered = true;
-              error.clear();
-              io.stop();
-            } else if (f.kind == detail::kRefuse) {
-              auto* r = detail::find_field(f.fields, "reason");
-              finish("the master at " + where + " refused: " + (r ? *r : "(no reason)"));
+            const auto kind = detail::frame_kind(f.kind);
+            if (!kind) return;  // unknown kinds are ignored, as by a node
+            switch (*kind) {
+              case detail::FrameKind::Hello: {
+                Frame ask;
+                ask.kind = detail::kStatus;
+                ask.job_id = job_id;
+                if (!query.empty()) ask.fields["query"] = query;
+                if (std::string why = handshake.sign(ask, f, kProtocolVersion); !why.empty()) return finish(why);
+                conn->send(ask);
+                return;
+              }
+              case detail::FrameKind::Welcome:
+                master_proved = handshake.master_proved(f);
+                if (!master_proved) return finish(detail::unproven_master_error(where));
+                if (auto seal = handshake.session_seal()) conn->seal_frames(std::move(*seal));
+                return;
+              case detail::FrameKind::StatusReply: {
+                if (!master_proved) return finish(detail::unproven_master_error(where));
+                auto* t = detail::find_field(f.fields, "text");
+                text = t ? *t : "";
+                answered = true;
+                error.clear();
+                io.stop();
+                return;
+              }
+              case detail::FrameKind::Refuse: {
+                auto* r = detail::find_field(f.fields, "reason");
+                return finish("the master at " + where + " refused: " + (r ? *r : "(no reason)"));
+              }
+              default:
+                return;  // what a node's session hears (heartbeats, progress): no answer yet
             }
           },
           [&](const std::string& why) {

@@ -2,12 +2,46 @@
 #include "wire.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
+#include <utility>
 
 #include "ddplaunch/rendezvous/printable.h"
+#include "frame_routes.h"
 
 namespace ddplaunch::rendezvous::detail {
+
+namespace {
+// Each kind's name is written once (wire.h); the enum is its typed form.
+constexpr std::array<std::pair<FrameKind, std::string_view>, kFrameKindCount> kFrameKindNames{{
+    {FrameKind::Hello, kHello},
+    {FrameKind::Welcome, kWelcome},
+    {FrameKind::Join, kJoin},
+    {FrameKind::Status, kStatus},
+    {FrameKind::StatusReply, kStatusReply},
+    {FrameKind::Assign, kAssign},
+    {FrameKind::Refuse, kRefuse},
+    {FrameKind::Abort, kAbort},
+    {FrameKind::Progress, kProgress},
+    {FrameKind::Rejoin, kRejoin},
+    {FrameKind::Heartbeat, kHeartbeat},
+    {FrameKind::HeartbeatAck, kHeartbeatAck},
+    {FrameKind::Msg, kMsg},
+}};
+}  // namespace
+
+std::optional<FrameKind> frame_kind(std::string_view name) {
+  for (const auto& [kind, text] : kFrameKindNames)
+    if (text == name) return kind;
+  return std::nullopt;
+}
+
+std::string_view frame_kind_name(FrameKind kind) {
+  for (const auto& [k, text] : kFrameKindNames)
+    if (k == kind) return text;
+  return "?";
+}
 
 std::string join_list(const std::vector<std::string>& items) {
   std::string out;
@@ -68,6 +102,13 @@ std::string host_port_text(const std::string& host, int port) {
 const std::string* find_field(const Fields& f, const std::string& key) {
   auto it = f.find(key);
   return it == f.end() ? nullptr : &it->second;
+}
+
+void note_heartbeat_ack(const Fields& ack, std::uint64_t seq, Clock::time_point sent, double& rtt_ms) {
+  auto* echoed = find_field(ack, "seq");
+  if (!echoed || *echoed != std::to_string(seq)) return;
+  const double rtt = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
+  rtt_ms = 0.75 * rtt_ms + 0.25 * rtt;
 }
 
 // Re-encoded from the decoded frame: the encoding is canonical (sorted fields, one escape per

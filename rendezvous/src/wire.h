@@ -13,7 +13,8 @@
 namespace ddplaunch::rendezvous::detail {
 
 // Frame kinds. Server → client: hello, welcome, assign, refuse, abort, progress, status_reply.
-// Client → server: join, status, rejoin. Both ways: hb, hb_ack, msg.
+// Client → server: join, status, rejoin. Both ways: hb, hb_ack, msg. Their typed form, decoded
+// once from a frame and dispatched through a table per side: frame_routes.h.
 inline constexpr const char* kHello = "hello";
 inline constexpr const char* kWelcome = "welcome";  // the master's proof; job facts only after it
 inline constexpr const char* kJoin = "join";
@@ -38,6 +39,9 @@ bool parse_double(const std::string& text, double& out);
 std::string format_seconds(std::chrono::milliseconds d);  // "2.5 s"
 std::string host_port_text(const std::string& host, int port);  // "h:p", "[v6]:p"
 const std::string* find_field(const Fields& f, const std::string& key);
+// An ack of our heartbeat `seq`, sent at `sent`: its round trip is smoothed into `rtt_ms`
+// (an ack of an older heartbeat, or without a seq, changes nothing). Both sides measure so.
+void note_heartbeat_ack(const Fields& ack, std::uint64_t seq, Clock::time_point sent, double& rtt_ms);
 
 // The exact bytes a join or status request claims: its body without the proof field. Both
 // sides compute it from the frame, so any change on the way changes the digest in the proofs.
