@@ -70,10 +70,13 @@ void start_all(Cluster& c, const std::vector<std::vector<std::string>>& argv_by_
 }
 
 // Two nodes and a spare (node rank 2), every launcher running fake_worker with `work`;
-// returns once the spare says it waits.
+// returns once the spare says it waits and both nodes started their workers (the spare may
+// join before node 1 does: until then the job is still joining).
 void start_two_and_a_spare(Cluster& c, const MultiNodeJob& job, const std::vector<std::string>& work) {
   start_all(c, {fake_worker_node(job, 0, work), fake_worker_node(job, 1, work), fake_worker_node(job, 2, work)});
   ASSERT_TRUE(c.nodes[2]->wait_for_output("is a hot spare of this job", kStepBound)) << c.everything();
+  for (int node : {0, 1})
+    ASSERT_TRUE(c.nodes[node]->wait_for_output("generation 0: starting", kStepBound)) << c.everything();
 }
 
 std::vector<int> world_sizes_seen(const std::string& output, int node) {
