@@ -82,6 +82,9 @@ class JobCoordinator {
     std::function<void(const std::string& text, const std::vector<int>& stuck)> done;  // grouped
     std::unique_ptr<boost::asio::steady_timer> deadline;
   };
+  // The last conclusive "likely stuck" of this generation's hang rounds (policy/stack_report).
+  std::vector<int> stuck_verdict_;
+  long stuck_verdict_generation_ = -1;
   void on_rank_stacks(int node_rank, const rendezvous::Message& message);
   using StacksDone = std::function<void(const std::string& text, const std::vector<int>& stuck)>;
   long request_stacks(std::string heading, std::vector<int> silent, StacksDone done);

@@ -135,7 +135,13 @@ void JobCoordinator::finish_stack_round(long request) {
   int world = 0;
   for (const auto& n : policy_.nodes()) world += n.facts.nproc;
   std::string text = render_grouped_stacks(round.stacks, round.stuck, round.heading, world);
-  const std::vector<int> stuck = likely_stuck(round.stacks, round.stuck);
+  const std::vector<int> earlier =
+      stuck_verdict_generation_ == policy_.generation() ? stuck_verdict_ : std::vector<int>{};
+  const std::vector<int> stuck = likely_stuck(round.stacks, round.stuck, earlier);
+  if (!round.stuck.empty() && stuck.size() < round.stuck.size()) {
+    stuck_verdict_ = stuck;
+    stuck_verdict_generation_ = policy_.generation();
+  }
   if (std::string file = write_stacks_file(request, text); !file.empty()) text += "  (also in " + file + ")\n";
   if (round.stuck.empty()) spdlog::info("stacks taken on request (ddplaunch stacks), round {}", request);
   else spdlog::warn("{}", text);

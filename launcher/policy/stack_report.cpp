@@ -104,13 +104,21 @@ bool waits_in_collective(const std::string& text) {
 
 }  // namespace
 
-std::vector<int> likely_stuck(const std::vector<RankStack>& stacks, const std::vector<int>& silent) {
+std::vector<int> likely_stuck(const std::vector<RankStack>& stacks, const std::vector<int>& silent,
+                              const std::vector<int>& earlier) {
+  auto stack_of = [&stacks](int rank) {
+    return std::find_if(stacks.begin(), stacks.end(), [rank](const RankStack& s) { return s.rank == rank; });
+  };
   std::vector<int> out;
-  for (int rank : silent) {
-    auto it = std::find_if(stacks.begin(), stacks.end(), [rank](const RankStack& s) { return s.rank == rank; });
-    if (it != stacks.end() && !waits_in_collective(it->text)) out.push_back(rank);
-  }
-  return out.empty() ? silent : out;
+  for (int rank : silent)
+    if (auto it = stack_of(rank); it != stacks.end() && !waits_in_collective(it->text)) out.push_back(rank);
+  if (!out.empty()) return out;
+  const bool earlier_holds = !earlier.empty() && std::all_of(earlier.begin(), earlier.end(), [&](int rank) {
+    auto it = stack_of(rank);
+    return std::find(silent.begin(), silent.end(), rank) != silent.end() &&
+           (it == stacks.end() || !waits_in_collective(it->text));
+  });
+  return earlier_holds ? earlier : silent;
 }
 
 std::string rank_ranges(std::vector<int> ranks) {

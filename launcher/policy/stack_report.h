@@ -28,8 +28,11 @@ std::string stack_summary(const std::string& text);
 // Among the ranks without progress (`silent`), the ones that are not waiting in a collective
 // (all_reduce, barrier, DDP's backward, a c10d/gloo/NCCL wait): a rank that stopped on its
 // own while its peers wait for it. All of `silent` when every one of them waits in one, or
-// when no stack tells.
-std::vector<int> likely_stuck(const std::vector<RankStack>& stacks, const std::vector<int>& silent);
+// when no stack tells — unless an `earlier` round of this hang named ranks that are still
+// silent and that no stack of this round shows waiting in a collective: a round cut short by
+// its bound (a stack tool slow on a loaded machine) does not undo what an earlier one showed.
+std::vector<int> likely_stuck(const std::vector<RankStack>& stacks, const std::vector<int>& silent,
+                              const std::vector<int>& earlier = {});
 
 // The whole report: a heading, then one entry per distinct stack (the likely stuck ranks'
 // entries first), each with its rank ranges, summary and frames; then the ranks no stack

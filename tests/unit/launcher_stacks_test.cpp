@@ -124,6 +124,18 @@ TEST(StackReport, GroupsIdenticalStacksAndNamesTheStuckRankFirst) {
   EXPECT_NE(text.find("no stack from rank 16"), std::string::npos) << text;
 }
 
+// The hang deadline's round was cut short (rank 1's stack tool too slow): the suspect round's
+// verdict stands — unless this round shows that rank waiting in a collective now.
+TEST(StackReport, ARoundWithoutTheStuckRanksStackKeepsTheEarlierVerdict) {
+  std::vector<RankStack> partial{python_stack(0, kWaitingRaw)};
+  EXPECT_EQ(likely_stuck(partial, {0, 1}, {1}), std::vector<int>{1});
+  EXPECT_EQ(likely_stuck({}, {0, 1}, {1}), std::vector<int>{1});
+  EXPECT_EQ(likely_stuck(partial, {0, 1}), (std::vector<int>{0, 1}));  // nothing earlier: every silent rank
+  std::vector<RankStack> both_waiting{python_stack(0, kWaitingRaw), python_stack(1, kWaitingRaw)};
+  EXPECT_EQ(likely_stuck(both_waiting, {0, 1}, {1}), (std::vector<int>{0, 1}));
+  EXPECT_EQ(likely_stuck(partial, {0}, {1}), std::vector<int>{0});  // rank 1 moved on: not silent now
+}
+
 TEST(StackReport, EveryRankInACollectiveMeansEverySilentRankIsStuck) {
   std::vector<RankStack> stacks{python_stack(0, kWaitingRaw), python_stack(1, kWaitingRaw)};
   EXPECT_EQ(likely_stuck(stacks, {0, 1}), (std::vector<int>{0, 1}));
