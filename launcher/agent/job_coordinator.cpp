@@ -59,6 +59,7 @@ rendezvous::JobPlan JobCoordinator::plan(std::uint64_t generation, const std::ve
   rendezvous::JobPlan plan;
   planning_ = &plan;
   planning_nodes_ = &nodes;
+  if (server_) policy_.set_rendezvous_port(server_->port());
   carry_out(policy_.on_nodes_joined(static_cast<long>(generation), nodes, PolicyClock::now()));
   planning_ = nullptr;
   planning_nodes_ = nullptr;

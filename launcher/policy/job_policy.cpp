@@ -23,6 +23,17 @@ bool mentions_port_in_use(const WorkerFailure& f) {
   };
   return has(f.detail) || std::any_of(f.tail.begin(), f.tail.end(), has);
 }
+
+// c10d's own words when a rank cannot host its store: "failed to bind to [::]:PORT (errno:
+// 98 - Address already in use)".
+bool failed_to_bind_port(const WorkerFailure& f, int port) {
+  if (port <= 0) return false;
+  const std::string needle = fmt::format(":{} (errno: 98", port);
+  auto has = [&needle](const std::string& s) {
+    return s.find("failed to bind") != std::string::npos && s.find(needle) != std::string::npos;
+  };
+  return has(f.detail) || std::any_of(f.tail.begin(), f.tail.end(), has);
+}
 }  // namespace
 
 std::string_view job_phase_name(JobPhase phase) {
@@ -136,15 +147,20 @@ JobPolicy::Decisions JobPolicy::on_plan_failed(const std::string& reason) {
   return {RefuseJob{reason}};
 }
 
+// What happened, then the one explanation and fix both ways of seeing the mistake share.
+static std::string store_on_rendezvous_port_note(const std::string& what, int port) {
+  return fmt::format(
+      "{}: the program's init_method (tcp://HOST:{}) or TCPStore names the launcher's port, which speaks another "
+      "protocol, so the store calls fail (a crash such as std::bad_alloc may follow). Use init_method='env://' (or "
+      "none), or tcp://$MASTER_ADDR:$MASTER_PORT: rank 0 hosts the store there. With the Python shim (--shim auto) "
+      "this is rewritten for you",
+      what, port);
+}
+
 JobPolicy::Decisions JobPolicy::on_foreign_store_client(const std::string& peer, int port) {
   const bool first = foreign_store_note_.empty();
-  foreign_store_note_ = fmt::format(
-      "a worker's c10d TCPStore client ({}) connected to ddplaunch's rendezvous port {}: the program's init_method "
-      "(tcp://HOST:{}) or TCPStore names the launcher's port, which speaks another protocol, so that rank's store "
-      "calls fail (a crash such as std::bad_alloc follows). Use init_method='env://' (or none), or "
-      "tcp://$MASTER_ADDR:$MASTER_PORT: rank 0 hosts the store there. With the Python shim (--shim auto) this is "
-      "rewritten for you",
-      peer, port, port);
+  foreign_store_note_ = store_on_rendezvous_port_note(
+      fmt::format("a worker's c10d TCPStore client ({}) connected to ddplaunch's rendezvous port {}", peer, port), port);
   if (!first) return {};
   return {Log{Severity::Error, foreign_store_note_}};
 }
@@ -280,6 +296,14 @@ JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, cons
   ++failure_count_;
   last_error_by_node_[node] = describe_failure_line(report);
   if (mentions_port_in_use(report.failure)) port_at_fault_ = true;
+  // Rank 0 hosting its store on the launcher's own port fails at once, often before another
+  // rank's store client is seen connecting there: the same mistake, named the same way.
+  if (failed_to_bind_port(report.failure, rendezvous_port_) && foreign_store_note_.empty())
+    foreign_store_note_ = store_on_rendezvous_port_note(
+        fmt::format("rank {} could not host its c10d TCPStore on port {}, ddplaunch's rendezvous port (every other "
+                    "rank's c10d TCPStore client would connect to the launcher there)",
+                    report.failure.global_rank, rendezvous_port_),
+        rendezvous_port_);
   const bool first_of_generation = !first_failure_;
   if (!first_failure_) first_failure_ = report;
   Decisions out{Log{Severity::Error, "failure: " + describe_failure_line(report)}};

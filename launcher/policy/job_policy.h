@@ -114,6 +114,9 @@ class JobPolicy {
   // Seconds from the last rank entering init until every rank finished it (nullopt: not yet).
   std::optional<double> init_seconds() const { return init_seconds_; }
   void set_worker_port(int port) { worker_port_ = port; }
+  // The port the rendezvous listens on (known once it is bound): a rank that fails to bind
+  // its c10d store there was pointed at the launcher's port by the program.
+  void set_rendezvous_port(int port) { rendezvous_port_ = port; }
   int worker_port() const { return worker_port_; }
 
  private:
@@ -165,6 +168,7 @@ class JobPolicy {
   int failure_count_ = 0;                       // all generations
   std::string restart_reason_;
   std::string foreign_store_note_;  // a worker's TCPStore client reached the rendezvous port
+  int rendezvous_port_ = 0;
   int stop_exit_code_ = 1;
   bool stopping_for_failure_ = false;           // the stop follows a worker failure of this generation
   int finished_exit_code_ = 0;                  // first non-zero node exit of this generation

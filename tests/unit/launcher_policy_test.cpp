@@ -286,6 +286,33 @@ TEST(JobPolicy, AProgramThatCannotBeStartedIsNeverRestarted) {
   EXPECT_EQ(count<decision::ScheduleRestart>(d), 0);
 }
 
+// The program's init_method names the rendezvous port: rank 0 fails to host its store there,
+// often before any other rank's store client is seen connecting. The root cause says so.
+TEST(JobPolicy, ARankThatCannotBindItsStoreOnTheRendezvousPortIsNamedAsThatMistake) {
+  Job job;
+  job.policy.set_rendezvous_port(28269);
+  FailureReport bind = failure(0, 0, FailurePhase::Setup, FailureKind::Exited, 1, "RuntimeError: The server socket has failed to listen");
+  bind.failure.tail = {"[c10d] The server socket has failed to bind to [::]:28269 (errno: 98 - Address already in use)."};
+  job.policy.on_worker_failed(0, 0, bind, t0);
+  job.policy.on_node_finished(0, 0, 1);
+  auto end = job.policy.on_node_finished(1, 0, 143);
+  ASSERT_TRUE(find<decision::EndJob>(end)) << logs(end);
+  EXPECT_NE(logs(end).find("rank 0 could not host its c10d TCPStore on port 28269, ddplaunch's rendezvous port"),
+            std::string::npos) << logs(end);
+  EXPECT_NE(logs(end).find("tcp://$MASTER_ADDR:$MASTER_PORT"), std::string::npos) << logs(end);
+}
+
+TEST(JobPolicy, AStoreBoundElsewhereIsNotBlamedOnTheRendezvousPort) {
+  Job job;
+  job.policy.set_rendezvous_port(28269);
+  FailureReport bind = failure(0, 0, FailurePhase::Setup, FailureKind::Exited, 1);
+  bind.failure.tail = {"[c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)."};
+  job.policy.on_worker_failed(0, 0, bind, t0);
+  job.policy.on_node_finished(0, 0, 1);
+  auto end = job.policy.on_node_finished(1, 0, 143);
+  EXPECT_EQ(logs(end).find("rendezvous port"), std::string::npos) << logs(end);
+}
+
 TEST(JobPolicy, ASpawnThatRanOutOfResourcesIsRestarted) {
   Job job;
   auto d = job.policy.on_worker_failed(
