@@ -149,7 +149,11 @@ TEST(Membership, ASpareLostWhileIdleChangesNothing) {
   const std::string all = "===== node 0\n" + r0.output + "===== node 1\n" + r1.output;
   EXPECT_EQ(r0.exit_code, 0) << all;
   EXPECT_EQ(r1.exit_code, 0) << all;
-  EXPECT_NE(r0.output.find("left: connection closed"), std::string::npos) << all;
+  // Closed or reset: a SIGKILLed launcher's socket may still hold unread data (an RST).
+  EXPECT_NE(r0.output.find("the hot spare on host"), std::string::npos) << all;
+  EXPECT_TRUE(r0.output.find("left: connection closed") != std::string::npos ||
+              r0.output.find("left: Connection reset by peer") != std::string::npos)
+      << all;
   EXPECT_NE(r0.output.find("nothing changes for the job"), std::string::npos) << all;
   EXPECT_NE(r0.output.find("job succeeded: 2 node(s), generation 0, 0 restart(s)\n"), std::string::npos) << all;
   EXPECT_NE(r0.output.find("hot spare on host"), std::string::npos) << all;
