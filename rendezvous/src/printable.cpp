@@ -30,6 +30,19 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
 
 }  // namespace
 
+bool valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+    } else if (std::size_t n = utf8_sequence_length(text, i); n > 0) {
+      i += n;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -216,3 +216,16 @@ TEST(RendezvousCodec, PrintableEscapesControlCharactersFromPeers) {
   EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");        // a UTF-16 surrogate
   EXPECT_EQ(printable("back\\slash"), "back\\slash");
 }
+
+// Whether text can be a JSON string as it is (the policy's state document saves other text as
+// hex): control characters are valid UTF-8; broken, overlong and surrogate sequences are not.
+TEST(RendezvousCodec, ValidUtf8RefusesOnlyBrokenSequences) {
+  EXPECT_TRUE(valid_utf8(""));
+  EXPECT_TRUE(valid_utf8("h\xc3\xa9llo \xe2\x98\x83 \xf0\x9f\x98\x80\n\x1b[2J"));
+  EXPECT_TRUE(valid_utf8(std::string("nul\0x", 5)));
+  EXPECT_FALSE(valid_utf8("raw\x9b" "31m"));
+  EXPECT_FALSE(valid_utf8("cut\xe2\x98"));
+  EXPECT_FALSE(valid_utf8("\xed\xa0\x80"));  // a UTF-16 surrogate
+  EXPECT_FALSE(valid_utf8("\xc0\xaf"));       // overlong '/'
+  EXPECT_FALSE(valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+}

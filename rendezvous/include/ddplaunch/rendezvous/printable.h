@@ -12,4 +12,7 @@ namespace ddplaunch::rendezvous {
 // Printable ASCII and valid UTF-8 pass unchanged. Backslashes are kept as they are.
 std::string printable(std::string_view text);
 
+// True when `text` is valid UTF-8 throughout (what a JSON string can carry as it is).
+bool valid_utf8(std::string_view text);
+
 }  // namespace ddplaunch::rendezvous
