@@ -54,4 +54,12 @@ struct FailureReport {
   std::string host;
 };
 
+// The failure that caused the last restart (JobPolicy): the same one again is deterministic.
+struct RememberedFailure {
+  long generation = 0;
+  int rank = 0;
+  FailurePhase phase = FailurePhase::Init;
+  std::string error;
+};
+
 }  // namespace ddplaunch

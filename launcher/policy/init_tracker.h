@@ -17,6 +17,10 @@ namespace ddplaunch {
 
 using PolicyClock = std::chrono::steady_clock;
 
+// The fields the state document saves (state_io.h); the classes of the policy befriend theirs.
+template <class T>
+struct StateFields;
+
 struct TrackedRank {
   int node = 0;
   RankReport last;                // phase, pid, init entries, state text
@@ -56,6 +60,7 @@ class InitTracker {
   int world_size() const { return static_cast<int>(ranks_.size()); }
 
  private:
+  friend struct StateFields<InitTracker>;  // the state document saves every field (policy_state.h)
   int lowest_round() const;  // min init_entries over ranks that have not exited; -1 if none
 
   std::vector<TrackedRank> ranks_;

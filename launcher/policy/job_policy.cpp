@@ -8,6 +8,7 @@
 
 #include "ddplaunch/preflight/timeout_policy.h"
 #include "ddplaunch/base/exit_codes.h"
+#include "policy/name_table.h"
 #include "policy/node_checks.h"
 #include "policy/program_error.h"
 #include "policy/root_cause.h"
@@ -17,6 +18,12 @@ namespace ddplaunch {
 using namespace decision;
 
 namespace {
+constexpr NameTable<MemberState, 3> kMemberStateNames{{{
+    {MemberState::Active, "active"},
+    {MemberState::Finished, "finished"},
+    {MemberState::Lost, "lost"},
+}}};
+
 bool mentions_port_in_use(const WorkerFailure& f) {
   auto has = [](const std::string& s) {
     return s.find("EADDRINUSE") != std::string::npos || s.find("ddress already in use") != std::string::npos;
@@ -47,6 +54,16 @@ std::string_view job_phase_name(JobPhase phase) {
   }
   return "?";
 }
+
+std::optional<JobPhase> job_phase_from_name(std::string_view name) {
+  for (JobPhase p : {JobPhase::Joining, JobPhase::Running, JobPhase::RestartPending, JobPhase::Rejoining,
+                     JobPhase::Stopping, JobPhase::Ended})
+    if (job_phase_name(p) == name) return p;
+  return std::nullopt;
+}
+
+std::string_view member_state_name(MemberState state) { return kMemberStateNames.name(state); }
+std::optional<MemberState> member_state_from_name(std::string_view name) { return kMemberStateNames.parse(name); }
 
 JobPolicy::JobPolicy(PolicySettings settings) : settings_(std::move(settings)), rng_(settings_.random_seed) {
   if (settings_.membership) membership_.emplace(settings_.membership_settings);

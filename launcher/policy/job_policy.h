@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ddplaunch/base/result.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/decisions.h"
 #include "policy/failure.h"
@@ -54,8 +55,11 @@ enum class JobPhase {
   Ended,           // job_end sent (or the job was refused)
 };
 std::string_view job_phase_name(JobPhase phase);
+std::optional<JobPhase> job_phase_from_name(std::string_view name);
 
 enum class MemberState { Active, Finished, Lost };
+std::string_view member_state_name(MemberState state);  // "active", "finished", "lost"
+std::optional<MemberState> member_state_from_name(std::string_view name);
 
 class JobPolicy {
  public:
@@ -119,7 +123,19 @@ class JobPolicy {
   void set_rendezvous_port(int port) { rendezvous_port_ = port; }
   int worker_port() const { return worker_port_; }
 
+  // The job's whole state as a versioned JSON document, for another coordinator to go on
+  // from (issue 28, etcd failover; policy_state.h says what it holds). Times are saved
+  // relative to `now` and re-based on the restore's `now`. A restore refuses a document of
+  // another version, a damaged one, or one saved under other restart budgets or membership
+  // shape than `settings`, saying what differs.
+  std::string save_state(TimePoint now) const;
+  static Result<JobPolicy> restore_state(PolicySettings settings, std::string_view json, TimePoint now);
+
  private:
+  // The state document (policy_state.h) saves every field below but settings_: a new field
+  // goes into its list too (policy_state.cpp), or a new coordinator loses it at failover.
+  friend struct StateFields<JobPolicy>;
+
   Decisions decide_on_failure(const FailureReport& report);
   Decisions order_stop(int exit_code, const std::string& reason);
   Decisions end_job(int exit_code);
@@ -157,14 +173,7 @@ class JobPolicy {
   int worker_port_ = 0;
 
   std::optional<FailureReport> first_failure_;  // of the current generation
-  // The failure that caused the last restart: the same one again is deterministic.
-  struct RememberedFailure {
-    long generation = 0;
-    int rank = 0;
-    FailurePhase phase = FailurePhase::Init;
-    std::string error;
-  };
-  std::optional<RememberedFailure> previous_failure_;
+  std::optional<RememberedFailure> previous_failure_;  // the failure that caused the last restart
   int failure_count_ = 0;                       // all generations
   std::string restart_reason_;
   std::string foreign_store_note_;  // a worker's TCPStore client reached the rendezvous port

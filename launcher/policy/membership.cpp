@@ -29,6 +29,7 @@ std::string node_name(const Member& m) { return fmt::format("node {} (host {})",
 }  // namespace
 
 std::string_view member_role_name(MemberRole role) { return kRoleNames.name(role); }
+std::optional<MemberRole> member_role_from_name(std::string_view name) { return kRoleNames.parse(name); }
 
 Member* Membership::find(int id) {
   auto it = std::find_if(members_.begin(), members_.end(), [id](const Member& m) { return m.id == id; });

@@ -28,6 +28,7 @@ namespace ddplaunch {
 
 enum class MemberRole { Active, Spare, Excluded, Lost };
 std::string_view member_role_name(MemberRole role);  // "active", "spare", "excluded", "lost"
+std::optional<MemberRole> member_role_from_name(std::string_view name);
 
 struct MembershipSettings {
   int min_nodes = 1;
@@ -95,6 +96,7 @@ class Membership {
   std::string table(PolicyClock::time_point now) const;  // for status: one row per member
 
  private:
+  friend struct StateFields<Membership>;  // the state document saves every field but settings_ (policy_state.h)
   Member* find(int id);
   Member* oldest_spare();
   MembershipChange refill(int slot, const std::string& what, PolicyClock::time_point now);

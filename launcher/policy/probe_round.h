@@ -39,6 +39,7 @@ class ProbeRound {
   const std::vector<preflight::ProbedLink>& links() const { return links_; }
 
  private:
+  friend struct StateFields<ProbeRound>;  // the state document saves every field (policy_state.h)
   bool active_ = false;
   long generation_ = 0;
   PolicyClock::time_point started_{};

@@ -38,12 +38,7 @@ PolicySettings settings(int min_nodes, int max_nodes, int spares) {
   s.timeout.base_s = s.timeout.min_s = 10;
   s.timeout.per_node_s = s.timeout.rtt_factor = 0;
   s.worker_master_addr = "10.0.0.1";
-  s.membership = true;
-  s.membership_settings.min_nodes = min_nodes;
-  s.membership_settings.max_nodes = max_nodes;
-  s.membership_settings.spares = spares;
-  s.membership_settings.last_call_s = 5;
-  s.membership_settings.below_min_wait_s = 30;
+  testing::enable_membership(s, min_nodes, max_nodes, spares);
   return s;
 }
 

@@ -21,6 +21,7 @@ using testing::count;
 using testing::failure;
 using testing::find;
 using testing::logs;
+using testing::rank;
 const PolicyClock::time_point t0{};
 
 rendezvous::NodeRecord node(int rank, int nproc = 2, std::string address = "127.0.0.1") {
@@ -51,15 +52,6 @@ PolicySettings settings() {
   s.worker_master_addr = "127.0.0.1";
   s.master_is_loopback = true;
   return s;
-}
-
-RankReport rank(int r, RankPhase phase, int entries) {
-  RankReport report;
-  report.rank = r;
-  report.pid = 100 + r;
-  report.phase = phase;
-  report.init_entries = entries;
-  return report;
 }
 
 // A policy with `count` nodes joined for generation 0.

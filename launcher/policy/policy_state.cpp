@@ -1,0 +1,109 @@
+// JobPolicy's state document: the policy's own fields, the version and settings checks; the
+// parts' fields are in part_state.h and record_state.h, the JSON mechanics in state_io.h.
+#include "policy/policy_state.h"
+
+#include <fmt/format.h>
+
+#include "policy/part_state.h"
+#include "policy/state_io.h"
+
+namespace ddplaunch {
+
+// Every field of JobPolicy but settings_ (see policy_state.h).
+template <>
+struct StateFields<JobPolicy> {
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("rng", p.rng_);
+    io("phase", p.phase_);
+    io("generation", p.generation_);
+    io("nodes", p.nodes_);
+    io("node_states", p.node_states_);
+    io("last_error_by_node", p.last_error_by_node_);
+    io("tracker", p.tracker_);
+    io("init_restarts_used", p.init_restarts_used_);
+    io("any_restarts_used", p.any_restarts_used_);
+    io("port_at_fault", p.port_at_fault_);
+    io("timeout_s", p.timeout_s_);
+    io("timeout_explained", p.timeout_explained_);
+    // The shell sets both ports again where they changed (set_worker_port, set_rendezvous_port):
+    // the workers still use the saved worker port; the new coordinator's rendezvous port is its own.
+    io("worker_port", p.worker_port_);
+    io("rendezvous_port", p.rendezvous_port_);
+    io("first_failure", p.first_failure_);
+    io("previous_failure", p.previous_failure_);
+    io("failure_count", p.failure_count_);
+    io("restart_reason", p.restart_reason_);
+    io("foreign_store_note", p.foreign_store_note_);
+    io("stop_exit_code", p.stop_exit_code_);
+    io("stopping_for_failure", p.stopping_for_failure_);
+    io("finished_exit_code", p.finished_exit_code_);
+    io("deadline_armed", p.deadline_armed_);
+    io("deadline_serial", p.deadline_serial_);
+    io("init_done_announced", p.init_done_announced_);
+    io("init_seconds", p.init_seconds_);
+    io("generation_started", p.generation_started_);
+    io("last_wait_report", p.last_wait_report_);
+    io("doctor_rows", p.doctor_rows_);
+    io("probe", p.probe_);
+    io("probe_summary", p.probe_summary_);
+    io("probe_refusal", p.probe_refusal_);
+    io("membership", p.membership_);
+    io("membership_restarts", p.membership_restarts_);
+    io("init_failure_restarts", p.init_failure_restarts_);
+  }
+};
+
+std::string policy_settings_fingerprint(const PolicySettings& settings) {
+  const MembershipSettings& m = settings.membership_settings;
+  return fmt::format("init_restarts {}, max_restarts {}, {}", settings.restart.init_restarts,
+                     settings.restart.max_restarts,
+                     settings.membership ? fmt::format("nodes {}:{}, spares {}", m.min_nodes, m.max_nodes, m.spares)
+                                         : std::string("membership off"));
+}
+
+std::string JobPolicy::save_state(TimePoint now) const {
+  StateWriter document(now);
+  document("version", kPolicyStateVersion);
+  document("settings", policy_settings_fingerprint(settings_));
+  StateFields<JobPolicy>::list(document, *this);
+  return std::move(document).take().dump();
+}
+
+Result<JobPolicy> JobPolicy::restore_state(PolicySettings settings, std::string_view json, TimePoint now) {
+  auto refuse = [](const std::string& why) {
+    return Result<JobPolicy>::failure("cannot restore the job's policy state: " + why);
+  };
+  StateJson document;
+  try {  // nlohmann says where the text stops being JSON only in its exception
+    document = StateJson::parse(json);
+  } catch (const StateJson::exception& e) {
+    return refuse(fmt::format("the document is not JSON ({})", e.what()));
+  }
+  if (!document.is_object()) return refuse("the document is not a JSON object");
+
+  std::string error;
+  StateReader reader(document, "", now, &error);
+  int version = 0;
+  reader("version", version);
+  if (error.empty() && version != kPolicyStateVersion)
+    return refuse(fmt::format("the document is version {}, this launcher reads version {} only: run the same "
+                              "ddplaunch version on every launcher of the job",
+                              version, kPolicyStateVersion));
+  std::string saved_under;
+  reader("settings", saved_under);
+  const std::string ours = policy_settings_fingerprint(settings);
+  if (error.empty() && saved_under != ours)
+    return refuse(fmt::format("it was saved under other settings ({}) than this launcher's ({}), so the budgets "
+                              "spent and the membership would mean something else here: start every launcher of "
+                              "the job with the same --init-restarts, --max-restarts, --nodes MIN:MAX and --spares",
+                              saved_under, ours));
+  JobPolicy policy(std::move(settings));
+  StateFields<JobPolicy>::list(reader, policy);
+  if (!error.empty()) return refuse(error);
+  if (policy.membership_.has_value() != policy.settings_.membership)
+    return refuse("'membership' does not match the document's own settings fingerprint (a damaged document)");
+  return Result<JobPolicy>::success(std::move(policy));
+}
+
+}  // namespace ddplaunch
