@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/etcd_seat.h"
 #include "agent/node_agent.h"
 #include "agent/rendezvous_bind.h"
 #include "config/command_line.h"
@@ -208,6 +209,11 @@ int main(int argc, char** argv) {
   for (const auto& warning : setup.warnings) spdlog::warn("{}", warning);
   if (!setup.errors.empty()) return fail(setup.errors);
   LaunchConfig& config = setup.config;
+  if (etcd_enabled(config) && (cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks)) {
+    auto coordinator = find_coordinator(config);  // the elected launcher's rendezvous
+    if (!coordinator) return fail({coordinator.error});
+    config.master = *coordinator;
+  }
   if (cl.subcommand == Subcommand::Status) return print_status(config);
   if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
@@ -219,6 +225,15 @@ int main(int argc, char** argv) {
   plan.hostname = local_hostname();
   if (config.standalone) {
     plan.master_host = plan.master_ip = "127.0.0.1";
+  } else if (etcd_enabled(config)) {
+    // The coordinator is elected among the launchers: this one's address is the one its
+    // route to etcd leaves from (where it hosts the rendezvous if elected).
+    auto address = etcd_route_address(config.etcd.endpoints);
+    if (!address) return fail({address.error});
+    plan.master_host = plan.master_ip = *address;
+    plan.master_addresses = {*address};
+    plan.rendezvous_bind = {*address};
+    plan.rendezvous_port = config.etcd.coordinator_port;
   } else {
     auto endpoint = parse_host_port(config.master);
     plan.master_host = endpoint->host;
@@ -266,8 +281,9 @@ int main(int argc, char** argv) {
     plan.config.log_dir = *dir;
     spdlog::info("-r/-t without --log-dir: the workers' log files go to {}", *dir);
   }
-  plan.host_chosen_by_address = !config.standalone && config.node_rank < 0 && is_local_address(plan.master_ip);
-  plan.host_server = config.standalone || config.node_rank == 0 || plan.host_chosen_by_address;
+  plan.host_chosen_by_address =
+      !config.standalone && !etcd_enabled(config) && config.node_rank < 0 && is_local_address(plan.master_ip);
+  plan.host_server = !etcd_enabled(config) && (config.standalone || config.node_rank == 0 || plan.host_chosen_by_address);
   if (plan.host_server) {
     auto bind = choose_rendezvous_bind(config.rendezvous_bind, config.standalone, plan.master_host,
                                        plan.master_addresses);

@@ -53,6 +53,20 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
       sweep_timer_(io),
       hang_(hang_settings(settings_)) {}
 
+void JobCoordinator::take_over() {
+  if (!settings_.restored_state) return;
+  auto restored = JobPolicy::restore_state(policy_settings(settings_), *settings_.restored_state, PolicyClock::now());
+  if (!restored) {
+    spdlog::error("cannot load the last coordinator's state from etcd ({}): this coordinator starts the job's "
+                  "policy afresh (restart budgets and the learnt init deadline start over)",
+                  restored.error);
+    return;
+  }
+  policy_ = std::move(*restored.value);
+  carry_out(policy_.on_coordinator_moved());
+  schedule_sweep();
+}
+
 // The plan is the policy's: its PlanGeneration or RefuseJob fills the answer the rendezvous
 // server gets (carry_out, while `planning_` points at it).
 rendezvous::JobPlan JobCoordinator::plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes) {
@@ -90,6 +104,11 @@ void JobCoordinator::carry_out_plan(const decision::PlanGeneration& chosen) {
   }
   policy_.set_worker_port(port);
   plan.worker_master_addr = settings_.worker_master_addr;
+  // An elected coordinator need not be slot 0: rank 0 (and its c10d store) is on slot 0's node.
+  // (Its free port was found here: a port taken there fails init, and the next generation
+  // picks a fresh one.)
+  if (settings_.elected && !planning_nodes_->empty() && !planning_nodes_->front().observed_address.empty())
+    plan.worker_master_addr = planning_nodes_->front().observed_address;
   plan.worker_master_port = port;
   plan.timeout_s = chosen.timeout_s;
   plan.run_id = c.job_id;
@@ -198,6 +217,12 @@ void JobCoordinator::schedule_sweep() {
 // One handler per decision: std::visit with Overloaded refuses to compile when a decision
 // has no handler here.
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
+  carry_out_each(decisions);
+  // etcd: the state after every decision, for the coordinator that may follow (fenced there).
+  if (!decisions.empty() && settings_.save_state) settings_.save_state(policy_.save_state(PolicyClock::now()));
+}
+
+void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
   for (const auto& d : decisions) std::visit(Overloaded{
       [](const decision::Log& log) { log_decision(log); },
       [this](const decision::PlanGeneration& chosen) { carry_out_plan(chosen); },

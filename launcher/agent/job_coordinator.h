@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ struct CoordinatorSettings {
   // this interface.
   std::string program_fingerprint;
   std::string socket_ifname;
+  // etcd (issue 28): the coordinator moves between launchers. MASTER_ADDR is then slot 0's
+  // address (not the coordinator's), the policy's state goes to `save_state` after each
+  // decision, and a newly elected coordinator starts from `restored_state` (nullopt: a new job).
+  bool elected = false;
+  std::function<void(std::string state)> save_state;
+  std::optional<std::string> restored_state;
 };
 
 // Run history (issue 17, job_coordinator_hang.cpp): what past runs of this job (same
@@ -43,6 +50,8 @@ class JobCoordinator {
  public:
   JobCoordinator(boost::asio::io_context& io, CoordinatorSettings settings);
   void attach(rendezvous::Server& server) { server_ = &server; }
+  // etcd: after attach, a coordinator elected with the last one's state takes the job over.
+  void take_over();
 
   // Rendezvous server callbacks.
   rendezvous::JobPlan plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes);
@@ -70,6 +79,7 @@ class JobCoordinator {
   void on_probe_results(int node_rank, const rendezvous::Message& message);
 
   void carry_out(const JobPolicy::Decisions& decisions);
+  void carry_out_each(const JobPolicy::Decisions& decisions);
   void carry_out_plan(const decision::PlanGeneration& chosen);
   void schedule_sweep();
 

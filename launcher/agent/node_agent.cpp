@@ -33,6 +33,9 @@ NodePolicySettings node_policy_settings(const NodePlan& plan) {
   s.master_is_loopback = preflight::is_loopback(plan.master_ip);
   s.nodes = plan.config.nodes;
   s.join_timeout_s = plan.config.join_timeout_s;
+  // etcd: a lost coordinator's lease expires, another launcher is elected and publishes its
+  // address; then the join itself.
+  if (etcd_enabled(plan.config)) s.coordinator_wait_s = plan.config.etcd.lease_ttl_s + plan.config.join_timeout_s;
   return s;
 }
 }  // namespace
@@ -62,6 +65,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
                       .drain_status = [this]() { status_.drain(); },
                   }),
+      coordinator_timer_(io),
       policy_(node_policy_settings(plan_)) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
@@ -86,7 +90,9 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
     spdlog::warn("this hot spare takes the place of node {} in generation {} ({} node(s), world size {})", a.node_rank,
                  a.generation, a.node_count, a.world_size);
   }
-  if (first && start_peer_probe(a)) return;  // workers start on the verdict
+  // The master runs the peer probe in generation 0 only (a launcher that joins a moved
+  // coordinator later has nothing to probe for).
+  if (first && a.generation == 0 && start_peer_probe(a)) return;  // workers start on the verdict
   close_peer_probe();
   start_generation(a, "");
 }
@@ -213,6 +219,13 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
         });
       },
       [this](const node_decision::Finish& end) { finish(end.exit_code); },
+      [this](const node_decision::JoinCoordinator&) { join_coordinator(); },
+      [this](const node_decision::ArmCoordinatorWait& wait) {
+        coordinator_timer_.expires_after(seconds_to_ms(wait.seconds));
+        coordinator_timer_.async_wait([this, serial = wait.serial](const boost::system::error_code& ec) {
+          if (!ec) carry_out(policy_.on_coordinator_wait_over(serial));
+        });
+      },
   }, d);
 }
 
@@ -224,7 +237,9 @@ void NodeAgent::finish(int exit_code) {
     if (exit_code == 0) spdlog::info("{}: job succeeded", where);
     else
       spdlog::error("{}: job failed, exit code {}{}", where, exit_code,
-                    plan_.host_server ? "" : " — the master's output has the root cause");
+                    plan_.host_server || (seat_ && node_rank_ < 0) ? ""  // etcd: never joined a coordinator
+                    : seat_ ? " — the coordinator's output has the root cause"
+                            : " — the master's output has the root cause");
   }
   if (exit_code != 0) write_outer_error_file(exit_code);
   boost::system::error_code ignored;
@@ -232,6 +247,7 @@ void NodeAgent::finish(int exit_code) {
   exit_timer_.cancel();
   state_timer_.cancel();
   join_timer_.cancel();
+  coordinator_timer_.cancel();
   terminal_.close(ignored);
   close_peer_probe();
   supervisor_.close();
@@ -239,6 +255,7 @@ void NodeAgent::finish(int exit_code) {
   if (coordinator_) coordinator_->close();
   if (client_) client_->close();
   if (server_) server_->close();  // flushes job_end to the other nodes, bounded
+  if (seat_) seat_->stop();       // etcd: the registration and any candidacy go at once
 }
 
 // An outer agent (TorchX, Kubeflow, a scheduler) reads the root cause from the

@@ -18,6 +18,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "agent/etcd_seat.h"
 #include "agent/job_coordinator.h"
 #include "config/launch_config.h"
 #include "ddplaunch/preflight/peer_probe.h"
@@ -84,10 +85,19 @@ class NodeAgent {
   void on_master_message(const rendezvous::Message& message);
   std::string host_rendezvous(int& port);
   void join_and_watch(int port);
+  // etcd (issue 28, node_agent_etcd.cpp): the coordinator is elected among the launchers.
+  std::string start_etcd();
+  void on_elected(std::optional<std::string> state);
+  void on_coordinator(const std::string& address, std::int64_t revision);
+  void on_coordinator_lost(const std::string& why);
+  void on_seat_lost(const std::string& why);
+  void join_coordinator();
+  void retire_client();
+  bool obeys(std::int64_t revision);  // false: an order of a superseded coordinator (logged)
   void retry_hosting(std::chrono::steady_clock::time_point until);
   // How long node 0 retries a rendezvous port held by another process (at most the join timeout).
   static constexpr double kBindRetryWindowSeconds = 30;
-  void join_master(int port);
+  void join_master(const std::string& host, int port, std::int64_t revision = 0);
   void watch_join();
   void on_join_probe(const preflight::ProbeResult& probe, double interval);
   void wait_for_signals();
@@ -117,6 +127,14 @@ class NodeAgent {
   std::unique_ptr<JobCoordinator> coordinator_;
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
+  // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to, and
+  // clients of superseded coordinators (closed; kept until the end: a callback may be running).
+  std::unique_ptr<EtcdSeat> seat_;
+  std::string coordinator_address_;
+  std::int64_t coordinator_revision_ = 0, connected_revision_ = 0;
+  std::vector<std::unique_ptr<rendezvous::Client>> retired_clients_;
+  std::optional<std::string> restored_state_;    // the last coordinator's, when this one was elected
+  boost::asio::steady_timer coordinator_timer_;  // bounds the wait for a new coordinator
   std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
   std::thread probe_thread_;                                        // this node's probes, off the loop
   std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict

@@ -31,6 +31,7 @@ bool port_taken(const std::string& bind_error) { return bind_error.find("EADDRIN
 std::string NodeAgent::start() {
   if (std::string error = status_.open(); !error.empty()) return error;
   guard_.remove_at_exit(status_.directory());  // even when the launcher is SIGKILLed
+  if (etcd_enabled(plan_.config)) return start_etcd();
   int port = plan_.rendezvous_port;
   if (plan_.host_server) {
     std::string error = host_rendezvous(port);
@@ -64,7 +65,7 @@ std::string NodeAgent::start() {
 
 void NodeAgent::join_and_watch(int port) {
   open_peer_probe();
-  join_master(port);
+  join_master(plan_.master_ip, port);
   if (!plan_.host_server) watch_join();
 }
 
@@ -97,6 +98,11 @@ std::string NodeAgent::host_rendezvous(int& port) {
   settings.doctor = plan_.doctor;
   settings.program_fingerprint = plan_.facts.program_fingerprint;
   settings.socket_ifname = plan_.facts.socket_ifname;
+  if (seat_) {  // etcd: elected; the state goes to etcd after each decision, fenced by the seat
+    settings.elected = true;
+    settings.save_state = [seat = seat_.get()](std::string state) { seat->save_state(std::move(state)); };
+    settings.restored_state = restored_state_;
+  }
   coordinator_ = std::make_unique<JobCoordinator>(io_, settings);
   rendezvous::ServerOptions options;
   options.job_id = c.job_id;
@@ -130,10 +136,13 @@ std::string NodeAgent::host_rendezvous(int& port) {
       return coordinator_->on_foreign_store_client(peer);
     drops->note(peer, reason);
   };
-  callbacks.status_text = [this]() { return coordinator_->status_text(); };
+  callbacks.status_text = [this]() {
+    return coordinator_->status_text() + (seat_ ? "\n" + seat_->status_line() + "\n" : "");
+  };
   callbacks.query_text = [this](const std::string& query) { return coordinator_->answer_query(query); };
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
   coordinator_->attach(*server_);
+  coordinator_->take_over();  // etcd: from the last coordinator's state (nothing otherwise)
   if (std::string error = server_->listen(plan_.rendezvous_bind, static_cast<std::uint16_t>(port)); !error.empty())
     return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
   port = server_->port();
@@ -148,12 +157,12 @@ std::string NodeAgent::host_rendezvous(int& port) {
   return {};
 }
 
-void NodeAgent::join_master(int port) {
+void NodeAgent::join_master(const std::string& host, int port, std::int64_t revision) {
   const LaunchConfig& c = plan_.config;
   rendezvous::ClientOptions options;
   options.job_id = c.job_id;
   options.token = c.token;
-  options.host = plan_.master_ip;
+  options.host = host;
   options.port = static_cast<std::uint16_t>(port);
   options.connect_timeout = seconds_to_ms(c.connect_timeout_s);
   // Nodes usually start within milliseconds of each other: a node that beats node 0 to it
@@ -168,8 +177,15 @@ void NodeAgent::join_master(int port) {
     // On the master the refusal is its own plan's; from another master it is a peer's text.
     carry_out(policy_.on_refused(plan_.host_server ? reason : rendezvous::printable(reason), supervisor_.active()));
   };
-  callbacks.on_message = [this](const rendezvous::Message& m) { on_master_message(m); };
-  callbacks.on_lost = [this](const std::string& why) { on_lost(rendezvous::printable(why), kExitFailure); };
+  // etcd: each connection is to one elected coordinator (`revision`); a superseded one's
+  // orders are refused, and its loss means joining the next one.
+  callbacks.on_message = [this, revision](const rendezvous::Message& m) {
+    if (obeys(revision)) on_master_message(m);
+  };
+  callbacks.on_lost = [this, revision](const std::string& why) {
+    if (!seat_) return on_lost(rendezvous::printable(why), kExitFailure);
+    if (revision == connected_revision_) on_coordinator_lost(rendezvous::printable(why));
+  };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
     if (!plan_.host_server && !policy_.spare())
       show_join_progress(joined, expected, rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));
@@ -177,6 +193,7 @@ void NodeAgent::join_master(int port) {
   client_ = std::make_unique<rendezvous::Client>(io_, options, callbacks);
   rendezvous::NodeFacts facts = plan_.facts;
   facts.requested_node_rank = plan_.host_server ? 0 : c.node_rank;
+  if (seat_) facts.requested_node_rank = node_rank_ >= 0 ? node_rank_ : c.node_rank;  // back to its slot
   client_->join(facts);
 }
 

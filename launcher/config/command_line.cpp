@@ -98,6 +98,17 @@ void combine(FlagContext& ctx) {
           "(rank 0's c10d store) is another free port (--worker-port auto)", endpoint));
     }
   }
+  if (ctx.rdzv_backend == "etcd") {
+    // The endpoint names etcd's members, not a ddplaunch rendezvous: the elected launcher
+    // hosts that (on etcd.coordinator_port) and publishes where.
+    std::erase_if(cl.settings, [](const auto& s) { return s.first == "master"; });
+    if (!ctx.endpoint_given)
+      cl.errors.push_back(fmt::format("{} needs --rdzv-endpoint HOST:PORT[,HOST:PORT...] of the etcd members (etcd's "
+                                      "client port, usually 2379)",
+                                      ctx.rdzv_backend_source));
+    else
+      cl.settings.emplace_back("etcd.endpoints", *ctx.endpoint_given);
+  }
   if (ctx.keep_alive_interval_s || ctx.keep_alive_attempts) {
     double interval = ctx.keep_alive_interval_s.value_or(LaunchConfig{}.heartbeat_interval_s);
     if (ctx.keep_alive_interval_s) cl.settings.emplace_back("heartbeat_interval_s", fmt::format("{}", interval));

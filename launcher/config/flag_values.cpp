@@ -99,6 +99,7 @@ void apply_endpoint(const std::string& v, FlagContext& c) {
   if (v.empty()) return c.error(fmt::format("{} needs HOST[:PORT], e.g. node01:29400", c.source));
   const bool bracketed_v6_without_port = v.front() == '[' && v.back() == ']';
   const bool no_port = v.front() != '[' && v.find(':') == std::string::npos;
+  c.endpoint_given = v;  // with --rdzv-backend etcd it is the etcd member list instead (combine())
   c.set("master", bracketed_v6_without_port || no_port ? v + ":29400" : v);
 }
 
@@ -115,10 +116,13 @@ void apply_master_port(const std::string& v, FlagContext& c) {
 
 void apply_rdzv_backend(const std::string& v, FlagContext& c) {
   if (v == "static" || v == "c10d") return;  // both mean: node 0's ddplaunch hosts the rendezvous
-  if (v == "etcd" || v == "etcd-v2")
-    return c.error(fmt::format("{} '{}' is not supported: ddplaunch runs its own rendezvous inside node 0's ddplaunch; "
-                               "use c10d (or static) with --rdzv-endpoint HOST:PORT of node 0", c.source, v));
-  c.error(fmt::format("{} '{}' is not a rendezvous backend: use c10d or static", c.source, v));
+  // torchrun's etcd-v2 spoke etcd's v2 API (gone in etcd 3.6); ddplaunch speaks v3 for both names.
+  if (v == "etcd" || v == "etcd-v2") {
+    c.rdzv_backend = "etcd";
+    c.rdzv_backend_source = c.source.find('=') == std::string::npos ? c.source + " " + v : c.source;
+    return;
+  }
+  c.error(fmt::format("{} '{}' is not a rendezvous backend: use c10d, static or etcd", c.source, v));
 }
 
 // torchrun's --rdzv-conf keys that have a ddplaunch meaning; the others are refused.
@@ -143,6 +147,20 @@ void apply_rdzv_conf(const std::string& v, FlagContext& c) {
     } else if (key == "keep_alive_max_attempt") {
       if (auto n = parse_long(value); n && *n >= 1) c.keep_alive_attempts = static_cast<int>(*n);
       else c.error(fmt::format("{}: keep_alive_max_attempt={} is not a count >= 1", c.source, value));
+    } else if (key == "lease_ttl") {  // etcd: how soon a lost coordinator's lease expires
+      seconds("etcd.lease_ttl_s");
+    } else if (key == "coordinator_port") {
+      auto port = parse_long(value);
+      if (!port || *port < 0 || *port > 65535)
+        c.error(fmt::format("{}: coordinator_port={} is not a port (0..65535; 0 = any free port)", c.source, value));
+      else
+        c.set("etcd.coordinator_port", value);
+    } else if (key == "protocol" || key == "cacert" || key == "cert" || key == "key" || key == "username" ||
+               key == "password") {
+      if (key == "protocol" && value == "http") continue;
+      c.error(fmt::format("{}: {} (etcd TLS / authentication) is not supported yet: ddplaunch speaks plain HTTP to etcd; "
+                          "reach etcd on a trusted network, or use --rdzv-backend c10d",
+                          c.source, key));
     } else if (key == "last_call_timeout") {  // elastic MIN:MAX: the wait for more nodes once MIN joined
       seconds("membership.last_call_s");
     } else if (key == "close_timeout" || key == "is_host" || key == "store_type" ||
@@ -151,7 +169,8 @@ void apply_rdzv_conf(const std::string& v, FlagContext& c) {
                          "node 0's ddplaunch hosts it)", c.source, key));
     } else {
       c.error(fmt::format("{}: unknown key '{}'; known: join_timeout, timeout, read_timeout, keep_alive_interval, "
-                          "keep_alive_max_attempt, last_call_timeout, close_timeout, is_host", c.source, key));
+                          "keep_alive_max_attempt, last_call_timeout, close_timeout, is_host; with etcd: lease_ttl, "
+                          "coordinator_port", c.source, key));
     }
   }
 }

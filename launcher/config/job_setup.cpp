@@ -91,6 +91,9 @@ void resolve_token(const Environment& env, LaunchConfig& config, JobSetup& setup
 }  // namespace
 
 std::string default_job_id(const LaunchConfig& config) {
+  // etcd: the same default on every launcher of the job (torchrun defaults its rdzv_id alike; two
+  // jobs on one etcd need their own --rdzv-id).
+  if (etcd_enabled(config)) return "ddplaunch@etcd";
   if (config.standalone || config.master.empty()) return fmt::format("standalone-{}", getpid());
   return "ddplaunch@" + config.master;
 }
@@ -112,7 +115,7 @@ JobSetup resolve_job_setup(const CommandLine& cl, const Environment& env) {
   if (!setup.errors.empty()) return setup;
 
   apply_cluster_hints(cl, env, config, setup);
-  if (config.master.empty() && config.nodes == 1) config.standalone = true;  // one node, nothing to meet
+  if (config.master.empty() && config.nodes == 1 && !etcd_enabled(config)) config.standalone = true;  // one node, nothing to meet
   if (config.job_id.empty()) config.job_id = default_job_id(config);
   if (cl.subcommand == Subcommand::Doctor && config.program.empty()) config.program = {"(doctor)"};
   if (cl.subcommand == Subcommand::Status && config.program.empty()) config.program = {"(status)"};

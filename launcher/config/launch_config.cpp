@@ -61,13 +61,17 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(m.min_nodes >= 0 && m.min_nodes <= c.nodes,
        fmt::format("membership.min_nodes {} must be within 1..nodes ({}); --nodes MIN:MAX sets both", m.min_nodes, c.nodes));
   need(m.spares >= 0, fmt::format("membership.spares must be >= 0 (got {})", m.spares));
-  need(!(membership_enabled(c) && c.standalone),
+  need(!(etcd_enabled(c) && c.standalone),
+       "--standalone runs one node without a rendezvous; drop it with --rdzv-backend etcd");
+  need(!(membership_enabled(c) && !etcd_enabled(c) && c.standalone),
        "--spares and --nodes MIN:MAX need several nodes; drop them with --standalone");
   need(m.exclude_after >= 1, fmt::format("membership.exclude_after must be >= 1 (got {})", m.exclude_after));
   need(c.worker_port == "auto" || is_port_text(c.worker_port),
        fmt::format("worker_port must be 'auto' or 1..65535 (got '{}')", c.worker_port));
   if (c.standalone) {
     need(c.nodes == 1, fmt::format("--standalone runs one node, but nodes = {}; drop --standalone or use --nodes 1", c.nodes));
+  } else if (etcd_enabled(c)) {
+    // the elected launcher hosts the rendezvous: nothing to check here (etcd's list: etcd/endpoints)
   } else if (c.nodes > 1 || !c.master.empty()) {
     need(!c.master.empty(),
          fmt::format("a {}-node job needs the rendezvous endpoint: pass --master HOST:PORT (HOST = node 0's address)", c.nodes));
@@ -121,7 +125,10 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   return errors;
 }
 
-bool membership_enabled(const LaunchConfig& c) { return c.membership.spares > 0 || min_nodes(c) < c.nodes; }
+// etcd: the elected coordinator assigns every slot (no launcher is node 0 by its command line).
+bool membership_enabled(const LaunchConfig& c) {
+  return c.membership.spares > 0 || min_nodes(c) < c.nodes || etcd_enabled(c);
+}
 
 int min_nodes(const LaunchConfig& c) { return c.membership.min_nodes > 0 ? c.membership.min_nodes : c.nodes; }
 

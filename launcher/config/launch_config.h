@@ -24,6 +24,14 @@ struct MembershipConfig {
   int max_changes = 10;              // membership changes before the job gives up (flapping)
 };
 
+// The coordinator on etcd (issue 28, --rdzv-backend etcd): launchers register in etcd, elect
+// the coordinator among themselves, and a new one takes over when it is lost.
+struct EtcdConfig {
+  std::string endpoints;             // "" = off (node 0 hosts the rendezvous); HOST:PORT[,HOST:PORT...]
+  double lease_ttl_s = 3;            // a lost coordinator's lease expires after this long
+  int coordinator_port = 29400;      // where the elected launcher hosts the rendezvous (0: any free port)
+};
+
 struct LaunchConfig {
   // Job shape.
   int nodes = 1;
@@ -51,6 +59,7 @@ struct LaunchConfig {
   TimeoutSettings timeout;
   RestartSettings restart;
   MembershipConfig membership;
+  EtcdConfig etcd;
   // Runtime hangs (issue 17): the learnt deadlines' knobs, what the hang deadline does, and
   // where past runs are remembered.
   HangSettings hang;
@@ -78,7 +87,9 @@ std::vector<std::string> validate(const LaunchConfig& config);
 
 // Whether this job keeps spares or is elastic (the launcher then assigns node slots itself).
 bool membership_enabled(const LaunchConfig& config);
-int min_nodes(const LaunchConfig& config);  // membership.min_nodes, or nodes when unset
+int min_nodes(const LaunchConfig& config);
+// --rdzv-backend etcd: the coordinator is elected among the launchers (membership always on).
+inline bool etcd_enabled(const LaunchConfig& config) { return !config.etcd.endpoints.empty(); }  // membership.min_nodes, or nodes when unset
 
 // The resolved config as YAML, every key of the option table (the token hidden), then the
 // program (for --dry-run; written by default_config.cpp, beside configs/default.yaml's writer).

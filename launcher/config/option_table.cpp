@@ -67,8 +67,10 @@ constexpr OptionSpec kOptions[] = {
     {.names = "--master-port", .group = G::Rendezvous, .kind = K::Custom, .value_name = "PORT",
      .pet = "PET_MASTER_PORT", .apply = apply_master_port,
      .help = "the rendezvous port (default 29500); workers' MASTER_PORT is another, free port"},
-    {.names = "--rdzv-backend", .group = G::Rendezvous, .value_name = "c10d|static", .pet = "PET_RDZV_BACKEND",
-     .apply = apply_rdzv_backend, .help = "accepted: both mean node 0's ddplaunch hosts the rendezvous; etcd is refused"},
+    {.names = "--rdzv-backend", .group = G::Rendezvous, .value_name = "c10d|static|etcd", .pet = "PET_RDZV_BACKEND",
+     .apply = apply_rdzv_backend,
+     .help = "c10d/static: node 0's ddplaunch hosts the rendezvous; etcd (or etcd-v2): the launchers elect a "
+             "coordinator through etcd at --rdzv-endpoint and replace it when it is lost"},
     {.key = "job_id", .field = field<&L::job_id>(), .doc = "must match on every node; default derived from `master`",
      .names = "--rdzv-id,--job-id", .group = G::Rendezvous, .value_name = "ID", .pet = "PET_RDZV_ID",
      .help = "job id, the same on every node (default: derived from the endpoint)"},
@@ -201,6 +203,16 @@ constexpr OptionSpec kOptions[] = {
      .doc = "an excluded host may join again after this long", .range = {0, kWeek, s}},
     {.key = "membership.max_changes", .field = field<&L::membership, &MembershipConfig::max_changes>(),
      .doc = "membership changes before the job gives up (a flapping node)", .range = {0, 100000}},
+
+    {.heading = "--- the coordinator on etcd (--rdzv-backend etcd) --------------------------------",
+     .key = "etcd.endpoints", .field = field<&L::etcd, &EtcdConfig::endpoints>(),
+     .doc = "etcd members HOST:PORT[,HOST:PORT...]; \"\" = off: node 0 hosts the rendezvous.\n"
+            "Set by --rdzv-backend etcd --rdzv-endpoint LIST; the launchers elect the coordinator"},
+    {.key = "etcd.lease_ttl_s", .field = field<&L::etcd, &EtcdConfig::lease_ttl_s>(),
+     .doc = "a lost coordinator's lease expires after this long (--rdzv-conf lease_ttl=S)", .range = {1, 300, s}},
+    {.key = "etcd.coordinator_port", .field = field<&L::etcd, &EtcdConfig::coordinator_port>(),
+     .doc = "where the elected launcher hosts the rendezvous; 0 = any free port\n"
+            "(--rdzv-conf coordinator_port=P)", .range = {0, 65535}},
 
     {.heading = "--- runtime hangs (learnt from each rank's training steps; sections have their own) ---",
      .key = "hang.action", .field = field<&L::hang_action>(),

@@ -39,6 +39,8 @@ struct FlagContext {
   CommandLine& cl;
   std::string source;  // "--nnodes" or "PET_NNODES=2:4": how messages name the value
   std::optional<std::string> master_addr, master_port;
+  std::optional<std::string> endpoint_given, rdzv_backend;  // as typed: etcd reads the endpoint as its list
+  std::string rdzv_backend_source;  // "--rdzv-backend" or "PET_RDZV_BACKEND=etcd", for messages
   std::optional<double> keep_alive_interval_s;
   std::optional<int> keep_alive_attempts;
   void set(std::string key, std::string value);

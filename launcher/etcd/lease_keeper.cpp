@@ -17,6 +17,15 @@ std::shared_ptr<LeaseKeeper> LeaseKeeper::start(std::shared_ptr<Client> client, 
   return keeper;
 }
 
+std::shared_ptr<LeaseKeeper> LeaseKeeper::start_tolerant(std::shared_ptr<Client> client, LeaseGrant lease,
+                                                       OnLost on_lost, OnReachability on_reachability) {
+  auto keeper = std::shared_ptr<LeaseKeeper>(new LeaseKeeper(std::move(client), lease, std::move(on_lost)));
+  keeper->on_reachability_ = std::move(on_reachability);
+  keeper->arm_loss();
+  keeper->arm_tick();
+  return keeper;
+}
+
 LeaseKeeper::LeaseKeeper(std::shared_ptr<Client> client, LeaseGrant lease, OnLost on_lost)
     : client_(std::move(client)),
       lease_(lease),
@@ -43,6 +52,15 @@ void LeaseKeeper::arm_loss() {
   loss_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
     auto self = weak.lock();
     if (!self || ec || !self->running_) return;
+    if (self->on_reachability_) {  // tolerant: say so once per outage and keep trying
+      if (!self->unreachable_) {
+        self->unreachable_ = true;
+        self->on_reachability_("no keepalive of lease " + std::to_string(self->lease_.id) + " got through for " +
+                               std::to_string(self->lease_.ttl_s) + " s; last error: " +
+                               (self->last_error_.empty() ? std::string("none (no answer yet)") : self->last_error_));
+      }
+      return;
+    }
     self->lost("etcd did not renew lease " + std::to_string(self->lease_.id) + " for its whole TTL of " +
                std::to_string(self->lease_.ttl_s) + " s, so it has expired with every key bound to it; last error: " +
                (self->last_error_.empty() ? std::string("none (no answer yet)") : self->last_error_));
@@ -71,6 +89,10 @@ void LeaseKeeper::send() {
     self->last_ok_ = sent;
     self->last_error_.clear();
     self->arm_loss();
+    if (self->unreachable_) {
+      self->unreachable_ = false;
+      if (self->on_reachability_) self->on_reachability_("");
+    }
   });
 }
 

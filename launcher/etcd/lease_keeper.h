@@ -18,9 +18,17 @@ namespace ddplaunch::etcd {
 class LeaseKeeper : public std::enable_shared_from_this<LeaseKeeper> {
  public:
   using OnLost = std::function<void(const std::string& why)>;
+  // etcd unreachable (why), or reachable again (""): reported on each change.
+  using OnReachability = std::function<void(const std::string& why)>;
 
   // Starts at once. `on_lost` runs at most once, on the io_context; after it nothing more is sent.
   static std::shared_ptr<LeaseKeeper> start(std::shared_ptr<Client> client, LeaseGrant lease, OnLost on_lost);
+  // As above, but a whole TTL without an answer is not the end: etcd may have lost its quorum
+  // (then no lease expires either), so `on_reachability` says so and the keepalives go on; the
+  // lease is lost only when etcd answers that it is gone (issue 28: running workers keep
+  // running while etcd is down).
+  static std::shared_ptr<LeaseKeeper> start_tolerant(std::shared_ptr<Client> client, LeaseGrant lease,
+                                                     OnLost on_lost, OnReachability on_reachability);
 
   // No more keepalives and no report; the lease then expires after its TTL (revoke it to end
   // it at once). Also what a test does to make a holder vanish.
@@ -38,6 +46,8 @@ class LeaseKeeper : public std::enable_shared_from_this<LeaseKeeper> {
   std::shared_ptr<Client> client_;
   LeaseGrant lease_;
   OnLost on_lost_;
+  OnReachability on_reachability_;  // set: unreachable is not lost
+  bool unreachable_ = false;
   boost::asio::steady_timer tick_;
   boost::asio::steady_timer loss_;  // at the last keepalive that got through + TTL
   std::chrono::steady_clock::time_point last_ok_;

@@ -83,6 +83,11 @@ class JobPolicy {
   Decisions on_member_joined(const rendezvous::NodeRecord& record, TimePoint now);
   Decisions on_member_lost(const rendezvous::NodeRecord& record, const std::string& why, TimePoint now);
   bool membership_enabled() const { return membership_.has_value(); }
+  // etcd (issue 28): this policy was restored from the last coordinator's state on a newly
+  // elected one. Nobody is connected to it yet, so membership starts over (every launcher
+  // joins again, asking for its old slot); budgets, failure history and the learnt init
+  // deadline stay, and the next generation is generation() + 1.
+  Decisions on_coordinator_moved();
   std::string membership_table(TimePoint now) const;  // "" without membership
 
   // Node agents.
@@ -193,6 +198,7 @@ class JobPolicy {
   std::string probe_summary_, probe_refusal_;
   std::optional<Membership> membership_;  // membership mode only
   int membership_restarts_ = 0;           // generations started by a membership change
+  long first_generation_ = 0;             // membership's first plan: 0, or the one after a coordinator moved
   int init_failure_restarts_ = 0;         // restarts after an init failure, whichever budget paid: they grow the init deadline
 };
 

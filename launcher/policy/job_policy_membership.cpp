@@ -26,6 +26,9 @@ std::vector<int> JobPolicy::last_planned_members() const {
 std::string JobPolicy::membership_table(TimePoint now) const { return membership_ ? membership_->table(now) : ""; }
 
 JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& record, TimePoint now) {
+  if (membership_ && phase_ == JobPhase::Ended && first_generation_ > 0)
+    return {TellMember{record.member_id, "the job already ended (its last coordinator was lost before every launcher "
+                                         "heard it)", true}};
   if (!membership_ || phase_ == JobPhase::Ended) return {};
   const std::string& host = record.facts.hostname;
   // A launcher joining a running job is checked against its nodes before it may take a slot.
@@ -103,6 +106,33 @@ JobPolicy::Decisions JobPolicy::on_member_lost(const rendezvous::NodeRecord& rec
   return out;
 }
 
+JobPolicy::Decisions JobPolicy::on_coordinator_moved() {
+  if (!membership_) return {};
+  first_generation_ = generation_ + 1;
+  if (phase_ == JobPhase::Ended)  // the last coordinator ended the job and was lost before every node heard it
+    return {Log{Severity::Warn, "took over a job that had already ended: every launcher that joins is told so"}};
+  const long last = generation_;
+  membership_.emplace(settings_.membership_settings);
+  phase_ = JobPhase::Joining;
+  nodes_.clear();
+  node_states_.clear();
+  first_failure_.reset();
+  stopping_for_failure_ = false;
+  deadline_armed_ = false;
+  ++deadline_serial_;  // an init deadline armed by the last coordinator is not ours
+  init_done_announced_ = false;
+  probe_ = ProbeRound{};
+  ++membership_restarts_;
+  return {Log{Severity::Warn,
+              fmt::format("took over as the job's coordinator after generation {} (restarts used: {} of {}): "
+                          "waiting for the launchers to join again; generation {} starts with {} node(s)",
+                          last, restarts_used(), restart_budget(), first_generation_,
+                          settings_.membership_settings.min_nodes == settings_.membership_settings.max_nodes
+                              ? fmt::format("{}", settings_.membership_settings.max_nodes)
+                              : fmt::format("{} to {}", settings_.membership_settings.min_nodes,
+                                            settings_.membership_settings.max_nodes))}};
+}
+
 JobPolicy::Decisions JobPolicy::apply_membership_change(const MembershipChange& change) {
   Decisions out;
   for (int id : change.excluded)
@@ -110,8 +140,9 @@ JobPolicy::Decisions JobPolicy::apply_membership_change(const MembershipChange& 
   switch (change.kind) {
     case MembershipChange::Kind::None: break;
     case MembershipChange::Kind::Start:
-      out.push_back(Log{Severity::Info, fmt::format("membership: {}; starting generation 0", change.reason)});
-      out.push_back(BeginGeneration{0, next_members(), last_planned_members()});
+      out.push_back(Log{Severity::Info, fmt::format("membership: {}; starting generation {}", change.reason,
+                                                    first_generation_)});
+      out.push_back(BeginGeneration{first_generation_, next_members(), last_planned_members()});
       break;
     case MembershipChange::Kind::Replace:
     case MembershipChange::Kind::Resize:

@@ -105,6 +105,49 @@ NodePolicy::Decisions NodePolicy::on_lost(const std::string& why, int exit_code,
   return out;
 }
 
+// etcd: any state but finished → stopping → joining the next coordinator, bounded by the wait.
+// A spare has nothing to stop: it joins the next coordinator as a launcher like the others.
+NodePolicy::Decisions NodePolicy::on_coordinator_lost(const std::string& why, bool workers_active) {
+  if (state_ == NodeState::Finished) return {};
+  if (!coordinator_moves()) return on_lost(why, kExitFailure, workers_active);
+  Decisions out{Log{Severity::Warn,
+                    fmt::format("lost the coordinator ({}): stopping this node's workers and joining the coordinator "
+                                "etcd names next (waiting up to {}; the workers resume from their checkpoint in the "
+                                "next generation)",
+                                why, human_duration(settings_.coordinator_wait_s))}};
+  spare_ = false;
+  settings_.host_server = false;
+  out.push_back(ArmCoordinatorWait{settings_.coordinator_wait_s, ++coordinator_waits_});
+  if (state_ == NodeState::Stopping && after_stop_ == AfterStop::Exit) return out;  // ending anyway
+  append(out, stop_workers_then(AfterStop::JoinCoordinator, generation_, workers_active));
+  return out;
+}
+
+NodePolicy::Decisions NodePolicy::on_coordinator_wait_over(int serial) {
+  if (serial != coordinator_waits_ || state_ != NodeState::Joining) return {};
+  Decisions out{Log{Severity::Error, fmt::format("no coordinator took over within {}: etcd named none this node could "
+                                                 "join (are the other launchers and etcd up? `etcdctl get --prefix "
+                                                 "/ddplaunch/` shows the job's keys); the wait is lease_ttl + "
+                                                 "join_timeout (--rdzv-conf)",
+                                                 human_duration(settings_.coordinator_wait_s))}};
+  append(out, finish(kExitFailure));
+  return out;
+}
+
+NodePolicy::Decisions NodePolicy::on_seat_lost(const std::string& why, bool workers_active) {
+  if (state_ == NodeState::Finished) return {};
+  Decisions out{Log{Severity::Error, fmt::format("{} — stopping this node's workers and ending: without its lease this "
+                                                 "launcher may be the partitioned one, and the others replace it",
+                                                 why)}};
+  local_problem_code_ = local_problem_code_ ? local_problem_code_ : kExitFailure;
+  if (state_ == NodeState::Joining) {
+    append(out, finish(local_problem_code_));
+    return out;
+  }
+  append(out, stop_workers_then(AfterStop::Exit, generation_, workers_active));
+  return out;
+}
+
 // running → reporting (every worker ended by itself); stopping → what the stop was for.
 NodePolicy::Decisions NodePolicy::on_group_finished(long generation, int exit_code, const std::string& summary) {
   if (state_ == NodeState::Stopping) return on_workers_stopped();
@@ -122,6 +165,9 @@ NodePolicy::Decisions NodePolicy::on_workers_stopped() {
     case AfterStop::Report:
       state_ = NodeState::Reporting;
       return {ReportFinished{stop_generation_, local_problem_code_, "stopped"}};
+    case AfterStop::JoinCoordinator:
+      state_ = NodeState::Joining;
+      return {JoinCoordinator{}};
     case AfterStop::Exit: break;
   }
   return finish(local_problem_code_ ? local_problem_code_ : kExitFailure);

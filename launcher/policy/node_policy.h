@@ -53,12 +53,20 @@ struct ArmExitTimer {    // whatever the master does, end with `exit_code` after
 struct Finish {          // the node ends now with this status
   int exit_code = 0;
 };
+// etcd (issue 28): join the coordinator etcd names now (the newest one known), or as soon
+// as one is published.
+struct JoinCoordinator {};
+struct ArmCoordinatorWait {  // call on_coordinator_wait_over(serial) after `seconds`
+  double seconds = 0;
+  int serial = 0;
+};
 
 }  // namespace node_decision
 
 using NodeDecision = std::variant<decision::Log, node_decision::StopWorkers, node_decision::Rejoin,
                                   node_decision::ReportFinished, node_decision::ReportProblem,
-                                  node_decision::ArmExitTimer, node_decision::Finish>;
+                                  node_decision::ArmExitTimer, node_decision::Finish,
+                                  node_decision::JoinCoordinator, node_decision::ArmCoordinatorWait>;
 
 struct NodePolicySettings {
   bool host_server = false;     // this node hosts the rendezvous: it is the master
@@ -70,6 +78,9 @@ struct NodePolicySettings {
   bool master_is_loopback = false;
   int nodes = 1;                // --nodes (MIN when elastic)
   double join_timeout_s = 0;
+  // etcd (issue 28): the coordinator may move; a lost one is waited for this long (0: it
+  // cannot move — node 0 hosts it — and its loss ends the node).
+  double coordinator_wait_s = 0;
 };
 
 // How one TCP probe of an unreachable master ended (the join watch, while not joined).
@@ -107,6 +118,15 @@ class NodePolicy {
   Decisions on_dismissed(const std::string& reason, bool workers_active);
   Decisions on_refused(const std::string& reason, bool workers_active);
   Decisions on_lost(const std::string& why, int exit_code, bool workers_active);
+  // etcd (issue 28): the connection to the coordinator is gone, or etcd named a newer one.
+  // The workers stop (the new coordinator orders a new generation); the node joins the next
+  // coordinator, and ends if none is published within coordinator_wait_s.
+  Decisions on_coordinator_lost(const std::string& why, bool workers_active);
+  Decisions on_coordinator_wait_over(int serial);
+  // etcd: this launcher's own lease is gone (etcd unreachable, or it expired): it may be the
+  // partitioned one, so it stops its workers and ends rather than act without a seat.
+  Decisions on_seat_lost(const std::string& why, bool workers_active);
+  bool coordinator_moves() const { return settings_.coordinator_wait_s > 0; }
 
   // This node's workers: all ended by themselves (code/summary of the first failed rank),
   // or the stop this node ordered is complete.
@@ -126,7 +146,7 @@ class NodePolicy {
   void on_join_connected() { unanswered_probes_ = refused_probes_ = 0; }
 
  private:
-  enum class AfterStop { Rejoin, Report, Exit };
+  enum class AfterStop { Rejoin, Report, Exit, JoinCoordinator };
   Decisions stop_workers_then(AfterStop next, long generation, bool workers_active);
   Decisions finish(int exit_code);
   std::string master_endpoint() const;
@@ -141,6 +161,7 @@ class NodePolicy {
   int unanswered_probes_ = 0;
   int refused_probes_ = 0;
   bool spare_ = false;        // joined, kept idle as a hot spare until the master gives it a slot
+  int coordinator_waits_ = 0; // serial of the last coordinator wait (older timers are stale)
 };
 
 }  // namespace ddplaunch

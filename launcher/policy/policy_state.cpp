@@ -51,6 +51,7 @@ struct StateFields<JobPolicy> {
     io("membership", p.membership_);
     io("membership_restarts", p.membership_restarts_);
     io("init_failure_restarts", p.init_failure_restarts_);
+    io("first_generation", p.first_generation_);
   }
 };
 

@@ -14,9 +14,6 @@
 
 namespace ddplaunch::testing {
 
-inline constexpr const char* kNoEtcd =
-    "etcd is not installed at /usr/bin/etcd (scripts/install-deps.sh installs etcd-server)";
-
 // In a fixture with an io_context `io_`: `AWAIT(Revision, client->put("k", "v", 0, cb))`.
 #define AWAIT(T, call) await_result<T>(io_, [&](etcd::Callback<T> cb) { call; })
 

@@ -111,7 +111,19 @@ TEST(CommandLineTorchrun, MasterAddrAndPortNameTheRendezvous) {
 TEST(CommandLineTorchrun, RendezvousBackendIdConfAndStandalone) {
   EXPECT_TRUE(errors_of({"--rdzv-backend", "c10d", "p"}).empty());
   EXPECT_TRUE(errors_of({"--rdzv_backend=static", "p"}).empty());
-  EXPECT_TRUE(any_contains(errors_of({"--rdzv-backend", "etcd", "p"}), "not supported"));
+  // etcd (issue 28): the endpoint list is etcd's, the elected launcher hosts the rendezvous.
+  EXPECT_TRUE(any_contains(errors_of({"--rdzv-backend", "etcd", "p"}), "needs --rdzv-endpoint"));
+  LaunchConfig etcd = config_of({"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379,e2:2379", "--rdzv-conf",
+                                 "lease_ttl=5,coordinator_port=0", "--nnodes", "3", "p"});
+  EXPECT_EQ(etcd.etcd.endpoints, "e1:2379,e2:2379");
+  EXPECT_TRUE(etcd.master.empty());  // no node 0 to name
+  EXPECT_DOUBLE_EQ(etcd.etcd.lease_ttl_s, 5);
+  EXPECT_EQ(etcd.etcd.coordinator_port, 0);
+  EXPECT_TRUE(membership_enabled(etcd));
+  EXPECT_EQ(config_of({"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1:2379", "p"}).etcd.endpoints, "e1:2379");
+  EXPECT_TRUE(any_contains(errors_of({"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379", "--rdzv-conf",
+                                      "protocol=https", "p"}),
+                           "not supported yet"));
   EXPECT_TRUE(any_contains(errors_of({"--rdzv-backend", "zk", "p"}), "not a rendezvous backend"));
   LaunchConfig c = config_of({"--rdzv_conf", "join_timeout=900,read_timeout=7,keep_alive_interval=2,keep_alive_max_attempt=4", "p"});
   EXPECT_DOUBLE_EQ(c.join_timeout_s, 900);
@@ -197,7 +209,8 @@ TEST(CommandLineEnvironment, PetVariablesFillFlagsAndFlagsWin) {
   // A PET_ value is checked exactly like its flag, and named in the message.
   EXPECT_TRUE(any_contains(errors_of({"p"}, {{"PET_NNODES", "4:1"}}), "PET_NNODES=4:1"));
   EXPECT_EQ(config_of({"p"}, {{"PET_NNODES", "1:4"}}).membership.min_nodes, 1);  // elastic, as torchrun
-  EXPECT_TRUE(any_contains(errors_of({"p"}, {{"PET_RDZV_BACKEND", "etcd"}}), "PET_RDZV_BACKEND=etcd"));
+  EXPECT_TRUE(any_contains(errors_of({"p"}, {{"PET_RDZV_BACKEND", "zk"}}), "PET_RDZV_BACKEND=zk"));
+  EXPECT_TRUE(any_contains(errors_of({"p"}, {{"PET_RDZV_BACKEND", "etcd"}}), "PET_RDZV_BACKEND=etcd needs"));
   // Every torchrun flag of the table has its PET_ variable.
   for (const OptionSpec& flag : flag_table())
     if (!flag.pet.empty()) {

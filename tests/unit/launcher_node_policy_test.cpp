@@ -289,5 +289,71 @@ TEST(NodePolicy, AHostingPortThatStaysTakenEndsWithTwoAndSaysWhatToDo) {
   EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
 }
 
+// etcd (issue 28): the coordinator may move. A lost one stops the workers, then the node
+// joins the coordinator etcd names next, within a bounded wait; its own lease lost ends it.
+NodePolicySettings moving_coordinator() {
+  NodePolicySettings s = settings();
+  s.coordinator_wait_s = 40;
+  return s;
+}
+
+TEST(NodePolicy, ALostCoordinatorStopsTheWorkersThenJoinsTheNextOneWithinTheWait) {
+  NodePolicy p = running(3, moving_coordinator());
+  Decisions d = p.on_coordinator_lost("connection closed", true);
+  ASSERT_TRUE(find<StopWorkers>(d));
+  const auto* wait = find<ArmCoordinatorWait>(d);
+  ASSERT_TRUE(wait);
+  EXPECT_EQ(wait->seconds, 40);
+  EXPECT_FALSE(find<Finish>(d));
+  EXPECT_NE(logs(d).find("lost the coordinator (connection closed)"), std::string::npos) << logs(d);
+  EXPECT_EQ(p.state(), NodeState::Stopping);
+  Decisions stopped = p.on_workers_stopped();
+  EXPECT_TRUE(find<JoinCoordinator>(stopped));
+  EXPECT_EQ(p.state(), NodeState::Joining);
+  EXPECT_TRUE(p.take_assignment(4));  // the new coordinator's generation
+  p.running();
+  EXPECT_TRUE(p.on_coordinator_wait_over(wait->serial).empty());  // joined in time: a stale timer
+  EXPECT_EQ(p.state(), NodeState::Running);
+}
+
+TEST(NodePolicy, NoCoordinatorWithinTheWaitEndsTheNode) {
+  NodePolicy p = running(0, moving_coordinator());
+  Decisions d = p.on_coordinator_lost("connection reset", false);  // nothing to stop: joins at once
+  EXPECT_TRUE(find<JoinCoordinator>(d));
+  const auto* wait = find<ArmCoordinatorWait>(d);
+  ASSERT_TRUE(wait);
+  Decisions over = p.on_coordinator_wait_over(wait->serial);
+  ASSERT_TRUE(find<Finish>(over));
+  EXPECT_EQ(find<Finish>(over)->exit_code, kExitFailure);
+  EXPECT_NE(logs(over).find("no coordinator took over"), std::string::npos) << logs(over);
+}
+
+TEST(NodePolicy, ASpareWhoseCoordinatorIsLostJoinsTheNextOneAsALauncher) {
+  NodePolicy p(moving_coordinator());
+  ASSERT_TRUE(p.take_assignment(0));
+  p.became_spare();
+  Decisions d = p.on_coordinator_lost("connection closed", false);
+  EXPECT_TRUE(find<JoinCoordinator>(d));
+  EXPECT_FALSE(p.spare());
+  EXPECT_FALSE(find<Finish>(d));
+}
+
+TEST(NodePolicy, WithoutEtcdALostCoordinatorIsALostMaster) {
+  NodePolicy p = running();
+  Decisions d = p.on_coordinator_lost("connection closed", false);
+  ASSERT_TRUE(find<Finish>(d));
+  EXPECT_FALSE(find<JoinCoordinator>(d));
+}
+
+TEST(NodePolicy, ALostLeaseStopsTheWorkersAndEndsTheNode) {
+  NodePolicy p = running(2, moving_coordinator());
+  Decisions d = p.on_seat_lost("this launcher's etcd lease is lost (etcd unreachable)", true);
+  ASSERT_TRUE(find<StopWorkers>(d));
+  EXPECT_NE(logs(d).find("may be the partitioned one"), std::string::npos) << logs(d);
+  Decisions stopped = p.on_workers_stopped();
+  ASSERT_TRUE(find<Finish>(stopped));
+  EXPECT_EQ(find<Finish>(stopped)->exit_code, kExitFailure);
+}
+
 }  // namespace
 }  // namespace ddplaunch

@@ -54,6 +54,13 @@ void start_running(JobPolicy& policy, long generation, const std::vector<int>& m
   ASSERT_EQ(policy.phase(), JobPhase::Running);
 }
 
+// Members 0 and 1 in slots 0 and 1; generation 0 runs.
+void join_two_then_run(JobPolicy& policy) {
+  policy.on_member_joined(launcher(0, 0), t0);
+  policy.on_member_joined(launcher(1, 1), t0);
+  start_running(policy, 0, {0, 1});
+}
+
 // Members 0 and 1 in slots 0 and 1, member 2 a spare; generation 0 runs.
 void join_two_and_a_spare_then_run(JobPolicy& policy) {
   policy.on_member_joined(launcher(0, 0), t0);
@@ -112,9 +119,7 @@ TEST(JobPolicyMembership, InitFailuresStartingOnOneNodeTwiceExcludeItAndPromoteT
 
 TEST(JobPolicyMembership, WithoutSparesTheNodesHoldUntilALauncherJoinsOrTheWaitEnds) {
   JobPolicy policy(settings(2, 2, 1));
-  policy.on_member_joined(launcher(0, 0), t0);
-  policy.on_member_joined(launcher(1, 1), t0);
-  start_running(policy, 0, {0, 1});
+  join_two_then_run(policy);
   auto lost = policy.on_member_lost(launcher(1, 1), "connection closed", t0 + 1s);
   const auto* hold = find<decision::OrderRestart>(lost);
   ASSERT_NE(hold, nullptr) << logs(lost);
@@ -202,6 +207,52 @@ TEST(JobPolicyMembership, AJoinTimeoutBelowMinStillAbortsTheWait) {
   auto timeout = policy.on_join_timeout("join timeout: after 3 s only 1 of 3 nodes have joined", false);
   EXPECT_NE(find<decision::AbortJoin>(timeout), nullptr);
   EXPECT_EQ(policy.phase(), JobPhase::Ended);
+}
+
+// etcd (issue 28): a coordinator elected after the last one was lost starts membership over:
+// every launcher joins again, the budget spent so far stays, and the next generation is the
+// one after the last coordinator's.
+TEST(JobPolicyMembership, AMovedCoordinatorStartsTheNextGenerationWhenTheLaunchersJoinAgain) {
+  JobPolicy policy(settings(2, 2, 1));
+  join_two_and_a_spare_then_run(policy);
+  // One init failure spent a restart of generation 0; generation 1 runs.
+  auto failed = policy.on_worker_failed(1, 0, testing::failure(1, 1), t0 + 1s);
+  ASSERT_NE(find<decision::ScheduleRestart>(failed), nullptr) << logs(failed);
+  policy.on_backoff_elapsed(1);
+  start_running(policy, 1, {0, 1});
+  ASSERT_EQ(policy.restarts_used(), 1);
+
+  auto moved = policy.on_coordinator_moved();
+  EXPECT_EQ(policy.phase(), JobPhase::Joining);
+  EXPECT_NE(logs(moved).find("took over as the job's coordinator after generation 1 (restarts used: 1 of"),
+            std::string::npos) << logs(moved);
+  // The spare (member 2) and member 1 come back as new connections (ids 10, 11), asking for
+  // their slots; member 0's launcher was the lost coordinator and never comes back.
+  EXPECT_EQ(find<decision::BeginGeneration>(policy.on_member_joined(launcher(11, 1), t0 + 5s)), nullptr);
+  auto start = policy.on_member_joined(launcher(10, -1), t0 + 5s);
+  const auto* begin = find<decision::BeginGeneration>(start);
+  ASSERT_NE(begin, nullptr) << logs(start);
+  EXPECT_EQ(begin->generation, 2);
+  EXPECT_EQ(begin->members.size(), 2u);
+  EXPECT_EQ(begin->members[1], 11);  // back in its slot
+  EXPECT_TRUE(begin->ran_workers.empty());  // none of them ran workers for this coordinator
+  start_running(policy, 2, {10, 11});
+  EXPECT_EQ(policy.generation(), 2);
+  EXPECT_EQ(policy.restarts_used(), 1);  // the move spent nothing
+}
+
+TEST(JobPolicyMembership, AMovedCoordinatorOfAnEndedJobDismissesWhoeverJoins) {
+  JobPolicy policy(settings(2, 2, 0));
+  join_two_then_run(policy);
+  policy.on_node_finished(0, 0, 0);
+  policy.on_node_finished(1, 0, 0);
+  ASSERT_EQ(policy.phase(), JobPhase::Ended);
+  policy.on_coordinator_moved();
+  auto told = policy.on_member_joined(launcher(5, 1), t0 + 5s);
+  const auto* tell = find<decision::TellMember>(told);
+  ASSERT_NE(tell, nullptr);
+  EXPECT_TRUE(tell->dismiss);
+  EXPECT_NE(tell->text.find("already ended"), std::string::npos);
 }
 
 }  // namespace

@@ -19,39 +19,62 @@ EtcdCluster::~EtcdCluster() {
 }
 
 std::string EtcdCluster::start(int members, std::chrono::milliseconds bound) {
+  return start_on(std::vector<EtcdHost>(static_cast<std::size_t>(members)), bound);
+}
+
+std::string EtcdCluster::start_on(const std::vector<EtcdHost>& hosts, std::chrono::milliseconds bound) {
   dir_ = temp_dir("ddplaunch-etcd-");
-  std::string initial;
-  for (int i = 0; i < members; ++i) {
-    client_ports_.push_back(free_tcp_port());
-    peer_ports_.push_back(free_tcp_port());
+  hosts_ = hosts;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const bool here = hosts[i].exec_prefix.empty();  // one network for all: ports of their own
+    client_ports_.push_back(here ? free_tcp_port() : 2379);
+    peer_ports_.push_back(here ? free_tcp_port() : 2380);
     if (client_ports_.back() < 0 || peer_ports_.back() < 0) return "no free TCP port for etcd";
-    initial += (i ? "," : "") + std::string("n") + std::to_string(i) + "=http://127.0.0.1:" +
-               std::to_string(peer_ports_.back());
+    initial_cluster_ += (i ? "," : "") + std::string("n") + std::to_string(i) + "=http://" + hosts[i].address + ":" +
+                        std::to_string(peer_ports_.back());
   }
-  const std::string token = "ddplaunch-test-" + std::to_string(::getpid()) + "-" + std::to_string(client_ports_[0]);
-  for (int i = 0; i < members; ++i) {
-    const std::string client = "http://127.0.0.1:" + std::to_string(client_ports_[i]);
-    const std::string peer = "http://127.0.0.1:" + std::to_string(peer_ports_[i]);
-    auto p = std::make_unique<BackgroundProcess>();
-    if (!p->start({kEtcdBinary, "--name", "n" + std::to_string(i), "--data-dir", dir_ + "/n" + std::to_string(i),
-                   "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
-                   "--initial-advertise-peer-urls", peer, "--initial-cluster", initial, "--initial-cluster-state",
-                   "new", "--initial-cluster-token", token}))
-      return "etcd did not start: " + p->output_so_far();
-    members_.push_back(std::move(p));
-  }
+  token_ = "ddplaunch-test-" + std::to_string(::getpid()) + "-" + std::to_string(client_ports_[0]);
+  members_.resize(hosts.size());
   const auto deadline = std::chrono::steady_clock::now() + bound;
-  for (int i = 0; i < members; ++i) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (!members_[i]->wait_for_output("ready to serve client requests", std::max(left, std::chrono::milliseconds(1))))
-      return "etcd member " + std::to_string(i) + " not ready within " + std::to_string(bound.count()) +
-             " ms; its output:\n" + members_[i]->output_so_far();
-  }
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    if (std::string error = launch(static_cast<int>(i)); !error.empty()) return error;
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    if (std::string error = wait_ready(static_cast<int>(i), deadline); !error.empty()) return error;
   return {};
 }
 
+std::string EtcdCluster::launch(int i) {
+  const EtcdHost& host = hosts_.at(i);
+  const std::string client = "http://" + host.address + ":" + std::to_string(client_ports_[i]);
+  const std::string peer = "http://" + host.address + ":" + std::to_string(peer_ports_[i]);
+  std::vector<std::string> argv = host.exec_prefix;
+  for (const std::string& a :
+       {std::string(kEtcdBinary), std::string("--name"), "n" + std::to_string(i), std::string("--data-dir"),
+        dir_ + "/n" + std::to_string(i), std::string("--listen-client-urls"), client,
+        std::string("--advertise-client-urls"), client, std::string("--listen-peer-urls"), peer,
+        std::string("--initial-advertise-peer-urls"), peer, std::string("--initial-cluster"), initial_cluster_,
+        std::string("--initial-cluster-state"), std::string("new"), std::string("--initial-cluster-token"), token_})
+    argv.push_back(a);
+  auto p = std::make_unique<BackgroundProcess>();
+  if (!p->start(argv)) return "etcd did not start: " + p->output_so_far();
+  members_[i] = std::move(p);
+  return {};
+}
+
+std::string EtcdCluster::wait_ready(int i, std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  if (!members_[i]->wait_for_output("ready to serve client requests", std::max(left, std::chrono::milliseconds(1))))
+    return "etcd member " + std::to_string(i) + " not ready in time; its output:\n" + members_[i]->output_so_far();
+  return {};
+}
+
+std::string EtcdCluster::restart(int member, std::chrono::milliseconds bound) {
+  if (std::string error = launch(member); !error.empty()) return error;
+  return wait_ready(member, std::chrono::steady_clock::now() + bound);
+}
+
 std::string EtcdCluster::endpoint(int member) const {
-  return "127.0.0.1:" + std::to_string(client_ports_.at(member));
+  return hosts_.at(member).address + ":" + std::to_string(client_ports_.at(member));
 }
 
 std::string EtcdCluster::endpoints() const {

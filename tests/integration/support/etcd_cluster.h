@@ -13,6 +13,15 @@
 namespace ddplaunch::testing {
 
 inline constexpr const char* kEtcdBinary = "/usr/bin/etcd";
+inline constexpr const char* kNoEtcd =
+    "etcd is not installed at /usr/bin/etcd (scripts/install-deps.sh installs etcd-server)";
+
+// Where one member runs: 127.0.0.1 of this machine (free ports), or a netns host (its own
+// address and network, so etcd's usual ports 2379/2380, run through exec_prefix).
+struct EtcdHost {
+  std::string address = "127.0.0.1";
+  std::vector<std::string> exec_prefix;  // e.g. NetnsCluster::exec_argv(host, {})
+};
 
 class EtcdCluster {
  public:
@@ -24,13 +33,20 @@ class EtcdCluster {
   static bool available();  // the etcd binary is installed
   // Starts `members` members and waits until each serves clients; "" or why not.
   std::string start(int members, std::chrono::milliseconds bound = std::chrono::seconds(40));
+  std::string start_on(const std::vector<EtcdHost>& hosts, std::chrono::milliseconds bound = std::chrono::seconds(40));
+  // Starts a killed member again (same name, data and ports); "" or why not.
+  std::string restart(int member, std::chrono::milliseconds bound = std::chrono::seconds(40));
   std::string endpoint(int member) const;  // "127.0.0.1:PORT"
   std::string endpoints() const;           // every member's, comma-separated
   void kill(int member);                   // SIGKILL, then reap
   std::string log(int member) const;
 
  private:
+  std::string launch(int member);
+  std::string wait_ready(int member, std::chrono::steady_clock::time_point deadline);
   std::string dir_;
+  std::vector<EtcdHost> hosts_;
+  std::string initial_cluster_, token_;
   std::vector<int> client_ports_;
   std::vector<int> peer_ports_;
   std::vector<std::unique_ptr<BackgroundProcess>> members_;

@@ -1,0 +1,247 @@
+// EtcdSeat: registration, the coordinator's election, following the leader, fenced state
+// writes (etcd_seat.h). Every wait is bounded: etcd requests by the client's timeouts, a
+// campaign by kCampaignWait (then it campaigns again), a broken watch by its reconnect bound
+// (then the seat is lost), the lease by its TTL (LeaseKeeper).
+#include "agent/etcd_seat.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "ddplaunch/base/time_units.h"
+#include "ddplaunch/preflight/interfaces.h"
+#include "ddplaunch/preflight/resolve.h"
+#include "etcd/endpoints.h"
+
+namespace ddplaunch {
+
+namespace {
+// A campaign request waits at most this long for leadership, then is sent again (etcd keeps
+// the candidacy: it is the same lease's key).
+constexpr std::chrono::minutes kCampaignWait{10};
+// A failed campaign, leader read or state write is tried again after this pause.
+constexpr std::chrono::milliseconds kRetryPause{500};
+
+std::string hex(std::int64_t id) { return fmt::format("{:x}", static_cast<std::uint64_t>(id)); }
+}  // namespace
+
+Result<std::string> etcd_route_address(const std::string& endpoints) {
+  auto list = etcd::parse_endpoints(endpoints, "--rdzv-endpoint");
+  if (!list) return Result<std::string>::failure(list.error);
+  const etcd::Endpoint& first = list->front();
+  auto resolved = preflight::resolve_host(first.host);
+  if (!resolved)
+    return Result<std::string>::failure(fmt::format("etcd endpoint {} (--rdzv-endpoint): {}", first.text(), resolved.error));
+  auto source = preflight::route_source_address(resolved->front());
+  if (!source)
+    return Result<std::string>::failure(fmt::format("etcd endpoint {} (--rdzv-endpoint): {}", first.text(), source.error));
+  return source;
+}
+
+Result<std::string> find_coordinator(const LaunchConfig& config) {
+  boost::asio::io_context io;
+  auto seat = EtcdSeat::create(io, config, "");
+  if (!seat) return Result<std::string>::failure(seat.error);
+  std::optional<Result<std::optional<etcd::KeyValue>>> answer;
+  (*seat.value)->client_->leader((*seat.value)->election_,
+                                 [&](Result<std::optional<etcd::KeyValue>> r) { answer = std::move(r); });
+  io.run();  // one request, bounded by the client's connect and request timeouts
+  if (!answer || !*answer) return Result<std::string>::failure(answer ? answer->error : "etcd gave no answer");
+  if (!**answer || (**answer)->value.empty())
+    return Result<std::string>::failure(fmt::format("etcd has no coordinator for job '{}' under {}: the job is not "
+                                                    "running (or --rdzv-id names another job)",
+                                                    config.job_id, (*seat.value)->prefix_));
+  return Result<std::string>::success((**answer)->value);
+}
+
+Result<std::unique_ptr<EtcdSeat>> EtcdSeat::create(boost::asio::io_context& io, const LaunchConfig& config,
+                                                   std::string hostname) {
+  auto endpoints = etcd::parse_endpoints(config.etcd.endpoints, "--rdzv-endpoint");
+  if (!endpoints) return Result<std::unique_ptr<EtcdSeat>>::failure(endpoints.error);
+  etcd::ClientOptions options;
+  options.endpoints = *endpoints;
+  options.connect_timeout = seconds_to_ms(std::min(config.connect_timeout_s, 3.0));
+  options.request_timeout = seconds_to_ms(std::max(config.etcd.lease_ttl_s, 2.0));
+  auto client = etcd::Client::create(io, std::move(options));
+  if (!client) return Result<std::unique_ptr<EtcdSeat>>::failure(client.error);
+  return Result<std::unique_ptr<EtcdSeat>>::success(
+      std::unique_ptr<EtcdSeat>(new EtcdSeat(io, *client, config, std::move(hostname))));
+}
+
+EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> client, const LaunchConfig& config,
+                   std::string hostname)
+    : io_(io),
+      client_(std::move(client)),
+      prefix_("/ddplaunch/" + config.job_id + "/"),
+      election_(prefix_ + "coordinator"),
+      hostname_(std::move(hostname)),
+      ttl_(std::max<long>(1, std::lround(config.etcd.lease_ttl_s))),
+      retry_(io) {}
+
+EtcdSeat::~EtcdSeat() {
+  *alive_ = false;
+  stop();
+}
+
+void EtcdSeat::start(SeatCallbacks callbacks, std::function<void(const std::string& error)> started) {
+  callbacks_ = std::move(callbacks);
+  client_->grant_lease(ttl_, [this, alive = alive_, started](Result<etcd::LeaseGrant> grant) {
+    if (!*alive || stopped_) return;
+    if (!grant) return started("the coordinator's etcd: " + grant.error);
+    lease_ = *grant;
+    // etcd unreachable is not the end (it may have lost its quorum: no lease expires then);
+    // etcd saying the lease is gone is.
+    keeper_ = etcd::LeaseKeeper::start_tolerant(
+        client_, lease_,
+        [this, alive](const std::string& why) {
+          if (*alive) lose("this launcher's etcd lease is lost (" + why + ")");
+        },
+        [this, alive](const std::string& why) {
+          if (!*alive) return;
+          unreachable_ = why;
+          if (why.empty()) spdlog::info("etcd answers again");
+          else
+            spdlog::warn("etcd is unreachable ({}): the workers keep running; the job's state is saved once it "
+                         "answers",
+                         why);
+        });
+    const std::string record = fmt::format(R"({{"host":"{}","pid":{}}})", hostname_, ::getpid());
+    client_->put(prefix_ + "launchers/" + hex(lease_.id), record, lease_.id,
+                 [this, alive, started](Result<etcd::Revision> put) {
+                   if (!*alive || stopped_) return;
+                   if (!put) return started("registering this launcher in etcd: " + put.error);
+                   spdlog::info("registered in etcd under {} (lease {}, TTL {} s); campaigning for the coordinator",
+                                prefix_, hex(lease_.id), ttl_.count());
+                   started("");
+                   follow();
+                   campaign();
+                 });
+  });
+}
+
+void EtcdSeat::campaign() {
+  if (stopped_) return;
+  client_->campaign(election_, "", lease_.id, kCampaignWait, cancel_, [this, alive = alive_](Result<etcd::LeaderKey> won) {
+    if (!*alive || stopped_ || leader_) return;
+    if (won) return on_won(*won);
+    last_error_ = won.error;
+    retry_.expires_after(kRetryPause);
+    retry_.async_wait([this, alive](const boost::system::error_code& ec) {
+      if (!ec && *alive) campaign();
+    });
+  });
+}
+
+void EtcdSeat::on_won(etcd::LeaderKey key) {
+  leader_ = key;
+  spdlog::info("elected the job's coordinator (election revision {}): loading the job's state from etcd", key.rev);
+  client_->get(prefix_ + "state", [this, alive = alive_](Result<etcd::RangeResult> state) {
+    if (!*alive || stopped_) return;
+    if (!state) return lose("cannot read the job's state from etcd after winning the election: " + state.error);
+    std::optional<std::string> value;
+    if (!state->kvs.empty()) value = state->kvs.front().value;
+    callbacks_.on_elected(std::move(value));
+  });
+}
+
+void EtcdSeat::publish(const std::string& address) {
+  if (!leader_) return;
+  client_->proclaim(*leader_, address, [this, alive = alive_, address](Result<etcd::Revision> done) {
+    if (!*alive || stopped_) return;
+    if (!done) return lose("cannot publish the coordinator's address " + address + " in etcd: " + done.error);
+    spdlog::info("the coordinator listens on {} (published in etcd)", address);
+  });
+}
+
+// Who leads: read at start and after every change under the election's keys.
+void EtcdSeat::follow() {
+  watch_ = etcd::PrefixWatch::start(
+      client_, election_ + "/", 0,
+      [this, alive = alive_](const std::vector<etcd::WatchEvent>&, etcd::Revision) {
+        if (*alive) read_leader();
+      },
+      [this, alive = alive_](const std::string& why) {
+        if (*alive) lose("lost the watch of the coordinator's election in etcd: " + why);
+      },
+      etcd::PrefixWatch::Options{.reconnect_bound = std::chrono::seconds(ttl_) * 2});
+  read_leader();
+}
+
+void EtcdSeat::read_leader() {
+  client_->leader(election_, [this, alive = alive_](Result<std::optional<etcd::KeyValue>> leader) {
+    if (!*alive || stopped_) return;
+    if (!leader) {
+      last_error_ = leader.error;
+      return;  // the watch reports the next change; a lost etcd ends the lease
+    }
+    last_error_.clear();
+    if (!*leader || (*leader)->value.empty()) return;  // no leader, or not published yet
+    const std::string& address = (*leader)->value;
+    const std::int64_t revision = (*leader)->create_revision;
+    if (revision < followed_revision_ || (revision == followed_revision_ && address == followed_address_)) return;
+    followed_revision_ = revision;
+    followed_address_ = address;
+    callbacks_.on_coordinator(address, revision);
+  });
+}
+
+void EtcdSeat::save_state(std::string state) {
+  if (!leader_ || stopped_) return;
+  pending_state_ = std::move(state);
+  if (!writing_) write_state();
+}
+
+void EtcdSeat::write_state() {
+  if (!pending_state_ || !leader_) return;
+  writing_ = true;
+  etcd::Txn txn;
+  txn.compare.push_back(etcd::Compare::still_leader(*leader_));
+  txn.success.push_back(etcd::TxnOp::put(prefix_ + "state", std::move(*pending_state_)));
+  pending_state_.reset();
+  client_->txn(std::move(txn), [this, alive = alive_](Result<etcd::TxnResult> done) {
+    if (!*alive || stopped_) return;
+    writing_ = false;
+    if (!done) {
+      last_error_ = done.error;
+      spdlog::warn("cannot save the job's state in etcd ({}); retrying", done.error);
+    } else if (!done->succeeded) {
+      return lose("another launcher leads the job now (this one's leader key is gone from etcd): "
+                  "this coordinator stops acting");
+    }
+    if (pending_state_) return write_state();
+  });
+}
+
+std::string EtcdSeat::status_line() const {
+  if (!unreachable_.empty())
+    return fmt::format("etcd: unreachable ({}) — the workers keep running; no coordinator can be elected and the "
+                       "job's state is saved only once etcd answers",
+                       unreachable_);
+  const std::string leads = leader_ ? fmt::format("this launcher (election revision {})", leader_->rev)
+                                    : followed_address_.empty() ? "not known yet"
+                                                                : followed_address_;
+  if (!last_error_.empty())
+    return fmt::format("etcd: the last request failed ({}); coordinator: {}", last_error_, leads);
+  return fmt::format("etcd: reachable; coordinator: {}", leads);
+}
+
+void EtcdSeat::lose(const std::string& why) {
+  if (stopped_) return;
+  leader_.reset();
+  stop();
+  if (callbacks_.on_lost) callbacks_.on_lost(why);
+}
+
+void EtcdSeat::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  cancel_->cancel();
+  retry_.cancel();
+  if (watch_) watch_->stop();
+  if (keeper_) keeper_->stop();
+  // Best effort: the keys go at once instead of after the TTL (the client may outlive us).
+  if (lease_.id != 0) client_->revoke_lease(lease_.id, [client = client_](Result<etcd::Revision>) {});
+}
+
+}  // namespace ddplaunch

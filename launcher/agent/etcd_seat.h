@@ -1,0 +1,106 @@
+// EtcdSeat (issue 28): this launcher's seat in a job whose coordinator lives on etcd
+// (--rdzv-backend etcd). It registers the launcher under the job's prefix with a lease,
+// campaigns for the coordinator's election, follows who leads, and — once elected —
+// publishes where its rendezvous listens and writes the job policy's state after each
+// decision, fenced by its leader key. It decides nothing about the job: it reports
+// "you lead", "the coordinator is at A (election revision R)" and "this seat is lost"
+// to the NodeAgent, which acts.
+//
+// Keys under /ddplaunch/<job id>/:
+//   launchers/<lease hex>   this launcher's host and pid (bound to its lease: gone with it)
+//   coordinator/<lease hex> the election (etcd's election API; value: "HOST:PORT" once published)
+//   state                   the JobPolicy's state document (written only by the leader: fenced)
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "config/launch_config.h"
+#include "etcd/client.h"
+#include "etcd/lease_keeper.h"
+#include "etcd/watch.h"
+
+namespace ddplaunch {
+
+struct SeatCallbacks {
+  // This launcher won the election: host the coordinator, from `state` (nullopt: the job's
+  // first coordinator), then publish() where it listens.
+  std::function<void(std::optional<std::string> state)> on_elected;
+  // The coordinator's published address and its election revision (a higher revision is a
+  // newer coordinator; orders of an older one are not obeyed).
+  std::function<void(const std::string& address, std::int64_t revision)> on_coordinator;
+  // The lease is gone (etcd unreachable for a whole TTL, or it expired), or a fenced write
+  // found another leader: this launcher leads nothing and may be the partitioned one.
+  std::function<void(const std::string& why)> on_lost;
+};
+
+// This launcher's address for the others: the source of its route to the first etcd member
+// (where it hosts the rendezvous if elected). An unresolvable or unroutable endpoint is an
+// error that names it.
+Result<std::string> etcd_route_address(const std::string& endpoints);
+
+// `ddplaunch status/stacks` with --rdzv-backend etcd: the coordinator's published address,
+// asked of etcd (bounded by the client's timeouts); an error says why there is none.
+Result<std::string> find_coordinator(const LaunchConfig& config);
+
+class EtcdSeat {
+ public:
+  // Checks the endpoint list; nothing is sent yet.
+  static Result<std::unique_ptr<EtcdSeat>> create(boost::asio::io_context& io, const LaunchConfig& config,
+                                                  std::string hostname);
+  ~EtcdSeat();
+
+  // Grants the lease and registers; `started` gets "" or an error naming the endpoint (in
+  // seconds: the client's connect bound). Then campaigns and follows the leader until stop().
+  void start(SeatCallbacks callbacks, std::function<void(const std::string& error)> started);
+  // Elected: tell every launcher where the coordinator listens.
+  void publish(const std::string& address);
+  // Elected: the policy's state after a decision. Writes are fenced (only while this
+  // launcher's leader key is the one it won) and coalesced (the latest one wins).
+  void save_state(std::string state);
+  // This launcher's election revision while it leads (0: not leading).
+  std::int64_t leader_revision() const { return leader_ ? leader_->rev : 0; }
+  const std::string& prefix() const { return prefix_; }
+  // One line for `ddplaunch status`: etcd reachable or not, who leads.
+  std::string status_line() const;
+  // Ends the campaign, the watch and the keepalives and revokes the lease (best effort).
+  void stop();
+
+ private:
+  friend Result<std::string> find_coordinator(const LaunchConfig& config);
+  EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> client, const LaunchConfig& config,
+           std::string hostname);
+  void campaign();
+  void on_won(etcd::LeaderKey key);
+  void follow();
+  void read_leader();
+  void write_state();
+  void lose(const std::string& why);
+
+  boost::asio::io_context& io_;
+  std::shared_ptr<etcd::Client> client_;
+  std::string prefix_, election_, hostname_;
+  std::chrono::seconds ttl_;
+  SeatCallbacks callbacks_;
+  etcd::LeaseGrant lease_;
+  std::shared_ptr<etcd::LeaseKeeper> keeper_;
+  std::shared_ptr<etcd::PrefixWatch> watch_;
+  std::shared_ptr<etcd::CancelSignal> cancel_ = std::make_shared<etcd::CancelSignal>();
+  boost::asio::steady_timer retry_;
+  std::optional<etcd::LeaderKey> leader_;          // this launcher's, while it leads
+  std::string followed_address_;                   // the last coordinator reported
+  std::int64_t followed_revision_ = 0;
+  std::optional<std::string> pending_state_;       // the next state to write
+  bool writing_ = false;
+  bool stopped_ = false;
+  std::string last_error_;                         // the last etcd error, for status
+  std::string unreachable_;                        // why etcd does not answer ("" = it does)
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // callbacks after destruction do nothing
+};
+
+}  // namespace ddplaunch

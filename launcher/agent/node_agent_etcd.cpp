@@ -1,0 +1,107 @@
+// NodeAgent with the coordinator on etcd (issue 28): every launcher registers and campaigns
+// (EtcdSeat); the elected one hosts the rendezvous and the JobCoordinator on its own address
+// and publishes it; every launcher, the elected one too, joins whatever coordinator etcd
+// names. A lost coordinator is replaced by the next elected launcher, which loads the job's
+// state; the nodes stop their workers and join it (NodePolicy::on_coordinator_lost).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/node_agent.h"
+#include "ddplaunch/base/exit_codes.h"
+#include "ddplaunch/base/time_units.h"
+
+namespace ddplaunch {
+
+std::string NodeAgent::start_etcd() {
+  auto seat = EtcdSeat::create(io_, plan_.config, plan_.hostname);
+  if (!seat) return seat.error;
+  seat_ = std::move(*seat.value);
+  open_peer_probe();
+  wait_for_signals();
+  seat_->start(
+      SeatCallbacks{
+          .on_elected = [this](std::optional<std::string> state) { on_elected(std::move(state)); },
+          .on_coordinator = [this](const std::string& address, std::int64_t revision) {
+            on_coordinator(address, revision);
+          },
+          .on_lost = [this](const std::string& why) { on_seat_lost(why); },
+      },
+      [this](const std::string& error) {
+        if (error.empty() || policy_.finished()) return;
+        spdlog::error("{}", error);
+        finish(kExitConfigError);
+      });
+  return {};
+}
+
+// This launcher leads: host the rendezvous and the coordinator here, then say where.
+void NodeAgent::on_elected(std::optional<std::string> state) {
+  if (policy_.finished()) return;
+  restored_state_ = std::move(state);
+  plan_.host_server = true;
+  int port = plan_.config.etcd.coordinator_port;
+  if (std::string error = host_rendezvous(port); !error.empty())
+    return on_seat_lost("this launcher was elected coordinator but " + error);
+  const std::string& host = plan_.rendezvous_bind.front();
+  seat_->publish(host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
+                                                      : fmt::format("{}:{}", host, port));
+}
+
+// etcd named the coordinator (a newer election revision, or its address published).
+void NodeAgent::on_coordinator(const std::string& address, std::int64_t revision) {
+  if (policy_.finished()) return;
+  coordinator_address_ = address;
+  coordinator_revision_ = revision;
+  spdlog::info("etcd: the job's coordinator is at {} (election revision {})", address, revision);
+  if (client_ && connected_revision_ == revision) return;
+  if (client_)  // joined to an older coordinator: superseded (it may be partitioned, not dead)
+    return on_coordinator_lost(fmt::format("etcd names a newer coordinator at {} (election revision {} > {})",
+                                           address, revision, connected_revision_));
+  if (policy_.state() == NodeState::Joining) join_coordinator();
+}
+
+void NodeAgent::on_coordinator_lost(const std::string& why) {
+  retire_client();
+  carry_out(policy_.on_coordinator_lost(why, supervisor_.active()));
+}
+
+// Join the newest coordinator etcd named (it may be the one just lost, while its lease has
+// not expired yet: the join retries until etcd names the next, which supersedes it).
+void NodeAgent::join_coordinator() {
+  if (policy_.finished() || coordinator_address_.empty()) return;  // on_coordinator joins when one is named
+  if (client_ && connected_revision_ == coordinator_revision_) return;
+  retire_client();
+  auto endpoint = parse_host_port(coordinator_address_);
+  if (!endpoint) return on_seat_lost("etcd holds a malformed coordinator address '" + coordinator_address_ + "'");
+  connected_revision_ = coordinator_revision_;
+  join_master(endpoint->host, endpoint->port, coordinator_revision_);
+}
+
+void NodeAgent::retire_client() {
+  if (!client_) return;
+  client_->close();
+  retired_clients_.push_back(std::move(client_));
+}
+
+// This launcher's lease is gone: if it coordinates, it stops acting at once (a newer
+// coordinator may be elected already), and the node ends (NodePolicy::on_seat_lost).
+void NodeAgent::on_seat_lost(const std::string& why) {
+  if (policy_.finished()) return;
+  if (coordinator_) {
+    spdlog::error("this launcher stops coordinating the job: {}", why);
+    coordinator_->close();
+    if (server_) server_->close();
+  }
+  if (seat_) seat_->stop();
+  carry_out(policy_.on_seat_lost(why, supervisor_.active()));
+}
+
+bool NodeAgent::obeys(std::int64_t revision) {
+  if (!seat_ || revision >= coordinator_revision_) return true;
+  spdlog::warn("refused an order of the superseded coordinator (election revision {} < {}, the coordinator etcd "
+               "names now)",
+               revision, coordinator_revision_);
+  return false;
+}
+
+}  // namespace ddplaunch
