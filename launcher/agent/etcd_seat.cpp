@@ -77,7 +77,9 @@ EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> cl
       election_(prefix_ + "coordinator"),
       hostname_(std::move(hostname)),
       ttl_(std::max<long>(1, std::lround(config.etcd.lease_ttl_s))),
-      retry_(io) {}
+      retry_(io),
+      write_retry_(io),
+      watch_retry_(io) {}
 
 EtcdSeat::~EtcdSeat() {
   *alive_ = false;
@@ -161,8 +163,15 @@ void EtcdSeat::follow() {
       [this, alive = alive_](const std::vector<etcd::WatchEvent>&, etcd::Revision) {
         if (*alive) read_leader();
       },
+      // A watch that gives up (etcd down longer than its bound, or compacted) is started again
+      // after a pause: etcd being away is not the end of this launcher (the lease says that).
       [this, alive = alive_](const std::string& why) {
-        if (*alive) lose("lost the watch of the coordinator's election in etcd: " + why);
+        if (!*alive || stopped_) return;
+        last_error_ = why;
+        watch_retry_.expires_after(std::chrono::seconds(1));
+        watch_retry_.async_wait([this, alive](const boost::system::error_code& ec) {
+          if (!ec && *alive && !stopped_) follow();
+        });
       },
       etcd::PrefixWatch::Options{.reconnect_bound = std::chrono::seconds(ttl_) * 2});
   read_leader();
@@ -186,9 +195,10 @@ void EtcdSeat::read_leader() {
   });
 }
 
-void EtcdSeat::save_state(std::string state) {
+void EtcdSeat::save_state(std::string state, std::function<void()> confirmed) {
   if (!leader_ || stopped_) return;
   pending_state_ = std::move(state);
+  if (confirmed) pending_confirmations_.push_back(std::move(confirmed));
   if (!writing_) write_state();
 }
 
@@ -197,19 +207,35 @@ void EtcdSeat::write_state() {
   writing_ = true;
   etcd::Txn txn;
   txn.compare.push_back(etcd::Compare::still_leader(*leader_));
-  txn.success.push_back(etcd::TxnOp::put(prefix_ + "state", std::move(*pending_state_)));
+  txn.success.push_back(etcd::TxnOp::put(prefix_ + "state", *pending_state_));
+  std::string written = std::move(*pending_state_);
   pending_state_.reset();
-  client_->txn(std::move(txn), [this, alive = alive_](Result<etcd::TxnResult> done) {
+  writing_confirmations_ = std::move(pending_confirmations_);
+  pending_confirmations_.clear();
+  client_->txn(std::move(txn), [this, alive = alive_, written](Result<etcd::TxnResult> done) mutable {
     if (!*alive || stopped_) return;
     writing_ = false;
-    if (!done) {
-      last_error_ = done.error;
-      spdlog::warn("cannot save the job's state in etcd ({}); retrying", done.error);
-    } else if (!done->succeeded) {
+    if (done && !done->succeeded)
       return lose("another launcher leads the job now (this one's leader key is gone from etcd): "
                   "this coordinator stops acting");
+    if (!done) {  // not written: try again after a pause, the latest state first
+      last_error_ = done.error;
+      if (!pending_state_) pending_state_ = std::move(written);
+      writing_confirmations_.insert(writing_confirmations_.end(), pending_confirmations_.begin(),
+                                    pending_confirmations_.end());
+      pending_confirmations_ = std::move(writing_confirmations_);
+      writing_confirmations_.clear();
+      write_retry_.expires_after(kRetryPause);
+      write_retry_.async_wait([this, alive](const boost::system::error_code& ec) {
+        if (!ec && *alive && !writing_) write_state();
+      });
+      return;
     }
-    if (pending_state_) return write_state();
+    last_error_.clear();
+    auto confirmed = std::move(writing_confirmations_);
+    writing_confirmations_.clear();
+    for (auto& c : confirmed) c();
+    if (pending_state_ && !writing_) write_state();
   });
 }
 
@@ -238,6 +264,8 @@ void EtcdSeat::stop() {
   stopped_ = true;
   cancel_->cancel();
   retry_.cancel();
+  write_retry_.cancel();
+  watch_retry_.cancel();
   if (watch_) watch_->stop();
   if (keeper_) keeper_->stop();
   // Best effort: the keys go at once instead of after the TTL (the client may outlive us).

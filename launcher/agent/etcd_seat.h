@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -62,7 +63,10 @@ class EtcdSeat {
   void publish(const std::string& address);
   // Elected: the policy's state after a decision. Writes are fenced (only while this
   // launcher's leader key is the one it won) and coalesced (the latest one wins).
-  void save_state(std::string state);
+  // `confirmed` (optional) runs once a write holding this state (or a later one) succeeded:
+  // the proof that this launcher still leads. While etcd does not answer, writes are retried
+  // and `confirmed` waits; a write that finds another leader loses the seat instead.
+  void save_state(std::string state, std::function<void()> confirmed = {});
   // This launcher's election revision while it leads (0: not leading).
   std::int64_t leader_revision() const { return leader_ ? leader_->rev : 0; }
   const std::string& prefix() const { return prefix_; }
@@ -91,11 +95,14 @@ class EtcdSeat {
   std::shared_ptr<etcd::LeaseKeeper> keeper_;
   std::shared_ptr<etcd::PrefixWatch> watch_;
   std::shared_ptr<etcd::CancelSignal> cancel_ = std::make_shared<etcd::CancelSignal>();
-  boost::asio::steady_timer retry_;
+  boost::asio::steady_timer retry_;        // the campaign's next try
+  boost::asio::steady_timer write_retry_;  // a state write's next try
+  boost::asio::steady_timer watch_retry_;  // the leader watch's restart after it gave up
   std::optional<etcd::LeaderKey> leader_;          // this launcher's, while it leads
   std::string followed_address_;                   // the last coordinator reported
   std::int64_t followed_revision_ = 0;
   std::optional<std::string> pending_state_;       // the next state to write
+  std::vector<std::function<void()>> pending_confirmations_, writing_confirmations_;
   bool writing_ = false;
   bool stopped_ = false;
   std::string last_error_;                         // the last etcd error, for status

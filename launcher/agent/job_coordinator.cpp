@@ -194,6 +194,7 @@ void JobCoordinator::on_join_timeout(const rendezvous::JoinTimeout& timeout) {
 }
 
 void JobCoordinator::close() {
+  held_.clear();  // a coordinator that stops acting orders nothing more
   backoff_timer_.cancel();
   deadline_timer_.cancel();
   sweep_timer_.cancel();
@@ -216,10 +217,54 @@ void JobCoordinator::schedule_sweep() {
 
 // One handler per decision: std::visit with Overloaded refuses to compile when a decision
 // has no handler here.
+namespace {
+// Decisions that make nodes start workers: a coordinator orders them only while it leads.
+bool starts_a_generation(const JobPolicy::Decisions& decisions) {
+  for (const auto& d : decisions) {
+    if (std::holds_alternative<decision::BeginGeneration>(d)) return true;
+    if (auto* restart = std::get_if<decision::OrderRestart>(&d); restart && !restart->hold) return true;
+  }
+  return false;
+}
+}  // namespace
+
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
-  carry_out_each(decisions);
+  if (decisions.empty()) return;
+  if (!settings_.save_state) return carry_out_each(decisions);
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
-  if (!decisions.empty() && settings_.save_state) settings_.save_state(policy_.save_state(PolicyClock::now()));
+  // A generation starts only once etcd confirmed this launcher still leads, so a deposed or
+  // cut-off coordinator starts none (its changes wait while etcd does not answer). Planning
+  // answers the rendezvous server at once: it follows a generation start already confirmed.
+  const std::string state = policy_.save_state(PolicyClock::now());
+  const bool fenced = starts_a_generation(decisions);
+  if (planning_ || (held_.empty() && !fenced)) {
+    carry_out_each(decisions);
+    settings_.save_state(state, {});
+    return;
+  }
+  // What is only said is said now; the effects wait in order.
+  JobPolicy::Decisions effects;
+  for (const auto& d : decisions) {
+    if (auto* log = std::get_if<decision::Log>(&d)) log_decision(*log);
+    else effects.push_back(d);
+  }
+  held_.push_back(HeldBatch{std::move(effects), fenced, false});
+  if (!fenced) return settings_.save_state(state, {});
+  const long serial = held_serial_ + static_cast<long>(held_.size()) - 1;
+  settings_.save_state(state, [this, serial]() {
+    if (serial < held_serial_ || serial >= held_serial_ + static_cast<long>(held_.size())) return;
+    held_[static_cast<std::size_t>(serial - held_serial_)].confirmed = true;
+    release_held();
+  });
+}
+
+void JobCoordinator::release_held() {
+  while (!held_.empty() && (!held_.front().fenced || held_.front().confirmed)) {
+    JobPolicy::Decisions decisions = std::move(held_.front().decisions);
+    held_.pop_front();
+    ++held_serial_;
+    carry_out_each(decisions);
+  }
 }
 
 void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {

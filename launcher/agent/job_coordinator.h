@@ -4,6 +4,7 @@
 // and broadcasts. It decides nothing itself.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,9 +36,10 @@ struct CoordinatorSettings {
   std::string socket_ifname;
   // etcd (issue 28): the coordinator moves between launchers. MASTER_ADDR is then slot 0's
   // address (not the coordinator's), the policy's state goes to `save_state` after each
-  // decision, and a newly elected coordinator starts from `restored_state` (nullopt: a new job).
+  // decision (`confirmed`, when given, runs once etcd proved this launcher still leads), and a
+  // newly elected coordinator starts from `restored_state` (nullopt: a new job).
   bool elected = false;
-  std::function<void(std::string state)> save_state;
+  std::function<void(std::string state, std::function<void()> confirmed)> save_state;
   std::optional<std::string> restored_state;
 };
 
@@ -80,6 +82,16 @@ class JobCoordinator {
 
   void carry_out(const JobPolicy::Decisions& decisions);
   void carry_out_each(const JobPolicy::Decisions& decisions);
+  // etcd: a batch that starts a generation waits for etcd's proof of leadership (a fenced
+  // write), and every batch after it waits behind it, in order.
+  struct HeldBatch {
+    JobPolicy::Decisions decisions;
+    bool fenced = false;
+    bool confirmed = false;
+  };
+  void release_held();
+  std::deque<HeldBatch> held_;
+  long held_serial_ = 0;  // of held_.front(): confirmations name their batch by serial
   void carry_out_plan(const decision::PlanGeneration& chosen);
   void schedule_sweep();
 

@@ -100,7 +100,9 @@ std::string NodeAgent::host_rendezvous(int& port) {
   settings.socket_ifname = plan_.facts.socket_ifname;
   if (seat_) {  // etcd: elected; the state goes to etcd after each decision, fenced by the seat
     settings.elected = true;
-    settings.save_state = [seat = seat_.get()](std::string state) { seat->save_state(std::move(state)); };
+    settings.save_state = [seat = seat_.get()](std::string state, std::function<void()> confirmed) {
+      seat->save_state(std::move(state), std::move(confirmed));
+    };
     settings.restored_state = restored_state_;
   }
   coordinator_ = std::make_unique<JobCoordinator>(io_, settings);

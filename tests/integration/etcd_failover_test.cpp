@@ -127,6 +127,58 @@ TEST(EtcdFailover, TheCoordinatorsLauncherKilledTrainingResumesWithTheSameWorldS
   EXPECT_EQ(done, 3) << all;
 }
 
+// While etcd does not answer, running workers keep running and a change waits: a node lost
+// then is replaced (a new generation) only once etcd confirms the coordinator still leads.
+TEST(EtcdFailover, WhileEtcdIsDownANodesLossWaitsForItThenTheSpareTakesTheSlot) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << ddplaunch::testing::kNoEtcd;
+  if (access(PYTHON_WITH_TORCH, X_OK) != 0) GTEST_SKIP() << PYTHON_WITH_TORCH << " not found";
+  EtcdCluster etcd;
+  ASSERT_EQ(etcd.start(1), "");
+  fs::path dir = fs::temp_directory_path() / ("ddplaunch-etcd-down-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string checkpoint = (dir / "ckpt.pt").string();
+  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/spare_train.py";
+  const std::string job_id = "etcd-down-" + std::to_string(getpid());
+  Launchers l;
+  for (int i = 0; i < 4; ++i)
+    l.all.push_back(ddplaunch::testing::start_node(
+        launcher_argv(etcd.endpoints(), job_id, 3, 1, {PYTHON_WITH_TORCH, script, checkpoint, "120", "0.1"})));
+  const int coordinator = l.which_says("elected the job's coordinator", kStepBound);
+  const int spare = l.which_says("is a hot spare of this job", kStepBound);
+  ASSERT_GE(coordinator, 0) << l.everything();
+  ASSERT_GE(spare, 0) << l.everything();
+  ASSERT_GE(l.which_says("STEP 4\n", kStepBound), 0) << l.everything();
+
+  etcd.kill(0);
+  ASSERT_TRUE(l.all[coordinator]->wait_for_output("etcd is unreachable", 20s)) << l.everything();
+  int victim = 0;
+  while (victim == coordinator || victim == spare) ++victim;
+  ASSERT_TRUE(l.all[victim]->send_signal(SIGKILL));
+  l.all[victim]->wait(10s);
+  ASSERT_TRUE(l.all[coordinator]->wait_for_output("was lost", 20s)) << l.everything();
+  // The replacement is decided but not ordered while etcd is down.
+  EXPECT_FALSE(l.all[coordinator]->wait_for_output("generation 1: 3 node(s)", 4s)) << l.everything();
+
+  ASSERT_EQ(etcd.restart(0), "");
+  std::vector<RunResult> results(l.all.size());
+  std::string all;
+  for (std::size_t i = 0; i < l.all.size(); ++i) {
+    if (static_cast<int>(i) == victim) continue;
+    results[i] = l.all[i]->wait(kJobBound);
+    all += "===== launcher " + std::to_string(i) + "\n" + results[i].output;
+  }
+  fs::remove_all(dir);
+  EXPECT_NE(results[coordinator].output.find("etcd answers again"), std::string::npos) << all;
+  EXPECT_NE(results[coordinator].output.find("generation 1: 3 node(s), world size 3"), std::string::npos) << all;
+  EXPECT_EQ(results[coordinator].output.find("took over"), std::string::npos) << all;  // no new election
+  for (std::size_t i = 0; i < l.all.size(); ++i) {
+    if (static_cast<int>(i) == victim) continue;
+    EXPECT_EQ(results[i].exit_code, 0) << "launcher " << i << "\n" << all;
+  }
+  EXPECT_TRUE(std::regex_search(results[spare].output, std::regex(R"(DONE rank=\d world=3 generation=1 resumed_from=\d+)")))
+      << all;
+}
+
 TEST(EtcdFailover, AWrongEtcdEndpointIsAStartUpErrorNamingItInSeconds) {
   const int nothing_there = ddplaunch::testing::free_tcp_port();
   const std::string endpoint = "127.0.0.1:" + std::to_string(nothing_there);
