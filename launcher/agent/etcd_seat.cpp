@@ -77,6 +77,7 @@ EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> cl
       election_(prefix_ + "coordinator"),
       hostname_(std::move(hostname)),
       ttl_(std::max<long>(1, std::lround(config.etcd.lease_ttl_s))),
+      confirm_bound_(seconds_to_ms(config.join_timeout_s)),
       retry_(io),
       write_retry_(io),
       watch_retry_(io) {}
@@ -220,6 +221,13 @@ void EtcdSeat::write_state() {
                   "this coordinator stops acting");
     if (!done) {  // not written: try again after a pause, the latest state first
       last_error_ = done.error;
+      const auto now = std::chrono::steady_clock::now();
+      if (writing_confirmations_.empty()) unconfirmed_since_.reset();
+      else if (!unconfirmed_since_) unconfirmed_since_ = now;
+      else if (now - *unconfirmed_since_ > confirm_bound_)  // bounded: a cut-off coordinator ends
+        return lose(fmt::format("etcd has not confirmed this coordinator's leadership for {} (last error: {}): it "
+                                "may be the partitioned one, so it stops acting; the limit is join_timeout",
+                                human_duration(std::chrono::duration<double>(confirm_bound_).count()), done.error));
       if (!pending_state_) pending_state_ = std::move(written);
       writing_confirmations_.insert(writing_confirmations_.end(), pending_confirmations_.begin(),
                                     pending_confirmations_.end());
@@ -232,6 +240,7 @@ void EtcdSeat::write_state() {
       return;
     }
     last_error_.clear();
+    unconfirmed_since_.reset();
     auto confirmed = std::move(writing_confirmations_);
     writing_confirmations_.clear();
     for (auto& c : confirmed) c();

@@ -90,6 +90,8 @@ class EtcdSeat {
   std::shared_ptr<etcd::Client> client_;
   std::string prefix_, election_, hostname_;
   std::chrono::seconds ttl_;
+  std::chrono::milliseconds confirm_bound_;  // a generation start waits this long for etcd at most
+  std::optional<std::chrono::steady_clock::time_point> unconfirmed_since_;
   SeatCallbacks callbacks_;
   etcd::LeaseGrant lease_;
   std::shared_ptr<etcd::LeaseKeeper> keeper_;
