@@ -165,8 +165,14 @@ preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor, bool driv
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `ddplaunch --version` alone is answered before the command-line parser is built.
-  if (argc == 2 && std::string_view(argv[1]) == "--version") return print_version();
+  // `ddplaunch --version` alone is answered before the command-line parser is built, and
+  // ends without the static destructors: none of their objects was used, and running them
+  // costs page faults (issue 26).
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    print_version();
+    std::fflush(stdout);
+    _exit(0);
+  }
   // The orphan guard of a launcher that died, re-run to sweep (supervise/orphan_guard.cpp).
   if (argc >= 2 && std::string_view(argv[1]) == kGuardSweepArgument) return run_guard_sweep(argc, argv);
   // Keep the arguments, then hide a --token value from ps: before the guard starts, so that
