@@ -166,10 +166,18 @@ preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor, bool driv
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `ddplaunch --version` alone is answered before the command-line parser is built.
-  if (argc == 2 && std::string_view(argv[1]) == "--version") return print_version();
-  // Keep the arguments, then hide a --token value from ps: before the guard is forked, so
-  // that its copy of this memory is clean too.
+  // `ddplaunch --version` alone is answered before the command-line parser is built, and
+  // ends without the static destructors: none of their objects was used, and running them
+  // costs page faults (issue 26).
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    print_version();
+    std::fflush(stdout);
+    _exit(0);
+  }
+  // The orphan guard of a launcher that died, re-run to sweep (supervise/orphan_guard.cpp).
+  if (argc >= 2 && std::string_view(argv[1]) == kGuardSweepArgument) return run_guard_sweep(argc, argv);
+  // Keep the arguments, then hide a --token value from ps: before the guard starts, so that
+  // its view of this memory (shared or copied) is clean too.
   const std::vector<std::string> args(argv + 1, argv + argc);
   scrub_token_arguments(argc, argv);
 
@@ -181,9 +189,9 @@ int main(int argc, char** argv) {
   if (cl.print_default_config) return std::fputs(default_config_yaml().c_str(), stdout), 0;
   if (cl.man) return std::fputs(man_page(DDPLAUNCH_VERSION).c_str(), stdout), 0;
 
-  // The guard must be forked before anything can start a thread.
+  // The guard must start before anything can start a thread or install a signal handler.
   OrphanGuard guard;
-  std::string guard_error = guard.start();
+  std::string guard_error = guard.start(OrphanGuard::Sweep::ByReexec);
   init_logging();
   if (!guard_error.empty()) spdlog::warn("{}; workers may outlive a SIGKILLed launcher", guard_error);
   std::signal(SIGPIPE, SIG_IGN);

@@ -21,7 +21,7 @@ namespace ddplaunch {
 namespace {
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 
-PolicySettings policy_settings(const CoordinatorSettings& s) {
+PolicySettings policy_settings(const CoordinatorSettings& s, const HistorySeed& seed) {
   PolicySettings p;
   p.restart = s.config.restart;
   p.timeout = s.config.timeout;
@@ -39,7 +39,7 @@ PolicySettings policy_settings(const CoordinatorSettings& s) {
   p.membership_settings = MembershipSettings{min_nodes(s.config), s.config.nodes, m.spares, m.last_call_s,
                                              m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes};
   p.hang_action = resolve_hang_action(s.config.hang_action, s.config.restart);
-  apply_history_seed(s, p);
+  apply_history_seed(seed, p);
   return p;
 }
 }  // namespace
@@ -47,15 +47,16 @@ PolicySettings policy_settings(const CoordinatorSettings& s) {
 JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings settings)
     : io_(io),
       settings_(std::move(settings)),
-      policy_(policy_settings(settings_)),
+      history_seed_(load_history_seed(settings_)),
+      policy_(policy_settings(settings_, history_seed_)),
       backoff_timer_(io),
       deadline_timer_(io),
       sweep_timer_(io),
-      hang_(hang_settings(settings_)) {}
+      hang_(hang_settings(settings_, history_seed_)) {}
 
 void JobCoordinator::take_over() {
   if (!settings_.restored_state) return;
-  auto restored = JobPolicy::restore_state(policy_settings(settings_), *settings_.restored_state, PolicyClock::now());
+  auto restored = JobPolicy::restore_state(policy_settings(settings_, history_seed_), *settings_.restored_state, PolicyClock::now());
   if (!restored) {
     spdlog::error("cannot load the last coordinator's state from etcd ({}): this coordinator starts the job's "
                   "policy afresh (restart budgets and the learnt init deadline start over)",

@@ -18,6 +18,7 @@
 #include "agent/launcher_messages.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/server.h"
+#include "history/run_history.h"
 #include "policy/hang_watch.h"
 #include "policy/job_policy.h"
 #include "policy/stack_report.h"
@@ -45,8 +46,10 @@ struct CoordinatorSettings {
 
 // Run history (issue 17, job_coordinator_hang.cpp): what past runs of this job (same
 // program, node count, interface) needed raises the init deadline and seeds the step interval.
-void apply_history_seed(const CoordinatorSettings& settings, PolicySettings& policy);
-HangSettings hang_settings(const CoordinatorSettings& settings);
+// Read once per start: the file holds up to RunHistory::kMaxRecords lines (issue 26).
+HistorySeed load_history_seed(const CoordinatorSettings& settings);
+void apply_history_seed(const HistorySeed& seed, PolicySettings& policy);
+HangSettings hang_settings(const CoordinatorSettings& settings, const HistorySeed& seed);
 
 class JobCoordinator {
  public:
@@ -119,6 +122,7 @@ class JobCoordinator {
 
   boost::asio::io_context& io_;
   CoordinatorSettings settings_;
+  HistorySeed history_seed_;  // before policy_ and hang_: both start from it
   JobPolicy policy_;
   rendezvous::Server* server_ = nullptr;
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;

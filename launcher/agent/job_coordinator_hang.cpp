@@ -37,7 +37,9 @@ std::string signature_of(const CoordinatorSettings& s) {
   return job_signature(s.program_fingerprint, s.config.nodes, s.socket_ifname);
 }
 
-HistorySeed load_seed(const CoordinatorSettings& s) {
+}  // namespace
+
+HistorySeed load_history_seed(const CoordinatorSettings& s) {
   const std::string path = history_path(s.config);
   if (path.empty() || s.doctor) return {};
   std::string warning;
@@ -45,19 +47,16 @@ HistorySeed load_seed(const CoordinatorSettings& s) {
   if (!warning.empty()) spdlog::warn("run history: {}", warning);
   return seed;
 }
-}  // namespace
 
-void apply_history_seed(const CoordinatorSettings& s, PolicySettings& p) {
-  HistorySeed seed = load_seed(s);
+void apply_history_seed(const HistorySeed& seed, PolicySettings& p) {
   if (seed.init_p99_s <= 0) return;
   p.history_init_s = seed.init_p99_s * kHistoryInitFactor;
   p.history_explained = fmt::format("{:g} x init p99 {}, {}", kHistoryInitFactor, human_duration(seed.init_p99_s),
                                     seed.explained);
 }
 
-HangSettings hang_settings(const CoordinatorSettings& s) {
+HangSettings hang_settings(const CoordinatorSettings& s, const HistorySeed& seed) {
   HangSettings h = s.config.hang;
-  HistorySeed seed = load_seed(s);
   if (seed.step_p99_s > 0) {
     h.seeded_interval_s = seed.step_p99_s;
     h.seeded_from = seed.explained;

@@ -128,7 +128,11 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
   spec.virtual_local_rank = plan_.config.virtual_local_rank;
   if (!env_conflicts_reported_) {
     env_conflicts_reported_ = true;
-    auto conflicts = preflight::find_env_conflicts(plan_.base_env, build_worker_environment({}, spec.assignment, 0));
+    // Only the torchrun contract's keys are compared: a known (empty) torch version spares
+    // this environment the torch/version.py search the workers' own need.
+    NodeAssignment contract_only = spec.assignment;
+    contract_only.torch_version = "";
+    auto conflicts = preflight::find_env_conflicts(plan_.base_env, build_worker_environment({}, contract_only, 0));
     if (!conflicts.empty()) spdlog::warn("{}", preflight::render_env_conflicts(conflicts));
   }
   spdlog::info("generation {}: starting {} worker(s), global ranks {}..{} of {}", policy_.generation(), plan_.nproc,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 
 #include <CLI/CLI.hpp>
 
@@ -10,6 +11,9 @@
 
 namespace ddplaunch {
 
-void add_flags(CLI::App& app, std::map<const CLI::Option*, const OptionSpec*>& options);
+// Every flag of the table, or only those in `only` (the parser's: CLI11 checks each new
+// option against all it holds, so a table's worth costs every start ~1.7 M instructions).
+void add_flags(CLI::App& app, std::map<const CLI::Option*, const OptionSpec*>& options,
+               const std::set<const OptionSpec*>* only = nullptr);
 
 }  // namespace ddplaunch

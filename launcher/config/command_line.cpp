@@ -118,8 +118,10 @@ void combine(FlagContext& ctx) {
 
 }  // namespace
 
-void add_flags(CLI::App& app, std::map<const CLI::Option*, const OptionSpec*>& options) {
+void add_flags(CLI::App& app, std::map<const CLI::Option*, const OptionSpec*>& options,
+               const std::set<const OptionSpec*>* only) {
   for (const OptionSpec* row : flags_by_group()) {
+    if (only && !only->count(row)) continue;
     const OptionSpec& flag = *row;
     std::string help(flag.help);
     if (!flag.pet.empty()) help += fmt::format(" [{}]", flag.pet);
@@ -145,7 +147,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const std::
   CLI::App app;
   app.set_help_flag();  // -h/--help is a row of the table
   std::map<const CLI::Option*, const OptionSpec*> options;
-  add_flags(app, options);
+  // split_arguments named every flag CLI11 will see by its primary name; the others cannot
+  // occur, so they are not built.
+  add_flags(app, options, &split.given);
   std::vector<std::string> reversed(split.options.rbegin(), split.options.rend());  // CLI11 takes them reversed
   try {
     app.parse(reversed);

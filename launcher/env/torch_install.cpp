@@ -3,10 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <string_view>
 #include <vector>
 
 namespace ddplaunch {
@@ -15,14 +16,44 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "python3.11" from the interpreter's real file name, or "" when it does not say.
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+// "python3.11" from the interpreter's real file name, or "" when it does not say: the whole
+// name is python<digits>.<digits>. (Matched by hand: compiling a std::regex cost every
+// start about a million instructions, issue 26.)
 std::string version_dir_name(const fs::path& python) {
   std::error_code ec;
   fs::path real = fs::canonical(python, ec);
-  std::string name = (ec ? python : real).filename().string();
-  static const std::regex versioned(R"(python(\d+\.\d+))");
-  std::smatch m;
-  return std::regex_match(name, m, versioned) ? "python" + m[1].str() : "";
+  const std::string name = (ec ? python : real).filename().string();
+  std::string_view rest(name);
+  if (rest.substr(0, 6) != "python") return "";
+  rest.remove_prefix(6);
+  const std::size_t major = std::find_if_not(rest.begin(), rest.end(), is_digit) - rest.begin();
+  if (major == 0 || major >= rest.size() || rest[major] != '.') return "";
+  const std::string_view minor = rest.substr(major + 1);
+  if (minor.empty() || !std::all_of(minor.begin(), minor.end(), is_digit)) return "";
+  return name;
+}
+
+// `__version__ = '2.3.1'` at the start of a line (either quote, blank space around `=`): the
+// text up to the next quote, at least one character.
+std::optional<std::string> version_assignment(std::string_view line) {
+  constexpr std::string_view kName = "__version__";
+  if (line.substr(0, kName.size()) != kName) return std::nullopt;
+  std::size_t i = kName.size();
+  auto skip_space = [&] {
+    while (i < line.size() && is_space(line[i])) ++i;
+  };
+  skip_space();
+  if (i >= line.size() || line[i] != '=') return std::nullopt;
+  ++i;
+  skip_space();
+  if (i >= line.size() || (line[i] != '\'' && line[i] != '"')) return std::nullopt;
+  ++i;
+  const std::size_t end = line.find_first_of("'\"", i);
+  if (end == std::string_view::npos || end == i) return std::nullopt;
+  return std::string(line.substr(i, end - i));
 }
 
 // lib/pythonX.Y under `prefix`; when X.Y is unknown, every lib/python3.* there.
@@ -41,12 +72,9 @@ std::vector<fs::path> lib_dirs(const fs::path& prefix, const std::string& versio
 std::optional<std::string> read_version(const fs::path& site) {
   std::ifstream in(site / "torch" / "version.py");
   if (!in) return std::nullopt;
-  static const std::regex line(R"(^__version__\s*=\s*['"]([^'"]+)['"])");
   std::string text;
-  for (int i = 0; i < 50 && std::getline(in, text); ++i) {
-    std::smatch m;
-    if (std::regex_search(text, m, line)) return m[1].str();
-  }
+  for (int i = 0; i < 50 && std::getline(in, text); ++i)
+    if (auto version = version_assignment(text)) return version;
   return std::nullopt;
 }
 

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -57,11 +57,77 @@ std::string read_newest_part(const std::string& path, std::string& why) {
 
 bool sane(double seconds) { return std::isfinite(seconds) && seconds >= 0 && seconds <= kMaxSaneSeconds; }
 
-std::optional<RunRecord> parse_line(const std::string& line) {
-  std::istringstream in(line);
+// The fields of a record, read as `std::istringstream >> field` would (C locale): each skips
+// blank space, then takes the longest prefix of its grammar; whatever follows the last field
+// is ignored. Without a stream: every start reads up to kMaxRecords lines (issue 26).
+class FieldReader {
+ public:
+  explicit FieldReader(std::string_view line) : s_(line) {}
+
+  bool word(std::string& out) {
+    skip_space();
+    const std::size_t start = i_;
+    while (i_ < s_.size() && !is_space(s_[i_])) ++i_;
+    out.assign(s_.substr(start, i_ - start));
+    return i_ > start;
+  }
+  // [+-]digits; out of range fails.
+  bool integer(long long& out) {
+    skip_space();
+    std::size_t j = i_;
+    if (j < s_.size() && (s_[j] == '+' || s_[j] == '-')) ++j;
+    const std::size_t digits = j;
+    while (j < s_.size() && is_digit(s_[j])) ++j;
+    if (j == digits) return false;
+    const std::string token(s_.substr(i_, j - i_));
+    i_ = j;
+    errno = 0;
+    char* end = nullptr;
+    out = std::strtoll(token.c_str(), &end, 10);
+    return errno != ERANGE && end == token.c_str() + token.size();
+  }
+  // [+-]digits[.digits][(e|E)[+-]digits], as num_get collects it (no inf, nan or hex); the
+  // collected text must convert whole and finite.
+  bool real(double& out) {
+    skip_space();
+    std::size_t j = i_;
+    if (j < s_.size() && (s_[j] == '+' || s_[j] == '-')) ++j;
+    bool mantissa = false, point = false;
+    for (; j < s_.size(); ++j) {
+      if (is_digit(s_[j])) mantissa = true;
+      else if (s_[j] == '.' && !point) point = true;
+      else break;
+    }
+    if (mantissa && j < s_.size() && (s_[j] == 'e' || s_[j] == 'E')) {
+      ++j;
+      if (j < s_.size() && (s_[j] == '+' || s_[j] == '-')) ++j;
+      while (j < s_.size() && is_digit(s_[j])) ++j;
+    }
+    const std::string token(s_.substr(i_, j - i_));
+    i_ = j;
+    char* end = nullptr;
+    out = std::strtod(token.c_str(), &end);
+    return !token.empty() && end == token.c_str() + token.size() && !std::isinf(out);
+  }
+
+ private:
+  static bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+  void skip_space() {
+    while (i_ < s_.size() && is_space(s_[i_])) ++i_;
+  }
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+std::optional<RunRecord> parse_line(std::string_view line) {
+  FieldReader in(line);
   std::string version;
   RunRecord r;
-  if (!(in >> version >> r.signature >> r.unix_time >> r.init_s >> r.max_step_s) || version != "v1") return std::nullopt;
+  if (!(in.word(version) && in.word(r.signature) && in.integer(r.unix_time) && in.real(r.init_s) &&
+        in.real(r.max_step_s)) ||
+      version != "v1")
+    return std::nullopt;
   if (r.signature.empty() || r.signature.size() > 64) return std::nullopt;
   if (!sane(r.init_s)) r.init_s = -1;
   if (!sane(r.max_step_s)) r.max_step_s = -1;
@@ -105,15 +171,19 @@ RunHistory RunHistory::load(const std::string& path, std::string* warning) {
   RunHistory h;
   h.path_ = path;
   std::string why;
-  std::istringstream in(read_newest_part(path, why));
+  const std::string text = read_newest_part(path, why);
   if (!why.empty()) {
     if (warning) *warning = fmt::format("run history {} is not readable ({}); starting without it", path, why);
     return h;
   }
-  std::string line;
-  while (std::getline(in, line))
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + start, end - start);
     if (line.size() <= kMaxLineBytes)
       if (auto r = parse_line(line)) h.records_.push_back(*r);
+    start = end + 1;
+  }
   if (h.records_.size() > kMaxRecords) h.records_.erase(h.records_.begin(), h.records_.end() - kMaxRecords);
   return h;
 }

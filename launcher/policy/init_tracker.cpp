@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "ddplaunch/base/small_math.h"
+
 namespace ddplaunch {
 
 void InitTracker::reset(const std::vector<int>& node_of_rank, PolicyClock::time_point now) {
@@ -103,10 +105,11 @@ std::string name_ranks(const std::vector<int>& ranks, const InitTracker& tracker
 
 std::string human_duration(double seconds) {
   if (!(seconds >= 0)) seconds = 0;
-  if (seconds < 10) return fmt::format("{:.1f} s", std::round(seconds * 10) / 10);
-  if (seconds < 120) return fmt::format("{:.0f} s", std::round(seconds));
-  if (seconds < 7200) return fmt::format("{:.0f} min", std::round(seconds / 60));
-  const long minutes = std::lround(seconds / 60);
+  if (seconds < 10) return fmt::format("{:.1f} s", round_half_away(seconds * 10) / 10);
+  if (seconds < 120) return fmt::format("{:.0f} s", round_half_away(seconds));
+  if (seconds < 7200) return fmt::format("{:.0f} min", round_half_away(seconds / 60));
+  const double rounded = round_half_away(seconds / 60);
+  const long minutes = rounded < 9.2e18 ? static_cast<long>(rounded) : 0;
   return fmt::format("{} h {} min", minutes / 60, minutes % 60);
 }
 

@@ -8,6 +8,7 @@
 
 #include "ddplaunch/preflight/timeout_policy.h"
 #include "ddplaunch/base/exit_codes.h"
+#include "ddplaunch/base/small_math.h"
 #include "policy/name_table.h"
 #include "policy/node_checks.h"
 #include "policy/program_error.h"
@@ -389,7 +390,7 @@ JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
   else ++any_restarts_used_;
   if (init) ++init_failure_restarts_;
   previous_failure_ = RememberedFailure{generation_, f.global_rank, f.phase, this_error};
-  double delay = std::min(r.backoff_max_s, r.backoff_s * std::pow(2.0, restarts_used() - 1));
+  double delay = std::min(r.backoff_max_s, r.backoff_s * integer_power(2.0, restarts_used() - 1));
   if (delay > 0 && r.jitter > 0) delay += std::uniform_real_distribution<double>(0, delay * r.jitter)(rng_);
   const int budget = (init ? r.init_restarts : 0) + r.max_restarts;
   phase_ = JobPhase::RestartPending;

@@ -1,30 +1,192 @@
 // The guard loop: read "+PGID\n" / "-PGID\n" / "dDIR\n" / "s\n" records until EOF, then
 // kill what is left, sweep the job tag (only when workers were started and the launcher did
 // not sweep after them) and remove the directories.
+//
+// Where it is safe the guard is started with clone(CLONE_VM): it shares the launcher's
+// memory instead of copying it. A forked copy cost every start ~3 ms on a VM (issue 26): the
+// copy, then a page fault for each page the launcher wrote again, then the copy's own.
+// Sharing memory, the guard must never touch the launcher's heap, locks or thread state, so
+// it runs on its own stack and state block and makes raw system calls only (raw_syscall.h).
+// After the launcher is gone it kills the worker groups that way too; the sweep and the
+// directory removal need the C++ runtime, so it then re-runs the launcher's program
+// (run_guard_sweep), which gives it memory of its own. Safe from Linux 5.16: before that,
+// a core dump of the launcher killed every process sharing its memory, the guard with it.
+// There, and in programs other than ddplaunch (the unit tests), the guard is a forked copy
+// of the launcher that sweeps in place, as before.
 #include "supervise/orphan_guard.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <set>
+#include <new>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "supervise/descendant_sweep.h"
+#include "supervise/raw_syscall.h"
 
 namespace ddplaunch {
 
+#if !defined(__x86_64__) && !defined(__aarch64__)
+long raw::call(long number, long a, long b, long c, long d) noexcept {
+  const long result = ::syscall(number, a, b, c, d);
+  return result < 0 ? -errno : result;
+}
+#endif
+
 namespace {
+
+constexpr const char* kGuardTagVariable = "DDPLAUNCH_GUARD_TAG";  // the job tag, for the re-run sweep
+constexpr std::size_t kMaxGroups = 4096;  // live worker groups at once (--nproc-per-node is at most 1024)
+constexpr std::size_t kMaxDirectories = 8;
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kRegionBytes = 256 << 10;  // guard page, state block, stack
+
+// Everything the guard keeps: in its own mapping, never in the launcher's heap. The arrays
+// are left uninitialised (only what the counts cover is read): zeroing them would fault in
+// every page of the 60 KiB.
+struct GuardState {
+  int read_fd;
+  bool shares_memory;
+  sigset_t mask;  // the launcher's signal mask, restored in a forked guard
+  char tag[64];
+  pid_t groups[kMaxGroups];
+  std::size_t group_count;
+  char directories[kMaxDirectories][PATH_MAX];
+  std::size_t directory_count;
+  // A worker was started since the launcher last swept ("s"): if it dies now, its workers'
+  // escaped descendants are the guard's to find.
+  bool unswept_workers;
+  char pending[2 * PIPE_BUF];
+  std::size_t pending_bytes;
+  char environment_entry[128];  // kGuardTagVariable=tag, for the re-run
+};
+static_assert(sizeof(GuardState) + kPage + (64 << 10) <= kRegionBytes, "the guard's stack needs 64 KiB");
+
+// The kernel's struct sigaction (x86-64 and the generic layout alike).
+struct KernelSigaction {
+  unsigned long handler;
+  unsigned long flags;
+  unsigned long restorer;
+  unsigned long mask;
+};
+constexpr unsigned long kSigIgn = 1;
+
+// Byte loops by hand: the guard calls nothing in libc while it shares the launcher's memory.
+std::size_t length_of(const char* s) {
+  std::size_t n = 0;
+  while (s[n] != '\0') ++n;
+  return n;
+}
+
+void copy_bytes(char* to, const char* from, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
+bool same_bytes(const char* a, const char* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// close_range(2) around `keep` (Linux 5.9); on older kernels one close per descriptor up to
+// the limit, bounded.
+void close_descriptors_from(int first, int keep) {
+  auto close_span = [](unsigned from, unsigned to) {
+    if (from > to) return;
+    if (raw::call(SYS_close_range, from, to, 0) == 0) return;
+    rlimit limit{};
+    const unsigned highest =
+        raw::call(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, reinterpret_cast<long>(&limit)) == 0 && limit.rlim_cur < (1U << 20)
+            ? static_cast<unsigned>(limit.rlim_cur)
+            : (1U << 20);
+    for (unsigned fd = from; fd <= to && fd < highest; ++fd) raw::call(SYS_close, fd);
+  };
+  close_span(static_cast<unsigned>(first), static_cast<unsigned>(keep) - 1);
+  close_span(static_cast<unsigned>(keep) + 1, ~0U);
+}
+
+// Ctrl-C reaches the launcher's whole process group; the guard must outlive it to act.
+void ignore_stop_signals() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) {
+    KernelSigaction ignore{};
+    ignore.handler = kSigIgn;
+    raw::call(SYS_rt_sigaction, sig, reinterpret_cast<long>(&ignore), 0, 8);
+  }
+}
+
+void handle_record(GuardState& g, const char* record, std::size_t size) {
+  if (size == 1 && record[0] == 's') g.unswept_workers = false;
+  if (size < 2) return;
+  if (record[0] == 'd') {
+    const std::size_t n = size - 1;
+    if (n >= PATH_MAX) return;
+    for (std::size_t i = 0; i < g.directory_count; ++i)
+      if (length_of(g.directories[i]) == n && same_bytes(g.directories[i], record + 1, n)) return;
+    if (g.directory_count == kMaxDirectories) return;
+    copy_bytes(g.directories[g.directory_count], record + 1, n);
+    g.directories[g.directory_count++][n] = '\0';
+    return;
+  }
+  long value = 0;
+  for (std::size_t i = 1; i < size && record[i] >= '0' && record[i] <= '9' && value < (1L << 31); ++i)
+    value = value * 10 + (record[i] - '0');
+  const pid_t group = static_cast<pid_t>(value);
+  if (value <= 1 || value >= (1L << 31)) return;
+  std::size_t at = 0;
+  while (at < g.group_count && g.groups[at] != group) ++at;
+  if (record[0] == '+') {
+    if (at == g.group_count && g.group_count < kMaxGroups) g.groups[g.group_count++] = group;
+    g.unswept_workers = true;
+  } else if (at < g.group_count) {
+    g.groups[at] = g.groups[--g.group_count];
+  }
+}
+
+// Until the launcher is gone (or closed its end at a clean exit).
+void read_records(GuardState& g) {
+  char buf[512];
+  for (;;) {
+    const long n = raw::call(SYS_read, g.read_fd, reinterpret_cast<long>(buf), sizeof buf);
+    if (n == -EINTR) continue;
+    if (n <= 0) return;
+    if (g.pending_bytes + static_cast<std::size_t>(n) > sizeof g.pending) g.pending_bytes = 0;  // never: records are atomic
+    copy_bytes(g.pending + g.pending_bytes, buf, static_cast<std::size_t>(n));
+    g.pending_bytes += static_cast<std::size_t>(n);
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < g.pending_bytes; ++i) {
+      if (g.pending[i] != '\n') continue;
+      handle_record(g, g.pending + start, i - start);
+      start = i + 1;
+    }
+    for (std::size_t i = start; i < g.pending_bytes; ++i) g.pending[i - start] = g.pending[i];
+    g.pending_bytes -= start;
+  }
+}
+
+bool exists(const char* path) {
+  alignas(16) char info[256];  // struct stat of either ABI fits
+  return raw::call(SYS_newfstatat, AT_FDCWD, reinterpret_cast<long>(path), reinterpret_cast<long>(info),
+                   AT_SYMLINK_NOFOLLOW) == 0;
+}
 
 // Only a directory the launcher made itself (ddplaunch-XXXXXX, not a symlink) is removed.
 void remove_launcher_directory(const std::string& directory) {
@@ -35,79 +197,114 @@ void remove_launcher_directory(const std::string& directory) {
   std::filesystem::remove_all(directory, ignored);
 }
 
-// close_range(2) around `keep` (Linux 5.9); on older kernels one close per descriptor up to
-// the limit, bounded.
-void close_descriptors_from(int first, int keep) {
-  auto close_span = [](unsigned from, unsigned to) {
-    if (from > to) return;
-    if (syscall(SYS_close_range, from, to, 0U) == 0) return;
-    rlimit limit{};
-    const unsigned highest = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < (1U << 20)
-                                 ? static_cast<unsigned>(limit.rlim_cur) : (1U << 20);
-    for (unsigned fd = from; fd <= to && fd < highest; ++fd) close(static_cast<int>(fd));
-  };
-  close_span(static_cast<unsigned>(first), static_cast<unsigned>(keep) - 1);
-  close_span(static_cast<unsigned>(keep) + 1, ~0U);
+// The launcher died without sweeping: the workers' descendants that left their group are
+// found by the tag they inherited, in every process's environment (the guard is no
+// subreaper, and the launcher's tree is gone with it). Not after a clean exit, nor when
+// no worker was ever started (--version, a config error): nothing can carry the tag.
+void sweep_and_remove(bool unswept_workers, const std::string& tag, const std::vector<std::string>& directories) {
+  if (unswept_workers && !tag.empty()) sweep_job_processes(tag, {});
+  for (const auto& directory : directories) remove_launcher_directory(directory);
 }
 
-[[noreturn]] void run_guard(int read_fd, const std::string& job_tag) {
-  prctl(PR_SET_NAME, "ddplaunch-guard");
-  // Ctrl-C reaches the launcher's whole process group; the guard must outlive it to act.
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) signal(sig, SIG_IGN);
-  std::set<pid_t> groups;
-  std::set<std::string> directories;
-  // A worker was started since the launcher last swept ("s"): if it dies now, its workers'
-  // escaped descendants are the guard's to find.
-  bool unswept_workers = false;
-  std::string pending;
-  char buf[512];
-  for (;;) {
-    ssize_t n = read(read_fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // launcher gone (or closed us at a clean exit)
-    pending.append(buf, static_cast<std::size_t>(n));
-    for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
-      std::string record = pending.substr(0, nl);
-      pending.erase(0, nl + 1);
-      if (record == "s") unswept_workers = false;
-      if (record.size() < 2) continue;
-      if (record[0] == 'd') {
-        directories.insert(record.substr(1));
-        continue;
-      }
-      pid_t group = static_cast<pid_t>(std::atol(record.c_str() + 1));
-      if (group <= 1) continue;
-      if (record[0] == '+') groups.insert(group), unswept_workers = true;
-      else groups.erase(group);
-    }
+// A guard sharing the launcher's memory: the rest in a program image of its own.
+[[noreturn]] void rerun_for_sweep(GuardState& g) {
+  const char* argv[3 + kMaxDirectories + 1] = {"ddplaunch-guard", kGuardSweepArgument,
+                                               g.unswept_workers ? "1" : "0"};
+  std::size_t argc = 3;
+  for (std::size_t i = 0; i < g.directory_count; ++i) argv[argc++] = g.directories[i];
+  argv[argc] = nullptr;
+  const std::size_t name = length_of(kGuardTagVariable), tag = length_of(g.tag);
+  copy_bytes(g.environment_entry, kGuardTagVariable, name);
+  g.environment_entry[name] = '=';
+  copy_bytes(g.environment_entry + name + 1, g.tag, tag + 1);
+  const char* envp[] = {g.environment_entry, nullptr};
+  raw::call(SYS_execve, reinterpret_cast<long>("/proc/self/exe"), reinterpret_cast<long>(argv),
+            reinterpret_cast<long>(envp));
+  raw::call(SYS_exit_group, 1);  // no /proc: the worker groups are killed, the rest cannot be done
+  __builtin_unreachable();
+}
+
+int guard_main(void* state) {
+  GuardState& g = *static_cast<GuardState*>(state);
+  raw::call(SYS_prctl, PR_SET_NAME, reinterpret_cast<long>("ddplaunch-guard"));
+  ignore_stop_signals();
+  // Close everything else the launcher had open so the guard holds no sockets or pipes.
+  close_descriptors_from(3, g.read_fd);
+  // Sharing memory, the guard keeps every signal blocked (SIGKILL cannot be): a handler it
+  // inherited from the launcher must never run on its stack. A forked copy takes the
+  // launcher's mask back, as it always did.
+  if (!g.shares_memory) raw::call(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&g.mask), 0, 8);
+  read_records(g);
+  for (std::size_t i = 0; i < g.group_count; ++i) raw::call(SYS_kill, -g.groups[i], SIGKILL);
+  bool directory_left = false;
+  for (std::size_t i = 0; i < g.directory_count; ++i) directory_left = directory_left || exists(g.directories[i]);
+  if (g.unswept_workers || directory_left) {
+    if (g.shares_memory) rerun_for_sweep(g);
+    std::vector<std::string> directories(g.directories, g.directories + g.directory_count);
+    sweep_and_remove(g.unswept_workers, g.tag, directories);
   }
-  for (pid_t group : groups) kill(-group, SIGKILL);
-  // The launcher died without sweeping: the workers' descendants that left their group are
-  // found by the tag they inherited, in every process's environment (the guard is no
-  // subreaper, and the launcher's tree is gone with it). Not after a clean exit, nor when
-  // no worker was ever started (--version, a config error): nothing can carry the tag.
-  if (unswept_workers) sweep_job_processes(job_tag, {});
-  for (const auto& directory : directories) remove_launcher_directory(directory);
-  _exit(0);
+  raw::call(SYS_exit_group, 0);
+  __builtin_unreachable();
+}
+
+// Linux >= 5.16: a core dump kills only the dumping thread group, not other processes that
+// share its memory (the guard).
+bool kernel_lets_guard_share_memory() {
+  utsname u{};
+  int major = 0, minor = 0;
+  if (!raw::kAvailable || ::uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 5 || (major == 5 && minor >= 16);
 }
 
 }  // namespace
 
-std::string OrphanGuard::start() {
+int run_guard_sweep(int argc, char** argv) {
+  prctl(PR_SET_NAME, "ddplaunch-guard");
+  const char* tag = std::getenv(kGuardTagVariable);
+  std::string_view tag_text = tag ? tag : "";
+  if (tag_text.find_first_not_of("0123456789abcdef") != std::string_view::npos) tag_text = {};
+  std::vector<std::string> directories(argv + std::min(argc, 3), argv + argc);
+  sweep_and_remove(argc > 2 && std::string_view(argv[2]) == "1", std::string(tag_text), directories);
+  return 0;
+}
+
+std::string OrphanGuard::start(Sweep sweep) {
   job_tag_ = new_job_tag();
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return fmt::format("cannot create the guard pipe: {}", std::strerror(errno));
-  pid_t pid = fork();
+  void* region = mmap(nullptr, kRegionBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (region == MAP_FAILED) {
+    const int error = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return fmt::format("cannot map the orphan guard's memory: {}", std::strerror(error));
+  }
+  mprotect(region, kPage, PROT_NONE);  // below the state block: a stack overflow faults
+  auto* g = new (static_cast<char*>(region) + kPage) GuardState;
+  g->read_fd = fds[0];
+  g->group_count = g->directory_count = g->pending_bytes = 0;
+  g->unswept_workers = false;
+  g->shares_memory = sweep == Sweep::ByReexec && kernel_lets_guard_share_memory();
+  std::snprintf(g->tag, sizeof g->tag, "%s", job_tag_.c_str());
+  // No signal reaches the guard before it has set its own dispositions.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &g->mask);
+  sigset_t restore = g->mask;
+  pid_t pid;
+  if (g->shares_memory) {
+    pid = clone(guard_main, static_cast<char*>(region) + kRegionBytes, CLONE_VM | SIGCHLD, g);
+  } else {
+    pid = fork();
+    if (pid == 0) guard_main(g);
+  }
+  const int error = errno;
+  pthread_sigmask(SIG_SETMASK, &restore, nullptr);
+  if (pid < 0 || !g->shares_memory) munmap(region, kRegionBytes);  // shared: the guard's until it exits
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
-    return fmt::format("cannot fork the orphan guard: {}", std::strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[1]);
-    // Close everything else the launcher had open so the guard holds no sockets or pipes.
-    close_descriptors_from(3, fds[0]);
-    run_guard(fds[0], job_tag_);
+    return fmt::format("cannot start the orphan guard: {}", std::strerror(error));
   }
   close(fds[0]);
   pipe_fd_ = fds[1];

@@ -1,4 +1,4 @@
-// OrphanGuard: a tiny watchdog process forked at start-up. PR_SET_PDEATHSIG only reaches
+// OrphanGuard: a tiny watchdog process started with the launcher. PR_SET_PDEATHSIG only reaches
 // a worker itself; when ddplaunch exits or is SIGKILLed the guard sees its pipe close,
 // SIGKILLs every worker process group it was told about, sweeps every process carrying
 // the job tag (descendants that left the group with setsid/setpgid or double-forked),
@@ -11,11 +11,21 @@
 
 namespace ddplaunch {
 
+// ddplaunch's main() hands a start with this first argument to run_guard_sweep(): the guard
+// re-runs the launcher's program so to sweep after the launcher died (orphan_guard.cpp).
+inline constexpr const char* kGuardSweepArgument = "--orphan-guard-sweep";
+int run_guard_sweep(int argc, char** argv);
+
 class OrphanGuard {
  public:
-  // Picks the job tag and forks the guard. Call early, before any thread exists.
-  // Returns "" or an error.
-  std::string start();
+  // After the launcher died, the guard sweeps the job tag and removes the directories:
+  // InPlace — a forked copy of this process does it; ByReexec — the guard shares this
+  // process's memory (far cheaper to start, where the kernel allows it) and re-runs this
+  // program, which must then be ddplaunch (see kGuardSweepArgument).
+  enum class Sweep { InPlace, ByReexec };
+  // Picks the job tag and starts the guard. Call early, before any thread exists and before
+  // any signal handler is installed. Returns "" or an error.
+  std::string start(Sweep sweep = Sweep::InPlace);
   void watch(pid_t process_group);    // a worker group was started
   void forget(pid_t process_group);   // that group has been killed and reaped
   // Removed when the launcher is gone (it normally removes it itself; not after SIGKILL).

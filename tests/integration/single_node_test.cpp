@@ -2,8 +2,14 @@
 // contract of every rank, exit-status propagation, Ctrl-C and SIGKILL leaving no process behind,
 // output prefixing under heavy output, --log-dir across a restart, --dry-run, and bad input.
 #include <gtest/gtest.h>
+#include <linux/kcmp.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -209,6 +215,33 @@ TEST(SingleNode, KilledLauncherLeavesNoWorkerOrGrandchild) {
   for (pid_t pid : workers) EXPECT_TRUE(dt::wait_until_gone(pid, seconds(5))) << "worker " << pid << " survived";
   for (pid_t pid : grandchildren)
     EXPECT_TRUE(dt::wait_until_gone(pid, seconds(5))) << "grandchild " << pid << " survived";
+}
+
+// Issue 26: where a core dump of the launcher kills only the launcher (Linux >= 5.16), its
+// orphan guard shares the launcher's memory instead of being a forked copy of it (a copy cost
+// every start ~3 ms on a VM). What the guard does is the tests above.
+TEST(SingleNode, TheGuardSharesTheLaunchersMemoryWhereTheKernelAllowsIt) {
+  utsname u{};
+  int major = 0, minor = 0;
+  ASSERT_EQ(::uname(&u), 0);
+  std::sscanf(u.release, "%d.%d", &major, &minor);
+  if (major < 5 || (major == 5 && minor < 16)) GTEST_SKIP() << "Linux " << u.release << ": the guard is a forked copy";
+  dt::BackgroundProcess launcher;
+  ASSERT_TRUE(launcher.start({DDPLAUNCH_BIN, "--standalone", "--nproc-per-node", "1", "--", "/bin/sleep", "30"}));
+  ASSERT_TRUE(launcher.wait_for_output("starting 1 worker", seconds(30))) << launcher.output_so_far();
+  pid_t guard = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {  // "pid (comm) state ppid ..."
+    if (entry.path().filename().string().find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || stat.find("(ddplaunch-guard)") == std::string::npos) continue;
+    if (std::atoi(stat.c_str() + close + 4) == launcher.pid()) guard = std::atoi(stat.c_str());
+  }
+  ASSERT_GT(guard, 0) << "no ddplaunch-guard child of " << launcher.pid();
+  EXPECT_EQ(::syscall(SYS_kcmp, launcher.pid(), guard, KCMP_VM, 0, 0), 0) << "the guard has memory of its own";
+  ASSERT_TRUE(launcher.send_signal(SIGTERM));
+  EXPECT_FALSE(launcher.wait(seconds(30)).timed_out);
 }
 
 TEST(SingleNode, PrefixesEveryLineWholeUnderHeavyOutput) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "ddplaunch/contract.h"
 #include "env/torch_install.h"
@@ -149,6 +150,42 @@ TEST(WorkerEnvironment, FindsTorchVersionWithoutStartingPython) {
     std::string cmd = "/usr/bin/python3 -c 'import sys, torch; sys.exit(torch.__version__ != \"" + *found + "\")'";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << "found " << *found;
   }
+}
+
+// The interpreter's name and version.py's line are matched by hand (issue 26: a std::regex
+// cost every start a million instructions); the reference is the regular expressions they were.
+TEST(WorkerEnvironment, TorchVersionMatchingIsTheRegularExpressionsItReplaced) {
+  const auto root = std::filesystem::temp_directory_path() / ("ddpl-match-" + std::to_string(::getpid()));
+  const std::regex line_re(R"(^__version__\s*=\s*['"]([^'"]+)['"])");
+  for (const std::string line :
+       {"__version__ = '2.4.0+cu124'", "__version__='1.13.0a0'", "__version__\t=\t\"2.1\"\r", "__version__ = ''",
+        "__version__ = 'unterminated", "__version__ = \"mixed'", " __version__ = '1.0'", "__version__ == '1.0'",
+        "__version__ = 1.0", "__version__ =   'a b'  # comment", "__version__2 = '1.0'", "version = '1.0'",
+        "__version__ = '1'x'", ""}) {
+    std::filesystem::create_directories(root / "pp/torch");
+    std::ofstream(root / "pp/torch/version.py", std::ios::trunc) << line << "\n";
+    std::smatch m;
+    const std::optional<std::string> want =
+        std::regex_search(line, m, line_re) ? std::optional<std::string>(m[1].str()) : std::nullopt;
+    EXPECT_EQ(find_torch_version((root / "none/bin/python").string(), {{"PYTHONPATH", (root / "pp").string()}}), want)
+        << "line: " << line;
+  }
+  std::filesystem::remove_all(root / "pp");
+  const std::regex name_re(R"(python(\d+\.\d+))");
+  for (const std::string name : {"python3.11", "python3", "python", "python3.", "python.11", "python3.11a", "python10.2",
+                                 "Python3.11", "xpython3.11", "python3.11.2"}) {
+    // The versioned name picks the user site ~/.local/lib/pythonX.Y/site-packages.
+    const auto home = root / "home";
+    std::filesystem::remove_all(home);
+    std::smatch m;
+    const bool versioned = std::regex_match(name, m, name_re);
+    std::filesystem::create_directories(home / ".local/lib" / name / "site-packages/torch");  // found only if versioned
+    std::ofstream(home / ".local/lib" / name / "site-packages/torch/version.py") << "__version__ = '9.9'\n";
+    EXPECT_EQ(find_torch_version((root / "none/bin" / name).string(), {{"HOME", home.string()}}),
+              versioned ? std::optional<std::string>("9.9") : std::nullopt)
+        << "name: " << name;
+  }
+  std::filesystem::remove_all(root);
 }
 
 TEST(WorkerEnvironment, InheritedErrorFileIsNeverPassedOn) {

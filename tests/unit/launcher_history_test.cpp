@@ -6,8 +6,12 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "history/run_history.h"
 
@@ -71,6 +75,34 @@ TEST_F(HistoryFile, GarbageLinesAndAbsurdValuesAreIgnored) {
   auto seed = h.seed(sig);
   EXPECT_DOUBLE_EQ(seed.init_p99_s, 5.0);   // from 3.0, 4.0, 5.0
   EXPECT_DOUBLE_EQ(seed.step_p99_s, 0.4);   // from 0.2, 0.4, 0.3
+}
+
+// The record reader skips the stream (issue 26: up to kMaxRecords lines at every start) but
+// must take and refuse exactly what `std::istringstream >> field` did; the reference is that.
+TEST_F(HistoryFile, RecordsAreReadAsAStreamReadsThem) {
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
+  const std::vector<std::string> lines = {
+      "v1 abc 1 3.0 0.2", "v1 abc 1 3.0 0.2 trailing words", "v1\tabc\t+5\t.5\t5.\r", "  v1   abc  7  2  3",
+      "v1 abc 1 1e 0.2", "v1 abc 1 1e+ 0.2", "v1 abc 1 1e400 0.2", "v1 abc 1 -1e400 0.2", "v1 abc 1 1e-400 0.2",
+      "v1 abc 1 nan 0.2", "v1 abc 1 inf 0.2", "v1 abc 1 0x10 0.2", "v1 abc 1 2.0-3", "v1 abc 1 2.0.5 1",
+      "v1 abc 1 . 1", "v1 abc 1 .e5 1", "v1 abc 1 +.5e-1 -0", "v1 abc 99999999999999999999 1 1",
+      "v1 abc -9223372036854775808 1 1", "v1 abc 12x 1 1", "v1 abc 12.5 1 1", "v1 abc - 1 1", "v1 abc 1 1",
+      "v1 abc", "v1", "", "v2 abc 1 1 1", "V1 abc 1 1 1", "v1 abc 1 1E3 2e+2", "v1 abc 1 1e3x 2"};
+  for (const std::string& line : lines) {
+    std::istringstream in(line);
+    std::string version;
+    RunRecord want;
+    const bool ok = (in >> version >> want.signature >> want.unix_time >> want.init_s >> want.max_step_s) && version == "v1";
+    std::ofstream(path_, std::ios::trunc) << line << "\n";
+    const auto got = RunHistory::load(path_).records();
+    ASSERT_EQ(got.size(), ok ? 1u : 0u) << "line: '" << line << "'";
+    if (!ok) continue;
+    EXPECT_EQ(got[0].signature, want.signature) << line;
+    EXPECT_EQ(got[0].unix_time, want.unix_time) << line;
+    auto sane = [](double v) { return std::isfinite(v) && v >= 0 && v <= 7 * 24 * 3600.0 ? v : -1; };
+    EXPECT_DOUBLE_EQ(got[0].init_s, sane(want.init_s)) << line;
+    EXPECT_DOUBLE_EQ(got[0].max_step_s, sane(want.max_step_s)) << line;
+  }
 }
 
 TEST_F(HistoryFile, BoundedToTheNewestRecordsAndSavedAtomically) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "ddplaunch/base/small_math.h"
+
 namespace ddplaunch::preflight {
 namespace {
 
@@ -47,7 +49,7 @@ CheckOutcome validate(const TimeoutPolicy& p) {
 
 double compute_timeout(const TimeoutPolicy& p, int nodes, bool dedicated_nic, double rtt_ms, int generation) {
   double t = std::clamp(raw_timeout(p, nodes, dedicated_nic, rtt_ms), p.min_s, p.max_s);
-  t *= std::pow(p.restart_factor, std::max(generation, 0));
+  t *= integer_power(p.restart_factor, std::max(generation, 0));
   return std::min(t, p.max_s);
 }
 
