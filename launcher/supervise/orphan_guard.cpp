@@ -11,8 +11,8 @@
 // directory removal need the C++ runtime, so it then re-runs the launcher's program
 // (run_guard_sweep), which gives it memory of its own. Safe from Linux 5.16: before that,
 // a core dump of the launcher killed every process sharing its memory, the guard with it.
-// There, and in programs other than ddplaunch (the unit tests), the guard is a forked copy
-// of the launcher that sweeps in place, as before.
+// There, in programs other than ddplaunch (the unit tests) and under valgrind, the guard is
+// a forked copy of the launcher that sweeps in place, as before.
 #include "supervise/orphan_guard.h"
 
 #include <fcntl.h>
@@ -248,11 +248,14 @@ int guard_main(void* state) {
 }
 
 // Linux >= 5.16: a core dump kills only the dumping thread group, not other processes that
-// share its memory (the guard).
-bool kernel_lets_guard_share_memory() {
+// share its memory (the guard). Not under valgrind, which stops a program that starts such a
+// process (it injects its vgpreload_core library through LD_PRELOAD).
+bool guard_may_share_memory() {
   utsname u{};
   int major = 0, minor = 0;
   if (!raw::kAvailable || ::uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload && std::strstr(preload, "/vgpreload_core")) return false;
   return major > 5 || (major == 5 && minor >= 16);
 }
 
@@ -284,7 +287,7 @@ std::string OrphanGuard::start(Sweep sweep) {
   g->read_fd = fds[0];
   g->group_count = g->directory_count = g->pending_bytes = 0;
   g->unswept_workers = false;
-  g->shares_memory = sweep == Sweep::ByReexec && kernel_lets_guard_share_memory();
+  g->shares_memory = sweep == Sweep::ByReexec && guard_may_share_memory();
   std::snprintf(g->tag, sizeof g->tag, "%s", job_tag_.c_str());
   // No signal reaches the guard before it has set its own dispositions.
   sigset_t all;
