@@ -11,8 +11,8 @@
 // directory removal need the C++ runtime, so it then re-runs the launcher's program
 // (run_guard_sweep), which gives it memory of its own. Safe from Linux 5.16: before that,
 // a core dump of the launcher killed every process sharing its memory, the guard with it.
-// There, and in programs other than ddplaunch (the unit tests), the guard is a forked copy
-// of the launcher that sweeps in place, as before.
+// There, in programs other than ddplaunch (the unit tests) and under valgrind, the guard is
+// a forked copy of the launcher that sweeps in place, as before.
 #include "supervise/orphan_guard.h"
 
 #include <fcntl.h>
@@ -29,7 +29,6 @@
 #include <cerrno>
 #include <climits>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -64,19 +63,20 @@ constexpr std::size_t kRegionBytes = 256 << 10;  // guard page, state block, sta
 // are left uninitialised (only what the counts cover is read): zeroing them would fault in
 // every page of the 60 KiB.
 struct GuardState {
+  // First, on one page: what the launcher sets and the guard reads at once.
   int read_fd;
   bool shares_memory;
-  sigset_t mask;  // the launcher's signal mask, restored in a forked guard
-  char tag[64];
-  pid_t groups[kMaxGroups];
-  std::size_t group_count;
-  char directories[kMaxDirectories][PATH_MAX];
-  std::size_t directory_count;
   // A worker was started since the launcher last swept ("s"): if it dies now, its workers'
   // escaped descendants are the guard's to find.
   bool unswept_workers;
-  char pending[2 * PIPE_BUF];
+  std::size_t group_count;
+  std::size_t directory_count;
   std::size_t pending_bytes;
+  sigset_t mask;  // the launcher's signal mask, restored in a forked guard
+  char tag[64];
+  pid_t groups[kMaxGroups];
+  char directories[kMaxDirectories][PATH_MAX];
+  char pending[2 * PIPE_BUF];
   char environment_entry[128];  // kGuardTagVariable=tag, for the re-run
 };
 static_assert(sizeof(GuardState) + kPage + (64 << 10) <= kRegionBytes, "the guard's stack needs 64 KiB");
@@ -248,11 +248,24 @@ int guard_main(void* state) {
 }
 
 // Linux >= 5.16: a core dump kills only the dumping thread group, not other processes that
-// share its memory (the guard).
-bool kernel_lets_guard_share_memory() {
+// share its memory (the guard). Not under valgrind, which stops a program that starts such a
+// process (it injects its vgpreload_core library through LD_PRELOAD).
+bool guard_may_share_memory() {
   utsname u{};
-  int major = 0, minor = 0;
-  if (!raw::kAvailable || ::uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  if (!raw::kAvailable || ::uname(&u) != 0) return false;
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload && std::strstr(preload, "/vgpreload_core")) return false;
+  // "6.1.0-18-amd64": major.minor, read by hand: sscanf's code would be
+  // pages touched at every start for this alone.
+  const char* p = u.release;
+  auto number = [&p] {
+    int n = 0;
+    for (; *p >= '0' && *p <= '9' && n < 100000; ++p) n = n * 10 + (*p - '0');
+    return n;
+  };
+  const int major = number();
+  if (*p++ != '.') return false;
+  const int minor = number();
   return major > 5 || (major == 5 && minor >= 16);
 }
 
@@ -284,8 +297,10 @@ std::string OrphanGuard::start(Sweep sweep) {
   g->read_fd = fds[0];
   g->group_count = g->directory_count = g->pending_bytes = 0;
   g->unswept_workers = false;
-  g->shares_memory = sweep == Sweep::ByReexec && kernel_lets_guard_share_memory();
-  std::snprintf(g->tag, sizeof g->tag, "%s", job_tag_.c_str());
+  g->shares_memory = sweep == Sweep::ByReexec && guard_may_share_memory();
+  const std::size_t tag_bytes = std::min(job_tag_.size(), sizeof g->tag - 1);
+  std::memcpy(g->tag, job_tag_.data(), tag_bytes);
+  g->tag[tag_bytes] = '\0';
   // No signal reaches the guard before it has set its own dispositions.
   sigset_t all;
   sigfillset(&all);
