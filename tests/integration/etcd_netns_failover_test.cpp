@@ -328,8 +328,9 @@ TEST(EtcdNetnsFailover, OneEtcdMemberKilledChangesNothing) {
 
 // Two of three etcd members killed mid-run: no quorum. The launchers cannot renew their leases
 // but no lease expires either; the coordinator says etcd is unreachable and the workers keep
-// training. With one member back (quorum again), a launcher lost later is handled as before:
-// the spare takes its slot and training resumes from the checkpoint with world size 3.
+// training (`ddplaunch status`, which asks etcd for the coordinator, fails naming each member).
+// With one member back (quorum again), a launcher lost later is handled as before: the spare
+// takes its slot and training resumes from the checkpoint with world size 3.
 TEST(EtcdNetnsFailover, EtcdQuorumLostWorkersKeepRunningAndALaterLossIsHandled) {
   if (std::string r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
   EtcdNetnsJob job("eql");
@@ -349,6 +350,18 @@ TEST(EtcdNetnsFailover, EtcdQuorumLostWorkersKeepRunningAndALaterLossIsHandled) 
   // keepalive's ~11 s): every launcher stays, and the workers keep training, ten steps at least.
   const int step_when_unreachable = job.step_so_far();
   const auto outage_end = steady_clock::now() + seconds(15);
+  // `ddplaunch status` asks etcd where the coordinator is: without a quorum it cannot say, and
+  // ends in bounded time naming etcd.
+  dt::RunResult status = dt::run_command(
+      job.cluster().exec_argv(EtcdNetnsJob::host_of(spare),
+                              {DDPLAUNCH_BIN, "status", "--rdzv-backend", "etcd", "--rdzv-endpoint",
+                               job.etcd().endpoints(), "--rdzv-id", job.job_id()}),
+      job.within(seconds(40)));
+  EXPECT_FALSE(status.timed_out) << status.output;
+  EXPECT_NE(status.exit_code, 0) << status.output;
+  EXPECT_LT(status.seconds, 20) << status.output;
+  EXPECT_NE(status.output.find("failed on every etcd endpoint of --rdzv-endpoint"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find(job.etcd().endpoint(2)), std::string::npos) << status.output;
   while (steady_clock::now() < outage_end) {
     for (int i = 0; i < kLaunchers; ++i)
       ASSERT_TRUE(dt::process_alive(job.launcher(i).pid())) << "launcher " << i << " ended\n" << job.everything();
