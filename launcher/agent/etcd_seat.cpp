@@ -103,6 +103,7 @@ void EtcdSeat::start(SeatCallbacks callbacks, std::function<void(const std::stri
         [this, alive](const std::string& why) {
           if (!*alive) return;
           unreachable_ = why;
+          if (callbacks_.on_reachability) callbacks_.on_reachability(why);
           if (why.empty()) spdlog::info("etcd answers again");
           else
             spdlog::warn("etcd is unreachable ({}): the workers keep running; the job's state is saved once it "

@@ -38,6 +38,8 @@ struct SeatCallbacks {
   // The lease is gone (etcd unreachable for a whole TTL, or it expired), or a fenced write
   // found another leader: this launcher leads nothing and may be the partitioned one.
   std::function<void(const std::string& why)> on_lost;
+  // etcd stopped answering (why), or answers again (""): the lease may still be alive.
+  std::function<void(const std::string& why)> on_reachability;
 };
 
 // This launcher's address for the others: the source of its route to the first etcd member

@@ -66,6 +66,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                       .drain_status = [this]() { status_.drain(); },
                   }),
       coordinator_timer_(io),
+      minority_timer_(io),
       policy_(node_policy_settings(plan_)) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
@@ -252,6 +253,7 @@ void NodeAgent::finish(int exit_code) {
   state_timer_.cancel();
   join_timer_.cancel();
   coordinator_timer_.cancel();
+  minority_timer_.cancel();
   terminal_.close(ignored);
   close_peer_probe();
   supervisor_.close();

@@ -94,6 +94,7 @@ class NodeAgent {
   void join_coordinator();
   void retire_client();
   bool obeys(std::int64_t revision);  // false: an order of a superseded coordinator (logged)
+  void check_minority();  // the coordinator, while etcd does not answer: still with most launchers?
   void retry_hosting(std::chrono::steady_clock::time_point until);
   // How long node 0 retries a rendezvous port held by another process (at most the join timeout).
   static constexpr double kBindRetryWindowSeconds = 30;
@@ -135,6 +136,9 @@ class NodeAgent {
   std::vector<std::unique_ptr<rendezvous::Client>> retired_clients_;
   std::optional<std::string> restored_state_;    // the last coordinator's, when this one was elected
   boost::asio::steady_timer coordinator_timer_;  // bounds the wait for a new coordinator
+  boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
+  bool etcd_unreachable_ = false;
+  std::size_t most_launchers_ = 0;               // joined to this coordinator at once, at most
   std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
   std::thread probe_thread_;                                        // this node's probes, off the loop
   std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict

@@ -25,6 +25,10 @@ std::string NodeAgent::start_etcd() {
             on_coordinator(address, revision);
           },
           .on_lost = [this](const std::string& why) { on_seat_lost(why); },
+          .on_reachability = [this](const std::string& why) {
+            etcd_unreachable_ = !why.empty();
+            if (etcd_unreachable_ && coordinator_) check_minority();
+          },
       },
       [this](const std::string& error) {
         if (error.empty() || policy_.finished()) return;
@@ -43,6 +47,7 @@ void NodeAgent::on_elected(std::optional<std::string> state) {
   if (std::string error = host_rendezvous(port); !error.empty())
     return on_seat_lost("this launcher was elected coordinator but " + error);
   const std::string& host = plan_.rendezvous_bind.front();
+  check_minority();  // from now on, once a second: how many launchers are joined at most
   seat_->publish(host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
                                                       : fmt::format("{}:{}", host, port));
 }
@@ -94,6 +99,24 @@ void NodeAgent::on_seat_lost(const std::string& why) {
   }
   if (seat_) seat_->stop();
   carry_out(policy_.on_seat_lost(why, supervisor_.active()));
+}
+
+// A coordinator that etcd does not answer cannot tell a lost quorum (the job should go on)
+// from its own partition (another launcher may lead already). It goes on only while at least
+// half of the most launchers ever joined to it are still here; on the minority side of a
+// partition it stops acting and stops its workers (at most one side trains).
+void NodeAgent::check_minority() {
+  if (!coordinator_ || !server_ || policy_.finished()) return;
+  const std::size_t joined = server_->joined_nodes().size();
+  most_launchers_ = std::max(most_launchers_, joined);
+  if (etcd_unreachable_ && joined * 2 <= most_launchers_ && most_launchers_ > 1)
+    return on_seat_lost(fmt::format("this coordinator reaches neither etcd nor most of the job's launchers ({} of {} "
+                                    "still joined): it is on the minority side of a partition",
+                                    joined, most_launchers_));
+  minority_timer_.expires_after(std::chrono::seconds(1));
+  minority_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) check_minority();
+  });
 }
 
 bool NodeAgent::obeys(std::int64_t revision) {
