@@ -20,6 +20,7 @@
 #include "etcd_cluster.h"
 #include "netns_cluster.h"
 #include "output_parsing.h"
+#include "launcher_test_env.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -36,14 +37,9 @@ constexpr auto kJobBound = seconds(150);  // a whole job to its end, failover in
 // (and removes its namespaces and etcd) before ctest's TIMEOUT of 300 s would kill it.
 constexpr auto kTestBound = seconds(240);
 
-// Variables of the test's own environment that would change what the launcher does.
-const std::vector<std::string> kUnsetEnv = {
-    "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE",
-    "LOCAL_RANK", "SLURM_JOB_ID", "SLURM_NODEID", "SLURM_STEP_ID", "PET_NNODES", "DDPLAUNCH_TOKEN"};
+const std::vector<std::string>& kUnsetEnv = ddplaunch::testing::kLauncherEnvToUnset;
 
-bool torch_available() {
-  return dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, seconds(120)).exit_code == 0;
-}
+bool torch_available() { return ddplaunch::testing::torch_available(PYTHON_WITH_TORCH); }
 
 // "DONE rank=R world=W generation=G resumed_from=S" of spare_train.py.
 struct Done {

@@ -22,6 +22,7 @@
 #include "multi_node_job.h"
 #include "netns_cluster.h"
 #include "output_parsing.h"
+#include "launcher_test_env.h"
 #include "process_runner.h"
 #include "tcp_relay.h"
 
@@ -35,9 +36,7 @@ namespace {
 
 constexpr auto kJobBound = 60s;
 
-const std::vector<std::string> kUnsetEnv = {"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT",
-                                            "RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_JOB_ID", "SLURM_NODEID",
-                                            "SLURM_STEP_ID", "PET_NNODES", "DDPLAUNCH_TOKEN"};
+const std::vector<std::string>& kUnsetEnv = ddplaunch::testing::kLauncherEnvToUnset;
 
 std::vector<std::string> fake_worker_node(const dt::MultiNodeJob& job, int node_rank,
                                           const std::vector<std::string>& node_flags,

@@ -15,6 +15,7 @@
 #include "multi_node_job.h"
 #include "netns_cluster.h"
 #include "output_parsing.h"
+#include "launcher_test_env.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -24,14 +25,9 @@ namespace {
 
 constexpr int kRendezvousPort = 29400;
 
-// Variables of the test's own environment that would change what the launcher does.
-const std::vector<std::string> kUnsetEnv = {
-    "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE",
-    "LOCAL_RANK", "SLURM_JOB_ID", "SLURM_NODEID", "SLURM_STEP_ID", "PET_NNODES", "DDPLAUNCH_TOKEN"};
+const std::vector<std::string>& kUnsetEnv = ddplaunch::testing::kLauncherEnvToUnset;
 
-bool torch_available() {
-  return dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, seconds(120)).exit_code == 0;
-}
+bool torch_available() { return ddplaunch::testing::torch_available(PYTHON_WITH_TORCH); }
 
 // One ddplaunch per host of the cluster (node rank = host - 1), all started at once. With
 // `nodes` below the host count (and --spares in flags) the last hosts start as spares.

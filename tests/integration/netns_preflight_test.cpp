@@ -13,6 +13,7 @@
 
 #include "netns_cluster.h"
 #include "output_parsing.h"
+#include "launcher_test_env.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -23,9 +24,7 @@ namespace {
 constexpr int kPort = 29400;  // rendezvous port on host 1 (fresh namespaces: always free)
 constexpr auto kBound = seconds(30);  // "finished, not hung" for every failure here
 
-const std::vector<std::string> kUnsetEnv = {
-    "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE",
-    "LOCAL_RANK", "SLURM_JOB_ID", "SLURM_NODEID", "SLURM_STEP_ID", "PET_NNODES", "DDPLAUNCH_TOKEN"};
+const std::vector<std::string>& kUnsetEnv = ddplaunch::testing::kLauncherEnvToUnset;
 
 std::string describe(const std::vector<dt::RunResult>& results) { return dt::all_output(results, "process"); }
 
