@@ -33,6 +33,25 @@ std::string ssh_hint(std::string_view why) {
   return " — is the host up and its sshd running? (ssh's timeout: --connect-timeout)";
 }
 
+// A check that ran out of time: how far it got says whether the login, the shell or the host's
+// ddplaunch is what did not answer. A login shell runs its start-up files (~/.bashrc) before
+// the command, so a slow one (pyenv's rehash waits on a lock that concurrent logins share)
+// looks exactly like a login that never finished.
+std::string timeout_problem(const CheckRun& run, const HostReport& report) {
+  if (run.output.find(kTag) == std::string::npos) {
+    std::string why = last_line(run.errors);
+    return fmt::format("no answer within {:g} s: the check never started there{} — either ssh did not log in or the "
+                       "login shell's start-up files (~/.bashrc) did not finish: try `ssh HOST true` by hand; "
+                       "--connect-timeout raises the bound",
+                       run.timeout_s, why.empty() ? "" : " (ssh said: " + why + ")");
+  }
+  if (!report.launcher.empty() && report.version.empty())
+    return fmt::format("no answer within {:g} s: ssh logged in, but `{} --version` there did not finish: is the host "
+                       "overloaded, or that file not a working ddplaunch?", run.timeout_s, report.launcher);
+  return fmt::format("no answer within {:g} s: ssh logged in, but the check's shell did not finish: is the host "
+                     "overloaded or its shell waiting for input?", run.timeout_s);
+}
+
 }  // namespace
 
 std::vector<NeededProgram> needed_programs(const std::vector<std::string>& typed,
@@ -114,9 +133,7 @@ HostReport parse_check_output(std::string_view output, const CheckRequest& reque
 
 std::string check_problem(const CheckRun& run, const HostReport& report, const CheckRequest& request,
                           std::string_view local_version) {
-  if (run.timed_out)
-    return fmt::format("no answer within {:g} s (ssh connected but the check did not finish): is the host overloaded "
-                       "or its shell waiting for input?", run.timeout_s);
+  if (run.timed_out) return timeout_problem(run, report);
   if (run.status.signaled || run.status.code == 255 || run.output.find(kTag) == std::string::npos) {
     std::string why = last_line(run.errors);
     if (why.empty()) why = run.status.describe();

@@ -181,7 +181,16 @@ TEST(FanoutHostCheck, SshFailuresAreNamedWithTheFix) {
   CheckRun slow;
   slow.timed_out = true;
   slow.timeout_s = 30;
-  EXPECT_NE(check_problem(slow, {}, request, "ddplaunch 1").find("no answer within 30 s"), std::string::npos);
+  std::string never = check_problem(slow, {}, request, "ddplaunch 1");
+  EXPECT_NE(never.find("no answer within 30 s: the check never started there"), std::string::npos) << never;
+  EXPECT_NE(never.find("~/.bashrc"), std::string::npos) << never;
+  slow.output = "ddplaunch-check ssh 198.18.0.11 40000 198.18.0.12 22\nddplaunch-check launcher /opt/x/ddplaunch\n";
+  std::string hung = check_problem(slow, parse_check_output(slow.output, request), request, "ddplaunch 1");
+  EXPECT_NE(hung.find("ssh logged in, but `/opt/x/ddplaunch --version` there did not finish"), std::string::npos)
+      << hung;
+  slow.output = "ddplaunch-check ssh 198.18.0.11 40000 198.18.0.12 22\n";
+  std::string shell = check_problem(slow, parse_check_output(slow.output, request), request, "ddplaunch 1");
+  EXPECT_NE(shell.find("ssh logged in, but the check's shell did not finish"), std::string::npos) << shell;
   CheckRun bare;  // the command ran, found nothing
   bare.output = "ddplaunch-check ssh \n";
   std::string missing = check_problem(bare, parse_check_output(bare.output, request), request, "ddplaunch 1");

@@ -1,6 +1,7 @@
 // sshd per netns host for fan-out tests: see ssh_servers.h.
 #include "ssh_servers.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,6 +40,12 @@ void make_key(const std::string& path) {
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
+// The home directory sshd gives this user's sessions (the password database's, not $HOME).
+std::string login_home() {
+  const passwd* entry = getpwuid(geteuid());
+  return entry && entry->pw_dir ? entry->pw_dir : "/root";
+}
+
 }  // namespace
 
 std::string SshServers::skip_reason() {
@@ -73,8 +80,13 @@ SshServers::SshServers(const NetnsCluster& cluster, const std::vector<int>& host
                              "/host_key\nPidFile none\nAuthorizedKeysFile " + dir_ +
                              "/authorized_keys\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
                              "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPrintMotd no\nLogLevel INFO\n");
-      // A mount namespace of its own, so a hidden directory is hidden for this host only.
-      std::string script;
+      // A mount namespace of its own, so a hidden directory is hidden for this host only. The
+      // login shell's start-up files are hidden too: they belong to this machine, not to the
+      // test (pyenv's `init` in root's ~/.bashrc waits on a lock every login shares, so a
+      // few tests logging in at once queued past the fan-out's check bound).
+      std::string script = "for f in " + quoted(login_home()) + "/.bashrc " + quoted(login_home()) + "/.profile " +
+                           quoted(login_home()) + "/.bash_profile " + quoted(login_home()) +
+                           "/.bash_login; do [ -f \"$f\" ] && { mount --bind /dev/null \"$f\" || exit 1; }; done; ";
       if (auto view = views.find(host); view != views.end()) {
         script += "mount -t tmpfs ddplaunch-test " + quoted(view->second.hidden_dir) + " || exit 1; ";
         if (!view->second.fake_ddplaunch.empty())
