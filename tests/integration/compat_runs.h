@@ -27,7 +27,6 @@ using std::chrono::seconds;
 inline constexpr auto kRunLimit = seconds(120);  // one launcher run, torch imports on a loaded machine included
 inline const std::string kPython = PYTHON_WITH_TORCH;
 inline const std::string kTorchrun = TORCHRUN_BIN;
-inline constexpr int kTorchrunStandalonePort = 29400;  // torchrun --standalone's fixed rendezvous port
 
 // The ddplaunch under test: this build's, or the program named by TORCHRUN_COMPAT_DDPLAUNCH
 // (an installed ddplaunch, or a wrapper around another build).
@@ -132,29 +131,22 @@ inline dt::RunResult run_launcher(const Workspace& ws, const std::vector<std::st
 inline void run_torchrun(const Workspace& ws, const LaunchLine& line, BothRuns& b) {
   b.torchrun_argv = {kTorchrun, "-r", "1", "-t", "1", "--log_dir", ws.fresh_dir("torchrun-logs"),
                      "--monitor_interval", "1"};
-  b.torchrun_argv.insert(b.torchrun_argv.end(), line.flags.begin(), line.flags.end());
+  // --standalone is, in torchrun 1.13's run.py, exactly `--rdzv_backend c10d --rdzv_endpoint
+  // localhost:29400 --rdzv_id <uuid>`: the same line on a port of this test's own, so that
+  // reference runs of tests running in parallel need not take turns at 29400.
+  for (const std::string& flag : line.flags) {
+    if (flag != "--standalone") {
+      b.torchrun_argv.push_back(flag);
+      continue;
+    }
+    const int port = dt::free_tcp_port();
+    EXPECT_GT(port, 0) << "no free port for torchrun's standalone rendezvous";
+    b.torchrun_argv.insert(b.torchrun_argv.end(), {"--rdzv_backend", "c10d", "--rdzv_endpoint",
+                                                   "localhost:" + std::to_string(port), "--rdzv_id",
+                                                   "standalone-" + std::to_string(port)});
+  }
   b.torchrun_argv.insert(b.torchrun_argv.end(), line.program.begin(), line.program.end());
-  // --standalone: torchrun's rendezvous is always on port 29400, so tests running in parallel
-  // take turns (the ddplaunch half needs no turn: it picks a free port).
-  const bool standalone = std::find(line.flags.begin(), line.flags.end(), "--standalone") != line.flags.end();
-  if (!standalone) {
-    b.torchrun = run_launcher(ws, b.torchrun_argv, line);
-    return;
-  }
-  // Up to a dozen standalone runs of the compatibility suites may queue for the port at once
-  // (each holds it ~5-15 s), so the wait is bounded well above one run's limit.
-  constexpr auto kTurnBound = 4 * kRunLimit;
-  dt::FixedPortTurn turn(kTorchrunStandalonePort, kTurnBound);
-  EXPECT_TRUE(turn.held()) << "port " << kTorchrunStandalonePort << " stayed taken for " << kTurnBound.count() << " s";
-  // A process outside this test suite (a torchrun of another checkout's tests) can still take
-  // the port between our check and torchrun's bind: then torchrun fails before any worker
-  // runs, and the reference run is made again (at most twice more).
-  const std::string taken = "failed to bind to 0.0.0.0:" + std::to_string(kTorchrunStandalonePort) + " (errno: 98";
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(5));
-    b.torchrun = run_launcher(ws, b.torchrun_argv, line);
-    if (b.torchrun.output.find(taken) == std::string::npos) break;
-  }
+  b.torchrun = run_launcher(ws, b.torchrun_argv, line);
 }
 
 inline void run_ddplaunch(const Workspace& ws, const LaunchLine& line, BothRuns& b) {

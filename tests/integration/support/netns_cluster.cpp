@@ -152,4 +152,18 @@ void NetnsCluster::set_link(int host, bool up) const {
   run_script({"link", name_, std::to_string(host), up ? "up" : "down"});
 }
 
+void NetnsCluster::partition(const std::vector<int>& side_a, const std::vector<int>& side_b) const {
+  auto list = [this](const std::vector<int>& side) {
+    std::string out;
+    for (int host : side) {
+      check_host(host, "partition");
+      out += (out.empty() ? "" : ",") + std::to_string(host);
+    }
+    return out;
+  };
+  run_script({"partition", name_, list(side_a), list(side_b)});
+}
+
+void NetnsCluster::heal() const { run_script({"heal", name_}); }
+
 }  // namespace ddplaunch::testing

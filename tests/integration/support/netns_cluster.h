@@ -42,6 +42,10 @@ class NetnsCluster {
   void unblock_port(int host, int port) const;
   // Sets host's eth0 down (cut link) or up again.
   void set_link(int host, bool up) const;
+  // Hosts of `side_a` and of `side_b` drop each other's packets (a partition: no RST, other
+  // hosts still reach both sides); heal() undoes every partition.
+  void partition(const std::vector<int>& side_a, const std::vector<int>& side_b) const;
+  void heal() const;
 
   static std::string script_path();  // <source dir>/scripts/test-cluster
 

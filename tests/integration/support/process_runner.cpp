@@ -170,22 +170,6 @@ bool port_unused(int port) {
   return unused;
 }
 
-// True when no process listens on port (any address): a bind with SO_REUSEADDR, as a server
-// such as c10d's TCPStore makes it, succeeds next to connections still in TIME_WAIT.
-bool port_listenable(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
 int open_port_lock(int port) {
   ::mkdir(kPortLockDir, 01777);
   const std::string path = std::string(kPortLockDir) + "/" + std::to_string(port);
@@ -193,27 +177,6 @@ int open_port_lock(int port) {
 }
 
 }  // namespace
-
-FixedPortTurn::FixedPortTurn(int port, milliseconds bound) {
-  const auto deadline = Clock::now() + bound;
-  int fd = open_port_lock(port);
-  if (fd < 0) return;
-  // Our turn: no other test process holds the port's lock (bounded wait, polled every 100 ms).
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (Clock::now() >= deadline) {
-      ::close(fd);
-      return;
-    }
-    ::usleep(100 * 1000);
-  }
-  // And free: the last holder's server is gone, as is any listener outside the test suite.
-  while (!port_listenable(port) && Clock::now() < deadline) ::usleep(100 * 1000);
-  fd_ = fd;
-}
-
-FixedPortTurn::~FixedPortTurn() {
-  if (fd_ >= 0) ::close(fd_);  // releases the flock
-}
 
 int free_tcp_port() {
   // Tests run in parallel (ctest -j): each port is reserved by an flock on its own file,

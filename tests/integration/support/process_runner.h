@@ -87,22 +87,6 @@ bool wait_until_gone(pid_t pid, std::chrono::milliseconds timeout);
 // running in parallel (ctest -j) never share one. -1 when none is free.
 int free_tcp_port();
 
-// A turn at a fixed port that a program under test binds by itself (Debian's torchrun
-// --standalone always hosts its rendezvous on 29400): tests running in parallel take turns
-// through the per-port flock free_tcp_port uses, held from construction to destruction. The
-// constructor waits at most `bound` for the lock and then for no process to listen on the port.
-class FixedPortTurn {
- public:
-  FixedPortTurn(int port, std::chrono::milliseconds bound);
-  ~FixedPortTurn();
-  FixedPortTurn(const FixedPortTurn&) = delete;
-  FixedPortTurn& operator=(const FixedPortTurn&) = delete;
-  bool held() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
-
 // Kills, when it goes out of scope, every process of `pids` still alive whose command line
 // contains one of `names` (pids get reused): a failed test must not leave processes behind.
 struct StrayKiller {
