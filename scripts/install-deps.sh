@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libboost-dev libboost-filesystem-dev libboost-system-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev googletest libssl-dev nlohmann-json3-dev
