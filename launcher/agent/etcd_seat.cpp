@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "ddplaunch/base/small_math.h"
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
@@ -76,7 +77,7 @@ EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> cl
       prefix_("/ddplaunch/" + config.job_id + "/"),
       election_(prefix_ + "coordinator"),
       hostname_(std::move(hostname)),
-      ttl_(std::max<long>(1, std::lround(config.etcd.lease_ttl_s))),
+      ttl_(std::max<long>(1, static_cast<long>(round_half_away(config.etcd.lease_ttl_s)))),
       confirm_bound_(seconds_to_ms(config.join_timeout_s)),
       retry_(io),
       write_retry_(io),

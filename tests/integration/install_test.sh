@@ -83,6 +83,13 @@ for bin in "$build_dir/launcher/ddplaunch" "$work/moved/bin/ddplaunch"; do
   paths=$(readelf -d "$bin" | grep -E 'RPATH|RUNPATH' || true)
   [ -z "$paths" ] && pass "no RPATH/RUNPATH in $bin" || fail "$bin has a library search path: $paths"
 done
+# glibc's libc and loader only (issue 26): libm's loading cost every start ~10 page faults, and
+# one std::lround was enough to bring it back (launcher/no_libm.cpp, base/small_math.h).
+if [ "$(uname -m)" = x86_64 ]; then
+  needed=$(readelf -d "$build_dir/launcher/ddplaunch" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+  [ "$needed" = "ld-linux-x86-64.so.2 libc.so.6 " ] && pass "ddplaunch needs only libc and the loader" ||
+    fail "ddplaunch needs more than libc: $needed(a libm function? see launcher/no_libm.cpp)"
+fi
 mkdir -p "$work/planted" && cp /bin/true "$work/planted/libc.so.6"
 searched=$(cd "$work/planted" && LD_DEBUG=libs "$work/moved/bin/ddplaunch" --version 2>&1 >/dev/null)
 grep -qE 'trying file=(\./)?libc\.so\.6|trying file=[^/]' <<<"$searched" &&
