@@ -151,9 +151,10 @@ TEST_P(EscapedDescendants, NoneRemains) {
   for (pid_t pid : tagged) EXPECT_TRUE(dt::wait_until_gone(pid, kGoneBound)) << "pid " << pid << " survived\n" << r.output;
   // Without the tag only the subreaper tree finds a process, and that dies with the launcher:
   // after a SIGKILL such a process is out of reach (docs/ARCHITECTURE.md says so).
-  if (ending != Ending::LauncherSigkilled)
+  if (ending != Ending::LauncherSigkilled) {
     for (pid_t pid : untagged)
       EXPECT_TRUE(dt::wait_until_gone(pid, kGoneBound)) << "untagged pid " << pid << " survived\n" << r.output;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(HostileProcessTree, EscapedDescendants,

@@ -318,7 +318,7 @@ TEST(NodeAgent, ARefusedJoinEndsWithTwoAndTheMastersReason) {
 }
 
 TEST(NodeAgent, AHotSpareWaitsIdleThenTakesTheSlotItIsGiven) {
-  FakeMaster master({.expected_nodes = 2, .membership = true});
+  FakeMaster master({.expected_nodes = 2, .membership = true, .token = {}});
   auto node = start_node(master, kLongWork);
   auto member = master.next_member();
   ASSERT_TRUE(member) << node->output_so_far();
@@ -336,7 +336,7 @@ TEST(NodeAgent, AHotSpareWaitsIdleThenTakesTheSlotItIsGiven) {
 }
 
 TEST(NodeAgent, ADismissedNodeStopsItsWorkersAndEndsWithTwo) {
-  FakeMaster master({.expected_nodes = 2, .membership = true});
+  FakeMaster master({.expected_nodes = 2, .membership = true, .token = {}});
   auto node = start_node(master, kLongWork);
   auto member = master.next_member();
   ASSERT_TRUE(member) << node->output_so_far();

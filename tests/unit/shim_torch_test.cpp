@@ -23,7 +23,9 @@
 #include <gtest/gtest.h>
 
 // Debian's header hides the class unless this is set; needed only to read the group's timeout.
+#ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO
+#endif
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include "ddplaunch/shim_torch.h"
