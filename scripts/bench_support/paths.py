@@ -35,3 +35,7 @@ def have_torchrun():
 
 def bench_fail_once():
     return _find("BENCH_FAIL_ONCE_BIN", "tests/bench/bench_fail_once")
+
+
+def bench_fail_once_static():
+    return _find("BENCH_FAIL_ONCE_STATIC_BIN", "tests/bench/bench_fail_once_static")
