@@ -45,7 +45,7 @@ std::string EtcdCluster::start_on(const std::vector<EtcdHost>& hosts, std::chron
 
 std::string EtcdCluster::launch(int i) {
   const EtcdHost& host = hosts_.at(i);
-  const std::string client = "http://" + host.address + ":" + std::to_string(client_ports_[i]);
+  const std::string client = (tls_ ? "https://" : "http://") + host.address + ":" + std::to_string(client_ports_[i]);
   const std::string peer = "http://" + host.address + ":" + std::to_string(peer_ports_[i]);
   std::vector<std::string> argv = host.exec_prefix;
   for (const std::string& a :
@@ -55,6 +55,13 @@ std::string EtcdCluster::launch(int i) {
         std::string("--initial-advertise-peer-urls"), peer, std::string("--initial-cluster"), initial_cluster_,
         std::string("--initial-cluster-state"), std::string("new"), std::string("--initial-cluster-token"), token_})
     argv.push_back(a);
+  if (tls_) {
+    for (const std::string& a : {std::string("--cert-file"), tls_->cert, std::string("--key-file"), tls_->key})
+      argv.push_back(a);
+    if (!tls_->client_ca.empty())
+      for (const std::string& a : {std::string("--client-cert-auth"), std::string("--trusted-ca-file"), tls_->client_ca})
+        argv.push_back(a);
+  }
   auto p = std::make_unique<BackgroundProcess>();
   if (!p->start(argv)) return "etcd did not start: " + p->output_so_far();
   members_[i] = std::move(p);

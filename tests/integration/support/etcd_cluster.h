@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ struct EtcdHost {
   std::vector<std::string> exec_prefix;  // e.g. NetnsCluster::exec_argv(host, {})
 };
 
+// Clients served over TLS (https:// client URLs); with client_ca, only clients with a
+// certificate that CA signed (etcd's --client-cert-auth --trusted-ca-file).
+struct EtcdServerTls {
+  std::string cert, key;
+  std::string client_ca;  // "" = any client
+};
+
 class EtcdCluster {
  public:
   EtcdCluster() = default;
@@ -31,6 +39,7 @@ class EtcdCluster {
   EtcdCluster& operator=(const EtcdCluster&) = delete;
 
   static bool available();  // the etcd binary is installed
+  void serve_tls(EtcdServerTls tls) { tls_ = std::move(tls); }  // before start
   // Starts `members` members and waits until each serves clients; "" or why not.
   std::string start(int members, std::chrono::milliseconds bound = std::chrono::seconds(40));
   std::string start_on(const std::vector<EtcdHost>& hosts, std::chrono::milliseconds bound = std::chrono::seconds(40));
@@ -45,6 +54,7 @@ class EtcdCluster {
   std::string launch(int member);
   std::string wait_ready(int member, std::chrono::steady_clock::time_point deadline);
   std::string dir_;
+  std::optional<EtcdServerTls> tls_;
   std::vector<EtcdHost> hosts_;
   std::string initial_cluster_, token_;
   std::vector<int> client_ports_;
