@@ -10,6 +10,7 @@
 #include <openssl/ssl.h>
 
 #include "etcd/gateway_stream.h"
+#include "etcd/openssl_loader.h"
 
 namespace ddplaunch::etcd {
 namespace asio = boost::asio;
@@ -39,6 +40,7 @@ Result<std::shared_ptr<TlsContext>> make_tls_context(const TlsFiles& files) {
   for (const auto& [key, path] : {std::pair{"cacert", files.cacert}, {"cert", files.cert}, {"key", files.key}})
     if (!path.empty())
       if (auto why = unreadable(path); !why.empty()) return R::failure(named(key, path) + ": " + why);
+  if (const auto& why = detail::load_openssl(); !why.empty()) return R::failure(why);
 
   auto context = std::make_shared<TlsContext>(files);
   auto& ssl = context->ssl;
