@@ -158,19 +158,6 @@ TEST_F(EtcdTls, AnUnreadableTlsFileIsAStartUpErrorNamingItsKey) {
                         {"key=" + d.certs.server_key, "cert=" + d.certs.client_cert});
 }
 
-// etcd with authentication on: root with a password (etcdctl, v3 API).
-std::string enable_auth(const std::string& endpoint, const std::string& password) {
-  const std::map<std::string, std::string> env{{"ETCDCTL_API", "3"}};
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"user", "add", "root:" + password}, {"auth", "enable"}}) {
-    std::vector<std::string> argv{"/usr/bin/etcdctl", "--endpoints", "http://" + endpoint};
-    argv.insert(argv.end(), args.begin(), args.end());
-    RunResult r = ddplaunch::testing::run_command(argv, 20s, env);
-    if (r.exit_code != 0) return "etcdctl " + args[0] + " " + args[1] + " failed:\n" + r.output;
-  }
-  return {};
-}
-
 std::string write_secret_file(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
   ::chmod(path.c_str(), 0600);
@@ -179,10 +166,10 @@ std::string write_secret_file(const std::string& path, const std::string& text) 
 
 TEST(EtcdAuth, AJobRunsAsAnEtcdUserAndAWrongPasswordIsAClearStartUpError) {
   SKIP_WITHOUT_ETCD_AND_OPENSSL();
-  if (::access("/usr/bin/etcdctl", X_OK) != 0) GTEST_SKIP() << "etcdctl is not installed at /usr/bin/etcdctl";
+  if (::access(ddplaunch::testing::kEtcdctlBinary, X_OK) != 0) GTEST_SKIP() << "etcdctl is not installed";
   EtcdCluster etcd;
   ASSERT_EQ(etcd.start(1), "");
-  ASSERT_EQ(enable_auth(etcd.endpoint(0), "s3cret-pw"), "");
+  ASSERT_EQ(etcd.enable_auth("s3cret-pw"), "");
   const std::string dir = ddplaunch::testing::temp_dir("ddplaunch-etcd-auth-");
   const std::string good = write_secret_file(dir + "/good", "s3cret-pw\nsecond line is not the password\n");
   const std::string bad = write_secret_file(dir + "/bad", "wrong-pw\n");
