@@ -60,10 +60,21 @@ Result<std::unique_ptr<EtcdSeat>> EtcdSeat::create(boost::asio::io_context& io, 
                                                    std::string hostname) {
   auto endpoints = etcd::parse_endpoints(config.etcd.endpoints, "--rdzv-endpoint");
   if (!endpoints) return Result<std::unique_ptr<EtcdSeat>>::failure(endpoints.error);
+  auto tls = etcd::uses_tls(*endpoints, config.etcd.protocol, "--rdzv-endpoint");
+  if (!tls) return Result<std::unique_ptr<EtcdSeat>>::failure(tls.error);
+  if (!*tls && !(config.etcd.cacert + config.etcd.cert + config.etcd.key).empty())
+    return Result<std::unique_ptr<EtcdSeat>>::failure(
+        "--rdzv-conf cacert/cert/key are TLS files, but etcd is spoken to over plain http: add protocol=https "
+        "(or write the endpoints as https://HOST:2379)");
   etcd::ClientOptions options;
   options.endpoints = *endpoints;
   options.connect_timeout = seconds_to_ms(std::min(config.connect_timeout_s, 3.0));
   options.request_timeout = seconds_to_ms(std::max(config.etcd.lease_ttl_s, 2.0));
+  options.tls = *tls;
+  options.tls_files = {config.etcd.cacert, config.etcd.cert, config.etcd.key};
+  options.credentials = {config.etcd.username, config.etcd.password,
+                         config.etcd.password_file.empty() ? "DDPLAUNCH_ETCD_PASSWORD"
+                                                           : "--rdzv-conf password_file=" + config.etcd.password_file};
   auto client = etcd::Client::create(io, std::move(options));
   if (!client) return Result<std::unique_ptr<EtcdSeat>>::failure(client.error);
   return Result<std::unique_ptr<EtcdSeat>>::success(

@@ -155,12 +155,17 @@ void apply_rdzv_conf(const std::string& v, FlagContext& c) {
         c.error(fmt::format("{}: coordinator_port={} is not a port (0..65535; 0 = any free port)", c.source, value));
       else
         c.set("etcd.coordinator_port", value);
-    } else if (key == "protocol" || key == "cacert" || key == "cert" || key == "key" || key == "username" ||
-               key == "password") {
-      if (key == "protocol" && value == "http") continue;
-      c.error(fmt::format("{}: {} (etcd TLS / authentication) is not supported yet: ddplaunch speaks plain HTTP to etcd; "
-                          "reach etcd on a trusted network, or use --rdzv-backend c10d",
-                          c.source, key));
+    } else if (key == "protocol") {  // etcd: TLS (torchrun's etcd rendezvous names the keys alike)
+      if (value != "http" && value != "https")
+        c.error(fmt::format("{}: protocol={} is not http or https", c.source, value));
+      else
+        c.set("etcd.protocol", value);
+    } else if (key == "cacert" || key == "cert" || key == "key" || key == "username" || key == "password_file") {
+      c.set("etcd." + key, value);
+    } else if (key == "password") {
+      c.error(fmt::format("{}: password= is refused: a command line is visible to every user of this host (ps, "
+                          "/proc/PID/cmdline); put the etcd password in a file only you can read and give "
+                          "password_file=PATH, or set DDPLAUNCH_ETCD_PASSWORD", c.source));
     } else if (key == "last_call_timeout") {  // elastic MIN:MAX: the wait for more nodes once MIN joined
       seconds("membership.last_call_s");
     } else if (key == "close_timeout" || key == "is_host" || key == "store_type" ||
@@ -170,7 +175,7 @@ void apply_rdzv_conf(const std::string& v, FlagContext& c) {
     } else {
       c.error(fmt::format("{}: unknown key '{}'; known: join_timeout, timeout, read_timeout, keep_alive_interval, "
                           "keep_alive_max_attempt, last_call_timeout, close_timeout, is_host; with etcd: lease_ttl, "
-                          "coordinator_port", c.source, key));
+                          "coordinator_port, protocol, cacert, cert, key, username, password_file", c.source, key));
     }
   }
 }

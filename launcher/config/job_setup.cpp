@@ -88,6 +88,26 @@ void resolve_token(const Environment& env, LaunchConfig& config, JobSetup& setup
     if (auto it = env.find("DDPLAUNCH_TOKEN"); it != env.end()) config.token = it->second;
 }
 
+// etcd's password (with --rdzv-conf username=): password_file's first line, else
+// DDPLAUNCH_ETCD_PASSWORD; never the command line, where ps shows it.
+void resolve_etcd_password(const Environment& env, LaunchConfig& config, JobSetup& setup) {
+  EtcdConfig& etcd = config.etcd;
+  if (etcd.username.empty()) return;
+  if (!etcd.password_file.empty()) {
+    TokenFromFile read = read_secret_first_line(etcd.password_file, "--rdzv-conf password_file", "the etcd password");
+    if (!read.error.empty()) return setup.errors.push_back(read.error);
+    etcd.password = std::move(read.token);
+    return;
+  }
+  if (auto it = env.find("DDPLAUNCH_ETCD_PASSWORD"); it != env.end() && !it->second.empty()) {
+    etcd.password = it->second;
+    return;
+  }
+  setup.errors.push_back(fmt::format("--rdzv-conf username={} needs the etcd password: give password_file=PATH (its "
+                                     "first line; your own file, mode 0600) or set DDPLAUNCH_ETCD_PASSWORD",
+                                     etcd.username));
+}
+
 }  // namespace
 
 std::string default_job_id(const LaunchConfig& config) {
@@ -111,6 +131,7 @@ JobSetup resolve_job_setup(const CommandLine& cl, const Environment& env) {
   config.program = program_command(cl.program_mode, cl.program, python_interpreter(cl.python, env));
   config.dry_run = cl.dry_run;
   resolve_token(env, config, setup);
+  resolve_etcd_password(env, config, setup);
   if (std::string weak = token_weakness(config.token); !weak.empty()) setup.warnings.push_back(weak);
   if (!setup.errors.empty()) return setup;
 

@@ -63,6 +63,10 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(m.spares >= 0, fmt::format("membership.spares must be >= 0 (got {})", m.spares));
   need(!(etcd_enabled(c) && c.standalone),
        "--standalone runs one node without a rendezvous; drop it with --rdzv-backend etcd");
+  need(c.etcd.protocol == "http" || c.etcd.protocol == "https",
+       fmt::format("etcd.protocol must be http or https (got '{}')", c.etcd.protocol));
+  need(c.etcd.password_file.empty() || !c.etcd.username.empty(),
+       "etcd.password_file (--rdzv-conf password_file=) is given without a user: add username=NAME");
   need(!(membership_enabled(c) && !etcd_enabled(c) && c.standalone),
        "--spares and --nodes MIN:MAX need several nodes; drop them with --standalone");
   need(m.exclude_after >= 1, fmt::format("membership.exclude_after must be >= 1 (got {})", m.exclude_after));

@@ -30,6 +30,11 @@ struct EtcdConfig {
   std::string endpoints;             // "" = off (node 0 hosts the rendezvous); HOST:PORT[,HOST:PORT...]
   double lease_ttl_s = 3;            // a lost coordinator's lease expires after this long
   int coordinator_port = 29400;      // where the elected launcher hosts the rendezvous (0: any free port)
+  std::string protocol = "http";     // "https": TLS (https:// endpoints imply it)
+  std::string cacert, cert, key;     // TLS files (PEM): etcd's CA, a client certificate and its key
+  std::string username;              // etcd authentication; "" = none
+  std::string password_file;         // the password's file (first line); else DDPLAUNCH_ETCD_PASSWORD
+  std::string password;              // no config key: job_setup reads it from the file or the environment
 };
 
 struct LaunchConfig {

@@ -76,7 +76,8 @@ constexpr OptionSpec kOptions[] = {
      .help = "job id, the same on every node (default: derived from the endpoint)"},
     {.names = "--rdzv-conf", .group = G::Rendezvous, .kind = K::Custom, .value_name = "K=V,...",
      .pet = "PET_RDZV_CONF", .apply = apply_rdzv_conf,
-     .help = "join_timeout/timeout -> --join-timeout, read_timeout -> --connect-timeout, keep_alive_* -> heartbeats"},
+     .help = "join_timeout/timeout -> --join-timeout, read_timeout -> --connect-timeout, keep_alive_* -> heartbeats; "
+             "etcd: lease_ttl, coordinator_port, protocol=https, cacert, cert, key, username, password_file"},
     {.key = "standalone", .field = field<&L::standalone>(), .names = "--standalone", .group = G::Rendezvous,
      .kind = K::Switch, .pet = "PET_STANDALONE", .help = "one node; rendezvous on 127.0.0.1 with free ports"},
     {.key = "token", .field = field<&L::token>(),
@@ -213,6 +214,22 @@ constexpr OptionSpec kOptions[] = {
     {.key = "etcd.coordinator_port", .field = field<&L::etcd, &EtcdConfig::coordinator_port>(),
      .doc = "where the elected launcher hosts the rendezvous; 0 = any free port\n"
             "(--rdzv-conf coordinator_port=P)", .range = {0, 65535}},
+    {.key = "etcd.protocol", .field = field<&L::etcd, &EtcdConfig::protocol>(),
+     .doc = "http | https: TLS to etcd, the server's certificate checked against cacert and\n"
+            "the endpoint's name or IP (--rdzv-conf protocol=https; https:// endpoints imply it)"},
+    {.key = "etcd.cacert", .field = field<&L::etcd, &EtcdConfig::cacert>(),
+     .doc = "PEM file of the CA that signed etcd's certificate; \"\" = the system's CAs\n"
+            "(--rdzv-conf cacert=PATH)"},
+    {.key = "etcd.cert", .field = field<&L::etcd, &EtcdConfig::cert>(),
+     .doc = "client certificate (PEM) for an etcd with --client-cert-auth (--rdzv-conf cert=PATH)"},
+    {.key = "etcd.key", .field = field<&L::etcd, &EtcdConfig::key>(),
+     .doc = "the client certificate's private key (PEM) (--rdzv-conf key=PATH)"},
+    {.key = "etcd.username", .field = field<&L::etcd, &EtcdConfig::username>(),
+     .doc = "etcd user (etcd's auth enabled); the password from password_file, else\n"
+            "DDPLAUNCH_ETCD_PASSWORD (--rdzv-conf username=NAME)"},
+    {.key = "etcd.password_file", .field = field<&L::etcd, &EtcdConfig::password_file>(),
+     .doc = "the etcd user's password: this file's first line; your own file, mode 0600\n"
+            "(--rdzv-conf password_file=PATH; never password=, which ps would show)"},
 
     {.heading = "--- runtime hangs (learnt from each rank's training steps; sections have their own) ---",
      .key = "hang.action", .field = field<&L::hang_action>(),

@@ -26,8 +26,10 @@ bool scrub_after(char* arg, std::string_view prefix) {
 }
 }  // namespace
 
-TokenFromFile read_token_file(const std::string& path) {
-  auto refuse = [&](std::string why) { return TokenFromFile{{}, fmt::format("--token-file {}: {}", path, why)}; };
+// A secret's file, checked; `first_line_only`: what follows the first newline is not part of it.
+static TokenFromFile read_secret_file(const std::string& path, const std::string& label, const std::string& what,
+                               bool first_line_only) {
+  auto refuse = [&](std::string why) { return TokenFromFile{{}, fmt::format("{} {}: {}", label, path, why)}; };
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return refuse(fmt::format("cannot open it: {}", std::strerror(errno)));
   struct stat info {};
@@ -35,13 +37,14 @@ TokenFromFile read_token_file(const std::string& path) {
   std::string text;
   std::string why;
   if (!statted) why = fmt::format("cannot stat it: {}", std::strerror(errno));
-  else if (!S_ISREG(info.st_mode)) why = "not a regular file; put the token in a file of its own";
+  else if (!S_ISREG(info.st_mode)) why = fmt::format("not a regular file; put {} in a file of its own", what);
   else if (info.st_uid != geteuid())
-    why = fmt::format("owned by uid {}, not by you (uid {}); a token file must be your own", info.st_uid, geteuid());
+    why = fmt::format("owned by uid {}, not by you (uid {}); a file of {} must be your own", info.st_uid, geteuid(),
+                      what);
   else if ((info.st_mode & 077) != 0)
     why = fmt::format("mode {:04o} lets others read or change it; run chmod 600 {}", info.st_mode & 07777, path);
   else if (info.st_size > static_cast<off_t>(kMaxTokenFileBytes))
-    why = fmt::format("{} bytes is too long for a token (at most {})", info.st_size, kMaxTokenFileBytes);
+    why = fmt::format("{} bytes is too long for {} (at most {})", info.st_size, what, kMaxTokenFileBytes);
   if (why.empty()) {
     char buffer[kMaxTokenFileBytes + 1];
     ssize_t n = read(fd, buffer, sizeof buffer);
@@ -50,9 +53,18 @@ TokenFromFile read_token_file(const std::string& path) {
   }
   close(fd);
   if (!why.empty()) return refuse(why);
+  if (first_line_only) text = text.substr(0, text.find('\n'));
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  if (text.empty()) return refuse("it is empty; write the shared secret into it (the same on every node)");
+  if (text.empty()) return refuse(fmt::format("it is empty; write {} into it (the same on every node)", what));
   return TokenFromFile{std::move(text), {}};
+}
+
+TokenFromFile read_token_file(const std::string& path) {
+  return read_secret_file(path, "--token-file", "the shared secret", false);
+}
+
+TokenFromFile read_secret_first_line(const std::string& path, const std::string& label, const std::string& what) {
+  return read_secret_file(path, label, what, true);
 }
 
 void scrub_token_arguments(int argc, char** argv) {

@@ -16,6 +16,10 @@ struct TokenFromFile {
 // one else (mode 0600 or stricter), not empty, at most 4 KiB.
 TokenFromFile read_token_file(const std::string& path);
 
+// The same checks for another secret's file; its first line is the secret. `label` names the
+// file in messages ("--rdzv-conf password_file"), `what` the secret ("the etcd password").
+TokenFromFile read_secret_first_line(const std::string& path, const std::string& label, const std::string& what);
+
 // Why `token` is easy to guess ("" when it is not): under 16 characters, or under 8 different
 // characters. Anyone who reaches the rendezvous port may try tokens; a weak one is warned
 // about (a refusal would break every short token of existing job scripts).

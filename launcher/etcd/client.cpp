@@ -12,9 +12,13 @@ std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 std::string likely_cause(const std::string& error, int code) {
   if (error.find("lease not found") != std::string::npos)
     return "the lease expired or was revoked: its keepalive stopped for longer than its TTL";
-  if (code == 16 || error.find("user name is empty") != std::string::npos ||
-      error.find("invalid auth token") != std::string::npos || error.find("permission denied") != std::string::npos)
-    return "etcd has authentication enabled; user/password are not supported by ddplaunch yet";
+  if (error.find("user name is empty") != std::string::npos)
+    return "etcd has authentication enabled: give --rdzv-conf username=NAME with password_file=PATH or "
+           "DDPLAUNCH_ETCD_PASSWORD";
+  if (error.find("permission denied") != std::string::npos)
+    return "the etcd user lacks the permission: grant it a role with read-write access to /ddplaunch/";
+  if (code == 16 || error.find("invalid auth token") != std::string::npos)
+    return "etcd refused the auth token, also a fresh one";
   if (error.find("too many operations in txn") != std::string::npos)
     return "etcd's --max-txn-ops (128 by default) is lower than this transaction";
   if (error.find("request is too large") != std::string::npos)
@@ -43,15 +47,21 @@ Result<std::shared_ptr<Client>> Client::create(boost::asio::io_context& io, Clie
   using R = Result<std::shared_ptr<Client>>;
   if (options.endpoints.empty())
     return R::failure(options.flag + " names no etcd endpoint: give HOST:2379[,HOST:2379...]");
-  if (!options.user.empty() || !options.password.empty())
-    return R::failure("etcd user/password authentication is not supported yet: use an etcd without "
-                      "--auth, reachable only from the cluster's hosts");
-  return R::success(std::shared_ptr<Client>(new Client(io, std::move(options))));
+  if (options.credentials.user.empty() && !options.credentials.password.empty())
+    return R::failure("an etcd password is given without a user: add --rdzv-conf username=NAME");
+  std::shared_ptr<const TlsContext> tls;
+  if (options.tls) {
+    auto context = make_tls_context(options.tls_files);
+    if (!context) return R::failure("TLS to etcd: " + context.error);
+    tls = std::move(*context);
+  }
+  return R::success(std::shared_ptr<Client>(new Client(io, std::move(options), std::move(tls))));
 }
 
-Client::Client(boost::asio::io_context& io, ClientOptions options)
+Client::Client(boost::asio::io_context& io, ClientOptions options, std::shared_ptr<const TlsContext> tls)
     : options_(std::move(options)),
-      transport_(io, TransportOptions{options_.endpoints, options_.flag, options_.connect_timeout}) {}
+      transport_(io, TransportOptions{options_.endpoints, options_.flag, options_.connect_timeout, std::move(tls),
+                                      options_.credentials}) {}
 
 template <typename T, typename Parse>
 void Client::call(std::string what, std::string target, wire::Json body, Parse parse, Callback<T> done,

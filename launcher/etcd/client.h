@@ -25,17 +25,19 @@ using Callback = std::function<void(Result<T>)>;
 struct ClientOptions {
   std::vector<Endpoint> endpoints;       // from parse_endpoints
   std::string flag = "--rdzv-endpoint";  // where they came from, for messages
-  std::chrono::milliseconds connect_timeout{3000};
+  std::chrono::milliseconds connect_timeout{3000};  // the TCP connect and the TLS handshake
   std::chrono::milliseconds request_timeout{5000};  // an answer's bound, per endpoint
-  std::string user;                      // etcd authentication: not supported yet
-  std::string password;
+  bool tls = false;                      // https: the server's certificate checked against tls_files.cacert
+  TlsFiles tls_files;
+  Credentials credentials;               // etcd's user/password authentication; user "" = none
 };
 
 class PrefixWatch;
 
 class Client : public std::enable_shared_from_this<Client> {
  public:
-  // Refused: no endpoints, or user/password (authentication is not supported yet).
+  // Refused: no endpoints, a TLS file that cannot be read or is not what its key says, a
+  // password without a user. Builds the TLS context (the only place OpenSSL starts) once.
   static Result<std::shared_ptr<Client>> create(boost::asio::io_context& io, ClientOptions options);
 
   // Key-value. A missing key is an empty RangeResult, not an error.
@@ -66,7 +68,7 @@ class Client : public std::enable_shared_from_this<Client> {
   GatewayTransport& transport() { return transport_; }
 
  private:
-  Client(boost::asio::io_context& io, ClientOptions options);
+  Client(boost::asio::io_context& io, ClientOptions options, std::shared_ptr<const TlsContext> tls);
   template <typename T, typename Parse>
   void call(std::string what, std::string target, wire::Json body, Parse parse, Callback<T> done,
             std::chrono::milliseconds timeout = {}, std::shared_ptr<CancelSignal> cancel = {});

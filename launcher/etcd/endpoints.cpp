@@ -19,14 +19,19 @@ Result<Endpoint> parse_one(std::string_view entry, std::string_view flag) {
   using R = Result<Endpoint>;
   const std::string where = std::string(flag) + " entry " + in_quotes(entry);
   std::string_view rest = entry;
-  if (rest.starts_with("https://"))
-    return R::failure(where + ": TLS (https://) to etcd is not supported yet; use a plain http "
-                              "client URL (etcd's --listen-client-urls http://HOST:2379)");
-  if (rest.starts_with("http://")) rest.remove_prefix(7);
+  Scheme scheme = Scheme::Unsaid;
+  if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+    scheme = Scheme::Https;
+  } else if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+    scheme = Scheme::Http;
+  }
   if (rest.ends_with("/")) rest.remove_suffix(1);
   if (rest.find("://") != std::string_view::npos || rest.find('/') != std::string_view::npos)
     return R::failure(where + ": expected HOST:PORT (e.g. 10.0.0.5:2379), not a URL with a path");
   Endpoint ep;
+  ep.scheme = scheme;
   std::string_view port_text;
   if (rest.starts_with("[")) {
     const auto close = rest.find(']');
@@ -81,6 +86,19 @@ Result<std::vector<Endpoint>> parse_endpoints(std::string_view list, std::string
     start = comma + 1;
   }
   return R::success(std::move(out));
+}
+
+Result<bool> uses_tls(const std::vector<Endpoint>& endpoints, std::string_view protocol, std::string_view flag) {
+  const auto said = [&](Scheme s) {
+    return std::any_of(endpoints.begin(), endpoints.end(), [s](const Endpoint& e) { return e.scheme == s; });
+  };
+  if (said(Scheme::Https) && said(Scheme::Http))
+    return Result<bool>::failure(std::string(flag) + " mixes http:// and https:// entries: etcd's members serve "
+                                 "their clients one way; write them all alike");
+  if (said(Scheme::Http) && protocol == "https")
+    return Result<bool>::failure(std::string(flag) + " has http:// entries, but --rdzv-conf protocol=https asks "
+                                 "for TLS: drop one of them");
+  return Result<bool>::success(protocol == "https" || said(Scheme::Https));
 }
 
 }  // namespace ddplaunch::etcd

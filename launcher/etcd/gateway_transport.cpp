@@ -3,64 +3,16 @@
 
 #include <cstdio>
 
-#include "etcd/http_stream.h"
+#include "etcd/one_post.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 
 namespace ddplaunch::etcd {
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
+using detail::Attempt;
 
 namespace {
-
-constexpr std::uint64_t kAnswerLimit = 64u << 20;  // a prefix read of a large job stays far below
-
-struct Attempt {
-  enum class Kind { Answered, Failed, TimedOut, Cancelled };
-  Kind kind = Kind::Failed;
-  unsigned status = 0;
-  std::string body;
-  std::string why;
-};
-
-asio::awaitable<Attempt> attempt(const Endpoint& ep, const GatewayCall& call, std::chrono::milliseconds connect_bound,
-                                 CancelSignal& cancel) {
-  beast::tcp_stream stream(co_await asio::this_coro::executor);
-  cancel.on_cancel([&stream] { stream.cancel(); });
-  struct Clear {
-    CancelSignal& c;
-    ~Clear() { c.on_cancel({}); }
-  } clear{cancel};
-  auto done = [&](Attempt::Kind kind, std::string why) { return Attempt{kind, 0, {}, std::move(why)}; };
-
-  const auto bound = call.failover_on_timeout ? std::min(connect_bound, call.timeout) : connect_bound;
-  const auto why = co_await detail::connect_stream(stream, ep, bound);
-  if (cancel.cancelled()) co_return done(Attempt::Kind::Cancelled, "cancelled");
-  if (!why.empty()) co_return done(Attempt::Kind::Failed, why);
-
-  boost::system::error_code ec;
-  stream.expires_after(call.timeout);
-  auto req = detail::json_post(ep, call.target, call.body);
-  co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kAnswerLimit);
-  if (!ec) co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-  if (cancel.cancelled()) co_return done(Attempt::Kind::Cancelled, "cancelled");
-  if (ec == beast::error::timeout)
-    co_return done(Attempt::Kind::TimedOut, detail::describe_socket_error(ec, ep, detail::Step::Answer, call.timeout));
-  if (ec) co_return done(Attempt::Kind::Failed, detail::describe_socket_error(ec, ep, detail::Step::Answer, call.timeout));
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  auto res = parser.release();
-  co_return Attempt{Attempt::Kind::Answered, res.result_int(), std::move(res.body()), {}};
-}
 
 // The gateway answers errors as {"error": ..., "code": N}; gRPC's Unavailable (14) means this
 // member cannot serve now (no quorum, no leader, stopping): another member may.
@@ -96,7 +48,24 @@ void GatewayTransport::post(GatewayCall call, std::shared_ptr<CancelSignal> canc
     for (std::size_t i = 0; i < eps.size(); ++i) {
       const std::size_t index = (current_ + i) % eps.size();
       const auto& ep = eps[index];
-      auto a = co_await attempt(ep, call, options_.connect_timeout, *cancel);
+      // With credentials: a token first, and once more when etcd refuses it (expired).
+      bool refused = false;
+      Attempt a;
+      for (bool renew : {false, true}) {
+        auto token = co_await auth_token(ep, renew, *cancel, refused);
+        if (!token) {
+          a = Attempt{cancel->cancelled() ? Attempt::Kind::Cancelled : Attempt::Kind::Failed, 0, {}, token.error};
+          break;
+        }
+        a = co_await detail::post_once(ep, call, options_.connect_timeout, options_.tls.get(), *token, *cancel);
+        const bool token_refused = a.kind == Attempt::Kind::Answered && !token->empty() &&
+                                   wire::token_refused(wire::Json::parse(a.body, nullptr, false));
+        if (!token_refused) break;
+      }
+      if (refused) {  // a wrong user or password: every member would say the same
+        done(Result<GatewayAnswer>::failure(endpoint_label(ep.text(), options_.flag) + ": " + a.why));
+        co_return;
+      }
       if (a.kind == Attempt::Kind::Cancelled) {
         done(Result<GatewayAnswer>::failure(call.what + " at " + ep.text() + " cancelled"));
         co_return;
@@ -113,6 +82,11 @@ void GatewayTransport::post(GatewayCall call, std::shared_ptr<CancelSignal> canc
           const auto line_end = a.body.find('\n');
           if (line_end != std::string::npos)
             body = wire::Json::parse(a.body.substr(0, line_end), nullptr, false);
+        }
+        if (body.is_discarded() && a.body.find("HTTP request to an HTTPS server") != std::string::npos) {
+          failures.push_back(ep.text() + ": it serves TLS (https), and this request was plain http: give --rdzv-conf "
+                                         "protocol=https,cacert=CA.pem (or https:// in " + options_.flag + ")");
+          continue;
         }
         if (body.is_discarded()) {
           failures.push_back(ep.text() + ": HTTP " + std::to_string(a.status) +

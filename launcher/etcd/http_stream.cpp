@@ -39,10 +39,11 @@ std::string describe_socket_error(const boost::system::error_code& ec, const End
   if (ec == asio::error::eof || ec == err::connection_reset || ec == beast::http::error::end_of_stream ||
       ec == beast::http::error::partial_message)
     return "the connection closed before an answer (" + ec.message() + "): is " + at +
-           " etcd's client port (2379), not its peer port (2380) or another service?";
+           " etcd's client port (2379), not its peer port (2380) or another service? If etcd serves TLS there "
+           "(https://), give --rdzv-conf protocol=https,cacert=CA.pem";
   if (ec.category() == beast::http::make_error_code(beast::http::error::bad_version).category())
     return "the answer is not HTTP/1.1 (" + ec.message() + "): is " + at +
-           " etcd's client port, served over plain http (TLS is not supported yet)?";
+           " etcd's client port? (an https:// etcd needs --rdzv-conf protocol=https,cacert=CA.pem)";
   return ec.message();
 }
 
@@ -83,11 +84,12 @@ asio::awaitable<std::string> connect_stream(beast::tcp_stream& stream, const End
 }
 
 beast::http::request<beast::http::string_body> json_post(const Endpoint& ep, const std::string& target,
-                                                         std::string body) {
+                                                         std::string body, const std::string& token) {
   beast::http::request<beast::http::string_body> req{beast::http::verb::post, target, 11};
   req.set(beast::http::field::host, ep.text());
   req.set(beast::http::field::content_type, "application/json");
   req.set(beast::http::field::user_agent, "ddplaunch");
+  if (!token.empty()) req.set(beast::http::field::authorization, token);
   req.keep_alive(false);
   req.body() = std::move(body);
   req.prepare_payload();

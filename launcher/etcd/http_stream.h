@@ -1,6 +1,6 @@
 // Internal to the etcd module: the TCP connect and the request shape shared by the one-shot
-// calls (gateway_transport.cpp) and the watch stream (watch.cpp), and how a socket error
-// reads for the person at the terminal.
+// calls (one_post.cpp) and the watch stream (watch.cpp), and how a socket error reads for
+// the person at the terminal (TLS's own failures: gateway_stream.h).
 #pragma once
 
 #include <chrono>
@@ -29,7 +29,8 @@ std::string describe_socket_error(const boost::system::error_code& ec, const End
 boost::asio::awaitable<std::string> connect_stream(boost::beast::tcp_stream& stream, const Endpoint& ep,
                                                    std::chrono::milliseconds bound);
 
+// `token`: etcd's auth token for the Authorization header ("" = none).
 boost::beast::http::request<boost::beast::http::string_body> json_post(const Endpoint& ep, const std::string& target,
-                                                                        std::string body);
+                                                                        std::string body, const std::string& token);
 
 }  // namespace ddplaunch::etcd::detail

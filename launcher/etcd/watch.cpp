@@ -4,7 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
-#include "etcd/http_stream.h"
+#include "etcd/gateway_stream.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -38,31 +38,39 @@ void keep_probing(asio::ip::tcp::socket& s) {
 // The watch's coroutine: streams from one endpoint after another until stopped or ended.
 // Static, with the watch as a parameter: a coroutine's parameters live in its frame.
 struct WatchRun {
-  // One stream from `ep`: returns why it broke. `streaming` is set once etcd created the watch.
-  static asio::awaitable<std::string> stream_once(std::shared_ptr<PrefixWatch> w, const Endpoint& ep, bool& streaming) {
+  // One stream from `ep`: returns why it broke. `streaming` is set once etcd created the watch;
+  // `renew_token` asks for a new auth token (set when etcd refused the last one).
+  static asio::awaitable<std::string> stream_once(std::shared_ptr<PrefixWatch> w, const Endpoint& ep, bool& streaming,
+                                                  bool& renew_token) {
     const auto& opts = w->client_->options();
-    beast::tcp_stream stream(co_await asio::this_coro::executor);
-    w->cancel_->on_cancel([&stream] { stream.cancel(); });
+    auto& transport = w->client_->transport();
+    bool refused = false;
+    const auto token = co_await transport.auth_token(ep, renew_token, *w->cancel_, refused);
+    renew_token = false;
+    if (!token) co_return token.error;
+    detail::GatewayStream stream(co_await asio::this_coro::executor, transport.options().tls.get());
+    w->cancel_->on_cancel([&stream] { stream.tcp().cancel(); });
     struct Clear {
       CancelSignal& c;
       ~Clear() { c.on_cancel({}); }
     } clear{*w->cancel_};
-    auto why = co_await detail::connect_stream(stream, ep, opts.connect_timeout);
+    auto why = co_await stream.connect(ep, opts.connect_timeout);
     if (!why.empty()) co_return why;
 
     boost::system::error_code ec;
-    stream.expires_after(opts.request_timeout);
-    auto req = detail::json_post(ep, "/v3/watch", wire::watch_create_request(w->prefix_, w->next_revision_).dump());
+    stream.tcp().expires_after(opts.request_timeout);
+    auto req = detail::json_post(ep, "/v3/watch", wire::watch_create_request(w->prefix_, w->next_revision_).dump(),
+                                 *token);
     co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
     beast::flat_buffer buffer;
     http::response_parser<http::empty_body> parser;
     parser.body_limit(boost::none);
     if (!ec) co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) co_return detail::describe_socket_error(ec, ep, detail::Step::Answer, opts.request_timeout);
+    if (ec) co_return stream.describe(ec, ep, detail::Step::Answer, opts.request_timeout);
     if (parser.get().result_int() != 200)
       co_return "HTTP " + std::to_string(parser.get().result_int()) + " to /v3/watch: is it etcd 3.4 or newer?";
-    stream.expires_never();
-    keep_probing(stream.socket());
+    stream.tcp().expires_never();
+    keep_probing(stream.tcp().socket());
 
     std::string pending;
     auto on_chunk = [&pending](std::uint64_t, beast::string_view body, boost::system::error_code&) {
@@ -72,13 +80,16 @@ struct WatchRun {
     parser.on_chunk_body(on_chunk);  // kept by reference: it lives as long as this frame
     while (!parser.is_done()) {
       co_await http::async_read_some(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return detail::describe_socket_error(ec, ep, detail::Step::Answer, opts.request_timeout);
+      if (ec) co_return stream.describe(ec, ep, detail::Step::Answer, opts.request_timeout);
       for (auto nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
         const std::string line = pending.substr(0, nl);
         pending.erase(0, nl + 1);
         if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
         auto json = wire::Json::parse(line, nullptr, false);
-        if (json.is_object() && json.contains("error")) co_return "etcd ended the stream: " + wire::error_text(json);
+        if (json.is_object() && json.contains("error")) {
+          renew_token = wire::token_refused(json);
+          co_return "etcd ended the stream: " + wire::error_text(json);
+        }
         if (json.is_object() && json.contains("result")) json = json["result"];
         auto msg = wire::parse_watch_message(json);
         if (!msg) co_return "a watch message is not what etcd sends: " + msg.error;
@@ -87,7 +98,10 @@ struct WatchRun {
                  std::to_string(msg->compact_revision) + "): read the prefix '" + w->prefix_ + "' again and watch anew");
           co_return "compacted";
         }
-        if (msg->canceled) co_return "etcd canceled the watch: " + msg->cancel_reason;
+        if (msg->canceled) {
+          renew_token = msg->cancel_reason.find("invalid auth token") != std::string::npos;
+          co_return "etcd canceled the watch: " + msg->cancel_reason;
+        }
         if (msg->created && !streaming) {
           streaming = true;
           ++w->streams_opened_;
@@ -108,9 +122,10 @@ struct WatchRun {
     std::size_t index = w->client_->transport().current();
     auto down_since = std::chrono::steady_clock::now();
     std::string last_error;
+    bool renew_token = false;
     while (!w->finished_) {
       bool streaming = false;
-      const auto why = co_await stream_once(w, eps[index], streaming);
+      const auto why = co_await stream_once(w, eps[index], streaming, renew_token);
       if (w->finished_) co_return;
       if (streaming) down_since = std::chrono::steady_clock::now();
       last_error = eps[index].text() + ": " + why;

@@ -312,6 +312,21 @@ Result<WatchMessage> parse_watch_message(const Json& message) {
   return R::success(std::move(m));
 }
 
+Json authenticate_request(std::string_view user, std::string_view password) {
+  return Json{{"name", std::string(user)}, {"password", std::string(password)}};
+}
+
+Result<std::string> parse_auth_token(const Json& body) {
+  const auto it = body.is_object() ? body.find("token") : body.end();
+  if (it == body.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+    return Result<std::string>::failure("no 'token' in the answer to authenticate");
+  return Result<std::string>::success(it->get<std::string>());
+}
+
+bool token_refused(const Json& body) {
+  return error_code(body) == 16 || error_text(body).find("invalid auth token") != std::string::npos;
+}
+
 std::string error_text(const Json& body) {
   if (!body.is_object()) return {};
   for (const char* field : {"error", "message"}) {

@@ -32,6 +32,7 @@ Json leader_request(std::string_view election);
 Json leader_key_request(const LeaderKey& key);                          // resign
 Json proclaim_request(const LeaderKey& key, std::string_view value);
 Json watch_create_request(std::string_view prefix, Revision start_revision);
+Json authenticate_request(std::string_view user, std::string_view password);
 
 // Responses. Each fails with a message naming the field when the JSON is not what etcd sends.
 Result<RangeResult> parse_range(const Json& body);
@@ -42,6 +43,11 @@ Result<LeaseGrant> parse_lease_grant(const Json& body);
 Result<std::int64_t> parse_keepalive_ttl(const Json& body);  // 0: the lease is gone
 Result<LeaderKey> parse_campaign(const Json& body);
 Result<KeyValue> parse_leader(const Json& body);
+Result<std::string> parse_auth_token(const Json& body);  // /v3/auth/authenticate's "token"
+
+// etcd refused the request's auth token (expired, or etcd restarted with simple tokens): gRPC
+// Unauthenticated (16), or the text "invalid auth token". A new token may fix it.
+bool token_refused(const Json& body);
 
 // One message of a watch stream: events, or the stream's end (canceled / compacted).
 struct WatchMessage {

@@ -2,6 +2,8 @@
 // leases and their keepalive, errors in seconds naming the endpoint, failover along the
 // endpoint list, a 3-member cluster that loses a member, the prefix watch. Skipped, saying
 // why, where /usr/bin/etcd is not installed.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -58,6 +60,35 @@ TEST_F(EtcdClientTest, PutGetPrefixAndDelete) {
   EXPECT_EQ(*deleted, 2);
   EXPECT_EQ(AWAIT(std::int64_t, client_->erase("job/b/1", cb)).value, 1);
   EXPECT_TRUE(AWAIT(etcd::RangeResult, client_->get_prefix("job/a/", cb))->kvs.empty());
+}
+
+// etcd with authentication: a client without credentials is told what to give; one with them
+// authenticates first, and when its token expired (etcd's --auth-token-ttl, here 1 s idle)
+// the next request is refused once, authenticates again and succeeds.
+TEST_F(EtcdClientTest, AuthenticatesAndRenewsAnExpiredToken) {
+  if (::access(kEtcdctlBinary, X_OK) != 0) GTEST_SKIP() << "etcdctl is not installed";
+  etcd_.kill(0);
+  etcd_.add_flags({"--auth-token-ttl", "1"});
+  ASSERT_EQ(etcd_.restart(0), "");
+  ASSERT_EQ(etcd_.enable_auth("pw"), "");
+  etcd::ClientOptions o;
+  o.endpoints = *etcd::parse_endpoints(etcd_.endpoints(), "--rdzv-endpoint");
+  o.credentials = {"root", "pw", "the test"};
+  auto created = etcd::Client::create(io_, o);
+  ASSERT_TRUE(created) << created.error;
+  auto user = *created;
+  ASSERT_TRUE(AWAIT(etcd::Revision, user->put("k", "1", 0, cb)));
+  auto anonymous = AWAIT(etcd::Revision, client_->put("k", "x", 0, cb));
+  ASSERT_FALSE(anonymous);
+  EXPECT_NE(anonymous.error.find("username=NAME"), std::string::npos) << anonymous.error;
+  std::this_thread::sleep_for(2500ms);  // the token expires unused
+  auto renewed = AWAIT(etcd::Revision, user->put("k", "2", 0, cb));
+  ASSERT_TRUE(renewed) << renewed.error;
+  EXPECT_EQ(AWAIT(etcd::RangeResult, user->get("k", cb))->kvs.at(0).value, "2");
+  o.credentials.password = "wrong";
+  auto refused = AWAIT(etcd::Revision, (*etcd::Client::create(io_, o))->put("k", "3", 0, cb));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error.find("invalid user ID or password"), std::string::npos) << refused.error;
 }
 
 TEST_F(EtcdClientTest, TxnAppliesOnlyWhenEveryCompareHolds) {

@@ -191,13 +191,4 @@ TEST(EtcdFailover, AWrongEtcdEndpointIsAStartUpErrorNamingItInSeconds) {
   EXPECT_LT(r.seconds, 15) << r.output;
 }
 
-TEST(EtcdFailover, TlsOptionsAreRefusedAsNotSupportedYet) {
-  RunResult r = ddplaunch::testing::run_command(
-      {DDPLAUNCH_BIN, "--rdzv-backend", "etcd", "--rdzv-endpoint", "127.0.0.1:2379", "--nnodes", "2", "--rdzv-conf",
-       "protocol=https,cacert=/etc/ssl/ca.pem", "--", FAKE_WORKER_BIN},
-      20s);
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("not supported yet"), std::string::npos) << r.output;
-}
-
 }  // namespace

@@ -25,7 +25,6 @@ TEST(EtcdEndpoints, ParsesAListAndNamesTheBadEntry) {
       {"node1:70000", "not a number from 1 to 65535"},
       {"node1:23x", "not a number"},
       {"node1:2379,,node2:2379", "empty entry"},
-      {"https://node1:2379", "TLS (https://) to etcd is not supported yet"},
       {"node1:2379/v3", "not a URL with a path"},
       {"fd00::1:2379", "IPv6 address needs brackets"},
       {":2379", "no host"},
@@ -37,6 +36,40 @@ TEST(EtcdEndpoints, ParsesAListAndNamesTheBadEntry) {
     EXPECT_NE(r.error.find(why), std::string::npos) << text << " -> " << r.error;
     EXPECT_NE(r.error.find("--rdzv-endpoint"), std::string::npos) << r.error;
   }
+}
+
+TEST(EtcdEndpoints, HttpsEntriesOrProtocolHttpsMeanTls) {
+  auto tls_of = [](const char* list, const char* protocol) {
+    return uses_tls(*parse_endpoints(list, "--rdzv-endpoint"), protocol, "--rdzv-endpoint");
+  };
+  auto eps = parse_endpoints("https://node1:2379/,https://[fd00::1]:2379", "--rdzv-endpoint");
+  ASSERT_TRUE(eps) << eps.error;
+  EXPECT_EQ((*eps)[0].text(), "node1:2379");
+  EXPECT_EQ((*eps)[0].scheme, Scheme::Https);
+  EXPECT_EQ((*eps)[1].host, "fd00::1");
+  EXPECT_TRUE(*tls_of("https://node1:2379,https://node2:2379", "http"));
+  EXPECT_TRUE(*tls_of("node1:2379", "https"));
+  EXPECT_FALSE(*tls_of("node1:2379,http://node2:2379", "http"));
+  auto mixed = tls_of("https://node1:2379,http://node2:2379", "http");
+  ASSERT_FALSE(mixed);
+  EXPECT_NE(mixed.error.find("mixes http:// and https://"), std::string::npos) << mixed.error;
+  auto contradicts = tls_of("http://node1:2379", "https");
+  ASSERT_FALSE(contradicts);
+  EXPECT_NE(contradicts.error.find("protocol=https"), std::string::npos) << contradicts.error;
+  EXPECT_FALSE(parse_endpoints("https://a:1,a:1", "--rdzv-endpoint"));  // the same member twice
+}
+
+TEST(EtcdWire, AuthenticateAndTheRefusedToken) {
+  EXPECT_EQ(wire::authenticate_request("root", "pw").dump(), R"({"name":"root","password":"pw"})");
+  auto token = wire::parse_auth_token(wire::Json::parse(R"({"header":{"revision":"3"},"token":"abc.12"})"));
+  ASSERT_TRUE(token) << token.error;
+  EXPECT_EQ(*token, "abc.12");
+  EXPECT_FALSE(wire::parse_auth_token(wire::Json::parse(R"({"error":"etcdserver: authentication failed","code":3})")));
+  EXPECT_TRUE(wire::token_refused(wire::Json::parse(R"({"error":"etcdserver: invalid auth token","code":16})")));
+  EXPECT_TRUE(wire::token_refused(wire::Json::parse(R"({"error":{"grpc_code":16,"message":"x"},"code":16})")));
+  EXPECT_TRUE(wire::token_refused(wire::Json::parse(R"({"error":"etcdserver: invalid auth token"})")));
+  EXPECT_FALSE(wire::token_refused(wire::Json::parse(R"({"error":"etcdserver: user name is empty","code":3})")));
+  EXPECT_FALSE(wire::token_refused(wire::Json::parse(R"({"header":{}})")));
 }
 
 TEST(EtcdWire, Base64BothWaysAndPrefixEnd) {
@@ -93,13 +126,36 @@ TEST(EtcdWire, RefusalNamesEndpointAndLikelyCause) {
                   "(the lease expired or was revoked: its keepalive stopped for longer than its TTL)");
   EXPECT_NE(describe_refusal("h:1", "--rdzv-endpoint", "get 'k'", 404, wire::Json()).find("etcd 3.4 or newer"),
             std::string::npos);
+  const auto no_user = wire::Json::parse(R"({"error":"etcdserver: user name is empty","code":3})");
+  EXPECT_NE(describe_refusal("h:1", "--rdzv-endpoint", "put 'k'", 400, no_user).find("username=NAME"),
+            std::string::npos);
+}
+
+TEST(EtcdClient, CreateRefusesAPasswordWithoutUserAndUnreadableTlsFiles) {
   boost::asio::io_context io;
   ClientOptions o;
   o.endpoints = *parse_endpoints("h:2379", "--rdzv-endpoint");
-  o.user = "root";
+  o.credentials.password = "pw";
   auto c = Client::create(io, o);
   ASSERT_FALSE(c);
-  EXPECT_NE(c.error.find("not supported yet"), std::string::npos);
+  EXPECT_NE(c.error.find("without a user"), std::string::npos) << c.error;
+  o.credentials = {};
+  o.tls = true;
+  o.tls_files.cacert = "/nonexistent/ca.pem";
+  c = Client::create(io, o);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error.find("--rdzv-conf cacert=/nonexistent/ca.pem: cannot read it"), std::string::npos) << c.error;
+  o.tls_files = {"", "/etc/hostname", ""};
+  c = Client::create(io, o);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error.find("cert=/etc/hostname is given without key="), std::string::npos) << c.error;
+  o.tls_files = {"/etc/hostname", "", ""};
+  c = Client::create(io, o);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error.find("cacert=/etc/hostname: not a PEM CA certificate"), std::string::npos) << c.error;
+  // Plain http builds no TLS context, whatever files were named.
+  o.tls = false;
+  EXPECT_TRUE(Client::create(io, o));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -49,6 +50,67 @@ std::vector<std::string> errors_of(const std::vector<std::string>& args, const E
 }
 
 }  // namespace
+
+// etcd TLS and authentication (issue 28): torchrun's etcd keys in --rdzv-conf.
+TEST(CommandLineTorchrun, EtcdTlsAndAuthKeysOfRdzvConf) {
+  const std::vector<std::string> etcd{"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379", "--rdzv-conf"};
+  auto with_conf = [&](const std::string& conf) {
+    auto args = etcd;
+    args.push_back(conf);
+    args.push_back("p");
+    return args;
+  };
+  LaunchConfig c = config_of(with_conf("protocol=https,cacert=/c/ca.pem,cert=/c/n.pem,key=/c/n.key,username=job,"
+                                       "password_file=/c/pw"));
+  EXPECT_EQ(c.etcd.protocol, "https");
+  EXPECT_EQ(c.etcd.cacert, "/c/ca.pem");
+  EXPECT_EQ(c.etcd.cert, "/c/n.pem");
+  EXPECT_EQ(c.etcd.key, "/c/n.key");
+  EXPECT_EQ(c.etcd.username, "job");
+  EXPECT_EQ(c.etcd.password_file, "/c/pw");
+  EXPECT_TRUE(c.etcd.password.empty());  // read by resolve_job_setup, never from the command line
+  EXPECT_EQ(config_of(with_conf("protocol=http")).etcd.protocol, "http");
+  EXPECT_TRUE(any_contains(errors_of(with_conf("protocol=ftp")), "protocol=ftp is not http or https"));
+  // password= would be visible in ps: refused, saying what to use, without echoing it.
+  const auto refused = errors_of(with_conf("username=job,password=hunter2"));
+  EXPECT_TRUE(any_contains(refused, "password= is refused")) << joined(refused);
+  EXPECT_TRUE(any_contains(refused, "password_file=PATH")) << joined(refused);
+  EXPECT_TRUE(any_contains(refused, "DDPLAUNCH_ETCD_PASSWORD")) << joined(refused);
+  EXPECT_FALSE(any_contains(refused, "hunter2")) << joined(refused);
+  EXPECT_TRUE(any_contains(errors_of(with_conf("bogus=1")), "protocol, cacert, cert, key, username, password_file"));
+}
+
+TEST(CommandLineTorchrun, EtcdPasswordComesFromItsFileOrTheEnvironment) {
+  const std::string dir = ::testing::TempDir();
+  const std::string file = dir + "/ddplaunch-etcd-password-" + std::to_string(::getpid());
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("from-file\nnot this line\n", f);
+    std::fclose(f);
+  }
+  auto setup_of = [](const std::string& conf, const Env& env) {
+    return resolve_job_setup(
+        parse_command_line({"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379", "--nnodes", "2", "--rdzv-conf",
+                            conf, "p"},
+                           env),
+        env);
+  };
+  ::chmod(file.c_str(), 0644);  // others may read it: refused, saying how to fix it
+  EXPECT_TRUE(any_contains(setup_of("username=job,password_file=" + file, {}).errors, "chmod 600"));
+  ::chmod(file.c_str(), 0600);
+  auto from_file = setup_of("username=job,password_file=" + file, {{"DDPLAUNCH_ETCD_PASSWORD", "from-env"}});
+  EXPECT_TRUE(from_file.errors.empty()) << joined(from_file.errors);
+  EXPECT_EQ(from_file.config.etcd.password, "from-file");  // the first line; the file wins
+  auto from_env = setup_of("username=job", {{"DDPLAUNCH_ETCD_PASSWORD", "from-env"}});
+  EXPECT_TRUE(from_env.errors.empty()) << joined(from_env.errors);
+  EXPECT_EQ(from_env.config.etcd.password, "from-env");
+  EXPECT_TRUE(any_contains(setup_of("username=job", {}).errors, "needs the etcd password"));
+  EXPECT_TRUE(any_contains(setup_of("password_file=" + file, {}).errors, "without a user"));
+  EXPECT_TRUE(any_contains(setup_of("username=job,password_file=" + dir + "/absent", {}).errors,
+                           "--rdzv-conf password_file " + dir + "/absent: cannot open it"));
+  std::remove(file.c_str());
+}
 
 TEST(CommandLineTorchrun, DashAndUnderscoreSpellingsMeanTheSame) {
   for (const auto& args : std::vector<std::vector<std::string>>{
@@ -121,9 +183,6 @@ TEST(CommandLineTorchrun, RendezvousBackendIdConfAndStandalone) {
   EXPECT_EQ(etcd.etcd.coordinator_port, 0);
   EXPECT_TRUE(membership_enabled(etcd));
   EXPECT_EQ(config_of({"--rdzv-backend", "etcd-v2", "--rdzv-endpoint", "e1:2379", "p"}).etcd.endpoints, "e1:2379");
-  EXPECT_TRUE(any_contains(errors_of({"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379", "--rdzv-conf",
-                                      "protocol=https", "p"}),
-                           "not supported yet"));
   EXPECT_TRUE(any_contains(errors_of({"--rdzv-backend", "zk", "p"}), "not a rendezvous backend"));
   LaunchConfig c = config_of({"--rdzv_conf", "join_timeout=900,read_timeout=7,keep_alive_interval=2,keep_alive_max_attempt=4", "p"});
   EXPECT_DOUBLE_EQ(c.join_timeout_s, 900);

@@ -45,7 +45,7 @@ std::string EtcdCluster::start_on(const std::vector<EtcdHost>& hosts, std::chron
 
 std::string EtcdCluster::launch(int i) {
   const EtcdHost& host = hosts_.at(i);
-  const std::string client = "http://" + host.address + ":" + std::to_string(client_ports_[i]);
+  const std::string client = (tls_ ? "https://" : "http://") + host.address + ":" + std::to_string(client_ports_[i]);
   const std::string peer = "http://" + host.address + ":" + std::to_string(peer_ports_[i]);
   std::vector<std::string> argv = host.exec_prefix;
   for (const std::string& a :
@@ -55,6 +55,14 @@ std::string EtcdCluster::launch(int i) {
         std::string("--initial-advertise-peer-urls"), peer, std::string("--initial-cluster"), initial_cluster_,
         std::string("--initial-cluster-state"), std::string("new"), std::string("--initial-cluster-token"), token_})
     argv.push_back(a);
+  if (tls_) {
+    for (const std::string& a : {std::string("--cert-file"), tls_->cert, std::string("--key-file"), tls_->key})
+      argv.push_back(a);
+    if (!tls_->client_ca.empty())
+      for (const std::string& a : {std::string("--client-cert-auth"), std::string("--trusted-ca-file"), tls_->client_ca})
+        argv.push_back(a);
+  }
+  argv.insert(argv.end(), flags_.begin(), flags_.end());
   auto p = std::make_unique<BackgroundProcess>();
   if (!p->start(argv)) return "etcd did not start: " + p->output_so_far();
   members_[i] = std::move(p);
@@ -87,6 +95,17 @@ void EtcdCluster::kill(int member) {
   auto& p = members_.at(member);
   p->send_signal(SIGKILL);
   p->wait(std::chrono::seconds(5));
+}
+
+std::string EtcdCluster::enable_auth(const std::string& password) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"user", "add", "root:" + password}, {"auth", "enable"}}) {
+    std::vector<std::string> argv{kEtcdctlBinary, "--endpoints", "http://" + endpoint(0)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult r = run_command(argv, std::chrono::seconds(20), {{"ETCDCTL_API", "3"}});
+    if (r.exit_code != 0) return "etcdctl " + args[0] + " " + args[1] + " failed:\n" + r.output;
+  }
+  return {};
 }
 
 std::string EtcdCluster::log(int member) const { return members_.at(member)->output_so_far(); }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 namespace ddplaunch::testing {
 
 inline constexpr const char* kEtcdBinary = "/usr/bin/etcd";
+inline constexpr const char* kEtcdctlBinary = "/usr/bin/etcdctl";
 inline constexpr const char* kNoEtcd =
     "etcd is not installed at /usr/bin/etcd (scripts/install-deps.sh installs etcd-server)";
 
@@ -23,6 +25,13 @@ struct EtcdHost {
   std::vector<std::string> exec_prefix;  // e.g. NetnsCluster::exec_argv(host, {})
 };
 
+// Clients served over TLS (https:// client URLs); with client_ca, only clients with a
+// certificate that CA signed (etcd's --client-cert-auth --trusted-ca-file).
+struct EtcdServerTls {
+  std::string cert, key;
+  std::string client_ca;  // "" = any client
+};
+
 class EtcdCluster {
  public:
   EtcdCluster() = default;
@@ -31,6 +40,9 @@ class EtcdCluster {
   EtcdCluster& operator=(const EtcdCluster&) = delete;
 
   static bool available();  // the etcd binary is installed
+  void serve_tls(EtcdServerTls tls) { tls_ = std::move(tls); }  // before start
+  // More etcd flags for every (re)start after this, e.g. {"--auth-token-ttl", "1"}.
+  void add_flags(std::vector<std::string> flags) { flags_.insert(flags_.end(), flags.begin(), flags.end()); }
   // Starts `members` members and waits until each serves clients; "" or why not.
   std::string start(int members, std::chrono::milliseconds bound = std::chrono::seconds(40));
   std::string start_on(const std::vector<EtcdHost>& hosts, std::chrono::milliseconds bound = std::chrono::seconds(40));
@@ -39,12 +51,17 @@ class EtcdCluster {
   std::string endpoint(int member) const;  // "127.0.0.1:PORT"
   std::string endpoints() const;           // every member's, comma-separated
   void kill(int member);                   // SIGKILL, then reap
+  // Turns etcd's authentication on with user root and `password` (etcdctl, v3 API, over
+  // plain http); "" or why not.
+  std::string enable_auth(const std::string& password);
   std::string log(int member) const;
 
  private:
   std::string launch(int member);
   std::string wait_ready(int member, std::chrono::steady_clock::time_point deadline);
   std::string dir_;
+  std::optional<EtcdServerTls> tls_;
+  std::vector<std::string> flags_;
   std::vector<EtcdHost> hosts_;
   std::string initial_cluster_, token_;
   std::vector<int> client_ports_;
