@@ -9,6 +9,16 @@
 
 #include "etcd/openssl_functions.h"
 
+#if defined(DDPLAUNCH_OPENSSL_LINKED)
+// Without trampolines (not x86-64) libssl is linked as usual: nothing to load.
+namespace ddplaunch::etcd::detail {
+const std::string& load_openssl() {
+  static const std::string none;
+  return none;
+}
+}  // namespace ddplaunch::etcd::detail
+#else
+
 #define DDPLAUNCH_SLOT(name) 1 +
 #define DDPLAUNCH_NAME(name) #name,
 
@@ -19,7 +29,9 @@ static_assert(std::size(kNames) == kFunctions);
 }  // namespace
 
 // The trampolines' jump table, in the order of openssl_functions.h.
-extern "C" __attribute__((visibility("hidden"))) void* ddplaunch_openssl_table[kFunctions] = {};
+extern "C" {
+__attribute__((visibility("hidden"))) void* ddplaunch_openssl_table[kFunctions] = {};
+}
 
 namespace ddplaunch::etcd::detail {
 namespace {
@@ -54,3 +66,5 @@ const std::string& load_openssl() {
 }
 
 }  // namespace ddplaunch::etcd::detail
+
+#endif  // DDPLAUNCH_OPENSSL_LINKED

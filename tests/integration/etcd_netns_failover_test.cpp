@@ -357,9 +357,10 @@ TEST(EtcdNetnsFailover, APartitionTwoAgainstTwoTrainsOnOneSideAtMost) {
   // generation in the seconds before it sees it is cut off, but etcd never confirms it (fencing).
   for (int i : minority)
     EXPECT_EQ(job.launcher(i).output_so_far().find("generation 1: starting"), std::string::npos) << all;
-  if (coordinator >= 2)
+  if (coordinator >= 2) {
     EXPECT_NE(all.find("took over as the job's coordinator"), std::string::npos)
         << "the coordinator was on the minority side: the majority must elect another\n" << all;
+  }
 }
 
 // etcd members lost one after the other mid-run. One of three (the first endpoint every

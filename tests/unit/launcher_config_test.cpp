@@ -17,12 +17,6 @@
 using namespace ddplaunch;
 
 namespace {
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 bool any_contains(const std::vector<std::string>& lines, const std::string& needle) {
   for (const auto& l : lines)
     if (l.find(needle) != std::string::npos) return true;
