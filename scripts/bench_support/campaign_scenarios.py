@@ -133,10 +133,11 @@ HEALTHY = [
 ]
 
 SCENARIOS = FAULTS + HEALTHY
-# The ctest smoke run: a clean run under every mode (the harness drives each launcher), and a
-# fault under ddplaunch alone (its restart and its leftovers are what the smoke test checks;
-# the torchrun modes' restarts would only add minutes of torch imports to the suite).
-QUICK = {"no fault": None, "rank 1 fails init once (NCCL error text)": ["ddplaunch"]}
+# The ctest smoke run: a clean run under each launcher the harness drives (torchrun's recipe
+# mode is the same torchrun line with one more variable, run by the full campaign), and a fault
+# under ddplaunch alone (its restart and its leftovers are what the smoke test checks; the
+# torchrun modes' restarts would only add minutes of torch imports to the suite).
+QUICK = {"no fault": ["torchrun", "ddplaunch"], "rank 1 fails init once (NCCL error text)": ["ddplaunch"]}
 
 
 def deadline_unit(scenario, scale):
