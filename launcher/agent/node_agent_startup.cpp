@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/dropped_connections_log.h"
+#include "agent/order_revision.h"
 #include "agent/launcher_messages.h"
 #include "agent/master_probe.h"
 #include "ddplaunch/preflight/interfaces.h"
@@ -116,6 +117,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
   options.launcher_version = plan_.facts.launcher_version;
   options.launcher_assigns_slots = membership_enabled(c);
   options.max_spares = c.membership.spares;
+  if (seat_) options.order_revision = std::to_string(seat_->leader_revision());
   rendezvous::ServerCallbacks callbacks;
   callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
     return coordinator_->plan(g, nodes);
@@ -182,7 +184,7 @@ void NodeAgent::join_master(const std::string& host, int port, std::int64_t revi
   // etcd: each connection is to one elected coordinator (`revision`); a superseded one's
   // orders are refused, and its loss means joining the next one.
   callbacks.on_message = [this, revision](const rendezvous::Message& m) {
-    if (obeys(revision)) on_master_message(m);
+    if (obeys(order_revision(m, revision))) on_master_message(m);
   };
   callbacks.on_lost = [this, revision](const std::string& why) {
     if (!seat_) return on_lost(rendezvous::printable(why), kExitFailure);

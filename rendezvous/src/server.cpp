@@ -285,6 +285,7 @@ void Server::Impl::send_message(const PeerPtr& peer, const Message& m) {
   f.generation = m.generation;
   f.subtype = m.type;
   f.fields = m.fields;
+  if (!opt_.order_revision.empty()) f.fields[kOrderRevisionField] = opt_.order_revision;
   peer->conn->send(f);
 }
 

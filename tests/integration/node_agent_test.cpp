@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/launcher_messages.h"
+#include "agent/order_revision.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "process_runner.h"
@@ -366,3 +367,19 @@ TEST(NodeAgent, ProbingNodeStartsItsWorkersOnlyOnTheVerdict) {
 }
 
 }  // namespace
+
+// issue 28: an order carries the election revision of the coordinator that sent it; a node
+// obeys none older than the coordinator etcd names. A stamp wins over the connection's
+// revision, and a stamp that is not a revision counts as older than any.
+TEST(NodeAgentOrders, AnOrdersRevisionIsItsStampElseItsConnections) {
+  rdzv::Message order{"restart", 3, {}};
+  EXPECT_EQ(ddplaunch::order_revision(order, 7), 7);
+  order.fields[rdzv::kOrderRevisionField] = "12";
+  EXPECT_EQ(ddplaunch::order_revision(order, 7), 12);
+  order.fields[rdzv::kOrderRevisionField] = "5";
+  EXPECT_EQ(ddplaunch::order_revision(order, 7), 5);
+  for (const char* garbage : {"", "abc", "-3", "12x", " 12", "99999999999999999999"}) {
+    order.fields[rdzv::kOrderRevisionField] = garbage;
+    EXPECT_EQ(ddplaunch::order_revision(order, 7), 0) << "'" << garbage << "'";
+  }
+}

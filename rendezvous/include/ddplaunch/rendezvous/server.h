@@ -42,7 +42,12 @@ struct ServerOptions {
   // reported through on_member_joined and the server never plans by itself.
   bool launcher_assigns_slots = false;
   int max_spares = 0;
+  // Non-empty: sent as field kOrderRevisionField of every message to the nodes (the etcd
+  // coordinator's election revision: a node obeys no order of an older one, issue 28).
+  std::string order_revision;
 };
+
+inline constexpr const char* kOrderRevisionField = "revision";
 
 struct JoinTimeout {
   std::vector<std::string> missing;  // "node rank 2" / "2 more nodes (ranks unassigned)"
