@@ -4,6 +4,7 @@ done) to time a new generation from a fault."""
 import glob
 import os
 import signal
+import statistics
 import time
 
 
@@ -38,3 +39,15 @@ def wait_marks(directory, what, count, newer_than, deadline):
             return seen[count - 1]
         time.sleep(0.05)
     return None
+
+
+def seconds_summary(values, bound_s):
+    """"median s (min, max)" of the times that happened; the runs where it did not, within
+    bound_s, said as such."""
+    ok = [v for v in values if v is not None]
+    if not ok:
+        return f"did not happen within {bound_s:.0f} s ({len(values)} of {len(values)} runs)"
+    text = f"{statistics.median(ok):.2f} s (min {min(ok):.2f}, max {max(ok):.2f})"
+    if len(ok) < len(values):
+        text += f"; {len(values) - len(ok)} of {len(values)} runs not within {bound_s:.0f} s"
+    return text
