@@ -84,8 +84,8 @@ SshServers::SshServers(const NetnsCluster& cluster, const std::vector<int>& host
       // login shell's start-up files are hidden too: they belong to this machine, not to the
       // test (pyenv's `init` in root's ~/.bashrc waits on a lock every login shares, so a
       // few tests logging in at once queued past the fan-out's check bound).
-      std::string script = "for f in " + quoted(login_home()) + "/.bashrc " + quoted(login_home()) + "/.profile " +
-                           quoted(login_home()) + "/.bash_profile " + quoted(login_home()) +
+      const std::string home = quoted(login_home());
+      std::string script = "for f in " + home + "/.bashrc " + home + "/.profile " + home + "/.bash_profile " + home +
                            "/.bash_login; do [ -f \"$f\" ] && { mount --bind /dev/null \"$f\" || exit 1; }; done; ";
       if (auto view = views.find(host); view != views.end()) {
         script += "mount -t tmpfs ddplaunch-test " + quoted(view->second.hidden_dir) + " || exit 1; ";
