@@ -122,6 +122,10 @@ int main(int argc, char** argv) {
   so.job_id = "bench";
   so.expected_nodes = nodes;
   so.join_timeout = timeout;
+  // The simulated nodes share 127.0.0.1; real nodes each have their own address, so the cap
+  // per source address (against one host flooding the master) never binds them: lifted here.
+  // The global cap of unjoined peers stays as in production (the listener pauses at it).
+  so.max_unjoined_per_address = static_cast<std::size_t>(nodes);
   std::int64_t plan_ns = 0;
   ServerCallbacks cb;
   cb.plan = [&](std::uint64_t, const std::vector<NodeRecord>&) {

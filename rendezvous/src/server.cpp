@@ -83,6 +83,7 @@ std::string Server::Impl::listen_one(const std::string& bind_address, std::uint1
 }
 
 void Server::Impl::accept_next(tcp::acceptor& acceptor) {
+  if (pause_at_unjoined_cap(acceptor)) return;
   acceptor.async_accept([self = shared_from_this(), &acceptor](const boost::system::error_code& ec,
                                                                tcp::socket socket) {
     if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
@@ -179,7 +180,7 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
   peer->conn->close_now();
   if (peer->handshake_timer) peer->handshake_timer->cancel();
   if (old_state == ServerPeer::State::kHandshake) {
-    handshaking_.erase(peer.get());
+    end_handshake(peer.get());
     notify_refused(peer->conn->peer(), why);
     return;
   }
@@ -293,6 +294,7 @@ void Server::Impl::close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
   boost::system::error_code ec;
+  paused_acceptors_.clear();
   for (auto& a : acceptors_) a->close(ec);
   join_timer_.cancel();
   progress_timer_.cancel();

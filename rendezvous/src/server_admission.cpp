@@ -21,7 +21,7 @@ void Server::Impl::refuse(const PeerPtr& peer, const std::string& reason) {
   peer->conn->close_graceful(opt_.close_flush_bound);
   peer->state = ServerPeer::State::kGone;
   if (peer->handshake_timer) peer->handshake_timer->cancel();
-  handshaking_.erase(peer.get());
+  end_handshake(peer.get());
   notify_refused(peer->conn->peer(), reason);
 }
 
@@ -65,7 +65,7 @@ void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
   peer->conn->close_graceful(opt_.close_flush_bound);
   peer->state = ServerPeer::State::kGone;
   if (peer->handshake_timer) peer->handshake_timer->cancel();
-  handshaking_.erase(peer.get());
+  end_handshake(peer.get());
 }
 
 void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
@@ -123,7 +123,7 @@ std::string Server::Impl::check_requested_rank(const NodeFacts& facts, const std
 
 void Server::Impl::accept_join(const PeerPtr& peer, NodeFacts facts, int req) {
   peer->handshake_timer->cancel();
-  handshaking_.erase(peer.get());
+  end_handshake(peer.get());
   peer->state = ServerPeer::State::kJoined;
   peer->conn->limit_incoming_frames(opt_.max_frame_bytes);  // trusted now: the full limit
   peer->record.facts = std::move(facts);

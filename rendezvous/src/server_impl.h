@@ -67,6 +67,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   // server_limits.cpp
   std::string over_unjoined_cap(const std::string& ip) const;  // "" when a new peer may stay
   void note_unjoined_peak();
+  bool pause_at_unjoined_cap(tcp::acceptor& acceptor);  // true: this listener waits for a free place
+  void end_handshake(ServerPeer* peer);                 // joined, refused, answered or dropped
   void trim_after_flood();
   bool replace_silent_holder(int rank, const NodeFacts& joining);
 
@@ -97,6 +99,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   ServerOptions opt_;
   ServerCallbacks cb_;
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors_;  // one per bound address
+  std::vector<tcp::acceptor*> paused_acceptors_;            // at the cap of unjoined peers (server_limits.cpp)
   boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_;
   std::unordered_map<ServerPeer*, PeerPtr> handshaking_;
   std::vector<PeerPtr> joined_;   // join order

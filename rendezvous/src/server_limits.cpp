@@ -1,5 +1,5 @@
 // Rendezvous server bounds against strangers and stale peers: the cap on connections that
-// have not joined yet (global and per source address), replacing a restarted node's silent
+// have not joined yet (global: the listeners pause; per source address: closed at once), replacing a restarted node's silent
 // old connection, and handing memory back to the system after a flood.
 #include <malloc.h>
 
@@ -30,6 +30,26 @@ std::string Server::Impl::over_unjoined_cap(const std::string& ip) const {
            " are already waiting to join, the most the master admits from one address before they prove "
            "they belong to the job (a flood or a port scan from there?); a real node retries until its join timeout";
   return "";
+}
+
+// At the global cap the listeners stop accepting instead of closing what they accept: new
+// connections wait in the kernel's backlog (SOMAXCONN) until a handshake ends. Thousands of
+// nodes starting together then join in turn instead of being turned away and retrying (each
+// retry a connect, an accept and a close: at 4096 nodes that churn cost seconds), and a flood
+// of strangers holds no more places than before. The per-address cap needs the address, so
+// it still closes after accept.
+bool Server::Impl::pause_at_unjoined_cap(tcp::acceptor& acceptor) {
+  if (handshaking_.size() < opt_.max_unjoined_connections) return false;
+  paused_acceptors_.push_back(&acceptor);
+  return true;
+}
+
+void Server::Impl::end_handshake(ServerPeer* peer) {
+  handshaking_.erase(peer);
+  if (paused_acceptors_.empty() || phase_ == Phase::kClosed) return;
+  std::vector<tcp::acceptor*> resumed;
+  resumed.swap(paused_acceptors_);
+  for (tcp::acceptor* acceptor : resumed) accept_next(*acceptor);  // pauses again when still full
 }
 
 void Server::Impl::note_unjoined_peak() { unjoined_peak_ = std::max(unjoined_peak_, handshaking_.size()); }

@@ -192,36 +192,82 @@ TEST(RendezvousRobustness, SmallFrameLimitBeforeJoinFullLimitAfter) {
   EXPECT_TRUE(node.log->losses.empty());
 }
 
-// Over the cap of peers that have not joined (per source address, and all together), a new
-// connection is closed at once: no greeting, no buffer.
-TEST(RendezvousRobustness, UnjoinedConnectionsOverTheCapsAreClosedAtOnce) {
-  for (bool per_address : {true, false}) {
-    boost::asio::io_context io;
-    ServerLog log;
-    auto o = fast_server(1);
-    o.handshake_timeout = 5000ms;  // the strangers stay for the whole test
-    (per_address ? o.max_unjoined_per_address : o.max_unjoined_connections) = 4;
-    Server server(io, o, log.callbacks());
-    ASSERT_EQ(server.listen("127.0.0.1", 0), "");
-    std::vector<std::unique_ptr<RawPeer>> strangers;
-    for (int i = 0; i < 10; ++i) {
-      strangers.push_back(std::make_unique<RawPeer>(server.port()));
-      run_for(io, 5ms);  // accepted in order
-    }
-    int greeted = 0, closed = 0;
-    ASSERT_TRUE(run_until(io, [&] {
-      greeted = closed = 0;
-      for (auto& s : strangers) {
-        s->poll();
-        greeted += s->first_frame() ? 1 : 0;
-        closed += s->closed_by_server ? 1 : 0;
-      }
-      return greeted + closed == 10;
-    }, 3000ms)) << greeted << " greeted, " << closed << " closed";
-    EXPECT_EQ(greeted, 4) << (per_address ? "per address" : "global");
-    EXPECT_EQ(closed, 6);
-    EXPECT_EQ(log.count(per_address ? "connections from 127.0.0.1 are already waiting" : "4 connections are already waiting"), 6);
+// Over the cap of peers from one source address that have not joined, a new connection is
+// closed at once: no greeting, no buffer.
+TEST(RendezvousRobustness, UnjoinedConnectionsOverThePerAddressCapAreClosedAtOnce) {
+  boost::asio::io_context io;
+  ServerLog log;
+  auto o = fast_server(1);
+  o.handshake_timeout = 5000ms;  // the strangers stay for the whole test
+  o.max_unjoined_per_address = 4;
+  Server server(io, o, log.callbacks());
+  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+  std::vector<std::unique_ptr<RawPeer>> strangers;
+  for (int i = 0; i < 10; ++i) {
+    strangers.push_back(std::make_unique<RawPeer>(server.port()));
+    run_for(io, 5ms);  // accepted in order
   }
+  int greeted = 0, closed = 0;
+  ASSERT_TRUE(run_until(io, [&] {
+    greeted = closed = 0;
+    for (auto& s : strangers) {
+      s->poll();
+      greeted += s->first_frame() ? 1 : 0;
+      closed += s->closed_by_server ? 1 : 0;
+    }
+    return greeted + closed == 10;
+  }, 3000ms)) << greeted << " greeted, " << closed << " closed";
+  EXPECT_EQ(greeted, 4);
+  EXPECT_EQ(closed, 6);
+  EXPECT_EQ(log.count("connections from 127.0.0.1 are already waiting"), 6);
+}
+
+// At the cap of unjoined peers from all sources together the listener pauses: the connections
+// over it are neither greeted nor closed (they wait in the kernel's backlog), and each is
+// greeted in turn as places free up, so a crowd of real nodes joins without retrying.
+TEST(RendezvousRobustness, OverTheGlobalCapConnectionsWaitForAPlaceInsteadOfBeingClosed) {
+  boost::asio::io_context io;
+  ServerLog log;
+  auto o = fast_server(1);
+  o.handshake_timeout = 5000ms;  // a place frees only when the test closes a stranger
+  o.max_unjoined_connections = 4;
+  Server server(io, o, log.callbacks());
+  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+  std::vector<std::unique_ptr<RawPeer>> strangers;
+  for (int i = 0; i < 10; ++i) {
+    strangers.push_back(std::make_unique<RawPeer>(server.port()));
+    run_for(io, 5ms);
+  }
+  auto count = [&](int& greeted, int& closed) {
+    greeted = closed = 0;
+    for (auto& s : strangers) {
+      if (!s) continue;
+      s->poll();
+      greeted += s->first_frame() ? 1 : 0;
+      closed += s->closed_by_server ? 1 : 0;
+    }
+  };
+  int greeted = 0, closed = 0;
+  ASSERT_TRUE(run_until(io, [&] { count(greeted, closed); return greeted == 4; }, 3000ms)) << greeted << " greeted";
+  run_for(io, 300ms);  // nothing more happens while the cap is full
+  count(greeted, closed);
+  EXPECT_EQ(greeted, 4);
+  EXPECT_EQ(closed, 0) << "a connection over the global cap was closed instead of waiting";
+  // Two greeted strangers leave: two waiting connections are greeted, the rest still wait.
+  int left = 0;
+  for (auto& s : strangers)
+    if (left < 2 && s && s->first_frame()) {
+      s.reset();
+      ++left;
+    }
+  ASSERT_TRUE(run_until(io, [&] { count(greeted, closed); return greeted == 4; }, 3000ms)) << greeted << " greeted";
+  // 4 greeted now: the 2 that stayed and 2 of the waiting ones (those that left are gone).
+  int waiting = 0;
+  for (auto& s : strangers)
+    if (s && !s->first_frame() && !s->closed_by_server) ++waiting;
+  EXPECT_EQ(waiting, 4);
+  EXPECT_EQ(closed, 0);
+  EXPECT_EQ(log.count("already waiting to join"), 0) << "nobody is turned away at the global cap";
 }
 
 // A node refused or closed before its greeting (master flooded or out of descriptors) tries
