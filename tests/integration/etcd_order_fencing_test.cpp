@@ -118,6 +118,18 @@ void admit(FakeMaster& coordinator, long generation, const BackgroundProcess& no
   ASSERT_TRUE(node.wait_for_output(fmt::format("DDPLAUNCH_GENERATION={}", generation), kStep)) << node.output_so_far();
 }
 
+// True once no node is joined to `coordinator` (asked on its loop), within kStep.
+bool no_node_joined(FakeMaster& coordinator) {
+  const auto deadline = std::chrono::steady_clock::now() + kStep;
+  for (int round = 0; round < 1000 && std::chrono::steady_clock::now() < deadline; ++round) {
+    bool empty = false;
+    coordinator.on_loop([&] { empty = coordinator.server().joined_nodes().empty(); });
+    if (empty) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
 TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefused) {
   if (!EtcdCluster::available()) GTEST_SKIP() << ddplaunch::testing::kNoEtcd;
   EtcdCluster etcd_servers;
@@ -165,9 +177,9 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
 
   // Coordinator 1 still runs and orders a restart and a stop: the node left it, so none of it
   // arrives, and the node goes on in coordinator 2's generation.
+  EXPECT_TRUE(no_node_joined(coordinator1)) << "the node still listens to coordinator 1";
   coordinator1.broadcast(messages::encode(1, messages::Restart{"an order of the superseded coordinator"}));
   coordinator1.broadcast(messages::encode(1, messages::Stop{"an order of the superseded coordinator", 9}));
-  EXPECT_TRUE(coordinator1.server().joined_nodes().empty()) << "the node still listens to coordinator 1";
 
   // The same orders stamped with coordinator 1's revision, reaching the node on its live
   // connection: refused, logged, and not carried out (its worker goes on, nothing reported).
