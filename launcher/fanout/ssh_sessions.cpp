@@ -47,7 +47,10 @@ SshSessions::~SshSessions() {
 std::string SshSessions::start(int index, const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                bool with_stdin, std::chrono::milliseconds deadline) {
   if (closed_) return "the fan-out is shutting down";
-  SpawnRequest request{.argv = argv, .env = env, .stdin_pipe = with_stdin};
+  SpawnRequest request;
+  request.argv = argv;
+  request.env = env;
+  request.stdin_pipe = with_stdin;
   SpawnedProcess spawned = spawn_worker_process(request);
   if (!spawned.error.empty()) return spawned.error;
   auto session = std::make_shared<Session>(io_, index);

@@ -489,8 +489,11 @@ TEST(JobPolicy, RanksRunningWithoutAnInitReportAreNotAnnouncedAsInitialised) {
   auto d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 0), rank(1, RankPhase::Running, 0)}, t0);
   auto d2 = job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 0), rank(3, RankPhase::Running, 0)}, t0);
   d.insert(d.end(), d2.begin(), d2.end());
-  for (const auto& x : d)
-    if (auto* log = std::get_if<decision::Log>(&x)) EXPECT_EQ(log->text.find("finished init"), std::string::npos);
+  for (const auto& x : d) {
+    if (auto* log = std::get_if<decision::Log>(&x)) {
+      EXPECT_EQ(log->text.find("finished init"), std::string::npos);
+    }
+  }
 }
 
 // The GPU facts a node reports (count, driver, CUDA, NCCL) are columns of doctor's table.

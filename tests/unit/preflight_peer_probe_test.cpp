@@ -162,7 +162,7 @@ TEST(PeerProbe, RealProbeOnLoopbackChecksTheSourceAndMeasuresThroughput) {
   ASSERT_EQ(listener->endpoints().size(), 1u);
   ASSERT_GT(listener->endpoints()[0].port, 0);
 
-  LinkResult r = probe_link({"lo", "127.0.0.1", listener->endpoints()[0], 2s, 100ms});
+  LinkResult r = probe_link({"lo", "127.0.0.1", listener->endpoints()[0], 2s, 100ms, {}});
   EXPECT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.seen_as, "127.0.0.1");
   EXPECT_GE(r.rtt_ms, 0);
@@ -217,7 +217,7 @@ TEST(PeerProbe, AProbeThatReachesAnotherLauncherThanThePeersFails) {
   ProbeEndpoint peer = (*started.value)->endpoints()[0];
   ASSERT_EQ(peer.listener_id.size(), 16u);
   peer.listener_id = "0123456789abcdef";  // what the real peer advertised: not this listener
-  LinkResult r = probe_link({"lo", "127.0.0.1", peer, 2s, 0ms});
+  LinkResult r = probe_link({"lo", "127.0.0.1", peer, 2s, 0ms, {}});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("reached another launcher at 127.0.0.1"), std::string::npos) << r.error;
 }
@@ -236,7 +236,9 @@ int connect_and_send(const ProbeEndpoint& e, const std::string& text) {
   a.sin_port = htons(static_cast<std::uint16_t>(e.port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  if (!text.empty()) EXPECT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+  if (!text.empty()) {
+    EXPECT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+  }
   return fd;
 }
 
@@ -297,7 +299,7 @@ TEST(PeerProbe, IdleConnectionsFromTheProbersAddressNeverLockItOut) {
   ProbeEndpoint peer = (*started.value)->endpoints()[0];
   std::vector<int> idle;
   for (int i = 0; i < 300; ++i) idle.push_back(connect_and_send(peer, ""));
-  LinkResult r = probe_link({"lo", "127.0.0.1", peer, 2s, 0ms});
+  LinkResult r = probe_link({"lo", "127.0.0.1", peer, 2s, 0ms, {}});
   EXPECT_TRUE(r.ok) << r.error;
   EXPECT_EQ(read_until_closed(idle.back()), "") << "an idle stranger got an answer";  // closed, by deadline or eviction
   for (std::size_t i = 0; i + 1 < idle.size(); ++i) ::close(idle[i]);
@@ -313,14 +315,14 @@ TEST(PeerProbe, ClosedPortAndSilentPeerFailInBoundedTimeWithAReason) {
   socklen_t len = sizeof(a);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   const int closed_port = ntohs(a.sin_port);
-  LinkResult refused = probe_link({"lo", "127.0.0.1", {"lo", "127.0.0.1", closed_port, ""}, 2s, 0ms});
+  LinkResult refused = probe_link({"lo", "127.0.0.1", {"lo", "127.0.0.1", closed_port, ""}, 2s, 0ms, {}});
   EXPECT_FALSE(refused.ok);
   EXPECT_NE(refused.error.find("refused"), std::string::npos) << refused.error;
 
   // A listener that accepts (backlog) and never answers: no probe reply within 2 s.
   ASSERT_EQ(::listen(fd, 4), 0);
   auto before = std::chrono::steady_clock::now();
-  LinkResult silent = probe_link({"lo", "127.0.0.1", {"lo", "127.0.0.1", closed_port, ""}, 2s, 0ms});
+  LinkResult silent = probe_link({"lo", "127.0.0.1", {"lo", "127.0.0.1", closed_port, ""}, 2s, 0ms, {}});
   EXPECT_FALSE(silent.ok);
   EXPECT_NE(silent.error.find("no probe answer"), std::string::npos) << silent.error;
   EXPECT_LT(std::chrono::steady_clock::now() - before, 10s);  // bounded (generous: not a timing test)

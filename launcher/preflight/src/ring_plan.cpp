@@ -148,7 +148,7 @@ std::vector<PlannedProbe> probes_for_node(int node, const std::vector<NodeProbeO
       if (const ProbeEndpoint* remote = endpoint_on(*peer, local.ifname);
           remote && std::find(names.begin(), names.end(), local.ifname) != names.end())
         out.push_back({pair, LinkProbe{local.ifname, local.address, *remote, connect_timeout,
-                                       ring_successor ? sample : std::chrono::milliseconds(0)}});
+                                       ring_successor ? sample : std::chrono::milliseconds(0), ProbeAuth{}}});
   }
   return out;
 }
