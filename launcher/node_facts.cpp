@@ -1,43 +1,20 @@
 // Node facts and shim environment.
 #include "node_facts.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "ddplaunch/preflight/interfaces.h"
+#include "file_fingerprint.h"
 #include "shim_paths.h"
 #include "env/program_path.h"
 
 namespace ddplaunch {
-
-namespace {
-// FNV-1a over at most `limit` bytes: cheap, and only compared for equality across nodes.
-// Plain reads into a 16 KiB buffer: an ifstream and a 64 KiB stack buffer cost every start a
-// dozen page faults more (issue 26). The same bytes are hashed.
-std::string hash_file(const std::string& path, std::size_t limit = 64 << 20) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::uint64_t h = 1469598103934665603ull;
-  char buf[16 << 10];
-  for (std::size_t total = 0; total < limit;) {
-    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, limit - total));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    for (ssize_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
-    total += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  return fmt::format("{:016x}", h);
-}
-
-}  // namespace
 
 std::string local_hostname() {
   char name[256] = {};
@@ -51,7 +28,7 @@ std::string program_fingerprint(const std::vector<std::string>& program) {
     std::string path = i == 0 ? find_program(program[0]) : program[i];
     struct stat st {};
     if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    fp += (fp.empty() ? "" : "+") + hash_file(path);
+    fp += (fp.empty() ? "" : "+") + file_fingerprint(path);
   }
   return fp;
 }
