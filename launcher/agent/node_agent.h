@@ -139,6 +139,7 @@ class NodeAgent {
   boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
   bool etcd_unreachable_ = false;
   std::size_t most_launchers_ = 0;               // joined to this coordinator at once, at most
+  std::optional<std::chrono::steady_clock::time_point> minority_since_;  // the check's condition held since
   std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
   std::thread probe_thread_;                                        // this node's probes, off the loop
   std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict

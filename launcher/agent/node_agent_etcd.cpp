@@ -12,6 +12,12 @@
 
 namespace ddplaunch {
 
+namespace {
+// etcd's default election timeout: how long etcd may not answer on the majority side of a
+// partition that took its leader away, before it elects another.
+constexpr auto kMinorityConfirm = std::chrono::milliseconds(1000);
+}  // namespace
+
 std::string NodeAgent::start_etcd() {
   auto seat = EtcdSeat::create(io_, plan_.config, plan_.hostname);
   if (!seat) return seat.error;
@@ -102,14 +108,21 @@ void NodeAgent::on_seat_lost(const std::string& why) {
 }
 
 // A coordinator that etcd does not answer cannot tell a lost quorum (the job should go on)
-// from its own partition (another launcher may lead already). It goes on only while at least
+// from its own partition (another launcher may lead already). It goes on only while more than
 // half of the most launchers ever joined to it are still here; on the minority side of a
-// partition it stops acting and stops its workers (at most one side trains).
+// partition it stops acting and stops its workers (at most one side trains). The condition
+// must hold for kMinorityConfirm: etcd also stops answering on the majority side for about
+// its election timeout when the partition took its leader away, and a coordinator that lost
+// half of the launchers in the same cut must not take that moment for being cut off itself.
 void NodeAgent::check_minority() {
   if (!coordinator_ || !server_ || policy_.finished()) return;
   const std::size_t joined = server_->joined_nodes().size();
   most_launchers_ = std::max(most_launchers_, joined);
-  if (etcd_unreachable_ && joined * 2 <= most_launchers_ && most_launchers_ > 1)
+  const bool minority = etcd_unreachable_ && joined * 2 <= most_launchers_ && most_launchers_ > 1;
+  const auto now = std::chrono::steady_clock::now();
+  if (!minority) minority_since_.reset();
+  else if (!minority_since_) minority_since_ = now;
+  else if (now - *minority_since_ >= kMinorityConfirm)
     return on_seat_lost(fmt::format("this coordinator reaches neither etcd nor most of the job's launchers ({} of {} "
                                     "still joined): it is on the minority side of a partition",
                                     joined, most_launchers_));

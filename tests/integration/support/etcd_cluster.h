@@ -54,6 +54,8 @@ class EtcdCluster {
   // Turns etcd's authentication on with user root and `password` (etcdctl, v3 API, over
   // plain http); "" or why not.
   std::string enable_auth(const std::string& password);
+  // Makes `member` etcd's leader (etcdctl move-leader, run where that member runs); "" or why not.
+  std::string move_leader(int member);
   std::string log(int member) const;
 
  private:
