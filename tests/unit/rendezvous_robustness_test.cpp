@@ -192,6 +192,32 @@ TEST(RendezvousRobustness, SmallFrameLimitBeforeJoinFullLimitAfter) {
   EXPECT_TRUE(node.log->losses.empty());
 }
 
+// `n` raw connections that never join, opened one after the other (accepted in order); a
+// tally of what the server did with each one still open.
+struct Strangers {
+  std::vector<std::unique_ptr<RawPeer>> peers;
+  struct Tally {
+    int greeted = 0, closed = 0, waiting = 0;  // waiting: neither greeted nor closed
+  };
+  Strangers(boost::asio::io_context& io, int port, int n) {
+    for (int i = 0; i < n; ++i) {
+      peers.push_back(std::make_unique<RawPeer>(port));
+      run_for(io, 5ms);
+    }
+  }
+  Tally tally() {
+    Tally t;
+    for (auto& p : peers) {
+      if (!p) continue;  // left
+      p->poll();
+      t.greeted += p->first_frame() ? 1 : 0;
+      t.closed += p->closed_by_server ? 1 : 0;
+      t.waiting += !p->first_frame() && !p->closed_by_server ? 1 : 0;
+    }
+    return t;
+  }
+};
+
 // Over the cap of peers from one source address that have not joined, a new connection is
 // closed at once: no greeting, no buffer.
 TEST(RendezvousRobustness, UnjoinedConnectionsOverThePerAddressCapAreClosedAtOnce) {
@@ -202,23 +228,14 @@ TEST(RendezvousRobustness, UnjoinedConnectionsOverThePerAddressCapAreClosedAtOnc
   o.max_unjoined_per_address = 4;
   Server server(io, o, log.callbacks());
   ASSERT_EQ(server.listen("127.0.0.1", 0), "");
-  std::vector<std::unique_ptr<RawPeer>> strangers;
-  for (int i = 0; i < 10; ++i) {
-    strangers.push_back(std::make_unique<RawPeer>(server.port()));
-    run_for(io, 5ms);  // accepted in order
-  }
-  int greeted = 0, closed = 0;
+  Strangers strangers(io, server.port(), 10);
+  Strangers::Tally t;
   ASSERT_TRUE(run_until(io, [&] {
-    greeted = closed = 0;
-    for (auto& s : strangers) {
-      s->poll();
-      greeted += s->first_frame() ? 1 : 0;
-      closed += s->closed_by_server ? 1 : 0;
-    }
-    return greeted + closed == 10;
-  }, 3000ms)) << greeted << " greeted, " << closed << " closed";
-  EXPECT_EQ(greeted, 4);
-  EXPECT_EQ(closed, 6);
+    t = strangers.tally();
+    return t.greeted + t.closed == 10;
+  }, 3000ms)) << t.greeted << " greeted, " << t.closed << " closed";
+  EXPECT_EQ(t.greeted, 4);
+  EXPECT_EQ(t.closed, 6);
   EXPECT_EQ(log.count("connections from 127.0.0.1 are already waiting"), 6);
 }
 
@@ -233,40 +250,24 @@ TEST(RendezvousRobustness, OverTheGlobalCapConnectionsWaitForAPlaceInsteadOfBein
   o.max_unjoined_connections = 4;
   Server server(io, o, log.callbacks());
   ASSERT_EQ(server.listen("127.0.0.1", 0), "");
-  std::vector<std::unique_ptr<RawPeer>> strangers;
-  for (int i = 0; i < 10; ++i) {
-    strangers.push_back(std::make_unique<RawPeer>(server.port()));
-    run_for(io, 5ms);
-  }
-  auto count = [&](int& greeted, int& closed) {
-    greeted = closed = 0;
-    for (auto& s : strangers) {
-      if (!s) continue;
-      s->poll();
-      greeted += s->first_frame() ? 1 : 0;
-      closed += s->closed_by_server ? 1 : 0;
-    }
-  };
-  int greeted = 0, closed = 0;
-  ASSERT_TRUE(run_until(io, [&] { count(greeted, closed); return greeted == 4; }, 3000ms)) << greeted << " greeted";
+  Strangers strangers(io, server.port(), 10);
+  Strangers::Tally t;
+  ASSERT_TRUE(run_until(io, [&] { return (t = strangers.tally()).greeted == 4; }, 3000ms)) << t.greeted << " greeted";
   run_for(io, 300ms);  // nothing more happens while the cap is full
-  count(greeted, closed);
-  EXPECT_EQ(greeted, 4);
-  EXPECT_EQ(closed, 0) << "a connection over the global cap was closed instead of waiting";
+  t = strangers.tally();
+  EXPECT_EQ(t.greeted, 4);
+  EXPECT_EQ(t.closed, 0) << "a connection over the global cap was closed instead of waiting";
   // Two greeted strangers leave: two waiting connections are greeted, the rest still wait.
   int left = 0;
-  for (auto& s : strangers)
-    if (left < 2 && s && s->first_frame()) {
-      s.reset();
+  for (auto& p : strangers.peers)
+    if (left < 2 && p && p->first_frame()) {
+      p.reset();
       ++left;
     }
-  ASSERT_TRUE(run_until(io, [&] { count(greeted, closed); return greeted == 4; }, 3000ms)) << greeted << " greeted";
+  ASSERT_TRUE(run_until(io, [&] { return (t = strangers.tally()).greeted == 4; }, 3000ms)) << t.greeted << " greeted";
   // 4 greeted now: the 2 that stayed and 2 of the waiting ones (those that left are gone).
-  int waiting = 0;
-  for (auto& s : strangers)
-    if (s && !s->first_frame() && !s->closed_by_server) ++waiting;
-  EXPECT_EQ(waiting, 4);
-  EXPECT_EQ(closed, 0);
+  EXPECT_EQ(t.waiting, 4);
+  EXPECT_EQ(t.closed, 0);
   EXPECT_EQ(log.count("already waiting to join"), 0) << "nobody is turned away at the global cap";
 }
 

@@ -100,24 +100,25 @@ void EtcdCluster::kill(int member) {
   p->wait(std::chrono::seconds(5));
 }
 
+// etcdctl (v3 API, over plain http) where `member` runs, against `urls`.
+RunResult EtcdCluster::etcdctl(int member, const std::string& urls, const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = hosts_.at(member).exec_prefix;
+  argv.insert(argv.end(), {kEtcdctlBinary, "--endpoints", urls});
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, std::chrono::seconds(20), {{"ETCDCTL_API", "3"}});
+}
+
 std::string EtcdCluster::enable_auth(const std::string& password) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"user", "add", "root:" + password}, {"auth", "enable"}}) {
-    std::vector<std::string> argv{kEtcdctlBinary, "--endpoints", "http://" + endpoint(0)};
-    argv.insert(argv.end(), args.begin(), args.end());
-    RunResult r = run_command(argv, std::chrono::seconds(20), {{"ETCDCTL_API", "3"}});
+    RunResult r = etcdctl(0, "http://" + endpoint(0), args);
     if (r.exit_code != 0) return "etcdctl " + args[0] + " " + args[1] + " failed:\n" + r.output;
   }
   return {};
 }
 
 std::string EtcdCluster::move_leader(int member) {
-  auto etcdctl = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = hosts_.at(member).exec_prefix;
-    argv.insert(argv.end(), {kEtcdctlBinary, "--endpoints", "http://" + endpoint(member)});
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_command(argv, std::chrono::seconds(20), {{"ETCDCTL_API", "3"}});
-  };
+  const std::string own = "http://" + endpoint(member);
   // `endpoint status -w json` names the member behind the endpoint and the current leader (decimal ids).
   auto id_after = [](const std::string& text, const std::string& key) -> std::string {
     const auto at = text.find("\"" + key + "\":");
@@ -126,7 +127,7 @@ std::string EtcdCluster::move_leader(int member) {
     while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
     return text.substr(begin, end - begin);
   };
-  RunResult status = etcdctl({"endpoint", "status", "-w", "json"});
+  RunResult status = etcdctl(member, own, {"endpoint", "status", "-w", "json"});
   const std::string id = id_after(status.output, "member_id"), leader = id_after(status.output, "leader");
   if (status.exit_code != 0 || id.empty() || leader.empty())
     return "etcdctl endpoint status of member " + std::to_string(member) + " failed:\n" + status.output;
@@ -134,15 +135,12 @@ std::string EtcdCluster::move_leader(int member) {
   char hex[32];
   std::snprintf(hex, sizeof hex, "%llx", std::stoull(id));
   // move-leader goes to the current leader: every member's endpoint is given.
-  std::vector<std::string> argv = hosts_.at(member).exec_prefix;
   std::string all;
   for (std::size_t i = 0; i < client_ports_.size(); ++i) all += (i ? ",http://" : "http://") + endpoint(static_cast<int>(i));
-  argv.insert(argv.end(), {kEtcdctlBinary, "--endpoints", all, "move-leader", hex});
-  RunResult moved = run_command(argv, std::chrono::seconds(20), {{"ETCDCTL_API", "3"}});
+  RunResult moved = etcdctl(member, all, {"move-leader", hex});
   if (moved.exit_code != 0) return "etcdctl move-leader " + std::string(hex) + " failed:\n" + moved.output;
   for (int attempt = 0; attempt < 20; ++attempt) {  // bounded: 20 x 100 ms
-    RunResult now = etcdctl({"endpoint", "status", "-w", "json"});
-    if (id_after(now.output, "leader") == id) return {};
+    if (id_after(etcdctl(member, own, {"endpoint", "status", "-w", "json"}).output, "leader") == id) return {};
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return "etcdctl move-leader " + std::string(hex) + " answered, but member " + std::to_string(member) +

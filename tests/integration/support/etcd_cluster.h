@@ -59,6 +59,7 @@ class EtcdCluster {
   std::string log(int member) const;
 
  private:
+  RunResult etcdctl(int member, const std::string& urls, const std::vector<std::string>& args) const;
   std::string launch(int member);
   std::string wait_ready(int member, std::chrono::steady_clock::time_point deadline);
   std::string dir_;
