@@ -1,6 +1,7 @@
 // Rendezvous server bounds against strangers and stale peers: the cap on connections that
-// have not joined yet (global: the listeners pause; per source address: closed at once), replacing a restarted node's silent
-// old connection, and handing memory back to the system after a flood.
+// have not joined yet (global: the listeners pause; per source address: closed at once),
+// replacing a restarted node's silent old connection, and handing memory back to the system
+// after a flood.
 #include <malloc.h>
 
 #include <algorithm>
@@ -17,7 +18,8 @@ constexpr std::size_t kFloodPeak = 32;
 }  // namespace
 
 // Counted from handshaking_ itself (at most max_unjoined_connections entries), so no second
-// tally can drift from it.
+// tally can drift from it. The global cap is met here only by an accept that was already
+// under way on another listener when the cap filled (the listeners pause at it otherwise).
 std::string Server::Impl::over_unjoined_cap(const std::string& ip) const {
   if (handshaking_.size() >= opt_.max_unjoined_connections)
     return "closed at once: " + std::to_string(handshaking_.size()) +
