@@ -92,13 +92,14 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     worker->routing = route_streams(spec.redirects, spec.tee, !spec.log_dir.empty(), local, shown);
     workers_.push_back(worker);
   }
+  std::vector<SpawnRequest> requests;
   for (auto& worker : workers_) {
     if (!spec.log_dir.empty() && worker->routing.any_file()) {
       std::string error = worker->log.open(spec.log_dir, worker->global_rank, assignment_.generation,
                                            spec.assignment.node_rank, spec.hostname);
       if (!error.empty()) write_prefixed_line(OutputStream::Stderr, "[ddplaunch]", error);
     }
-    SpawnRequest request;
+    SpawnRequest& request = requests.emplace_back();
     request.argv = spec.program;
     Environment env = build_worker_environment(spec.base_env, spec.assignment, worker->local_rank);
     if (spec.virtual_local_rank) narrow_to_own_gpu(env, worker->local_rank);
@@ -110,18 +111,13 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     if (!guard_.job_tag().empty()) env[contract::kJobTag] = guard_.job_tag();
     request.env = to_env_strings(env);
     request.start_stopped = std::count(spec.pause_ranks.begin(), spec.pause_ranks.end(), worker->global_rank) > 0;
-    SpawnedProcess process = spawn_worker_process(request);
-    if (process.pid < 0) {
-      worker->status = ExitStatus{false, 127, 0, false};
-      // Out of processes, memory or descriptors is the node's state, not the program's:
-      // named as such, and restartable.
-      if (is_resource_shortage(process.error_number))
-        report_failure(*worker, FailurePhase::Init, FailureKind::SpawnNoResources,
-                       fmt::format("{}: {}", describe_resource_shortage(process.error_number), process.error));
-      else
-        report_failure(*worker, FailurePhase::Init, FailureKind::SpawnFailed, process.error);
-      break;  // the others are stopped below; one clear error is enough
-    }
+  }
+  std::vector<SpawnedProcess> spawned = spawn_worker_processes(requests);
+  for (std::size_t i = 0; i < spawned.size(); ++i) {
+    Worker* worker = workers_[i].get();
+    const SpawnRequest& request = requests[i];
+    const SpawnedProcess& process = spawned[i];
+    if (process.pid < 0) break;  // the last result: reported below
     worker->pid = process.pid;
     guard_.watch(process.pid);
     worker->stdout_pipe.assign(process.stdout_fd);
@@ -136,7 +132,16 @@ void GroupSupervisor::start(const GroupSpec& spec) {
   for (auto& worker : workers_)
     if (worker->pid < 0 && !worker->status) worker->status = ExitStatus{false, 127, 0, false};
 
-  if (std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->pid < 0; })) {
+  if (!spawned.empty() && spawned.back().pid < 0) {
+    // Out of processes, memory or descriptors is the node's state, not the program's: named
+    // as such, and restartable. The workers after it were not started; those before are stopped.
+    const SpawnedProcess& failed = spawned.back();
+    Worker& worker = *workers_[spawned.size() - 1];
+    if (is_resource_shortage(failed.error_number))
+      report_failure(worker, FailurePhase::Init, FailureKind::SpawnNoResources,
+                     fmt::format("{}: {}", describe_resource_shortage(failed.error_number), failed.error));
+    else
+      report_failure(worker, FailurePhase::Init, FailureKind::SpawnFailed, failed.error);
     stop(std::chrono::milliseconds(0));
     // Nothing was running (the first spawn failed): the outcome is known now; deliver it
     // from the loop, not from inside the caller's start().

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -31,8 +32,8 @@ namespace ddplaunch {
 namespace {
 
 // Marks every descriptor above stderr close-on-exec, so a worker starts with only 0/1/2
-// whatever the launcher (or a library in it, e.g. Asio's sockets) forgot to mark. Not
-// closed here: Boost.Process reports exec errors on a close-on-exec pipe of its own.
+// whatever the launcher (or a library in it, e.g. Asio's sockets) forgot to mark (they close
+// at exec; the child has its own descriptor table, so the launcher's are untouched).
 void mark_inherited_descriptors_cloexec() {
   if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
   rlimit limit{};  // kernels before 5.11: one fcntl per possible descriptor, bounded
@@ -89,12 +90,32 @@ struct ChildPlan {
   bool bind_cpus = false;
   cpu_set_t cpus{};
   NodeMask memory;
+  sigset_t reset_signals{};  // set to their default in the child: see signals_to_reset
   int exec_errno = 0;  // written by the child when it cannot exec (shared memory)
 };
+
+// The signals a child sets to their default before it unblocks signals and execs: every one
+// the launcher catches (its handler would run on the launcher's memory in the moment before
+// exec), and those a worker must not inherit ignored. Read once per batch by the launcher's
+// loop thread, the only one that installs handlers, instead of 64 queries in every child.
+sigset_t signals_to_reset() {
+  sigset_t reset;
+  sigemptyset(&reset);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0) continue;  // glibc's own signals, SIGKILL, SIGSTOP
+    const bool caught = current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
+    if (caught || sig == SIGPIPE || sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGCHLD ||
+        sig == SIGQUIT)
+      sigaddset(&reset, sig);
+  }
+  return reset;
+}
 
 // The child, until exec. Its signal handlers are the launcher's until reset here, and a
 // handler run now would act on the launcher's memory: the launcher blocks every signal
 // around clone, the child resets every caught signal to its default, then unblocks.
+// (sigismember and signal are async-signal-safe; the set was read before clone.)
 int run_child(void* arg) {
   auto* plan = static_cast<ChildPlan*>(arg);
   // dup2 onto itself would keep close-on-exec: then the flag is cleared instead.
@@ -106,14 +127,8 @@ int run_child(void* arg) {
   setpgid(0, 0);                        // own group: signals reach its whole tree
   prctl(PR_SET_PDEATHSIG, SIGKILL);     // launcher SIGKILLed → worker dies too
   if (getppid() != plan->launcher_pid) _exit(127);  // launcher died before prctl took effect
-  for (int sig = 1; sig < NSIG; ++sig) {
-    struct sigaction current {};
-    if (sigaction(sig, nullptr, &current) != 0) continue;  // glibc's own signals, SIGKILL, SIGSTOP
-    const bool caught = current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN;
-    if (caught || sig == SIGPIPE || sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGCHLD ||
-        sig == SIGQUIT)
-      signal(sig, SIG_DFL);
-  }
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (sigismember(&plan->reset_signals, sig) == 1) signal(sig, SIG_DFL);
   mark_inherited_descriptors_cloexec();
   apply_placement(plan->cpus, plan->bind_cpus, plan->memory);
   if (plan->start_stopped) ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);  // stops with SIGTRAP after exec
@@ -165,22 +180,7 @@ std::string detach_stopped(pid_t pid) {
   return {};
 }
 
-}  // namespace
-
-std::string describe_resource_shortage(int error_number) {
-  switch (error_number) {
-    case EAGAIN: return "the system is out of processes or memory (EAGAIN)";
-    case ENOMEM: return "the system is out of memory (ENOMEM)";
-    case EMFILE: return "the launcher is out of file descriptors (EMFILE)";
-    case ENFILE: return "the system is out of file descriptors (ENFILE)";
-    case E2BIG: return "the argument list and environment are too large (E2BIG)";
-    default: return {};
-  }
-}
-
-bool is_resource_shortage(int error_number) { return !describe_resource_shortage(error_number).empty(); }
-
-SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
+SpawnedProcess spawn_one(const SpawnRequest& request, const sigset_t& reset_signals) {
   SpawnedProcess out;
   if (request.argv.empty()) {
     out.error = "no program given";
@@ -248,6 +248,7 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
   for (int cpu : request.cpus)
     if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &plan.cpus);
   plan.memory = node_mask(request.memory_nodes);
+  plan.reset_signals = reset_signals;
   const pid_t pid = clone_and_exec(plan);
   const int spawn_errno = pid < 0 ? errno : plan.exec_errno;
   if (pid > 0 && plan.exec_errno != 0) waitpid(pid, nullptr, 0);  // it exited without exec: reap it here
@@ -279,6 +280,33 @@ SpawnedProcess spawn_worker_process(const SpawnRequest& request) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string describe_resource_shortage(int error_number) {
+  switch (error_number) {
+    case EAGAIN: return "the system is out of processes or memory (EAGAIN)";
+    case ENOMEM: return "the system is out of memory (ENOMEM)";
+    case EMFILE: return "the launcher is out of file descriptors (EMFILE)";
+    case ENFILE: return "the system is out of file descriptors (ENFILE)";
+    case E2BIG: return "the argument list and environment are too large (E2BIG)";
+    default: return {};
+  }
+}
+
+bool is_resource_shortage(int error_number) { return !describe_resource_shortage(error_number).empty(); }
+
+SpawnedProcess spawn_worker_process(const SpawnRequest& request) { return spawn_one(request, signals_to_reset()); }
+
+std::vector<SpawnedProcess> spawn_worker_processes(const std::vector<SpawnRequest>& requests) {
+  std::vector<SpawnedProcess> spawned;
+  const sigset_t reset_signals = signals_to_reset();
+  for (const SpawnRequest& request : requests) {
+    spawned.push_back(spawn_one(request, reset_signals));
+    if (spawned.back().pid < 0) break;
+  }
+  return spawned;
 }
 
 }  // namespace ddplaunch

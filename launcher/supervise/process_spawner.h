@@ -1,5 +1,5 @@
-// Starts one worker process. The only translation unit that includes Boost.Process
-// (it is slow to compile); everything else sees this small header.
+// Starts worker processes: clone(CLONE_VM | CLONE_VFORK) and exec, with the set-up a worker
+// needs (own process group, parent-death signal, clean signals and descriptors, placement).
 #pragma once
 
 #include <sys/types.h>
@@ -38,5 +38,10 @@ std::string describe_resource_shortage(int error_number);
 // but 0, 1 and 2 (every other one is made close-on-exec in the child before exec); the CPU
 // affinity and memory policy of `request` (both survive exec).
 SpawnedProcess spawn_worker_process(const SpawnRequest& request);
+
+// A node's workers, one after another as above, with the signal state read once for all of
+// them. Result i belongs to request i; the results end at the first that failed (the
+// workers after it were not started).
+std::vector<SpawnedProcess> spawn_worker_processes(const std::vector<SpawnRequest>& requests);
 
 }  // namespace ddplaunch

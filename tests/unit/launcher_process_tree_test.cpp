@@ -1,5 +1,6 @@
 // The process tree's pieces with real processes and no event loop: the job-tag sweep, the
-// subreaper walk (and that it reads nothing outside the tree), descriptors a spawned worker must not inherit, resource-shortage names.
+// subreaper walk (and that it reads nothing outside the tree), descriptors and signal state a
+// spawned worker must not inherit, a node's batch of spawns, resource-shortage names.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -12,6 +13,8 @@
 #include <csignal>
 #include <regex>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "ddplaunch/contract.h"
 #include "supervise/descendant_sweep.h"
@@ -216,5 +219,49 @@ TEST(ProcessSpawner, AppliesTheCpuAffinityAndPreferredMemoryNodeBeforeExec) {
   EXPECT_NE(out.find("Cpus_allowed_list:\t" + std::to_string(last) + "\n"), std::string::npos) << out;
   if (out.find("no-numa") == std::string::npos) {  // a kernel without NUMA has no memory policy to show
     EXPECT_TRUE(std::regex_search(out, std::regex("\n[1-9][0-9]*\n$"))) << "no mapping prefers node 0:\n" << out;
+  }
+}
+
+// A node's batch: each worker gets result i of request i, starts with no signal blocked and
+// with the signals a worker must not inherit ignored (SIGPIPE, SIGTERM, ...) at their default
+// (read once for the batch), keeps other ignored signals as POSIX does; the batch ends at the
+// first worker that cannot start, and the ones after it are not started.
+TEST(ProcessSpawner, ABatchStartsWorkersWithCleanSignalsAndEndsAtTheFirstThatCannotStart) {
+  struct sigaction ignore {}, old_pipe {}, old_term {}, old_usr2 {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGPIPE, &ignore, &old_pipe), 0);
+  ASSERT_EQ(sigaction(SIGTERM, &ignore, &old_term), 0);
+  ASSERT_EQ(sigaction(SIGUSR2, &ignore, &old_usr2), 0);
+  sigset_t usr1, old_mask;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  ASSERT_EQ(sigprocmask(SIG_BLOCK, &usr1, &old_mask), 0);
+  auto shows_its_signals = [](int index) {
+    SpawnRequest request;
+    request.argv = {"/bin/sh", "-c", "echo worker " + std::to_string(index) + "; grep -E '^Sig(Blk|Ign):' /proc/self/status"};
+    request.env = {"PATH=/usr/bin:/bin"};
+    return request;
+  };
+  SpawnRequest missing;
+  missing.argv = {"/nonexistent/ddplaunch-test-program"};
+  std::vector<SpawnedProcess> spawned =
+      spawn_worker_processes({shows_its_signals(0), shows_its_signals(1), missing, shows_its_signals(3)});
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGUSR2, &old_usr2, nullptr);
+
+  ASSERT_EQ(spawned.size(), 3U) << "the batch went on after the worker that could not start";
+  EXPECT_LT(spawned[2].pid, 0);
+  EXPECT_NE(spawned[2].error.find("/nonexistent/ddplaunch-test-program"), std::string::npos) << spawned[2].error;
+  const std::string only_usr2_ignored = fmt::format("{:016x}", 1ULL << (SIGUSR2 - 1));
+  for (std::size_t i : {0U, 1U}) {
+    const SpawnedProcess& worker = spawned[i];
+    ASSERT_GT(worker.pid, 0) << worker.error;
+    std::string out = read_all(worker.stdout_fd);
+    close(worker.stdout_fd);
+    close(worker.stderr_fd);
+    waitpid(worker.pid, nullptr, 0);
+    EXPECT_EQ(out, fmt::format("worker {}\nSigBlk:\t0000000000000000\nSigIgn:\t{}\n", i, only_usr2_ignored));
   }
 }
