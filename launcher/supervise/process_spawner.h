@@ -39,8 +39,8 @@ std::string describe_resource_shortage(int error_number);
 // affinity and memory policy of `request` (both survive exec).
 SpawnedProcess spawn_worker_process(const SpawnRequest& request);
 
-// A node's workers, one after another as above, with the signal state read once for all of
-// them. Result i belongs to request i; the results end at the first that failed (the
+// A node's workers, one after another as above, with the signal state read and the child's
+// stack mapped once for all of them. Result i belongs to request i; the results end at the first that failed (the
 // workers after it were not started).
 std::vector<SpawnedProcess> spawn_worker_processes(const std::vector<SpawnRequest>& requests);
 
