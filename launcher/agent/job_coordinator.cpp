@@ -64,6 +64,7 @@ void JobCoordinator::take_over() {
     return;
   }
   policy_ = std::move(*restored.value);
+  seed_hang_watch_from_state();
   carry_out(policy_.on_coordinator_moved());
   schedule_sweep();
 }
@@ -212,6 +213,7 @@ void JobCoordinator::schedule_sweep() {
     if (policy_.phase() == JobPhase::Ended) return;
     carry_out(policy_.on_tick(PolicyClock::now()));
     check_hangs(PolicyClock::now());
+    save_learnt_step_interval();
     schedule_sweep();
   });
 }
@@ -232,6 +234,7 @@ bool starts_a_generation(const JobPolicy::Decisions& decisions) {
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
   if (decisions.empty()) return;
   if (!settings_.save_state) return carry_out_each(decisions);
+  note_learnt_step_interval();  // saved with the state below
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
   // A generation starts only once etcd confirmed this launcher still leads, so a deposed or
   // cut-off coordinator starts none (its changes wait while etcd does not answer). Planning

@@ -119,6 +119,12 @@ class JobCoordinator {
   void start_hang_watch(long generation, int world);
   void finish_hang_watch();  // the job ended: pending stack rounds end, the history is written
   std::string hang_status_text() const;
+  // etcd: the largest step interval the hang watch learnt goes into the policy's state (and
+  // that state to etcd when it grew by a tenth); a coordinator that takes over seeds its own
+  // hang watch with the one it finds there.
+  bool note_learnt_step_interval();
+  void save_learnt_step_interval();
+  void seed_hang_watch_from_state();
 
   boost::asio::io_context& io_;
   CoordinatorSettings settings_;

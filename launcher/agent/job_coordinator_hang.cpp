@@ -71,6 +71,37 @@ void JobCoordinator::start_hang_watch(long generation, int world) {
                  hang_action_name(policy_.hang_action()), settings_.config.hang_action);
 }
 
+namespace {
+constexpr double kLearntGrowthSaved = 1.1;  // a learnt interval 10 % above the saved one is saved
+}  // namespace
+
+bool JobCoordinator::note_learnt_step_interval() {
+  const double learnt = hang_.tracker().learnt_interval_s();
+  if (learnt <= policy_.learnt_step_interval_s()) return false;
+  const bool grew = learnt > policy_.learnt_step_interval_s() * kLearntGrowthSaved;
+  policy_.remember_learnt_step_interval(learnt);
+  return grew;
+}
+
+// On the 1 s sweep: the interval grows with step reports, which decide nothing, so no
+// decision's save would carry it. Bounded writes: the learnt value only grows, 10 % at a time.
+void JobCoordinator::save_learnt_step_interval() {
+  if (!settings_.save_state || !note_learnt_step_interval()) return;
+  settings_.save_state(policy_.save_state(PolicyClock::now()), {});
+}
+
+void JobCoordinator::seed_hang_watch_from_state() {
+  const double carried = policy_.learnt_step_interval_s();
+  HangSettings h = hang_settings(settings_, history_seed_);
+  if (carried <= h.seeded_interval_s) return;
+  h.seeded_interval_s = carried;
+  h.seeded_from = "learnt by the previous coordinator";
+  hang_ = HangWatch(h);
+  spdlog::info("hang detection: the largest step interval the previous coordinator learnt ({:.2f} s) carried over; "
+               "{}",
+               carried, hang_.deadlines_text());
+}
+
 std::string JobCoordinator::hang_status_text() const {
   if (policy_.phase() == JobPhase::Joining || settings_.doctor) return "";
   return fmt::format("hang deadlines: {}; action {}\n", hang_.deadlines_text(), hang_action_name(policy_.hang_action()));

@@ -136,6 +136,12 @@ class JobPolicy {
   std::string save_state(TimePoint now) const;
   static Result<JobPolicy> restore_state(PolicySettings settings, std::string_view json, TimePoint now);
 
+  // The master's hang watch learns the job's largest step interval (HangTracker); kept here
+  // only so that it travels with the state to a coordinator that takes over, which seeds its
+  // own hang watch with it instead of learning again. The policy itself never reads it.
+  void remember_learnt_step_interval(double seconds) { learnt_step_interval_s_ = seconds; }
+  double learnt_step_interval_s() const { return learnt_step_interval_s_; }
+
  private:
   // The state document (policy_state.h) saves every field below but settings_: a new field
   // goes into its list too (policy_state.cpp), or a new coordinator loses it at failover.
@@ -200,6 +206,7 @@ class JobPolicy {
   int membership_restarts_ = 0;           // generations started by a membership change
   long first_generation_ = 0;             // membership's first plan: 0, or the one after a coordinator moved
   int init_failure_restarts_ = 0;         // restarts after an init failure, whichever budget paid: they grow the init deadline
+  double learnt_step_interval_s_ = 0;     // the hang watch's, carried (see remember_learnt_step_interval)
 };
 
 }  // namespace ddplaunch

@@ -52,6 +52,7 @@ struct StateFields<JobPolicy> {
     io("membership_restarts", p.membership_restarts_);
     io("init_failure_restarts", p.init_failure_restarts_);
     io("first_generation", p.first_generation_);
+    io("learnt_step_interval_s", p.learnt_step_interval_s_);
   }
 };
 

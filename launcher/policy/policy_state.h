@@ -10,7 +10,9 @@
 // coordinator has its own from its command line; only a fingerprint of those that must agree
 // (restart budgets, membership MIN:MAX and spares) is saved, and a restore under others is
 // refused. Nor the timers the shell armed (backoff, init deadline): the policy never knew when
-// they fire; the new shell arms its own. Nor the master's hang watch: JobCoordinator holds it.
+// they fire; the new shell arms its own. Of the master's hang watch (JobCoordinator holds it)
+// only the largest step interval it learnt, which the new coordinator seeds its own with; not
+// the sections' longest times nor the ranks' clocks (a takeover starts a new generation).
 // Carried as they are, though they are the old coordinator's words: the rendezvous port (the
 // shell sets its own again) and the member ids (the rendezvous server's ids for launchers'
 // connections: they mean the same only if they survive the move, e.g. as etcd registrations).
@@ -29,7 +31,8 @@ namespace ddplaunch {
 
 // Raised whenever a field changes meaning or a document of the old version could not be read;
 // a restore refuses any other version.
-inline constexpr int kPolicyStateVersion = 1;
+// Version 2: the hang watch's learnt step interval (learnt_step_interval_s).
+inline constexpr int kPolicyStateVersion = 2;
 
 // The settings two coordinators must share for a saved state to mean the same thing, for
 // people: "init_restarts 3, max_restarts 0, membership off".

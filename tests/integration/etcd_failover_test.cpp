@@ -13,6 +13,7 @@
 #include <memory>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -95,6 +96,18 @@ TEST(EtcdFailover, TheCoordinatorsLauncherKilledTrainingResumesWithTheSameWorldS
   EXPECT_NE(status.output.find("etcd: reachable; coordinator: this launcher (election revision"), std::string::npos)
       << status.output;
   EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(\n\d+\s+\S+\s+spare\s+-\s)"))) << status.output;
+  // The coordinator's hang watch learns the step interval (after 5 warm-up steps); the
+  // successor must find it in etcd and start from it. Bounded: 40 x 0.5 s.
+  std::smatch learnt;
+  const std::regex learnt_line(R"(largest step (\d+\.\d\d) s seen in this run)");
+  for (int i = 0; i < 40 && !std::regex_search(status.output, learnt, learnt_line); ++i) {
+    std::this_thread::sleep_for(500ms);
+    status = ddplaunch::testing::run_command({DDPLAUNCH_BIN, "status", "--rdzv-backend", "etcd", "--rdzv-endpoint",
+                                              etcd.endpoints(), "--rdzv-id", job_id},
+                                             20s);
+  }
+  ASSERT_TRUE(std::regex_search(status.output, learnt, learnt_line)) << status.output;
+  std::this_thread::sleep_for(1500ms);  // the 1 s sweep writes it to etcd
 
   ASSERT_TRUE(l.all[coordinator]->send_signal(SIGKILL));
   RunResult killed = l.all[coordinator]->wait(10s);
@@ -110,6 +123,13 @@ TEST(EtcdFailover, TheCoordinatorsLauncherKilledTrainingResumesWithTheSameWorldS
   ASSERT_GE(successor, 0) << all;
   EXPECT_NE(results[successor].output.find("took over as the job's coordinator after generation"), std::string::npos)
       << all;
+  // At least the interval seen before the kill (it may have grown a little more by then).
+  std::smatch carried;
+  ASSERT_TRUE(std::regex_search(results[successor].output, carried,
+                                std::regex(R"(the largest step interval the previous coordinator learnt \((\d+\.\d\d) s\) )"
+                                           R"(carried over; .*largest step \d+\.\d\d s, learnt by the previous coordinator)")))
+      << all;
+  EXPECT_GE(std::stod(carried[1]), std::stod(learnt[1])) << all;
   int done = 0;
   for (std::size_t i = 0; i < l.all.size(); ++i) {
     if (static_cast<int>(i) == coordinator) continue;

@@ -151,6 +151,23 @@ TEST(PolicyState, TimesAreSavedAsMillisecondsFromTheSaveAndReBasedAtTheRestore) 
   EXPECT_EQ(saved["settings"], "init_restarts 1, max_restarts 1, membership off");
 }
 
+// The master's hang watch's learnt step interval travels with the state (the new coordinator
+// seeds its own hang watch with it); the policy's decisions do not depend on it.
+TEST(PolicyState, TheLearntStepIntervalTravelsWithTheState) {
+  JobPolicy policy(settings());
+  policy.on_nodes_joined(0, nodes(2), t0);
+  EXPECT_EQ(policy.learnt_step_interval_s(), 0);
+  policy.remember_learnt_step_interval(0.42);
+  const std::string saved = policy.save_state(t0 + 1s);
+  EXPECT_EQ(Json::parse(saved)["learnt_step_interval_s"], 0.42);
+  auto restored = JobPolicy::restore_state(settings(), saved, t0 + 5s);
+  ASSERT_TRUE(restored) << restored.error;
+  EXPECT_EQ(restored->learnt_step_interval_s(), 0.42);
+  Json negative = Json::parse(saved);
+  negative["learnt_step_interval_s"] = "slow";
+  EXPECT_FALSE(JobPolicy::restore_state(settings(), negative.dump(), t0 + 5s));
+}
+
 TEST(PolicyState, TextThatIsNotUtf8ComesBackByteForByte) {
   PolicySettings s = settings();
   s.restart.init_restarts = s.restart.max_restarts = 0;
