@@ -64,7 +64,9 @@ std::vector<std::string> launcher_argv(const std::string& endpoints, const std::
                                 std::to_string(spares), "--nproc-per-node", "1", "--rdzv-conf",
                                 "lease_ttl=2,coordinator_port=" + std::to_string(coordinator_port),
                                 "--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1",
-                                "--no-peer-probe", "--"};
+                                // No run history: a past run's step times would seed the hang
+                                // watch, and the deadlines shown would depend on earlier tests.
+                                "--no-peer-probe", "--history-file", "off", "--"};
   argv.insert(argv.end(), program.begin(), program.end());
   return argv;
 }
