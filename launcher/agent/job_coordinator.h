@@ -121,8 +121,9 @@ class JobCoordinator {
   std::string hang_status_text() const;
   // etcd: the largest step interval the hang watch learnt goes into the policy's state (and
   // that state to etcd when it grew by a tenth); a coordinator that takes over seeds its own
-  // hang watch with the one it finds there.
-  bool note_learnt_step_interval();
+  // hang watch with the one it finds there. note_…: copies it into the policy when it exceeds
+  // the policy's copy × `growth`; true when it did.
+  bool note_learnt_step_interval(double growth);
   void save_learnt_step_interval();
   void seed_hang_watch_from_state();
 

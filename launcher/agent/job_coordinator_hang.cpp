@@ -75,18 +75,19 @@ namespace {
 constexpr double kLearntGrowthSaved = 1.1;  // a learnt interval 10 % above the saved one is saved
 }  // namespace
 
-bool JobCoordinator::note_learnt_step_interval() {
+// The policy's copy is only ever changed just before a save, so it is always the value etcd
+// last received, and growth is measured from that (small increases add up to a save).
+bool JobCoordinator::note_learnt_step_interval(double growth) {
   const double learnt = hang_.tracker().learnt_interval_s();
-  if (learnt <= policy_.learnt_step_interval_s()) return false;
-  const bool grew = learnt > policy_.learnt_step_interval_s() * kLearntGrowthSaved;
+  if (learnt <= policy_.learnt_step_interval_s() * growth) return false;
   policy_.remember_learnt_step_interval(learnt);
-  return grew;
+  return true;
 }
 
 // On the 1 s sweep: the interval grows with step reports, which decide nothing, so no
 // decision's save would carry it. Bounded writes: the learnt value only grows, 10 % at a time.
 void JobCoordinator::save_learnt_step_interval() {
-  if (!settings_.save_state || !note_learnt_step_interval()) return;
+  if (!settings_.save_state || !note_learnt_step_interval(kLearntGrowthSaved)) return;
   settings_.save_state(policy_.save_state(PolicyClock::now()), {});
 }
 
