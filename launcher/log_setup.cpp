@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "output/live_status_line.h"
+#include "output/prompt_line.h"
 
 namespace ddplaunch {
 
@@ -23,6 +24,7 @@ class StatusAwareSink : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     stderr_status_line().erase();
+    ScopedPromptHide below_the_prompt;
     inner_->log(msg);
   }
   void flush_() override { inner_->flush(); }

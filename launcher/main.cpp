@@ -1,5 +1,6 @@
 // ddplaunch: one per node. Reads as the pipeline it runs:
 // parse → config → preflight → rendezvous → spawn → supervise → report.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -42,6 +44,13 @@
 using namespace ddplaunch;
 
 namespace {
+
+// Data piped or redirected into ddplaunch (`cat data | ddplaunch ...`, `< file`) is the
+// workers' stdin, as under torchrun; a terminal, /dev/null or nothing is not data.
+bool stdin_carries_data() {
+  struct stat info {};
+  return ::fstat(STDIN_FILENO, &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISREG(info.st_mode));
+}
 
 int print_version() {
   std::printf("ddplaunch %s\n", DDPLAUNCH_VERSION);
@@ -299,11 +308,20 @@ int main(int argc, char** argv) {
     plan.rendezvous_bind = bind.addresses;
   }
 
+  // Interactive debugging: where the console is, and whether stdin is data for the workers.
+  plan.console_place = cl.stop_on_stdin_eof ? ConsolePlace::Fanout
+                       : isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ConsolePlace::Terminal
+                                                                                 : ConsolePlace::None;
+  plan.inherit_stdin = !cl.stop_on_stdin_eof && !cl.token_stdin && stdin_carries_data();
+
   // Rendezvous, spawn and supervise: all inside the one event loop.
   boost::asio::io_context io;
   NodeAgent agent(io, guard, plan);
   if (std::string error = agent.start(); !error.empty()) return fail({error});
-  if (cl.stop_on_stdin_eof) fanout::watch_stdin_for_stop(STDIN_FILENO);  // after start: its signals are handled
+  if (cl.stop_on_stdin_eof)  // after start: its signals are handled
+    fanout::watch_stdin_for_stop(STDIN_FILENO, [&io, &agent](std::string line) {
+      boost::asio::post(io, [&agent, line = std::move(line)] { agent.on_console_line(line); });
+    });
   io.run();
   return agent.exit_code();
 }

@@ -143,6 +143,10 @@ void JobCoordinator::on_message(int node_rank, const rendezvous::Message& m) {
   if (handler != handlers().end()) (this->*handler->second)(node_rank, m);
 }
 
+void JobCoordinator::on_debugger_quit(long generation, int rank) {
+  carry_out(policy_.on_debugger_quit(generation, rank));
+}
+
 void JobCoordinator::on_worker_failed(int node_rank, const rendezvous::Message& m) {
   if (auto report = messages::decode_failure(m)) {
     report->failure.node_rank = node_rank;  // the connection says who it is, not the payload

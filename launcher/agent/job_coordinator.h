@@ -69,6 +69,8 @@ class JobCoordinator {
   // `ddplaunch stacks` (issue 17): "stacks" starts a collection and answers "pending <id>";
   // "stacks <id>" answers "pending <id>", or "done" and the grouped stacks.
   std::string answer_query(const std::string& query);
+  // The debug console: a person quit `rank`'s debugger (and confirmed) — the job ends.
+  void on_debugger_quit(long generation, int rank);
   // The node is finishing (whatever ended it: a signal, a lost master, the job's end): no
   // timer of the job's (sweep, backoff, init deadline, stack rounds) keeps the loop alive.
   void close();

@@ -13,7 +13,7 @@
 namespace ddplaunch::messages {
 
 namespace {
-constexpr NameTable<Kind, 14> kKindNames{{{
+constexpr NameTable<Kind, 18> kKindNames{{{
     {Kind::WorkerFailed, "worker_failed"},
     {Kind::NodeFinished, "node_finished"},
     {Kind::NodeProblem, "node_problem"},
@@ -28,6 +28,10 @@ constexpr NameTable<Kind, 14> kKindNames{{{
     {Kind::Standby, "standby"},
     {Kind::CollectStacks, "collect_stacks"},
     {Kind::RankStacks, "rank_stacks"},
+    {Kind::DebugStopped, "debug_stopped"},
+    {Kind::DebugOutput, "debug_output"},
+    {Kind::DebugResumed, "debug_resumed"},
+    {Kind::DebugInput, "debug_input"},
 }}};
 
 rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
@@ -329,6 +333,75 @@ std::optional<RankStacksReply> decode_rank_stacks(const rendezvous::Message& m) 
     s.text = cut_middle(lines_field(m, "text." + n), kMaxStackBytes);
     p.stacks.push_back(std::move(s));
   }
+  return p;
+}
+
+rendezvous::Message encode(long generation, const DebugStopped& p) {
+  return make(Kind::DebugStopped, generation,
+              {{"rank", std::to_string(p.rank)},
+               {"local_rank", std::to_string(p.local_rank)},
+               {"pid", std::to_string(p.pid)},
+               {"host", p.host},
+               {"file", p.file},
+               {"line", std::to_string(p.line)},
+               {"function", p.function},
+               {"code", p.code},
+               {"reason", p.reason}});
+}
+std::optional<DebugStopped> decode_debug_stopped(const rendezvous::Message& m) {
+  if (!is(m, Kind::DebugStopped)) return std::nullopt;
+  DebugStopped p;
+  p.rank = int_field(m, "rank", -1);
+  if (p.rank < 0) return std::nullopt;
+  p.local_rank = int_field(m, "local_rank", -1);
+  p.pid = int_field(m, "pid", 0);
+  p.host = text_field(m, "host", "?");
+  p.file = text_field(m, "file", "?");
+  p.line = int_field(m, "line", 0);
+  p.function = text_field(m, "function", "?");
+  p.code = text_field(m, "code");
+  p.reason = text_field(m, "reason");
+  return p;
+}
+
+rendezvous::Message encode(long generation, const DebugOutput& p) {
+  return make(Kind::DebugOutput, generation,
+              {{"rank", std::to_string(p.rank)}, {"lines", cut_middle(p.lines, kMaxDebugOutputBytes)},
+               {"prompt", p.prompt ? "1" : "0"}});
+}
+std::optional<DebugOutput> decode_debug_output(const rendezvous::Message& m) {
+  if (!is(m, Kind::DebugOutput)) return std::nullopt;
+  DebugOutput p;
+  p.rank = int_field(m, "rank", -1);
+  if (p.rank < 0) return std::nullopt;
+  p.lines = lines_field(m, "lines");
+  if (!p.lines.empty() && p.lines.back() != '\n') p.lines += '\n';
+  p.prompt = field(m, "prompt") == "1";
+  return p;
+}
+
+rendezvous::Message encode(long generation, const DebugResumed& p) {
+  return make(Kind::DebugResumed, generation, {{"rank", std::to_string(p.rank)}});
+}
+std::optional<DebugResumed> decode_debug_resumed(const rendezvous::Message& m) {
+  if (!is(m, Kind::DebugResumed)) return std::nullopt;
+  DebugResumed p;
+  p.rank = int_field(m, "rank", -1);
+  if (p.rank < 0) return std::nullopt;
+  return p;
+}
+
+// The line goes to a debugger as typed: one line, no newline inside (it would be a second command).
+rendezvous::Message encode(long generation, const DebugInput& p) {
+  return make(Kind::DebugInput, generation,
+              {{"rank", std::to_string(p.rank)}, {"line", cut_middle(p.line.substr(0, p.line.find('\n')), 4096)}});
+}
+std::optional<DebugInput> decode_debug_input(const rendezvous::Message& m) {
+  if (!is(m, Kind::DebugInput)) return std::nullopt;
+  DebugInput p;
+  p.rank = int_field(m, "rank", -1);
+  p.line = field(m, "line");
+  if (p.rank < 0 || p.line.find('\n') != std::string::npos) return std::nullopt;
   return p;
 }
 

@@ -34,6 +34,11 @@ enum class Kind {
   // issue 17 (either direction, appended)
   CollectStacks,  // master → nodes: take your ranks' stacks for round `request`
   RankStacks,     // node → master: the stacks of its ranks for round `request`
+  // Interactive debugging: a rank's debugger, relayed between its node and the master's console.
+  DebugStopped,   // node → master: a rank stopped in its debugger
+  DebugOutput,    // node → master: its debugger's output, and whether it prompts again
+  DebugResumed,   // node → master: it left the debugger (continued, or exited)
+  DebugInput,     // master → node: a line for that rank's debugger
 };
 
 std::string_view kind_name(Kind kind);
@@ -71,6 +76,25 @@ rendezvous::Message encode(long generation, const CollectStacks& payload);
 rendezvous::Message encode(long generation, const RankStacksReply& payload);
 std::optional<CollectStacks> decode_collect_stacks(const rendezvous::Message& message);
 std::optional<RankStacksReply> decode_rank_stacks(const rendezvous::Message& message);
+
+struct DebugStopped {
+  int rank = -1, local_rank = -1, pid = 0;
+  std::string host, file, function, code, reason;
+  int line = 0;
+};
+struct DebugOutput { int rank = -1; std::string lines; bool prompt = false; };
+struct DebugResumed { int rank = -1; };
+struct DebugInput { int rank = -1; std::string line; };
+inline constexpr std::size_t kMaxDebugOutputBytes = 48 * 1024;  // one relayed chunk of a debugger's output
+rendezvous::Message encode(long generation, const DebugStopped& payload);
+rendezvous::Message encode(long generation, const DebugOutput& payload);
+rendezvous::Message encode(long generation, const DebugResumed& payload);
+rendezvous::Message encode(long generation, const DebugInput& payload);
+// Text from another launcher comes back printable (control characters made visible).
+std::optional<DebugStopped> decode_debug_stopped(const rendezvous::Message& message);
+std::optional<DebugOutput> decode_debug_output(const rendezvous::Message& message);
+std::optional<DebugResumed> decode_debug_resumed(const rendezvous::Message& message);
+std::optional<DebugInput> decode_debug_input(const rendezvous::Message& message);
 
 // nullopt when the message is not of that kind or a required field is malformed.
 std::optional<FailureReport> decode_failure(const rendezvous::Message& message);

@@ -64,6 +64,22 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                       .on_paused = [this](const Worker& w) { on_paused(w); },
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
                       .drain_status = [this]() { status_.drain(); },
+                      .on_debugger_stopped =
+                          [this](const Worker& w, const debug::StopLocation& where) {
+                            send_debug_message(messages::encode(
+                                policy_.generation(), messages::DebugStopped{w.global_rank, w.local_rank, w.pid, plan_.hostname,
+                                                                             where.file, where.function, where.code, "",
+                                                                             where.line}));
+                          },
+                      .on_debugger_output =
+                          [this](const Worker& w, const std::string& lines, bool prompt) {
+                            send_debug_message(
+                                messages::encode(policy_.generation(), messages::DebugOutput{w.global_rank, lines, prompt}));
+                          },
+                      .on_debugger_left =
+                          [this](const Worker& w) {
+                            send_debug_message(messages::encode(policy_.generation(), messages::DebugResumed{w.global_rank}));
+                          },
                   }),
       coordinator_timer_(io),
       minority_timer_(io),
@@ -122,6 +138,7 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
   spec.log_dir = plan_.config.log_dir;
   spec.pause_ranks = plan_.config.pause_ranks;
   spec.local_ranks_filter = plan_.config.local_ranks_filter;
+  spec.inherit_stdin = plan_.inherit_stdin;
   spec.init_grace_s = plan_.config.init_grace_s;
   spec.redirects = plan_.config.redirects;
   spec.tee = plan_.config.tee;
@@ -255,6 +272,7 @@ void NodeAgent::finish(int exit_code) {
   coordinator_timer_.cancel();
   minority_timer_.cancel();
   terminal_.close(ignored);
+  if (debug_relay_) debug_relay_->close();
   close_peer_probe();
   supervisor_.close();
   status_.close();
@@ -295,6 +313,13 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   if (auto verdict = messages::decode_probe_verdict(m)) return on_probe_verdict(generation, verdict->ifname);
   if (auto standby = messages::decode_standby(m)) return on_standby(standby->reason);
   if (auto ask = messages::decode_collect_stacks(m)) return on_collect_stacks(ask->request);
+  if (auto input = messages::decode_debug_input(m)) {
+    if (!supervisor_.debugger_input(input->rank, input->line))
+      spdlog::warn("a line for rank {}'s debugger was not delivered: that rank is no longer stopped in its debugger "
+                   "on this node",
+                   input->rank);
+    return;
+  }
   if (messages::kind_of(m) == messages::Kind::Resume) {
     supervisor_.resume_paused();
     send_rank_states();
@@ -352,6 +377,33 @@ void NodeAgent::wait_for_signals() {
     on_signal(signal);
     if (policy_.state() != NodeState::Finished) wait_for_signals();
   });
+}
+
+// ---- interactive debugging ---------------------------------------------------------------
+
+void NodeAgent::send_debug_message(const rendezvous::Message& message) {
+  if (client_) client_->send(message);
+}
+
+void NodeAgent::on_console_line(const std::string& line) {
+  if (debug_relay_) debug_relay_->on_console_line(line);
+}
+
+// The master hosts the job's one debug console: its terminal (or the fan-out's), and the
+// transcript `ddplaunch debug` reads.
+void NodeAgent::start_debug_relay() {
+  const LaunchConfig& c = plan_.config;
+  std::string hint = fmt::format("`ddplaunch debug --job {} --master {}:{}`", c.job_id, plan_.master_host,
+                                 server_ ? server_->port() : plan_.rendezvous_port);
+  DebugRelay::Hooks hooks;
+  hooks.send_to_node = [this](int node, const rendezvous::Message& m) {
+    if (server_) server_->send(node, m);
+  };
+  hooks.end_job = [this](const debug::StoppedRank& r) {
+    if (coordinator_) coordinator_->on_debugger_quit(r.generation, r.rank);
+  };
+  hooks.interrupt = [] { ::kill(::getpid(), SIGINT); };
+  debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), std::move(hooks));
 }
 
 }  // namespace ddplaunch

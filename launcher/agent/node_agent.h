@@ -18,6 +18,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "agent/debug_relay.h"
 #include "agent/etcd_seat.h"
 #include "agent/job_coordinator.h"
 #include "config/launch_config.h"
@@ -51,6 +52,11 @@ struct NodePlan {                 // what main resolved before the event loop st
   rendezvous::NodeFacts facts;
   bool doctor = false;
   std::vector<placement::WorkerPlacement> placement;  // by local rank (--numa-binding); empty: none
+  // Interactive debugging: where the job's debug console is shown when this node is the
+  // master, and whether the workers share ddplaunch's stdin (data was piped into it) instead
+  // of each having its debugger's keyboard.
+  ConsolePlace console_place = ConsolePlace::None;
+  bool inherit_stdin = false;
 };
 
 class NodeAgent {
@@ -59,6 +65,8 @@ class NodeAgent {
   ~NodeAgent();
   // Starts everything; returns "" or an error (nothing to clean up then).
   std::string start();
+  // A line typed at the fan-out's terminal for the debug console (its stdin control channel).
+  void on_console_line(const std::string& line);
   int exit_code() const { return exit_code_; }
 
  private:
@@ -113,6 +121,10 @@ class NodeAgent {
   // answer every request that came meanwhile with them.
   void on_collect_stacks(long request);
   void on_stacks_collected(std::vector<RankStack> stacks);
+  // Interactive debugging (the master's console is in debug_relay_): this node's ranks'
+  // debuggers to the master, and the console's lines back to them.
+  void start_debug_relay();
+  void send_debug_message(const rendezvous::Message& message);
   NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
 
   boost::asio::io_context& io_;
@@ -128,6 +140,7 @@ class NodeAgent {
   std::unique_ptr<JobCoordinator> coordinator_;
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
+  std::unique_ptr<DebugRelay> debug_relay_;  // the master only
   // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to, and
   // clients of superseded coordinators (closed; kept until the end: a callback may be running).
   std::unique_ptr<EtcdSeat> seat_;

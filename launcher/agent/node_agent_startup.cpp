@@ -122,7 +122,10 @@ std::string NodeAgent::host_rendezvous(int& port) {
   callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
     return coordinator_->plan(g, nodes);
   };
-  callbacks.on_message = [this](int node, const rendezvous::Message& m) { coordinator_->on_message(node, m); };
+  callbacks.on_message = [this](int node, const rendezvous::Message& m) {
+    if (node >= 0 && debug_relay_ && debug_relay_->on_message(node, m)) return;
+    coordinator_->on_message(node, m);
+  };
   callbacks.on_node_lost = [this](const rendezvous::NodeRecord& n, const std::string& why) {
     coordinator_->on_node_lost(n, why);
   };
@@ -143,7 +146,11 @@ std::string NodeAgent::host_rendezvous(int& port) {
   callbacks.status_text = [this]() {
     return coordinator_->status_text() + (seat_ ? "\n" + seat_->status_line() + "\n" : "");
   };
-  callbacks.query_text = [this](const std::string& query) { return coordinator_->answer_query(query); };
+  callbacks.query_text = [this](const std::string& query) {
+    if (query.rfind("debug ", 0) == 0)
+      return debug_relay_ ? debug_relay_->answer_query(query) : std::string("error: this launcher has no debug console");
+    return coordinator_->answer_query(query);
+  };
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
   coordinator_->attach(*server_);
   coordinator_->take_over();  // etcd: from the last coordinator's state (nothing otherwise)
@@ -158,6 +165,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
     spdlog::warn("no rendezvous token: anyone who can reach port {} can join this job; set DDPLAUNCH_TOKEN or "
                  "--token-file (ddplaunch-srun does this for you)",
                  port);
+  start_debug_relay();
   return {};
 }
 

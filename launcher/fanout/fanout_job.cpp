@@ -1,11 +1,14 @@
 // The fan-out's running nodes: see fanout_job.h.
 #include "fanout/fanout_job.h"
 
+#include <unistd.h>
+
 #include <csignal>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "debug/console_relay.h"
 #include "fanout/node_relay.h"
 #include "policy/fanout_policy.h"
 #include "ddplaunch/base/time_units.h"
@@ -55,6 +58,7 @@ std::string FanoutJob::start(const std::vector<std::string>& env) {
 int FanoutJob::exit_code() const { return fanout_exit_code(master_code_); }
 
 void FanoutJob::on_line(int node, OutputStream stream, std::string_view line) {
+  if (stream == OutputStream::Stdout && relay_console_line(node, line)) return;
   std::string prefix = relay_prefix(node, nodes_.at(node).host, line);
   if (prefix.empty()) write_line(stream, line);
   else write_prefixed_line(stream, prefix, line);
@@ -117,6 +121,41 @@ void FanoutJob::finish_when_done() {
   stop_bound_.cancel();
   settle_.cancel();
   sessions_.close();
+  if (console_) console_->close();
+}
+
+// The master (node 0) writes its debug console as marked lines (debug/console_relay.h).
+bool FanoutJob::relay_console_line(int node, std::string_view line) {
+  if (node != 0) return false;
+  auto relayed = debug::parse_relayed_console_line(line);
+  if (!relayed) return false;
+  if (!console_tried_) {
+    console_tried_ = true;
+    console_ = ConsoleTerminal::open(io_, ConsoleInput{
+                                              .on_line = [this](const std::string& l) { send_console_line(l); },
+                                              .on_end_of_input = [this] { send_console_line("q"); },
+                                              .on_interrupt = [] { ::kill(::getpid(), SIGINT); },
+                                          });
+  }
+  switch (relayed->kind) {
+    case debug::RelayedConsoleLine::Kind::Text:
+      if (console_) console_->print(relayed->text + "\n");
+      else write_line(OutputStream::Stdout, relayed->text);
+      break;
+    case debug::RelayedConsoleLine::Kind::Prompt:
+      if (console_) console_->set_prompt(relayed->text);
+      else if (!relayed->text.empty())
+        write_line(OutputStream::Stdout, relayed->text + "(no terminal here: type with `ddplaunch debug` on a terminal)");
+      break;
+    case debug::RelayedConsoleLine::Kind::NoPrompt:
+      if (console_) console_->set_prompt(std::nullopt);
+      break;
+  }
+  return true;
+}
+
+void FanoutJob::send_console_line(const std::string& line) {
+  sessions_.write_stdin(0, std::string(debug::kConsoleInputMark) + line + "\n");
 }
 
 }  // namespace ddplaunch::fanout

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "console/console_terminal.h"
 #include "fanout/ssh_sessions.h"
 
 namespace ddplaunch::fanout {
@@ -40,6 +42,9 @@ class FanoutJob {
   void wait_for_signals();
   void stop_nodes(int signal, const std::string& why);
   void finish_when_done();
+  // The master's debug console, shown on this terminal: its marked lines in, typed lines out.
+  bool relay_console_line(int node, std::string_view line);
+  void send_console_line(const std::string& line);
 
   boost::asio::io_context& io_;
   std::vector<FanoutNode> nodes_;
@@ -52,6 +57,8 @@ class FanoutJob {
   int interrupts_ = 0;
   bool stopping_ = false;
   std::optional<int> master_code_;
+  std::unique_ptr<ConsoleTerminal> console_;  // opened at the master's first console line (a terminal only)
+  bool console_tried_ = false;
 };
 
 }  // namespace ddplaunch::fanout

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "debug/console_relay.h"
 #include "output/line_splitter.h"
 
 namespace ddplaunch::fanout {
@@ -53,10 +54,14 @@ int control_signal(std::string_view line) {
   return 0;
 }
 
-void watch_stdin_for_stop(int fd) {
-  std::thread([fd] {
-    LineSplitter lines(256);
-    auto on_line = [](std::string_view line) {
+void watch_stdin_for_stop(int fd, std::function<void(std::string line)> on_console_line) {
+  std::thread([fd, on_console_line = std::move(on_console_line)] {
+    LineSplitter lines(8192);
+    auto on_line = [&](std::string_view line) {
+      if (line.substr(0, debug::kConsoleInputMark.size()) == debug::kConsoleInputMark) {
+        if (on_console_line) on_console_line(std::string(line.substr(debug::kConsoleInputMark.size())));
+        return;
+      }
       if (int sig = control_signal(line)) kill(getpid(), sig);
       else spdlog::warn("--stop-on-stdin-eof: ignoring '{:.40}' on stdin (expected a signal name such as SIGINT)", line);
     };

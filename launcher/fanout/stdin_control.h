@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -25,7 +26,9 @@ int control_signal(std::string_view line);
 
 // Watches `fd` (stdin) on a thread of its own: a blocking read that must not hold the event
 // loop open once the node has finished. Each signal line is raised in this process (the
-// NodeAgent's signal handling takes it from there); end-of-file raises SIGTERM.
-void watch_stdin_for_stop(int fd);
+// NodeAgent's signal handling takes it from there); a "DEBUG <line>" line (the fan-out's
+// terminal typing at the debug console) goes to `on_console_line`, on that thread;
+// end-of-file raises SIGTERM.
+void watch_stdin_for_stop(int fd, std::function<void(std::string line)> on_console_line);
 
 }  // namespace ddplaunch::fanout

@@ -34,6 +34,13 @@ class LineSplitter {
 
   void feed(std::string_view chunk, const LineHandler& on_line);
   void finish(const LineHandler& on_line);  // at EOF: emit a final unterminated line
+  // The text after the last line end, not emitted yet: a prompt waiting for input ("(Pdb) ").
+  std::string_view unterminated() const { return partial_; }
+  // Forgets it (it was taken as a prompt and is shown by other means).
+  void drop_unterminated() {
+    partial_.clear();
+    partial_shown_ = false;
+  }
 
  private:
   void end_line(const LineHandler& on_line);

@@ -16,6 +16,7 @@
 
 #include "output/line_splitter.h"
 #include "output/live_status_line.h"
+#include "output/prompt_line.h"
 
 namespace ddplaunch {
 
@@ -103,11 +104,13 @@ void write_prefixed_line(OutputStream stream, std::string_view prefix, std::stri
   text.reserve(prefix.size() + separator.size() + line.size() + 1);
   text.append(prefix).append(separator).append(line).append("\n");
   stderr_status_line().erase();
+  ScopedPromptHide below_the_prompt;
   write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
 }
 
 void write_line(OutputStream stream, std::string_view line) {
   std::string text(without_progress_mark(line));
+  ScopedPromptHide below_the_prompt;
   write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text.append("\n"));
 }
 

@@ -9,7 +9,7 @@
 
 namespace ddplaunch::placement {
 
-using CpuList = std::vector<int>;  // sorted, no repeats
+using CpuList = std::vector<int>;  // sorted, no repeats (base/index_list.h)
 
 // nullopt when the text is not such a list; "" and "\n" are the empty list.
 std::optional<CpuList> parse_cpu_list(std::string_view text);

@@ -6,7 +6,7 @@
 namespace ddplaunch {
 
 namespace {
-constexpr NameTable<FailureKind, 7> kKindNames{{{
+constexpr NameTable<FailureKind, 8> kKindNames{{{
     {FailureKind::Exited, "exited"},
     {FailureKind::InitFailed, "init_failed"},
     {FailureKind::InitTimeout, "init_timeout"},
@@ -14,6 +14,7 @@ constexpr NameTable<FailureKind, 7> kKindNames{{{
     {FailureKind::SpawnFailed, "spawn_failed"},
     {FailureKind::SpawnNoResources, "spawn_no_resources"},
     {FailureKind::Hang, "hang"},
+    {FailureKind::DebuggerQuit, "debugger_quit"},
 }}};
 }  // namespace
 

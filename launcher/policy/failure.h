@@ -28,7 +28,8 @@ enum class FailureKind {
   SetupTimeout,  // setup_timeout_s passed with this rank still in setup (only when the user set one)
   SpawnFailed,   // the program could not be started (never restarted)
   SpawnNoResources,  // starting it failed for lack of processes, memory or descriptors (transient: restarted)
-  Hang,          // running, but no progress past the hang deadline (issue 17); hang.action decides
+  Hang,          // running, but no progress past the hang deadline; hang.action decides
+  DebuggerQuit,  // a person quit the rank's debugger at the debug console: the job ends (never restarted)
 };
 
 std::string_view failure_kind_name(FailureKind kind);                 // "init_timeout"

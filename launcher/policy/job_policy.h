@@ -103,6 +103,9 @@ class JobPolicy {
   // a runtime failure of kind Hang, restarted or stopped by PolicySettings::hang_action, or
   // only reported (hang.action report: a warning, nothing stops).
   Decisions on_hang(long generation, int rank, const std::string& detail, TimePoint now);
+  // A person quit `rank`'s debugger at the debug console and confirmed: the job ends on every
+  // node with that as its root cause (exit status 1), no restart spent.
+  Decisions on_debugger_quit(long generation, int rank);
 
   // Timers the shell armed on the policy's behalf, and its periodic sweep.
   Decisions on_backoff_elapsed(long generation);

@@ -41,4 +41,15 @@ JobPolicy::Decisions JobPolicy::on_hang(long generation, int rank, const std::st
   return on_worker_failed(report.failure.node_rank, generation, report, now);
 }
 
+JobPolicy::Decisions JobPolicy::on_debugger_quit(long generation, int rank) {
+  if (generation != generation_ || phase_ != JobPhase::Running || rank < 0 ||
+      rank >= static_cast<int>(tracker_.ranks().size()))
+    return {};
+  FailureReport report = failure_of_rank(rank, FailureKind::DebuggerQuit, "");
+  report.failure.phase = FailurePhase::Runtime;
+  ++failure_count_;
+  first_failure_ = report;  // the person's decision is the root cause, whatever the stop makes ranks print
+  return order_stop(1, fmt::format("rank {} quit the debugger", rank));
+}
+
 }  // namespace ddplaunch

@@ -73,7 +73,8 @@ bool is_init_failure(const WorkerFailure& f) {
     case FailureKind::InitTimeout:
     case FailureKind::SpawnNoResources: return true;
     case FailureKind::SpawnFailed:
-    case FailureKind::Hang: return false;
+    case FailureKind::Hang:
+    case FailureKind::DebuggerQuit: return false;
     case FailureKind::SetupTimeout:  // a bound the user set on setup; kept on the init budget
     case FailureKind::Exited:
     case FailureKind::InitFailed: break;

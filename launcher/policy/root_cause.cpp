@@ -16,6 +16,7 @@ std::string how_it_ended(const WorkerFailure& f) {
     case FailureKind::SpawnNoResources: return "could not be started: the node ran out of resources";
     case FailureKind::InitFailed: return "reported an init failure";
     case FailureKind::Hang: return "made no progress past the hang deadline";
+    case FailureKind::DebuggerQuit: return "quit the debugger";
     case FailureKind::Exited: break;
   }
   return f.status ? f.status->describe() : std::string("failed");
@@ -36,6 +37,9 @@ std::string likely_cause(const WorkerFailure& f) {
       return "the rank is stuck: in a collective waiting for a peer that stopped (see which rank is stuck where in "
              "the stacks), a deadlock, a dead data-loader worker or I/O that never returns; if the step is just "
              "slow, raise hang.hang_minimum_s (--hang-minimum) or hang.hang_factor";
+    case FailureKind::DebuggerQuit:
+      return "a person ended the job from the debug console (`q` at rank's debugger, confirmed): nothing failed, "
+             "nothing was restarted";
     case FailureKind::SetupTimeout:
       return "the program did not reach init_process_group in time (slow data loading, a stuck import, or a "
              "setup_timeout_s shorter than its start-up)";
@@ -91,7 +95,8 @@ std::string describe_root_cause(const FailureReport& first, int other_failures, 
   if (!f.tail.empty()) {
     s += fmt::format("  last {} output lines of rank {}:\n", f.tail.size(), f.global_rank);
     for (const auto& line : f.tail) s += "    | " + line + "\n";
-  } else if (f.kind != FailureKind::InitTimeout && f.kind != FailureKind::SetupTimeout && f.kind != FailureKind::Hang) {
+  } else if (f.kind != FailureKind::InitTimeout && f.kind != FailureKind::SetupTimeout && f.kind != FailureKind::Hang &&
+             f.kind != FailureKind::DebuggerQuit) {
     s += fmt::format("  rank {} printed nothing.\n", f.global_rank);
   } else {
     s += fmt::format("  its output is above, prefixed with its rank.\n");

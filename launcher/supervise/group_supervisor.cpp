@@ -8,6 +8,7 @@
 #include <csignal>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include <fmt/format.h>
 
@@ -111,6 +112,8 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     if (!guard_.job_tag().empty()) env[contract::kJobTag] = guard_.job_tag();
     request.env = to_env_strings(env);
     request.start_stopped = std::count(spec.pause_ranks.begin(), spec.pause_ranks.end(), worker->global_rank) > 0;
+    request.stdin_pipe = !spec.inherit_stdin;
+    request.stdin_inherit = spec.inherit_stdin;
   }
   std::vector<SpawnedProcess> spawned = spawn_worker_processes(requests);
   for (std::size_t i = 0; i < spawned.size(); ++i) {
@@ -122,6 +125,7 @@ void GroupSupervisor::start(const GroupSpec& spec) {
     guard_.watch(process.pid);
     worker->stdout_pipe.assign(process.stdout_fd);
     worker->stderr_pipe.assign(process.stderr_fd);
+    if (process.stdin_fd >= 0) worker->stdin_pipe.assign(process.stdin_fd);
     worker->open_pipes = 2;
     read_output(*worker, true);
     read_output(*worker, false);
@@ -173,6 +177,7 @@ void GroupSupervisor::read_output(Worker& worker, bool is_stdout) {
                          auto emit = [&](std::string_view line) { on_line(w, stream, line); };
                          if (!ec) {
                            splitter.feed(std::string_view(is_stdout ? w.stdout_buffer : w.stderr_buffer, n), emit);
+                           if (is_stdout) notice_debugger(w);
                            read_output(w, is_stdout);
                            return;
                          }
@@ -187,7 +192,11 @@ void GroupSupervisor::read_output(Worker& worker, bool is_stdout) {
 
 void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_view line) {
   const bool is_stdout = stream == OutputStream::Stdout;
-  if (is_stdout ? worker.routing.stdout_to_terminal : worker.routing.stderr_to_terminal)
+  // A rank in its debugger: its stdout is the debugger's, for the console (whatever the
+  // filters say: a stopped rank is always shown there).
+  if (is_stdout && worker.debugging && worker.debugger_output.size() < Worker::kMaxStdinQueue)
+    worker.debugger_output.append(without_progress_mark(line)).append("\n");
+  else if (is_stdout ? worker.routing.stdout_to_terminal : worker.routing.stderr_to_terminal)
     write_prefixed_line(stream, worker.prefix, line, worker.prefix_separator);
   if (is_stdout ? worker.routing.stdout_to_file : worker.routing.stderr_to_file) worker.log.write_line(stream, line);
   worker.remember(line);
@@ -292,6 +301,9 @@ void GroupSupervisor::sweep() const {
 
 void GroupSupervisor::reap(Worker& worker, int wait_status) {
   worker.status = exit_status_from_wait(wait_status);
+  leave_debugger(worker);
+  boost::system::error_code ignored;
+  worker.stdin_pipe.close(ignored);
   guard_.forget(worker.pid);
   sweep_descendants_if_all_reaped();
   if (worker.finished()) {
@@ -422,6 +434,71 @@ void GroupSupervisor::resume_paused() {
     if (w->pid > 0 && !w->status && w->paused) kill(-w->pid, SIGCONT);
     w->paused = false;
   }
+}
+
+// The debugger's prompt is the last thing the worker wrote, unterminated: it waits for a
+// line. The first prompt is a stop (the location is in the lines pdb printed just before);
+// later ones end the answer to a command.
+void GroupSupervisor::notice_debugger(Worker& worker) {
+  const auto prompt = debug::debugger_prompt(worker.stdout_lines.unterminated());
+  if (prompt) worker.stdout_lines.drop_unterminated();
+  if (prompt && !worker.debugging && worker.stdin_pipe.is_open()) {
+    debug::StopLocation where;
+    for (auto line = worker.tail.rbegin(); line != worker.tail.rend(); ++line) {
+      if (auto code = debug::parse_pdb_code_line(*line); code && where.code.empty()) where.code = *code;
+      if (auto found = debug::parse_pdb_location(*line)) {
+        found->code = where.code;
+        where = *found;
+        break;
+      }
+    }
+    worker.debugging = true;
+    worker.debugger_output.clear();
+    if (callbacks_.on_debugger_stopped) callbacks_.on_debugger_stopped(worker, where);
+    if (callbacks_.on_phases_changed) callbacks_.on_phases_changed();
+    return;
+  }
+  if (!worker.debugging || (!prompt && worker.debugger_output.empty())) return;
+  std::string lines;
+  lines.swap(worker.debugger_output);
+  if (callbacks_.on_debugger_output) callbacks_.on_debugger_output(worker, lines, prompt.has_value());
+}
+
+void GroupSupervisor::leave_debugger(Worker& worker) {
+  if (!worker.debugging) return;
+  worker.debugging = false;
+  if (!worker.debugger_output.empty()) {  // its last words in the debugger, then it ran on
+    std::string lines;
+    lines.swap(worker.debugger_output);
+    if (callbacks_.on_debugger_output) callbacks_.on_debugger_output(worker, lines, false);
+  }
+  if (callbacks_.on_debugger_left) callbacks_.on_debugger_left(worker);
+  if (callbacks_.on_phases_changed) callbacks_.on_phases_changed();
+}
+
+bool GroupSupervisor::debugger_input(int global_rank, const std::string& line) {
+  auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == global_rank; });
+  if (it == workers_.end()) return false;
+  Worker& w = **it;
+  if (!w.debugging || !w.stdin_pipe.is_open() || w.status) return false;
+  if (w.stdin_queue.size() + line.size() + 1 > Worker::kMaxStdinQueue) return false;
+  w.stdin_queue.append(line).append("\n");
+  if (debug::classify_debugger_command(line) != debug::DebuggerCommand::Other) leave_debugger(w);
+  write_stdin(*it);
+  return true;
+}
+
+void GroupSupervisor::write_stdin(const std::shared_ptr<Worker>& worker) {
+  if (worker->stdin_writing || worker->stdin_queue.empty() || !worker->stdin_pipe.is_open()) return;
+  worker->stdin_writing = true;
+  auto text = std::make_shared<std::string>(std::move(worker->stdin_queue));
+  worker->stdin_queue.clear();
+  boost::asio::async_write(worker->stdin_pipe, boost::asio::buffer(*text),
+                           [this, worker, text](const boost::system::error_code& ec, std::size_t) {
+                             worker->stdin_writing = false;
+                             if (ec) return;  // it exited, or closed its stdin: nothing reads the rest
+                             write_stdin(worker);
+                           });
 }
 
 }  // namespace ddplaunch

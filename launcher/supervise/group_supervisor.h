@@ -16,6 +16,7 @@
 
 #include "ddplaunch/contract.h"
 #include "env/worker_environment.h"
+#include "debug/pdb_text.h"
 #include "placement/cpu_placement.h"
 #include "supervise/orphan_guard.h"
 #include "supervise/worker.h"
@@ -34,6 +35,10 @@ struct GroupSpec {
   std::string redirects, tee;    // torchrun's -r / -t specs (output/stream_routing.h)
   std::vector<placement::WorkerPlacement> placement;  // by local rank (--numa-binding); empty: none
   bool virtual_local_rank = false;  // LOCAL_RANK=0, CUDA_VISIBLE_DEVICES narrowed to the worker's GPU
+  // Each worker's stdin is a pipe from this launcher (its debugger's keyboard, fed by the
+  // debug console), unless ddplaunch itself was given data on stdin: then the workers share
+  // that stdin as under torchrun (docs/TORCHRUN-COMPAT.md).
+  bool inherit_stdin = false;
 };
 
 struct GroupOutcome {  // every worker of one generation reaped and its output drained
@@ -47,6 +52,11 @@ struct GroupCallbacks {
   std::function<void(const Worker&)> on_paused;           // started stopped, waiting for a debugger
   std::function<void(const GroupOutcome&)> on_finished;   // once per started generation
   std::function<void()> drain_status;                     // read queued shim reports now
+  // Interactive debugging: a worker's debugger showed its first prompt (stopped at `where`),
+  // wrote output (whole lines) and maybe prompted again, or let the worker run on / exited.
+  std::function<void(const Worker&, const debug::StopLocation& where)> on_debugger_stopped;
+  std::function<void(const Worker&, const std::string& lines, bool prompt)> on_debugger_output;
+  std::function<void(const Worker&)> on_debugger_left;
 };
 
 // What the node tells the master about one worker: phase, state and progress. Takes the
@@ -68,6 +78,10 @@ class GroupSupervisor {
   void stop(std::chrono::milliseconds grace);
   void handle_status(const contract::StatusMessage& message);
   void resume_paused();      // SIGCONT to workers started with --pause-ranks
+  // A line for the debugger of a rank stopped in one; false when that rank is not this
+  // node's, not stopped, or its keyboard is full or closed. A line that resumes or quits the
+  // debugger ends the rank's debugging state.
+  bool debugger_input(int global_rank, const std::string& line);
   // Slurm's checkpoint-before-preemption signals (SIGUSR1/SIGUSR2): to every running
   // worker's own process (not its group: a data-loader child that does not handle them
   // would die). Returns how many workers were signalled.
@@ -85,6 +99,10 @@ class GroupSupervisor {
   void read_output(Worker& worker, bool is_stdout);
   void on_line(Worker& worker, OutputStream stream, std::string_view line);
   void set_phase(Worker& worker, RankPhase phase);
+  // After each stdout chunk: did the worker's debugger prompt (debug/pdb_text.h)?
+  void notice_debugger(Worker& worker);
+  void leave_debugger(Worker& worker);
+  void write_stdin(const std::shared_ptr<Worker>& worker);
   // A step or section report (progress_record.cpp); true when the master should hear at once
   // (a section opened or closed), false when the periodic report is soon enough (steps).
   static bool record_progress(Worker& worker, const contract::StatusMessage& message);

@@ -251,7 +251,7 @@ SpawnedProcess spawn_one(const SpawnRequest& request, const BatchContext& batch)
   argv.push_back(nullptr);
 
   int null_fd = -1;
-  if (!request.stdin_pipe && (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+  if (!request.stdin_pipe && !request.stdin_inherit && (null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
     out.error_number = errno;
     out.error = fmt::format("cannot open /dev/null for the worker's stdin: {}", std::strerror(errno));
     close_fd(out_pipe[0]), close_fd(out_pipe[1]), close_fd(err_pipe[0]), close_fd(err_pipe[1]);
@@ -261,7 +261,7 @@ SpawnedProcess spawn_one(const SpawnRequest& request, const BatchContext& batch)
   plan.path = exe.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();
-  plan.stdin_fd = request.stdin_pipe ? in_pipe[0] : null_fd;
+  plan.stdin_fd = request.stdin_pipe ? in_pipe[0] : request.stdin_inherit ? STDIN_FILENO : null_fd;
   plan.stdout_fd = out_pipe[1];
   plan.stderr_fd = err_pipe[1];
   plan.launcher_pid = getpid();

@@ -15,7 +15,8 @@ struct SpawnRequest {
   bool start_stopped = false;     // stop at the program's first instruction (for gdb -p)
   std::vector<int> cpus;          // CPU affinity (--numa-binding); empty: inherited
   std::vector<int> memory_nodes;  // preferred NUMA nodes for its memory; empty: default policy
-  bool stdin_pipe = false;        // stdin is a pipe the caller writes (a fan-out's ssh), not /dev/null
+  bool stdin_pipe = false;        // stdin is a pipe the caller writes (a fan-out's ssh, a debugger's keyboard), not /dev/null
+  bool stdin_inherit = false;     // stdin is the launcher's own (data piped into ddplaunch, as under torchrun)
 };
 
 struct SpawnedProcess {

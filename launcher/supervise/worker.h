@@ -26,7 +26,7 @@ struct Worker {
   static constexpr std::size_t kTailLines = 20;
 
   Worker(boost::asio::io_context& io, int local, int global)
-      : local_rank(local), global_rank(global), stdout_pipe(io), stderr_pipe(io), settle_timer(io) {}
+      : local_rank(local), global_rank(global), stdout_pipe(io), stderr_pipe(io), stdin_pipe(io), settle_timer(io) {}
 
   int local_rank;
   int global_rank;
@@ -54,6 +54,15 @@ struct Worker {
   LineSplitter stdout_lines, stderr_lines;
   RankLogFile log;
   boost::asio::posix::stream_descriptor stdout_pipe, stderr_pipe;
+  // Interactive debugging: the worker's stdin is a pipe from this launcher, its debugger's
+  // keyboard. It is "debugging" from its debugger's first prompt on stdout until a line that
+  // resumes it (or its exit); meanwhile its stdout is the debugger's and goes to the console.
+  boost::asio::posix::stream_descriptor stdin_pipe;
+  std::string stdin_queue;     // lines not yet written (bounded: kMaxStdinQueue)
+  bool stdin_writing = false;  // an async write is in flight
+  bool debugging = false;
+  std::string debugger_output;  // whole lines for the console, sent after each read
+  static constexpr std::size_t kMaxStdinQueue = 64 * 1024;
   boost::asio::steady_timer settle_timer;  // after init_failed: wait briefly for its exit and last words
   char stdout_buffer[8192];
   char stderr_buffer[8192];
@@ -75,6 +84,7 @@ struct Worker {
   std::string state_text() const {
     if (status) return status->signaled ? "killed:" + signal_name(status->signal) : "exited:" + std::to_string(status->code);
     if (paused) return "paused";
+    if (debugging) return "debugging";
     return std::string(rank_phase_name(phase));
   }
 };

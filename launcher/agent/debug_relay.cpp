@@ -1,0 +1,154 @@
+// The master's debug relay: node messages → console → nodes; the console's screens.
+#include "agent/debug_relay.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "agent/launcher_messages.h"
+#include "debug/console_relay.h"
+#include "output/prompt_line.h"
+#include "output/worker_output.h"
+
+namespace ddplaunch {
+
+void ConsoleTranscript::append(std::string_view text) {
+  text_.append(text);
+  if (text_.size() > kMaxBytes) {
+    const std::size_t cut = text_.size() - kMaxBytes;
+    text_.erase(0, cut);
+    dropped_ += cut;
+  }
+}
+
+std::string ConsoleTranscript::since(std::size_t from) const {
+  const std::size_t end = dropped_ + text_.size();
+  const std::size_t start = std::clamp(from, dropped_, end);
+  return fmt::format("{}\n{}\n{}", end, prompt_ ? "P" + *prompt_ : std::string("-"),
+                     std::string_view(text_).substr(start - dropped_));
+}
+
+// Every place the console shows up at once: the terminal (or the fan-out's), the transcript.
+class DebugRelay::Screens : public debug::ConsoleScreen {
+ public:
+  Screens(ConsolePlace place, ConsoleTerminal* terminal, ConsoleTranscript& transcript)
+      : place_(place), terminal_(terminal), transcript_(transcript) {}
+
+  void print(std::string_view lines) override {
+    transcript_.append(lines);
+    if (terminal_) return terminal_->print(lines);
+    std::string out;
+    for (std::size_t start = 0; start < lines.size();) {
+      const std::size_t end = std::min(lines.find('\n', start), lines.size());
+      if (place_ == ConsolePlace::Fanout) out += debug::kConsoleLineMark;
+      out.append(lines.substr(start, end - start)).append("\n");
+      start = end + 1;
+    }
+    ScopedPromptHide below_the_prompt;
+    write_fully(STDOUT_FILENO, out);
+  }
+
+  void set_prompt(std::optional<std::string> prompt) override {
+    transcript_.set_prompt(prompt);
+    if (terminal_) return terminal_->set_prompt(std::move(prompt));
+    if (place_ != ConsolePlace::Fanout || prompt == shown_) return;
+    shown_ = prompt;
+    write_fully(STDOUT_FILENO, prompt ? std::string(debug::kPromptMark) + *prompt + "\n"
+                                      : std::string(debug::kNoPromptMark) + "\n");
+  }
+
+ private:
+  ConsolePlace place_;
+  ConsoleTerminal* terminal_;
+  ConsoleTranscript& transcript_;
+  std::optional<std::string> shown_;
+};
+
+DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, Hooks hooks)
+    : place_(place),
+      attach_hint_(std::move(attach_hint)),
+      hooks_(std::move(hooks)),
+      terminal_(place == ConsolePlace::Terminal
+                    ? ConsoleTerminal::open(io, ConsoleInput{
+                                                    .on_line = [this](const std::string& l) { on_console_line(l); },
+                                                    .on_end_of_input = [this] { console_.on_end_of_input(debug::ConsoleClock::now()); },
+                                                    .on_interrupt = [this] { if (hooks_.interrupt) hooks_.interrupt(); },
+                                                })
+                    : nullptr),
+      screens_(std::make_unique<Screens>(terminal_ ? ConsolePlace::Terminal : place == ConsolePlace::Terminal ? ConsolePlace::None : place,
+                                         terminal_.get(), transcript_)),
+      console_(*screens_, debug::ConsoleActions{
+                              .send_input = [this](const debug::StoppedRank& r, const std::string& l) { send_line(r, l); },
+                              .end_job = [this](const debug::StoppedRank& r) { if (hooks_.end_job) hooks_.end_job(r); },
+                              .attach_gdb = nullptr,
+                          }) {
+  if (place_ == ConsolePlace::Terminal && !terminal_) place_ = ConsolePlace::None;
+}
+
+DebugRelay::~DebugRelay() { close(); }
+
+void DebugRelay::close() {
+  if (terminal_) terminal_->close();
+}
+
+bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
+  const long generation = static_cast<long>(m.generation);
+  auto kind = messages::kind_of(m);
+  if (!kind || (*kind != messages::Kind::DebugStopped && *kind != messages::Kind::DebugOutput &&
+                *kind != messages::Kind::DebugResumed))
+    return false;
+  if (generation > generation_) {
+    generation_ = generation;
+    console_.on_generation(generation);
+  }
+  if (auto stop = messages::decode_debug_stopped(m)) {
+    debug::StoppedRank s;
+    s.rank = stop->rank;
+    s.local_rank = stop->local_rank;
+    s.node = node;  // the connection says which node it is, not the payload
+    s.host = stop->host;
+    s.pid = stop->pid;
+    s.generation = generation;
+    s.where = debug::StopLocation{stop->file, stop->line, stop->function, stop->code};
+    s.reason = stop->reason;
+    s.since = debug::ConsoleClock::now();
+    console_.on_stopped(std::move(s));
+    if (place_ == ConsolePlace::None && !hint_given_) {
+      hint_given_ = true;
+      screens_->print(fmt::format("no terminal here to answer it: from another terminal, {}\n", attach_hint_));
+    }
+  } else if (auto output = messages::decode_debug_output(m)) {
+    console_.on_output(output->rank, output->lines, output->prompt);
+  } else if (auto resumed = messages::decode_debug_resumed(m)) {
+    console_.on_resumed(resumed->rank);
+  }
+  return true;
+}
+
+void DebugRelay::on_console_line(const std::string& line) { console_.on_line(line, debug::ConsoleClock::now()); }
+
+std::string DebugRelay::answer_query(std::string_view query) {
+  constexpr std::string_view kPoll = "debug poll ", kLine = "debug line ";
+  if (query.substr(0, kPoll.size()) == kPoll) {
+    const std::string_view number = query.substr(kPoll.size());
+    std::size_t from = 0;
+    std::from_chars(number.data(), number.data() + number.size(), from);
+    return transcript_.since(from);
+  }
+  if (query.substr(0, kLine.size()) == kLine) {
+    std::string line(query.substr(kLine.size()));
+    screens_->print(fmt::format("[another terminal] {}\n", line));
+    on_console_line(line);
+    return "ok";
+  }
+  return "error: unknown debug query (expected 'debug poll N' or 'debug line TEXT')";
+}
+
+void DebugRelay::send_line(const debug::StoppedRank& rank, const std::string& line) {
+  if (hooks_.send_to_node) hooks_.send_to_node(rank.node, messages::encode(generation_, messages::DebugInput{rank.rank, line}));
+}
+
+}  // namespace ddplaunch

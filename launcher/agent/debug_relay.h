@@ -1,0 +1,81 @@
+// DebugRelay: the master's end of interactive debugging. The nodes relay their ranks'
+// debuggers here (a stop, the debugger's output and prompts, a resume); this turns them into
+// the job's one DebugConsole and gives that console its screens: the terminal that started
+// the job (this node's, or a fan-out's over its control channel), and a transcript that
+// `ddplaunch debug` clients on other terminals read and type into (over the authenticated
+// status connection). The console's lines for a rank go back to that rank's node.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/io_context.hpp>
+
+#include "console/console_terminal.h"
+#include "ddplaunch/rendezvous/types.h"
+#include "debug/debug_console.h"
+
+namespace ddplaunch {
+
+enum class ConsolePlace {
+  Terminal,  // this ddplaunch's own stdin and stdout are a terminal
+  Fanout,    // a fan-out started it: the console goes over its stdout and stdin control channel
+  None,      // no terminal here: only `ddplaunch debug` from another terminal
+};
+
+// The console as remote clients read it: everything it printed (the newest part, bounded),
+// with an offset that only grows, and the prompt it waits at.
+class ConsoleTranscript {
+ public:
+  static constexpr std::size_t kMaxBytes = 256 * 1024;
+  void append(std::string_view text);
+  // "OFFSET\nPROMPT-LINE\nTEXT": the text after `from` (what is still kept), the new offset,
+  // and "P<prompt>" or "-" when there is none.
+  std::string since(std::size_t from) const;
+  void set_prompt(std::optional<std::string> prompt) { prompt_ = std::move(prompt); }
+
+ private:
+  std::string text_;
+  std::size_t dropped_ = 0;  // bytes no longer kept, before text_
+  std::optional<std::string> prompt_;
+};
+
+class DebugRelay {
+ public:
+  struct Hooks {
+    std::function<void(int node, const rendezvous::Message& message)> send_to_node;
+    std::function<void(const debug::StoppedRank& rank)> end_job;  // the person quit `rank`'s debugger
+    std::function<void()> interrupt;                               // Ctrl-C at the console: as SIGINT
+  };
+  // `attach_hint`: what to type on another terminal to reach this console.
+  DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, Hooks hooks);
+  ~DebugRelay();
+
+  // True when `message` was a debug message (and was handled).
+  bool on_message(int node, const rendezvous::Message& message);
+  // A line typed at the fan-out's terminal (its control channel) or by a remote client.
+  void on_console_line(const std::string& line);
+  // `ddplaunch debug`'s queries: "debug poll OFFSET" and "debug line TEXT".
+  std::string answer_query(std::string_view query);
+  bool any_stopped() const { return console_.any_stopped(); }
+  void close();  // the job ends: the terminal as it was
+
+ private:
+  class Screens;
+  void send_line(const debug::StoppedRank& rank, const std::string& line);
+
+  ConsolePlace place_;
+  std::string attach_hint_;
+  Hooks hooks_;
+  ConsoleTranscript transcript_;
+  std::unique_ptr<ConsoleTerminal> terminal_;
+  std::unique_ptr<Screens> screens_;
+  debug::DebugConsole console_;
+  long generation_ = 0;
+  bool hint_given_ = false;
+};
+
+}  // namespace ddplaunch

@@ -1,0 +1,58 @@
+// ConsoleTerminal: the person's side of the debug console on a real terminal. While the
+// console waits at a prompt the terminal is in raw mode and keys go through a LineEditor
+// (arrows, history, Ctrl-U ...: the ranks' debuggers only ever see whole lines); the prompt
+// and the line being typed stay below every other output (output/prompt_line.h); Enter hands
+// the line over. With no prompt the terminal is left as it was (Ctrl-C stops the job as
+// always). The terminal's settings are restored when the prompt goes and at the end.
+#pragma once
+
+#include <termios.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include "debug/debug_console.h"
+#include "output/line_editor.h"
+
+namespace ddplaunch {
+
+struct ConsoleInput {
+  std::function<void(const std::string& line)> on_line;
+  std::function<void()> on_end_of_input;  // Ctrl-D on an empty line
+  std::function<void()> on_interrupt;     // Ctrl-C on an empty line
+};
+
+class ConsoleTerminal : public debug::ConsoleScreen {
+ public:
+  // nullptr when stdin and stdout are not both a terminal (the console then has none here).
+  static std::unique_ptr<ConsoleTerminal> open(boost::asio::io_context& io, ConsoleInput input);
+  ConsoleTerminal(boost::asio::io_context& io, int fd, ConsoleInput input);
+  ~ConsoleTerminal() override;
+
+  void print(std::string_view lines) override;
+  void set_prompt(std::optional<std::string> prompt) override;
+  void close();  // the job ends: no prompt, the terminal as it was, stop reading
+
+ private:
+  void read_keys();
+  void on_keys(std::string_view bytes);
+  void redraw();
+  void enter_raw_mode();
+  void leave_raw_mode();
+
+  boost::asio::posix::stream_descriptor keys_;
+  ConsoleInput input_;
+  LineEditor editor_;
+  std::optional<std::string> prompt_;
+  std::optional<termios> saved_;  // the terminal's settings before raw mode
+  bool reading_ = false;
+  bool closed_ = false;
+  char buffer_[256];
+};
+
+}  // namespace ddplaunch

@@ -1,0 +1,257 @@
+// The debug console's behaviour: announcements, attach/detach, cast, continue, quit.
+#include "debug/debug_console.h"
+
+#include <fmt/format.h>
+
+namespace ddplaunch::debug {
+
+namespace {
+std::string seconds_text(ConsoleClock::duration d) {
+  const long s = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  return s < 120 ? fmt::format("{} s", s) : fmt::format("{} min {} s", s / 60, s % 60);
+}
+
+std::string with_prefix(std::string_view lines, const std::string& prefix) {
+  std::string out;
+  for (std::size_t start = 0; start < lines.size();) {
+    const std::size_t end = std::min(lines.find('\n', start), lines.size());
+    out += prefix;
+    out.append(lines.substr(start, end - start));
+    out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+}  // namespace
+
+std::string DebugConsole::announce(const StoppedRank& s) const {
+  const std::string what = s.reason.empty() ? "stopped at " + s.where.short_text()
+                                            : fmt::format("{} at {} — stopped there", s.reason, s.where.short_text());
+  return fmt::format("rank {} (local {}, node {}, host {}, pid {}) {}\n", s.rank, s.local_rank, s.node, s.host, s.pid,
+                     what);
+}
+
+void DebugConsole::on_stopped(StoppedRank stopped) {
+  if (stopped.generation < generation_ || ended_) return;
+  const int rank = stopped.rank;
+  stopped_[rank] = std::move(stopped);
+  screen_.print(announce(stopped_[rank]));
+  if (!attached_ && !quit_asked_for_) {
+    attach(rank);
+    return;
+  }
+  if (attached_ != rank)
+    screen_.print(fmt::format("  rank {} waits in its debugger: `:attach {}` to type to it, `:list` for every stopped "
+                              "rank\n",
+                              rank, rank));
+  refresh_prompt();
+}
+
+void DebugConsole::on_output(int rank, std::string_view lines, bool prompt) {
+  if (!lines.empty()) screen_.print(attached_ == rank ? std::string(lines) : with_prefix(lines, fmt::format("[rank {}] ", rank)));
+  if (prompt && attached_ == rank) awaiting_answer_ = false;
+  refresh_prompt();
+}
+
+void DebugConsole::on_resumed(int rank) {
+  if (stopped_.erase(rank) == 0) return;
+  if (attached_ == rank) {
+    attached_.reset();
+    awaiting_answer_ = false;
+  }
+  if (quit_asked_for_ == rank) quit_asked_for_.reset();
+  if (!stopped_.empty() && !attached_)
+    screen_.print(fmt::format("rank {} runs on; still stopped: rank(s) {} — `:attach R`\n", rank,
+                              format_index_list(stopped_ranks())));
+  refresh_prompt();
+}
+
+void DebugConsole::on_generation(long generation) {
+  if (generation <= generation_) return;
+  generation_ = generation;
+  stopped_.clear();
+  attached_.reset();
+  quit_asked_for_.reset();
+  awaiting_answer_ = false;
+  refresh_prompt();
+}
+
+std::vector<int> DebugConsole::stopped_ranks() const {
+  std::vector<int> out;
+  for (const auto& [rank, s] : stopped_) out.push_back(rank);
+  return out;
+}
+
+void DebugConsole::on_line(std::string_view line, ConsoleClock::time_point now) {
+  if (ended_) {
+    screen_.print("the job is ending on every node; nothing more is sent to the ranks\n");
+    return;
+  }
+  if (quit_asked_for_) {
+    const int rank = *quit_asked_for_;
+    quit_asked_for_.reset();
+    std::string_view answer = line;
+    while (!answer.empty() && answer.front() == ' ') answer.remove_prefix(1);
+    if (!answer.empty() && (answer.front() == 'y' || answer.front() == 'Y') && stopped_.count(rank)) {
+      ended_ = true;
+      screen_.print(fmt::format("ending the job on every node: rank {} quit the debugger\n", rank));
+      screen_.set_prompt(std::nullopt);
+      if (actions_.end_job) actions_.end_job(stopped_.at(rank));
+      return;
+    }
+    screen_.print(fmt::format("not quitting: rank {} stays stopped\n", rank));
+    refresh_prompt();
+    return;
+  }
+  if (!attached_ || is_console_command(line)) {
+    std::string_view rest = line;
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    if (rest.empty()) return refresh_prompt();
+    run_command(parse_console_command(line), now);
+    return;
+  }
+  const StoppedRank& rank = stopped_.at(*attached_);
+  switch (classify_debugger_command(line)) {
+    case DebuggerCommand::Quit: return ask_to_quit(rank.rank);
+    case DebuggerCommand::Resume: {
+      const int number = rank.rank;
+      send(rank, std::string(line));
+      on_resumed(number);
+      return;
+    }
+    case DebuggerCommand::Other:
+      awaiting_answer_ = true;  // its output and next prompt follow
+      send(rank, std::string(line));
+      refresh_prompt();
+      return;
+  }
+}
+
+void DebugConsole::run_command(const ConsoleCommand& command, ConsoleClock::time_point now) {
+  using Kind = ConsoleCommand::Kind;
+  switch (command.kind) {
+    case Kind::Invalid: screen_.print(command.error + "\n"); break;
+    case Kind::Help: screen_.print(console_help_text()); break;
+    case Kind::List: screen_.print(list_text(now)); break;
+    case Kind::Attach:
+      if (!stopped_.count(command.rank)) {
+        screen_.print(fmt::format("rank {} is not stopped in a debugger{}\n", command.rank,
+                                  stopped_.empty() ? " (no rank is)"
+                                                   : fmt::format(" (stopped: {})", format_index_list(stopped_ranks()))));
+        break;
+      }
+      if (command.gdb) {
+        if (!actions_.attach_gdb) {
+          screen_.print("gdb is not available from this console\n");
+          break;
+        }
+        actions_.attach_gdb(stopped_.at(command.rank));
+        break;
+      }
+      attach(command.rank);
+      return;
+    case Kind::Detach:
+      if (!attached_) {
+        screen_.print("no rank is attached\n");
+        break;
+      }
+      screen_.print(fmt::format("detached from rank {}: it stays stopped\n", *attached_));
+      attached_.reset();
+      awaiting_answer_ = false;
+      break;
+    case Kind::Cast: {
+      const std::vector<const StoppedRank*> targets = select(command.targets);
+      if (targets.empty()) {
+        screen_.print(fmt::format("none of those ranks is stopped (stopped: {})\n",
+                                  stopped_.empty() ? "none" : format_index_list(stopped_ranks())));
+        break;
+      }
+      const DebuggerCommand kind = classify_debugger_command(command.debugger_input);
+      if (kind == DebuggerCommand::Quit) {
+        screen_.print("quitting ends the whole job: type `:quit` (it asks first)\n");
+        break;
+      }
+      std::vector<int> resumed;
+      for (const StoppedRank* target : targets) {
+        send(*target, command.debugger_input);
+        if (kind == DebuggerCommand::Resume) resumed.push_back(target->rank);
+      }
+      for (int rank : resumed) on_resumed(rank);
+      break;
+    }
+    case Kind::ContinueAll: {
+      if (stopped_.empty()) {
+        screen_.print("no rank is stopped\n");
+        break;
+      }
+      const std::vector<int> ranks = stopped_ranks();
+      for (int rank : ranks) send(stopped_.at(rank), "c");
+      screen_.print(fmt::format("continued rank(s) {}\n", format_index_list(ranks)));
+      stopped_.clear();
+      attached_.reset();
+      awaiting_answer_ = false;
+      break;
+    }
+    case Kind::Quit:
+      if (attached_) return ask_to_quit(*attached_);
+      if (!stopped_.empty()) return ask_to_quit(stopped_.begin()->first);
+      screen_.print("no rank is stopped: Ctrl-C stops the job\n");
+      break;
+  }
+  refresh_prompt();
+}
+
+void DebugConsole::attach(int rank) {
+  attached_ = rank;
+  awaiting_answer_ = false;
+  const StoppedRank& s = stopped_.at(rank);
+  screen_.print(fmt::format("attached to rank {} ({}): its debugger's prompt below; `:help` for the console's "
+                            "commands{}\n",
+                            rank, s.where.short_text(), s.where.code.empty() ? "" : "\n-> " + s.where.code));
+  refresh_prompt();
+}
+
+void DebugConsole::send(const StoppedRank& rank, const std::string& line) {
+  if (actions_.send_input) actions_.send_input(rank, line);
+}
+
+void DebugConsole::ask_to_quit(int rank) {
+  quit_asked_for_ = rank;
+  refresh_prompt();
+}
+
+std::vector<const StoppedRank*> DebugConsole::select(const RankSelection& selection) const {
+  std::vector<const StoppedRank*> out;
+  for (const auto& [rank, s] : stopped_) {
+    const bool chosen = selection.all ||
+                        std::binary_search(selection.ranks.begin(), selection.ranks.end(), rank) ||
+                        std::binary_search(selection.nodes.begin(), selection.nodes.end(), s.node);
+    if (chosen) out.push_back(&s);
+  }
+  return out;
+}
+
+std::string DebugConsole::list_text(ConsoleClock::time_point now) const {
+  if (stopped_.empty()) return "no rank is stopped in a debugger\n";
+  std::string out = fmt::format("{:<3}{:>6} {:>5} {:<16} {:>8}  {:<40} {}\n", "", "rank", "node", "host", "pid", "where",
+                                "stopped for");
+  for (const auto& [rank, s] : stopped_)
+    out += fmt::format("{:<3}{:>6} {:>5} {:<16} {:>8}  {:<40} {}\n", attached_ == rank ? "*" : "", rank, s.node, s.host,
+                       s.pid, s.where.short_text(), seconds_text(now - s.since));
+  return out;
+}
+
+void DebugConsole::refresh_prompt() {
+  if (ended_) return screen_.set_prompt(std::nullopt);
+  if (quit_asked_for_)
+    return screen_.set_prompt(
+        fmt::format("end the job on every node (rank {} quit the debugger)? [y/N] ", *quit_asked_for_));
+  if (attached_) {
+    if (awaiting_answer_) return screen_.set_prompt(std::string());
+    return screen_.set_prompt(fmt::format("(Pdb rank {}) ", *attached_));
+  }
+  if (!stopped_.empty()) return screen_.set_prompt(fmt::format("(ddplaunch debug: {} stopped) ", stopped_.size()));
+  screen_.set_prompt(std::nullopt);
+}
+
+}  // namespace ddplaunch::debug
