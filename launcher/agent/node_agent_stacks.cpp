@@ -13,11 +13,18 @@ void NodeAgent::on_collect_stacks(long request) {
   stack_requests_.push_back(request);
   if (stack_requests_.size() > 1 || !client_) return;  // the running collection will answer it
   if (stacks_thread_.joinable()) stacks_thread_.join();  // the previous one has finished (it posted)
+  // A rank a person holds in its debugger is never interrupted: it is where its debugger says.
   std::vector<StackTarget> targets;
-  for (const auto& w : supervisor_.workers())
-    if (w->pid > 0 && !w->status) targets.push_back(StackTarget{w->global_rank, w->pid});
-  stacks_thread_ = std::thread([this, targets, dir = status_.directory()] {
+  std::vector<RankStack> held;
+  for (const auto& w : supervisor_.workers()) {
+    if (w->pid <= 0 || w->status) continue;
+    if (w->debugging) held.push_back(RankStack{w->global_rank, node_rank_, plan_.hostname, w->pid, "debugger",
+                                               "in its debugger, held by a person at the debug console"});
+    else targets.push_back(StackTarget{w->global_rank, w->pid});
+  }
+  stacks_thread_ = std::thread([this, targets, held, dir = status_.directory()] {
     auto stacks = collect_stacks(targets, dir);
+    stacks.insert(stacks.end(), held.begin(), held.end());
     boost::asio::post(io_, [this, stacks = std::move(stacks)]() mutable { on_stacks_collected(std::move(stacks)); });
   });
 }

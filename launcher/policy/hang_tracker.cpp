@@ -94,7 +94,19 @@ HangLimits HangTracker::section_limits(const std::string& name) const {
   return l;
 }
 
+void HangTracker::hold(bool held, PolicyClock::time_point now) {
+  if (held == held_) return;
+  held_ = held;
+  if (held) return;
+  for (Rank& r : ranks_) {
+    r.last_progress = now;
+    if (!r.section.empty()) r.section_since = now;
+    r.suspect_reported = r.hang_reported = false;
+  }
+}
+
 std::vector<HangEvent> HangTracker::check(PolicyClock::time_point now) {
+  if (held_) return {};
   // Group the findings by level and section, so one message names every rank concerned.
   std::map<std::pair<int, std::string>, HangEvent> found;
   // Ranks outside a section may be waiting for one inside it: its limits apply to them too.

@@ -68,7 +68,12 @@ class HangTracker {
   void on_exit(int rank);
 
   // New suspect / hang findings at `now` (each rank once per episode: progress re-arms it).
+  // None while held.
   std::vector<HangEvent> check(PolicyClock::time_point now);
+  // A person holds a rank in a debugger: nobody is judged (the others wait for it by design);
+  // when released, every rank's clock starts again at `now`.
+  void hold(bool held, PolicyClock::time_point now);
+  bool held() const { return held_; }
 
   HangLimits limits() const;                              // outside sections
   HangLimits section_limits(const std::string& name) const;
@@ -89,6 +94,7 @@ class HangTracker {
 
   HangSettings settings_;
   std::vector<Rank> ranks_;
+  bool held_ = false;
   PolicyClock::time_point generation_start_{};
   double learnt_interval_s_ = 0;                 // largest step interval after warm-up, any rank
   std::map<std::string, double> longest_section_s_;

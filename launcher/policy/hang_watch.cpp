@@ -1,6 +1,8 @@
 // HangWatch: rank reports → HangTracker events (see hang_watch.h).
 #include "policy/hang_watch.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace ddplaunch {
@@ -9,12 +11,16 @@ void HangWatch::on_generation(long generation, int world, TimePoint now) {
   generation_ = generation;
   tracker_.reset(world, now);
   sections_.assign(static_cast<std::size_t>(std::max(world, 0)), std::string());
+  in_debugger_.assign(sections_.size(), false);
+  interval_spans_hold_.assign(sections_.size(), false);
 }
 
 void HangWatch::on_ranks_reported(long generation, const std::vector<RankReport>& ranks, TimePoint now) {
   if (generation != generation_) return;  // a late report about an older generation
   for (const RankReport& r : ranks) {
     if (r.rank < 0 || r.rank >= static_cast<int>(sections_.size())) continue;
+    const auto index = static_cast<std::size_t>(r.rank);
+    in_debugger_[index] = r.in_debugger() && r.phase != RankPhase::Exited;
     if (r.phase == RankPhase::Exited) {
       tracker_.on_exit(r.rank);
       continue;
@@ -22,13 +28,18 @@ void HangWatch::on_ranks_reported(long generation, const std::vector<RankReport>
     if (r.progress_age_ms < 0) continue;  // no step or section yet: the init rules apply
     // The node measured when the progress happened; the report only carries it here.
     const TimePoint at = now - std::chrono::milliseconds(r.progress_age_ms);
-    if (r.steps > 0) tracker_.on_step(r.rank, r.steps, r.max_interval_ms, at);
+    const bool spans_hold = interval_spans_hold_[index];
+    interval_spans_hold_[index] = tracker_.held();
+    if (r.steps > 0) tracker_.on_step(r.rank, r.steps, spans_hold || tracker_.held() ? 0 : r.max_interval_ms, at);
     std::string& open = sections_[static_cast<std::size_t>(r.rank)];
     if (r.section == open) continue;
     if (!open.empty()) tracker_.on_section(r.rank, false, open, at);
     if (!r.section.empty()) tracker_.on_section(r.rank, true, r.section, at);
     open = r.section;
   }
+  const bool held = std::find(in_debugger_.begin(), in_debugger_.end(), true) != in_debugger_.end();
+  if (held && !tracker_.held()) std::fill(interval_spans_hold_.begin(), interval_spans_hold_.end(), true);
+  tracker_.hold(held, now);
 }
 
 std::string HangWatch::deadlines_text() const { return tracker_.limits().explained; }

@@ -31,6 +31,9 @@ class HangWatch {
   HangTracker tracker_;
   long generation_ = -1;
   std::vector<std::string> sections_;  // by rank: the open section as last reported
+  // By rank: in a debugger at its last report; its next step interval spans the time a person
+  // held the job, so it teaches nothing (it would raise the learnt deadlines).
+  std::vector<bool> in_debugger_, interval_spans_hold_;
 };
 
 }  // namespace ddplaunch

@@ -113,4 +113,8 @@ std::string human_duration(double seconds) {
   return fmt::format("{} h {} min", minutes / 60, minutes % 60);
 }
 
+bool InitTracker::any_in_debugger() const {
+  return std::any_of(ranks_.begin(), ranks_.end(), [](const TrackedRank& t) { return t.last.in_debugger(); });
+}
+
 }  // namespace ddplaunch

@@ -40,6 +40,7 @@ class InitTracker {
   // True while the group's init deadline must run: some rank is in init and every live
   // rank has entered that init round too.
   bool deadline_applies() const;
+  bool any_in_debugger() const;  // some rank is stopped in a debugger (its last report said so)
   // Ranks in init that no one else is waiting for: the ones the deadline judges.
   std::vector<int> ranks_in_judged_init() const;
   // When some ranks wait in init for others that have not reached that round: the ranks

@@ -256,8 +256,10 @@ std::optional<Decision> JobPolicy::announce_init_done(TimePoint now) {
 
 // Arms the deadline when the last rank entered the judged init round; a later firing with
 // an older serial is ignored, so disarming needs no timer of its own.
+// The deadline is suspended while a person holds a rank in a debugger (the others wait for
+// it by design) and armed afresh, with its whole length, once no rank is held.
 JobPolicy::Decisions JobPolicy::recheck_init_deadline() {
-  const bool applies = tracker_.deadline_applies();
+  const bool applies = tracker_.deadline_applies() && !tracker_.any_in_debugger();
   if (applies == deadline_armed_) return {};
   deadline_armed_ = applies;
   if (!applies) return {};

@@ -30,6 +30,10 @@ struct RankReport {
   long max_interval_ms = 0;
   long progress_age_ms = -1;
   std::string section;
+  // Stopped in a debugger (at its prompt, or traced by gdb): a person holds it, so no
+  // deadline of the job runs meanwhile (DESIGN.md "Interactive debugging").
+  bool in_debugger() const { return state == kDebuggingState; }
+  static constexpr std::string_view kDebuggingState = "debugging";
 };
 
 }  // namespace ddplaunch

@@ -1,6 +1,12 @@
 // A worker's training progress from its shim's step and section reports (issue 17): the node
 // keeps the count, the longest recent interval and the open section; the master judges.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <utility>
 
 #include "supervise/group_supervisor.h"
@@ -43,13 +49,36 @@ bool GroupSupervisor::record_progress(Worker& w, const contract::StatusMessage& 
   }
 }
 
+namespace {
+// A worker traced by a debugger the launcher did not start (`gdb -p PID`): a person holds it.
+// (The launcher's own stack tools are its children, and let go within their deadline.)
+bool traced_by_a_person(pid_t pid) {
+  if (pid <= 0) return false;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  long tracer = 0;
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("TracerPid:", 0) == 0) {
+      tracer = std::strtol(line.c_str() + 10, nullptr, 10);
+      break;
+    }
+  if (tracer <= 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(tracer) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');
+  long parent = 0;
+  if (close != std::string::npos && close + 4 < text.size()) parent = std::strtol(text.c_str() + close + 4, nullptr, 10);
+  return parent != static_cast<long>(::getpid());
+}
+}  // namespace
+
 RankReport rank_report_of(Worker& w) {
   RankReport r;
   r.rank = w.global_rank;
   r.pid = w.pid;
   r.phase = w.phase;
   r.init_entries = w.init_entries;
-  r.state = w.state_text();
+  r.state = !w.status && !w.debugging && traced_by_a_person(w.pid) ? std::string(RankReport::kDebuggingState)
+                                                                    : w.state_text();
   r.steps = w.steps;
   r.max_interval_ms = std::exchange(w.recent_max_interval_ms, 0);
   const bool progressed = w.steps > 0 || !w.section.empty();

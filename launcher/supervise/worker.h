@@ -84,7 +84,7 @@ struct Worker {
   std::string state_text() const {
     if (status) return status->signaled ? "killed:" + signal_name(status->signal) : "exited:" + std::to_string(status->code);
     if (paused) return "paused";
-    if (debugging) return "debugging";
+    if (debugging) return std::string(RankReport::kDebuggingState);
     return std::string(rank_phase_name(phase));
   }
 };
