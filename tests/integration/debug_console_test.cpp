@@ -1,0 +1,225 @@
+// Interactive debugging with real launchers, real gloo DDP workers and a real pseudo-terminal
+// as the person's terminal: a rank of any node stops in pdb and is answered at the terminal
+// that started the job; several stopped ranks share one console; quitting ends the job;
+// a held rank is never judged hung; stdin piped into ddplaunch still reaches the workers.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "launcher_test_env.h"
+#include "multi_node_job.h"
+#include "process_runner.h"
+#include "terminal_process.h"
+
+namespace dt = ddplaunch::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kPython = PYTHON_WITH_TORCH;
+const std::string kScript = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/ddp_breakpoint.py";
+constexpr auto kStopBound = 90s;  // torch's import and gloo's init on a loaded 2-core machine
+
+class DebugConsoleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!dt::torch_available(kPython)) GTEST_SKIP() << kPython << " cannot import torch.distributed";
+    dir_ = dt::temp_dir("debug-console-");
+  }
+  // The common flags: no history (deadlines must not depend on earlier runs).
+  std::vector<std::string> flags() const { return {"--history-file", "off", "--grace", "2"}; }
+  std::string dir_;
+};
+
+std::vector<std::string> program() { return {kPython, kScript}; }
+
+// `ddplaunch FLAGS -- PROGRAM` on one node.
+std::vector<std::string> one_node_argv(std::vector<std::string> argv, const std::vector<std::string>& flags) {
+  argv.insert(argv.begin(), DDPLAUNCH_BIN);
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("--");
+  for (const auto& p : program()) argv.push_back(p);
+  return argv;
+}
+
+// Node 0 on the terminal, node 1 in the background; both of `job`.
+struct TwoNodes {
+  dt::TerminalProcess node0;
+  std::unique_ptr<dt::BackgroundProcess> node1;
+};
+
+void start_two_nodes(TwoNodes& nodes, const dt::MultiNodeJob& job, const std::map<std::string, std::string>& env) {
+  ASSERT_TRUE(nodes.node0.start(dt::node_argv(job, 0, 2, {}, program()), env, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(nodes.node0.wait_for_output("hosting the rendezvous", 20s)) << nodes.node0.output();
+  nodes.node1 = std::make_unique<dt::BackgroundProcess>();
+  ASSERT_TRUE(nodes.node1->start(dt::node_argv(job, 1, 2, {}, program()), env, dt::kLauncherEnvToUnset));
+}
+
+}  // namespace
+
+// The issue's first scenario: breakpoint() on rank 3 = local rank 1 of node 1; node 0's
+// terminal gets the announcement and rank 3's pdb; `p secret` prints its local; `c` ends it.
+TEST_F(DebugConsoleTest, BreakpointOnSecondNodeIsAnsweredAtNodeZerosTerminal) {
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "dbg-two-nodes", flags());
+  TwoNodes nodes;
+  start_two_nodes(nodes, job, {{"BP_RANKS", "3"}});
+  ASSERT_TRUE(nodes.node0.wait_for_output("(Pdb rank 3) ", kStopBound)) << nodes.node0.output();
+  const std::string screen = nodes.node0.output();
+  EXPECT_TRUE(std::regex_search(screen, std::regex(R"(rank 3 \(local 1, node 1, host \S+, pid \d+\) stopped at ddp_breakpoint\.py:\d+ in stop_here)")))
+      << screen;
+  const std::size_t mark = nodes.node0.output_size();
+  nodes.node0.type("p secret\r");
+  EXPECT_TRUE(nodes.node0.wait_for_output("1032", 10s, mark)) << nodes.node0.output();  // 1000 + 10 x 3 + step 2
+  nodes.node0.type("c\r");
+  dt::RunResult r0 = nodes.node0.wait(60s);
+  dt::RunResult r1 = nodes.node1->wait(60s);
+  EXPECT_EQ(r0.exit_code, 0) << r0.output;
+  EXPECT_EQ(r1.exit_code, 0) << r1.output;
+  EXPECT_NE(r0.output.find("job succeeded"), std::string::npos) << r0.output;
+  EXPECT_NE(r1.output.find("[node 1 rank 3] rank 3 finished"), std::string::npos) << r1.output;
+}
+
+// Two ranks stop at once: no race for keystrokes. The first is attached, the second waits;
+// `:list` shows both; `:cast all p secret` reaches both; `:continue` resumes both.
+TEST_F(DebugConsoleTest, TwoStoppedRanksAreListedCastToAndContinued) {
+  dt::TerminalProcess t;
+  std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "2"}, flags());
+  ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "0,1"}}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("(Pdb rank ", kStopBound)) << t.output();
+  ASSERT_TRUE(t.wait_for_output("`:attach ", 20s)) << t.output();  // the other one is announced waiting
+  std::size_t mark = t.output_size();
+  t.type(":list\r");
+  ASSERT_TRUE(t.wait_for_output("stopped for", 10s, mark)) << t.output();
+  const std::string listing = t.output().substr(mark);
+  EXPECT_TRUE(std::regex_search(listing, std::regex(R"(\n\*?\s+0\s+0 \S+\s+\d+  ddp_breakpoint\.py:\d+ in stop_here)"))) << listing;
+  EXPECT_TRUE(std::regex_search(listing, std::regex(R"(\n\*?\s+1\s+0 \S+\s+\d+  ddp_breakpoint\.py:\d+ in stop_here)"))) << listing;
+  mark = t.output_size();
+  t.type(":cast all p secret\r");
+  EXPECT_TRUE(t.wait_for_output("1002", 10s, mark)) << t.output();  // rank 0
+  EXPECT_TRUE(t.wait_for_output("1012", 10s, mark)) << t.output();  // rank 1
+  t.type(":continue\r");
+  dt::RunResult r = t.wait(60s);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("continued rank(s) 0-1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 0 finished"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 1 finished"), std::string::npos) << r.output;
+}
+
+// `q` asks once; "n" keeps the rank stopped; `q` again and "y" ends the job on every node with
+// that root cause, exit status 1, nothing restarted (even with --max-restarts), nothing left.
+TEST_F(DebugConsoleTest, QuitAsksOnceThenEndsTheJobOnEveryNode) {
+  std::vector<std::string> f = flags();
+  f.insert(f.end(), {"--max-restarts", "2"});
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "dbg-quit", f);
+  TwoNodes nodes;
+  start_two_nodes(nodes, job, {{"BP_RANKS", "2"}});
+  ASSERT_TRUE(nodes.node0.wait_for_output("(Pdb rank 2) ", kStopBound)) << nodes.node0.output();
+  std::size_t mark = nodes.node0.output_size();
+  nodes.node0.type("q\r");
+  ASSERT_TRUE(nodes.node0.wait_for_output("end the job on every node (rank 2 quit the debugger)? [y/N] ", 10s, mark))
+      << nodes.node0.output();
+  mark = nodes.node0.output_size();
+  nodes.node0.type("n\r");
+  ASSERT_TRUE(nodes.node0.wait_for_output("not quitting: rank 2 stays stopped", 10s, mark)) << nodes.node0.output();
+  ASSERT_TRUE(nodes.node0.wait_for_output("(Pdb rank 2) ", 10s, mark)) << nodes.node0.output();
+  nodes.node0.type("q\r");
+  ASSERT_TRUE(nodes.node0.wait_for_output("[y/N] ", 10s, mark)) << nodes.node0.output();
+  nodes.node0.type("y\r");
+  const auto started = std::chrono::steady_clock::now();
+  dt::RunResult r0 = nodes.node0.wait(30s);
+  dt::RunResult r1 = nodes.node1->wait(30s);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 20s);  // the grace (2 s) and the stop, not a timeout
+  EXPECT_EQ(r0.exit_code, 1) << r0.output;
+  EXPECT_EQ(r1.exit_code, 1) << r1.output;
+  EXPECT_TRUE(std::regex_search(r0.output, std::regex(R"(root cause: rank 2 \(local rank 0\) on node 1 .*quit the debugger)")))
+      << r0.output;
+  EXPECT_EQ(r0.output.find("restarting"), std::string::npos) << r0.output;
+  EXPECT_EQ(r0.output.find("rank 0 finished"), std::string::npos) << r0.output;
+  EXPECT_FALSE(dt::process_alive(nodes.node0.pid()));
+}
+
+// A rank held in pdb far longer than the hang and init deadlines (set to seconds) is not
+// judged: no suspect, no hang, `status` says "debugging"; after `c` the watch works again and
+// a later real hang (rank 0 stalls) is caught.
+TEST_F(DebugConsoleTest, HeldRankIsNeverJudgedAndTheWatchResumesAfterContinue) {
+  dt::TerminalProcess t;
+  const int port = dt::free_tcp_port();
+  std::vector<std::string> argv = one_node_argv(
+      {"--nproc-per-node", "2", "--nodes", "1", "--node-rank", "0", "--master", "127.0.0.1:" + std::to_string(port),
+       "--hang-suspect-floor", "3", "--hang-minimum", "6", "--set", "hang.warmup_steps=1", "--set", "timeout.base_s=5",
+       "--set", "timeout.min_s=5"},
+      flags());
+  ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "1"}, {"BP_STEP", "3"}, {"STEPS", "40"}, {"STEP_SLEEP", "0.1"},
+                             {"STALL_RANK", "0"}, {"STALL_STEP", "30"}},
+                      dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("(Pdb rank 1) ", kStopBound)) << t.output();
+  const std::size_t held_from = t.output_size();
+  // Held 12 s: twice the hang deadline, four times the suspect floor.
+  std::this_thread::sleep_for(4s);
+  dt::RunResult status = dt::run_command({DDPLAUNCH_BIN, "status", "--master", "127.0.0.1:" + std::to_string(port)}, 20s,
+                                         {}, dt::kLauncherEnvToUnset);
+  EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(\n\s*1 .*debugging)"))) << status.output;
+  std::this_thread::sleep_for(8s);
+  const std::string held = t.output().substr(held_from);
+  EXPECT_EQ(held.find("suspect:"), std::string::npos) << held;
+  EXPECT_EQ(held.find("hang:"), std::string::npos) << held;
+  EXPECT_TRUE(dt::process_alive(t.pid()));
+  t.type("c\r");
+  // Rank 0 stalls at step 30: the watch, freshly timed, catches it and the job stops.
+  dt::RunResult r = t.wait(90s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("rank 0 stalls at step 30"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 0 .*made no progress past the hang deadline)")))
+      << r.output;
+}
+
+// The reopened-/dev/stdin recipe (ForkedPdb) and torch.distributed.breakpoint's pattern
+// (rank 0 in such a Pdb, the others waiting in a barrier) both reach the console.
+TEST_F(DebugConsoleTest, ReopenedStdinAndDistributedBreakpointPatternsWork) {
+  for (const std::string style : {"reopen_stdin", "dist_breakpoint"}) {
+    SCOPED_TRACE(style);
+    dt::TerminalProcess t;
+    std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "2"}, flags());
+    ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "0"}, {"BP_STYLE", style}}, dt::kLauncherEnvToUnset));
+    ASSERT_TRUE(t.wait_for_output("(Pdb rank 0) ", kStopBound)) << t.output();
+    const std::size_t mark = t.output_size();
+    t.type("p secret\r");
+    EXPECT_TRUE(t.wait_for_output("1002", 10s, mark)) << t.output();
+    t.type("c\r");
+    dt::RunResult r = t.wait(60s);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("rank 1 finished"), std::string::npos) << r.output;
+  }
+}
+
+// Line editing is the console's: a typo fixed with Backspace and the arrow keys, then the
+// history (Up) recalls the last command; pdb only ever sees the finished lines.
+TEST_F(DebugConsoleTest, LineEditingAndHistoryHappenAtTheConsole) {
+  dt::TerminalProcess t;
+  std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "1"}, flags());
+  ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "0"}, {"BP_STYLE", "set_trace"}}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("(Pdb rank 0) ", kStopBound)) << t.output();
+  std::size_t mark = t.output_size();
+  // "p secXret", then Left x3 and Backspace (the X), End, Enter: pdb receives "p secret".
+  t.type("p secXret" "\x1b[D\x1b[D\x1b[D" "\x7f" "\x1b[F" "\r");
+  ASSERT_TRUE(t.wait_for_output("1002", 10s, mark)) << t.output();
+  mark = t.output_size();
+  t.type("\x1b[A\r");  // Up: the same command again
+  ASSERT_TRUE(t.wait_for_output("1002", 10s, mark)) << t.output();
+  EXPECT_EQ(t.output().find("\x1b[A", mark), std::string::npos);  // no escape code echoed raw
+  t.type("c\r");
+  dt::RunResult r = t.wait(60s);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// Data piped into ddplaunch is the workers' stdin, as under torchrun (their shared stdin).
+TEST_F(DebugConsoleTest, PipedDataReachesTheWorkerAsUnderTorchrun) {
+  const std::string shell = "printf 'hello from stdin\\n' | " + std::string(DDPLAUNCH_BIN) +
+                            " --nproc-per-node 1 --history-file off -- " + kPython +
+                            " -c 'print(\"read:\", input())'";
+  dt::RunResult r = dt::run_command({"/bin/sh", "-c", shell}, 60s, {}, dt::kLauncherEnvToUnset);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] read: hello from stdin"), std::string::npos) << r.output;
+}
