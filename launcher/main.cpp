@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -23,6 +24,7 @@
 #include "config/config_docs.h"
 #include "config/job_setup.h"
 #include "config/token_source.h"
+#include "console/remote_console.h"
 #include "ddplaunch/preflight/gpus.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
@@ -31,6 +33,7 @@
 #include "ddplaunch/base/exit_codes.h"
 #include "fanout/fanout_driver.h"
 #include "fanout/stdin_control.h"
+#include "job_record.h"
 #include "log_setup.h"
 #include "node_facts.h"
 #include "output/stream_routing.h"
@@ -69,14 +72,28 @@ int print_status(const LaunchConfig& config) {
   std::string text = rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port),
                                               config.job_id, config.token, std::chrono::seconds(5), error);
   if (!error.empty()) {
+    // Only a refused connection means nothing listens there; a refused join (another job's
+    // id, a wrong token) came from a running job.
     spdlog::error("cannot get the status from {}: {}{}", config.master, error,
-                  error.find("refused") != std::string::npos
+                  error.find("Connection refused") != std::string::npos
                       ? " — no job is running there: it has ended (or not started yet), or --master names another port"
                       : "");
     return 1;
   }
   std::fputs(text.c_str(), stdout);
   return 0;
+}
+
+// `ddplaunch debug`: the job's debug console from this terminal.
+int open_debug_console(const LaunchConfig& config) {
+  auto endpoint = parse_host_port(config.master);
+  if (!endpoint) return fail({"ddplaunch debug needs --master HOST:PORT of the running job's rendezvous"});
+  return run_remote_console({endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id, config.token});
+}
+
+// Whether the command line set `key` (a flag or --set), not a default or a hint.
+bool given(const CommandLine& cl, std::string_view key) {
+  return std::any_of(cl.settings.begin(), cl.settings.end(), [&](const auto& s) { return s.first == key; });
 }
 
 // `ddplaunch stacks`: ask the master to take every rank's stacks, then poll (bounded) for
@@ -231,8 +248,18 @@ int main(int argc, char** argv) {
     if (!coordinator) return fail({coordinator.error});
     config.master = *coordinator;
   }
+  const bool inspects = cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks ||
+                        cl.subcommand == Subcommand::Debug;
+  if (inspects && !etcd_enabled(config) && !given(cl, "master")) {  // this node's record of the job
+    auto record = choose_job_record(running_job_records(), given(cl, "job_id") ? config.job_id : "");
+    if (!record) return fail({record.error});
+    config.master = record->master;
+    config.job_id = record->job_id;
+    if (config.token.empty()) config.token = record->token;
+  }
   if (cl.subcommand == Subcommand::Status) return print_status(config);
   if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
+  if (cl.subcommand == Subcommand::Debug) return open_debug_console(config);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
 
   // Local preflight: the master resolves, GPUs fit nproc.
@@ -313,6 +340,7 @@ int main(int argc, char** argv) {
                        : isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ConsolePlace::Terminal
                                                                                  : ConsolePlace::None;
   plan.inherit_stdin = !cl.stop_on_stdin_eof && !cl.token_stdin && stdin_carries_data();
+  plan.record_token = cl.token_stdin || (env.count("DDPLAUNCH_TOKEN_ORIGIN") && env.at("DDPLAUNCH_TOKEN_ORIGIN") == "ddplaunch-srun");
 
   // Rendezvous, spawn and supervise: all inside the one event loop.
   boost::asio::io_context io;

@@ -14,6 +14,7 @@
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/base/exit_codes.h"
 #include "ddplaunch/base/overloaded.h"
+#include "job_record.h"
 #include "log_setup.h"
 #include "policy/root_cause.h"
 #include "supervise/outer_error_file.h"
@@ -273,6 +274,7 @@ void NodeAgent::finish(int exit_code) {
   minority_timer_.cancel();
   terminal_.close(ignored);
   if (debug_relay_) debug_relay_->close();
+  if (!job_record_.empty()) remove_job_record(job_record_);
   close_peer_probe();
   supervisor_.close();
   status_.close();
@@ -387,6 +389,24 @@ void NodeAgent::send_debug_message(const rendezvous::Message& message) {
 
 void NodeAgent::on_console_line(const std::string& line) {
   if (debug_relay_) debug_relay_->on_console_line(line);
+}
+
+void NodeAgent::record_job(int rendezvous_port) {
+  if (!job_record_.empty() || plan_.doctor) return;
+  const LaunchConfig& c = plan_.config;
+  const std::string host = plan_.master_host.find(':') != std::string::npos ? "[" + plan_.master_host + "]" : plan_.master_host;
+  JobRecord record{c.job_id, fmt::format("{}:{}", host, rendezvous_port), plan_.record_token ? c.token : "",
+                   static_cast<long>(::getpid())};
+  auto folder = write_job_record(record);
+  if (!folder) {
+    spdlog::warn("{} (`ddplaunch status|stacks|debug` then need --master and --job-id)", folder.error);
+    return;
+  }
+  job_record_ = *folder;
+  guard_.remove_at_exit(job_record_);  // even when the launcher is SIGKILLed
+  if (plan_.host_server)
+    spdlog::info("inspect: ddplaunch status|stacks|debug --job {}   (on this node; elsewhere add --master {})", c.job_id,
+                 record.master);
 }
 
 // The master hosts the job's one debug console: its terminal (or the fan-out's), and the

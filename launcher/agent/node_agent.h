@@ -57,6 +57,7 @@ struct NodePlan {                 // what main resolved before the event loop st
   // of each having its debugger's keyboard.
   ConsolePlace console_place = ConsolePlace::None;
   bool inherit_stdin = false;
+  bool record_token = false;  // the token was made by ddplaunch (fan-out, ddplaunch-srun): kept in the job record
 };
 
 class NodeAgent {
@@ -125,6 +126,8 @@ class NodeAgent {
   // debuggers to the master, and the console's lines back to them.
   void start_debug_relay();
   void send_debug_message(const rendezvous::Message& message);
+  // This node's record of the job (job_record.h), from the join until the end.
+  void record_job(int rendezvous_port);
   NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
 
   boost::asio::io_context& io_;
@@ -141,6 +144,7 @@ class NodeAgent {
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
   std::unique_ptr<DebugRelay> debug_relay_;  // the master only
+  std::string job_record_;                   // its folder, "" when none was written
   // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to, and
   // clients of superseded coordinators (closed; kept until the end: a callback may be running).
   std::unique_ptr<EtcdSeat> seat_;

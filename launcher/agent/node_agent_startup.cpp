@@ -65,6 +65,7 @@ std::string NodeAgent::start() {
 }
 
 void NodeAgent::join_and_watch(int port) {
+  record_job(port);
   open_peer_probe();
   join_master(plan_.master_ip, port);
   if (!plan_.host_server) watch_join();
@@ -147,8 +148,14 @@ std::string NodeAgent::host_rendezvous(int& port) {
     return coordinator_->status_text() + (seat_ ? "\n" + seat_->status_line() + "\n" : "");
   };
   callbacks.query_text = [this](const std::string& query) {
-    if (query.rfind("debug ", 0) == 0)
+    if (query.rfind("debug ", 0) == 0) {
+      // A debugger runs code in every rank: from another terminal only with the job's token.
+      if (plan_.config.token.empty() && plan_.config.nodes > 1)
+        return std::string("error: this multi-node job has no rendezvous token, so its debug console is only at the "
+                           "terminal that started it; start the job with DDPLAUNCH_TOKEN (or --token-file) to debug "
+                           "it from other terminals");
       return debug_relay_ ? debug_relay_->answer_query(query) : std::string("error: this launcher has no debug console");
+    }
     return coordinator_->answer_query(query);
   };
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);

@@ -72,7 +72,7 @@ constexpr OptionSpec kOptions[] = {
      .help = "c10d/static: node 0's ddplaunch hosts the rendezvous; etcd (or etcd-v2): the launchers elect a "
              "coordinator through etcd at --rdzv-endpoint and replace it when it is lost"},
     {.key = "job_id", .field = field<&L::job_id>(), .doc = "must match on every node; default derived from `master`",
-     .names = "--rdzv-id,--job-id", .group = G::Rendezvous, .value_name = "ID", .pet = "PET_RDZV_ID",
+     .names = "--rdzv-id,--job-id,--job", .group = G::Rendezvous, .value_name = "ID", .pet = "PET_RDZV_ID",
      .help = "job id, the same on every node (default: derived from the endpoint)"},
     {.names = "--rdzv-conf", .group = G::Rendezvous, .kind = K::Custom, .value_name = "K=V,...",
      .pet = "PET_RDZV_CONF", .apply = apply_rdzv_conf,

@@ -53,10 +53,18 @@ constexpr const char* kFooter =
     "  {}     launcher failure without a worker status to pass on: node 0 lost, a node lost\n\n"
     "Subcommands:\n"
     "  doctor   join the rendezvous and run every check on every node; start no worker\n"
-    "  status   print the nodes and ranks of a running job (needs --master/--rdzv-endpoint, and\n"
-    "           --job-id/--token when the job has them)\n"
+    "  status   print the nodes and ranks of a running job; on a node of the job it is found by itself\n"
+    "           (several: --job ID), elsewhere give --master HOST:PORT (and --job-id/--token when it has them)\n"
     "  stacks   take every rank's stack now (Python frames, else native, else the kernel's) and print\n"
-    "           them grouped by identical stack (the same --master/--job-id/--token as status)\n\n"
+    "           them grouped by identical stack (found like status)\n"
+    "  debug    the job's debug console from this terminal (found like status; the job's token is proven):\n"
+    "           the ranks stopped in their debugger, :list, :attach R, :cast RANKS CMD, :continue, :quit\n\n"
+    "Debugging (README \"Interactive debugging\"):\n"
+    "  breakpoint() / pdb.set_trace() on any rank of any node stops that rank; its debugger comes to the\n"
+    "  terminal that started the job (every worker's stdin is its debugger's keyboard, fed from there).\n"
+    "  While a rank is held the init deadline and the hang watch are suspended. `q` asks, then ends the job.\n"
+    "  --pause-ranks R,..  start ranks stopped for `gdb -p`;  hang flags: --hang-suspect-floor, --hang-minimum,\n"
+    "  --hang-action.  Data piped into ddplaunch stays the workers' stdin, as under torchrun.\n\n"
     "torchrun flags and what they do here: docs/TORCHRUN-COMPAT.md\n";
 
 }  // namespace

@@ -169,10 +169,10 @@ TEST_F(SrunScript, AnExportListCarriesTheToken) {
   add_fake_srun();
   ASSERT_EQ(run("DDPLAUNCH=ddp", "-N 2 --export=PATH,HOME -- prog").rc, 7);
   auto args = srun_args();
-  EXPECT_NE(std::find(args.begin(), args.end(), "--export=PATH,HOME,DDPLAUNCH_TOKEN"), args.end());
+  EXPECT_NE(std::find(args.begin(), args.end(), "--export=PATH,HOME,DDPLAUNCH_TOKEN,DDPLAUNCH_TOKEN_ORIGIN"), args.end());
   ASSERT_EQ(run("DDPLAUNCH=ddp", "-N 2 --export NONE -- prog").rc, 7);
   args = srun_args();
-  EXPECT_NE(std::find(args.begin(), args.end(), "--export=DDPLAUNCH_TOKEN"), args.end());
+  EXPECT_NE(std::find(args.begin(), args.end(), "--export=DDPLAUNCH_TOKEN,DDPLAUNCH_TOKEN_ORIGIN"), args.end());
   ASSERT_EQ(run("DDPLAUNCH=ddp", "-N 2 --export=ALL,X=1 -- prog").rc, 7);
   args = srun_args();
   EXPECT_NE(std::find(args.begin(), args.end(), "--export=ALL,X=1"), args.end());

@@ -1,0 +1,33 @@
+// `ddplaunch debug`: the job's debug console from any terminal. It proves the job's token to
+// the master over the status connection, shows what the console prints (its transcript,
+// polled every 100 ms) with the console's prompt kept below it, and sends each typed line.
+// Off a terminal it reads plain lines from stdin (scripts). Ends when the job does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ddplaunch {
+
+struct RemoteConsoleTarget {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string job_id;
+  std::string token;
+};
+
+// The exit status for the command: 0 when the job ended (or was left with Ctrl-C / EOF), 1
+// when the master could not be reached or refused.
+int run_remote_console(const RemoteConsoleTarget& target);
+
+// The master's answer to "debug poll N": the new offset, the prompt (nullopt: none) and the text.
+struct TranscriptPiece {
+  std::size_t end = 0;
+  bool has_prompt = false;
+  std::string prompt;
+  std::string text;
+  bool valid = false;
+};
+TranscriptPiece parse_transcript_piece(const std::string& answer);
+
+}  // namespace ddplaunch

@@ -1,0 +1,134 @@
+// Job records: write, read, choose.
+#include "job_record.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+namespace ddplaunch {
+
+Result<std::string> job_record_directory() {
+  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+  const std::string dir = runtime && *runtime ? std::string(runtime) + "/ddplaunch-jobs"
+                                              : fmt::format("/tmp/ddplaunch-jobs-{}", ::getuid());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return Result<std::string>::failure(fmt::format("cannot make the job record directory {}: {}", dir, std::strerror(errno)));
+  struct stat info {};
+  if (::lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::getuid() ||
+      (info.st_mode & 077) != 0)
+    return Result<std::string>::failure(fmt::format(
+        "refusing the job record directory {}: it is not a private directory of yours (mode 0700); remove it", dir));
+  return Result<std::string>::success(dir);
+}
+
+std::string format_job_record(const JobRecord& r) {
+  return fmt::format("job_id={}\nmaster={}\npid={}\ntoken={}\n", r.job_id, r.master, r.pid, r.token);
+}
+
+std::optional<JobRecord> parse_job_record(std::string_view text) {
+  JobRecord r;
+  bool has_id = false, has_master = false, has_pid = false;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "job_id") r.job_id = value, has_id = !value.empty();
+    else if (key == "master") r.master = value, has_master = !value.empty();
+    else if (key == "token") r.token = value;
+    else if (key == "pid") r.pid = std::strtol(std::string(value).c_str(), nullptr, 10), has_pid = r.pid > 0;
+  }
+  if (!has_id || !has_master || !has_pid) return std::nullopt;
+  return r;
+}
+
+Result<std::string> write_job_record(const JobRecord& record) {
+  auto dir = job_record_directory();
+  if (!dir) return dir;
+  // A folder of its own ("ddplaunch-PID"), which the orphan guard removes if the launcher is killed.
+  const std::string folder = fmt::format("{}/ddplaunch-{}", *dir, record.pid);
+  if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST)
+    return Result<std::string>::failure(fmt::format("cannot make {}: {}", folder, std::strerror(errno)));
+  const std::string path = folder + "/job";
+  const std::string text = format_job_record(record);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Result<std::string>::failure(fmt::format("cannot write the job record {}: {}", path, std::strerror(errno)));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written) {
+    ::unlink(path.c_str());
+    ::rmdir(folder.c_str());
+    return Result<std::string>::failure(fmt::format("cannot write the job record {}", path));
+  }
+  return Result<std::string>::success(folder);
+}
+
+void remove_job_record(const std::string& folder) {
+  ::unlink((folder + "/job").c_str());
+  ::rmdir(folder.c_str());
+}
+
+std::vector<JobRecord> running_job_records() {
+  std::vector<JobRecord> out;
+  auto dir = job_record_directory();
+  if (!dir) return out;
+  DIR* listing = ::opendir(dir->c_str());
+  if (!listing) return out;
+  for (dirent* entry; (entry = ::readdir(listing)) != nullptr;) {
+    const std::string name = entry->d_name;
+    if (name.rfind("ddplaunch-", 0) != 0) continue;
+    const std::string folder = *dir + "/" + name, path = folder + "/job";
+    std::ifstream file(path);
+    const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    auto record = parse_job_record(text.substr(0, 64 * 1024));
+    if (!record) continue;
+    if (::kill(static_cast<pid_t>(record->pid), 0) != 0 && errno == ESRCH) {  // its launcher is gone
+      ::unlink(path.c_str());
+      ::rmdir(folder.c_str());
+      continue;
+    }
+    out.push_back(std::move(*record));
+  }
+  ::closedir(listing);
+  return out;
+}
+
+Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const std::string& job_id) {
+  std::vector<const JobRecord*> chosen;
+  for (const auto& r : records)
+    if (job_id.empty() || r.job_id == job_id) chosen.push_back(&r);
+  // Every launcher of a multi-node job on one machine writes one: the same job, the same master.
+  if (!chosen.empty() && std::all_of(chosen.begin(), chosen.end(), [&](const JobRecord* r) {
+        return r->job_id == chosen.front()->job_id && r->master == chosen.front()->master;
+      })) {
+    for (const JobRecord* r : chosen)
+      if (!r->token.empty()) return Result<JobRecord>::success(*r);
+    return Result<JobRecord>::success(*chosen.front());
+  }
+  if (chosen.empty() && !job_id.empty())
+    return Result<JobRecord>::failure(fmt::format(
+        "no job '{}' is running on this node (ddplaunch keeps a record of each running job here); give --master "
+        "HOST:PORT of its rendezvous",
+        job_id));
+  if (chosen.empty())
+    return Result<JobRecord>::failure(
+        "no ddplaunch job is running on this node; give --master HOST:PORT (and --job-id) of the job's rendezvous");
+  std::string list;
+  for (const JobRecord* r : chosen) list += fmt::format("\n  --job {}   (master {}, launcher pid {})", r->job_id, r->master, r->pid);
+  return Result<JobRecord>::failure("several ddplaunch jobs run on this node; say which with --job:" + list);
+}
+
+}  // namespace ddplaunch
