@@ -4,6 +4,8 @@
 // a held rank is never judged hung; stdin piped into ddplaunch still reaches the workers.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <regex>
 #include <string>
 #include <vector>
@@ -148,6 +150,7 @@ TEST_F(DebugConsoleTest, HeldRankIsNeverJudgedAndTheWatchResumesAfterContinue) {
   const int port = dt::free_tcp_port();
   std::vector<std::string> argv = one_node_argv(
       {"--nproc-per-node", "2", "--nodes", "1", "--node-rank", "0", "--master", "127.0.0.1:" + std::to_string(port),
+       "--job-id", "dbg-held-" + std::to_string(port),
        "--hang-suspect-floor", "3", "--hang-minimum", "6", "--set", "hang.warmup_steps=1", "--set", "timeout.base_s=5",
        "--set", "timeout.min_s=5"},
       flags());
@@ -158,8 +161,9 @@ TEST_F(DebugConsoleTest, HeldRankIsNeverJudgedAndTheWatchResumesAfterContinue) {
   const std::size_t held_from = t.output_size();
   // Held 12 s: twice the hang deadline, four times the suspect floor.
   std::this_thread::sleep_for(4s);
-  dt::RunResult status = dt::run_command({DDPLAUNCH_BIN, "status", "--master", "127.0.0.1:" + std::to_string(port)}, 20s,
-                                         {}, dt::kLauncherEnvToUnset);
+  // Found by its job record: no --master needed on the job's node.
+  dt::RunResult status = dt::run_command({DDPLAUNCH_BIN, "status", "--job", "dbg-held-" + std::to_string(port)}, 20s, {},
+                                         dt::kLauncherEnvToUnset);
   EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(\n\s*1 .*debugging)"))) << status.output;
   std::this_thread::sleep_for(8s);
   const std::string held = t.output().substr(held_from);
@@ -173,6 +177,42 @@ TEST_F(DebugConsoleTest, HeldRankIsNeverJudgedAndTheWatchResumesAfterContinue) {
   EXPECT_NE(r.output.find("rank 0 stalls at step 30"), std::string::npos) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 0 .*made no progress past the hang deadline)")))
       << r.output;
+}
+
+// `ddplaunch debug` on another terminal of the job's node: found by the job record, it proves
+// the job's token and drives the console; without the token it is refused, and says so.
+TEST_F(DebugConsoleTest, SecondTerminalAttachesWithTheTokenAndIsRefusedWithout) {
+  const std::string token = "debug-console-test-token-5f3a9c";
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "dbg-second-terminal-" + std::to_string(::getpid()), flags());
+  std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
+  for (int node = 0; node < 2; ++node) {
+    nodes.push_back(std::make_unique<dt::BackgroundProcess>());
+    ASSERT_TRUE(nodes.back()->start(dt::node_argv(job, node, 2, {}, program()),
+                                    {{"BP_RANKS", "1"}, {"DDPLAUNCH_TOKEN", token}}, dt::kLauncherEnvToUnset));
+    if (node == 0) ASSERT_TRUE(dt::wait_listening(*nodes.back()));
+  }
+  // No terminal started the job: node 0 says how to reach the console.
+  ASSERT_TRUE(nodes[0]->wait_for_output("from another terminal, `ddplaunch debug --job " + job.job_id, kStopBound))
+      << nodes[0]->output_so_far();
+  dt::RunResult refused = dt::run_command({DDPLAUNCH_BIN, "debug", "--job", job.job_id}, 30s, {}, dt::kLauncherEnvToUnset);
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("cannot reach the debug console"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("token"), std::string::npos) << refused.output;
+
+  dt::TerminalProcess console;
+  std::map<std::string, std::string> env{{"DDPLAUNCH_TOKEN", token}};
+  ASSERT_TRUE(console.start({DDPLAUNCH_BIN, "debug", "--job", job.job_id}, env, {"DDPLAUNCH_TOKEN"}));
+  ASSERT_TRUE(console.wait_for_output("(Pdb rank 1) ", 30s)) << console.output();
+  std::size_t mark = console.output_size();
+  console.type("p secret\r");
+  EXPECT_TRUE(console.wait_for_output("1012", 15s, mark)) << console.output();
+  console.type("c\r");
+  std::vector<dt::RunResult> results = dt::wait_all(nodes, 60s);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(results[0].output.find("[another terminal] p secret"), std::string::npos) << results[0].output;
+  dt::RunResult left = console.wait(20s);  // the job ended: the console client ends too
+  EXPECT_EQ(left.exit_code, 0) << left.output;
+  EXPECT_NE(left.output.find("the job has ended"), std::string::npos) << left.output;
 }
 
 // The reopened-/dev/stdin recipe (ForkedPdb) and torch.distributed.breakpoint's pattern
