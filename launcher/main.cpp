@@ -31,6 +31,7 @@
 #include "ddplaunch/rendezvous/client.h"
 #include "env/worker_environment.h"
 #include "ddplaunch/base/exit_codes.h"
+#include "ddplaunch/contract.h"
 #include "fanout/fanout_driver.h"
 #include "fanout/stdin_control.h"
 #include "job_record.h"
@@ -305,6 +306,7 @@ int main(int argc, char** argv) {
   plan.base_env = env;
   plan.base_env.erase("DDPLAUNCH_TOKEN");  // the launcher's secret, not the workers'
   for (const auto& note : add_shim_environment(config.shim, config.program, plan.base_env)) spdlog::warn("{}", note);
+  if (config.post_mortem) plan.base_env[contract::kPostMortemSeconds] = fmt::format("{:g}", config.post_mortem_timeout_s);
   // Placement: each worker's CPUs and memory nodes (--numa-binding), decided once here.
   auto placement = placement::plan_node_placement(config.numa_binding, plan.nproc, gpus.count, gpus.pci_bus_ids);
   if (!placement) return fail({placement.error});

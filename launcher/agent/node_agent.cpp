@@ -66,10 +66,10 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
                       .drain_status = [this]() { status_.drain(); },
                       .on_debugger_stopped =
-                          [this](const Worker& w, const debug::StopLocation& where) {
+                          [this](const Worker& w, const debug::StopLocation& where, const std::string& reason) {
                             send_debug_message(messages::encode(
                                 policy_.generation(), messages::DebugStopped{w.global_rank, w.local_rank, w.pid, plan_.hostname,
-                                                                             where.file, where.function, where.code, "",
+                                                                             where.file, where.function, where.code, reason,
                                                                              where.line}));
                           },
                       .on_debugger_output =

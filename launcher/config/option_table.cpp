@@ -277,7 +277,16 @@ constexpr OptionSpec kOptions[] = {
     {.names = "--start-method", .group = G::Program, .value_name = "spawn|fork|forkserver", .pet = "PET_START_METHOD",
      .apply = apply_start_method, .help = "accepted: every method means one process per rank here"},
     {.key = "pause_ranks", .field = field<&L::pause_ranks>(), .doc = "start these global ranks stopped, for `gdb -p`",
-     .names = "--pause-ranks", .group = G::Program, .value_name = "R,R", .help = "start these ranks stopped, for gdb -p"},
+     .names = "--pause-ranks", .group = G::Debugging, .value_name = "R,R", .help = "start these ranks stopped, for gdb -p"},
+    {.key = "post_mortem", .field = field<&L::post_mortem>(),
+     .doc = "a Python rank's uncaught exception stops it in pdb at the raising frame (the group is held)",
+     .names = "--post-mortem", .group = G::Debugging, .kind = K::Switch,
+     .help = "an uncaught exception stops the rank in pdb at the raising frame, answered at the debug console; "
+             "the job ends as it would have once you continue"},
+    {.key = "post_mortem_timeout_s", .field = field<&L::post_mortem_timeout_s>(),
+     .doc = "how long a rank waits in post-mortem pdb before it exits with its exception", .range = {1, kWeek, s},
+     .names = "--post-mortem-timeout", .group = G::Debugging, .kind = K::Seconds, .value_name = "SECONDS",
+     .help = "a rank stopped by --post-mortem exits with its exception after this long (default 1800)"},
     {.key = "log_dir", .field = field<&L::log_dir>(),
      .doc = "per-rank log files: rank_<R>.log = current generation, rank_<R>.gen<G>.log = earlier",
      .names = "--log-dir", .group = G::Output, .value_name = "DIR", .pet = "PET_LOG_DIR",
@@ -361,6 +370,7 @@ std::string_view group_title(FlagGroup group) {
     case G::FanOut: return "Fan-out (one ddplaunch per host over ssh; ssh command: $DDPLAUNCH_SSH, default ssh)";
     case G::Checks: return "Checks";
     case G::Placement: return "Placement";
+    case G::Debugging: return "Debugging (breakpoint() on any rank reaches this terminal; README \"Interactive debugging\")";
   }
   return "";
 }

@@ -20,7 +20,7 @@ namespace ddplaunch {
 struct CommandLine;
 
 // --help's sections, in the order it shows them.
-enum class FlagGroup { Config, JobShape, Rendezvous, Program, Restarts, Stopping, Output, FanOut, Checks, Placement };
+enum class FlagGroup { Config, JobShape, Rendezvous, Program, Restarts, Stopping, Output, FanOut, Checks, Placement, Debugging };
 
 // How a flag's value is checked (the same check for a flag and for its PET_* variable).
 enum class ValueKind {

@@ -444,17 +444,22 @@ void GroupSupervisor::notice_debugger(Worker& worker) {
   if (prompt) worker.stdout_lines.drop_unterminated();
   if (prompt && !worker.debugging && worker.stdin_pipe.is_open()) {
     debug::StopLocation where;
+    std::string reason;  // a post-mortem stop: the shim named the exception just before pdb
     for (auto line = worker.tail.rbegin(); line != worker.tail.rend(); ++line) {
       if (auto code = debug::parse_pdb_code_line(*line); code && where.code.empty()) where.code = *code;
-      if (auto found = debug::parse_pdb_location(*line)) {
+      if (auto found = debug::parse_pdb_location(*line); found && where.file.empty()) {
         found->code = where.code;
         where = *found;
+      } else if (!where.file.empty() && line->rfind(contract::kPostMortemMark, 0) == 0) {
+        reason = "raised " + line->substr(std::string_view(contract::kPostMortemMark).size());
+        break;
+      } else if (!where.file.empty()) {
         break;
       }
     }
     worker.debugging = true;
     worker.debugger_output.clear();
-    if (callbacks_.on_debugger_stopped) callbacks_.on_debugger_stopped(worker, where);
+    if (callbacks_.on_debugger_stopped) callbacks_.on_debugger_stopped(worker, where, reason);
     if (callbacks_.on_phases_changed) callbacks_.on_phases_changed();
     return;
   }

@@ -52,9 +52,10 @@ struct GroupCallbacks {
   std::function<void(const Worker&)> on_paused;           // started stopped, waiting for a debugger
   std::function<void(const GroupOutcome&)> on_finished;   // once per started generation
   std::function<void()> drain_status;                     // read queued shim reports now
-  // Interactive debugging: a worker's debugger showed its first prompt (stopped at `where`),
+  // Interactive debugging: a worker's debugger showed its first prompt (stopped at `where`;
+  // `reason` "raised ValueError" for a --post-mortem stop, "" for a breakpoint),
   // wrote output (whole lines) and maybe prompted again, or let the worker run on / exited.
-  std::function<void(const Worker&, const debug::StopLocation& where)> on_debugger_stopped;
+  std::function<void(const Worker&, const debug::StopLocation& where, const std::string& reason)> on_debugger_stopped;
   std::function<void(const Worker&, const std::string& lines, bool prompt)> on_debugger_output;
   std::function<void(const Worker&)> on_debugger_left;
 };

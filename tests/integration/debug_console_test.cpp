@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -262,4 +263,35 @@ TEST_F(DebugConsoleTest, PipedDataReachesTheWorkerAsUnderTorchrun) {
   dt::RunResult r = dt::run_command({"/bin/sh", "-c", shell}, 60s, {}, dt::kLauncherEnvToUnset);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[rank 0] read: hello from stdin"), std::string::npos) << r.output;
+}
+
+// --post-mortem: a rank's uncaught exception stops it in pdb at the raising frame (its locals
+// inspectable), the group is held; `c` ends the job as it would have, with the same root cause.
+TEST_F(DebugConsoleTest, PostMortemStopsAtTheRaisingFrameThenEndsWithTheSameRootCause) {
+  const std::string script = dir_ + "/raises.py";
+  {
+    std::ofstream out(script);
+    out << "import os\n"
+           "rank = int(os.environ['RANK'])\n"
+           "def parse(value):\n"
+           "    limit = 10 + rank\n"
+           "    if rank == 1:\n"
+           "        raise ValueError('bad value %d' % value)\n"
+           "    return value\n"
+           "parse(5)\n"
+           "print('rank', rank, 'parsed', flush=True)\n";
+  }
+  dt::TerminalProcess t;
+  ASSERT_TRUE(t.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--post-mortem", "--history-file", "off", "--", kPython, script},
+                      {}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("(Pdb rank 1) ", kStopBound)) << t.output();
+  EXPECT_TRUE(std::regex_search(t.output(), std::regex(R"(rank 1 \(local 1, node 0, host \S+, pid \d+\) raised ValueError at raises\.py:6 in parse)")))
+      << t.output();
+  const std::size_t mark = t.output_size();
+  t.type("p limit + 100\r");
+  EXPECT_TRUE(t.wait_for_output("111", 10s, mark)) << t.output();
+  t.type("c\r");
+  dt::RunResult r = t.wait(30s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 1 .*ValueError: bad value 5)"))) << r.output;
 }

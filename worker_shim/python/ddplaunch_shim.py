@@ -21,7 +21,7 @@ import os
 import sys
 import time  # built into the interpreter: no file to load
 
-__all__ = ["report", "install", "step", "section", "register_stack_dump", "store_init_method", "EVENTS",
+__all__ = ["report", "install", "install_post_mortem", "step", "section", "register_stack_dump", "store_init_method", "EVENTS",
            "MAX_STATUS_BYTES"]
 
 EVENTS = ("init_begin", "init_ok", "init_failed", "heartbeat", "step", "section_begin", "section_end")
@@ -360,11 +360,60 @@ def register_stack_dump():
         return False
 
 
+POST_MORTEM_MARK = "ddplaunch post-mortem: raised "  # read by the launcher (the stop's reason)
+
+
+class _PostMortemExpired(Exception):
+    """--post-mortem-timeout passed with the rank still in pdb."""
+
+
+def install_post_mortem():
+    """ddplaunch --post-mortem ($DDPLAUNCH_POST_MORTEM_S set): an uncaught exception stops the
+    rank in pdb at the raising frame, after its traceback, for at most that many seconds;
+    then the rank exits as it would have. pdb is imported only when an exception comes."""
+    try:
+        limit = float(os.environ.get("DDPLAUNCH_POST_MORTEM_S", ""))
+    except ValueError:
+        return False
+    if limit <= 0 or getattr(sys.excepthook, _WRAPPED_MARK, False):
+        return False
+    previous = sys.excepthook
+
+    def post_mortem(kind, value, tb):
+        previous(kind, value, tb)
+        if tb is None or issubclass(kind, (KeyboardInterrupt, SystemExit)):
+            return
+        import pdb
+        import signal
+
+        def expired(signum, frame):
+            raise _PostMortemExpired()
+
+        try:
+            sys.stderr.flush()
+            print(POST_MORTEM_MARK + kind.__name__, flush=True)
+            signal.signal(signal.SIGALRM, expired)
+            signal.alarm(max(1, int(limit)))
+            pdb.post_mortem(tb)
+        except _PostMortemExpired:
+            print("\nddplaunch post-mortem: %g s passed (--post-mortem-timeout): the rank exits with its exception"
+                  % limit, flush=True)
+        except Exception:
+            pass
+        finally:
+            signal.alarm(0)
+
+    setattr(post_mortem, _WRAPPED_MARK, True)
+    sys.excepthook = post_mortem
+    return True
+
+
 def install():
     """Wraps torch.distributed.init_process_group now if torch.distributed is loaded, else on
-    its first import, and registers the stack dump. Idempotent. Returns True when the wrapper
-    is (or will be) in place."""
+    its first import, and registers the stack dump (and the post-mortem hook under
+    --post-mortem). Idempotent. Returns True when the wrapper is (or will be) in place."""
     register_stack_dump()
+    install_post_mortem()
     try:
         dist = sys.modules.get("torch.distributed")
         if dist is not None:

@@ -45,6 +45,10 @@ inline constexpr const char* kNodeCount = "DDPLAUNCH_NODE_COUNT";
 inline constexpr const char* kStatusSocket = "DDPLAUNCH_STATUS_SOCKET";    // AF_UNIX datagram path
 inline constexpr const char* kJobId = "DDPLAUNCH_JOB_ID";
 inline constexpr const char* kJobTag = "DDPLAUNCH_JOB_TAG";  // random per launcher: finds escaped descendants
+// --post-mortem: an uncaught exception stops a Python rank in pdb for at most this many seconds.
+inline constexpr const char* kPostMortemSeconds = "DDPLAUNCH_POST_MORTEM_S";
+// The line the Python shim prints just before that pdb: "<mark>ValueError".
+inline constexpr const char* kPostMortemMark = "ddplaunch post-mortem: raised ";
 // The launchers' rendezvous port (node 0's). torchrun's `--master-port P` names the store
 // port, so scripts write init_method="tcp://HOST:P"; the Python shim points such an
 // init_method at MASTER_ADDR:MASTER_PORT, where rank 0 hosts the store under ddplaunch.
