@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/hang_tracker.h"
+#include "policy/hang_watch.h"
 
 namespace {
 
@@ -155,4 +156,48 @@ TEST(HangTracker, AForgedStepIntervalIsBoundedByTheTimeTheGenerationHasRun) {
   EXPECT_GE(h.learnt_interval_s(), 0.5);
   // So the hang deadline stays within the minimum and 20 x that bound.
   EXPECT_LE(h.limits().hang_s, std::max(30.0 * 60, 20 * 30.0));
+}
+
+// A person holds a rank in a debugger: nobody is judged while held, however long; released,
+// every clock starts again, so the deadlines count from the release.
+TEST(HangTracker, NobodyIsJudgedWhileHeldAndClocksRestartAtTheRelease) {
+  HangTracker h;
+  h.reset(2, t0);
+  train(h, 2, 200ms, 30s);
+  h.hold(true, t0 + 31s);
+  EXPECT_TRUE(h.held());
+  EXPECT_TRUE(h.check(t0 + 31s + 3h).empty());
+  h.hold(false, t0 + 31s + 3h);
+  EXPECT_TRUE(h.check(t0 + 31s + 3h + 59s).empty());  // freshly timed: the 60 s floor from the release
+  auto suspect = h.check(t0 + 31s + 3h + 61s);
+  ASSERT_EQ(suspect.size(), 1u);
+  EXPECT_EQ(suspect[0].ranks, (std::vector<int>{0, 1}));
+}
+
+// HangWatch: a rank reported in its debugger holds the tracker; the step interval reported
+// after the release spans the hold and is not learnt.
+TEST(HangWatch, ARankInItsDebuggerHoldsTheWatchAndItsLongStepIsNotLearnt) {
+  HangWatch w;
+  w.on_generation(0, 2, t0);
+  auto report = [](int rank, long steps, long max_interval_ms, const char* state) {
+    RankReport r;
+    r.rank = rank;
+    r.phase = RankPhase::Running;
+    r.state = state;
+    r.steps = steps;
+    r.max_interval_ms = max_interval_ms;
+    r.progress_age_ms = 0;
+    return r;
+  };
+  for (int s = 1; s <= 20; ++s)
+    w.on_ranks_reported(0, {report(0, s, 300, "running"), report(1, s, 300, "running")}, t0 + std::chrono::seconds(s));
+  const double learnt = w.tracker().learnt_interval_s();
+  EXPECT_GT(learnt, 0);
+  w.on_ranks_reported(0, {report(0, 20, 0, "running"), report(1, 20, 0, "debugging")}, t0 + 30s);
+  EXPECT_TRUE(w.tracker().held());
+  EXPECT_TRUE(w.check(t0 + 2h).empty());
+  // Released: each rank's first step after it took the whole hold.
+  w.on_ranks_reported(0, {report(0, 21, 7200000, "running"), report(1, 21, 7200000, "running")}, t0 + 2h);
+  EXPECT_FALSE(w.tracker().held());
+  EXPECT_DOUBLE_EQ(w.tracker().learnt_interval_s(), learnt);
 }

@@ -575,6 +575,58 @@ TEST(JobPolicy, APassedInitDeadlineIsAnInitFailureNamingTheRankAndTheKeyToChange
   EXPECT_NE(text.find("timeout.base_s"), std::string::npos) << text;
 }
 
+// A person holds rank 1 in its debugger while the others wait in init: the deadline is
+// disarmed (its old timer firing does nothing) and armed afresh, whole, when rank 1 is released.
+TEST(JobPolicy, TheInitDeadlineIsSuspendedWhileARankIsHeldInItsDebugger) {
+  Job job;
+  job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0);
+  auto armed = job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Init, 1)}, t0);
+  const int first = find<decision::ArmInitDeadline>(armed)->serial;
+  RankReport held = rank(1, RankPhase::Init, 1);
+  held.state = std::string(RankReport::kDebuggingState);
+  auto d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), held}, t0 + 1s);
+  EXPECT_EQ(count<decision::ArmInitDeadline>(d), 0);
+  EXPECT_TRUE(job.policy.on_init_deadline(0, first, t0 + 1h).empty());  // held: nothing fails
+  EXPECT_EQ(job.policy.phase(), JobPhase::Running);
+  d = job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0 + 1h);
+  auto* again = find<decision::ArmInitDeadline>(d);
+  ASSERT_TRUE(again);
+  EXPECT_NE(again->serial, first);
+  EXPECT_DOUBLE_EQ(again->seconds, 10);  // the whole deadline, from the release
+}
+
+// `q` at the debug console, confirmed: the job stops on every node with that root cause,
+// exit status 1, and no restart is spent even with restarts left.
+TEST(JobPolicy, QuittingADebuggerStopsTheJobWithThatRootCauseAndNoRestart) {
+  PolicySettings s = settings();
+  s.restart.max_restarts = 3;
+  Job job(s);
+  job.policy.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t0);
+  EXPECT_TRUE(job.policy.on_debugger_quit(1, 3).empty());  // another generation's rank: nothing
+  auto d = job.policy.on_debugger_quit(0, 3);
+  auto* stop = find<decision::OrderStop>(d);
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->exit_code, 1);
+  EXPECT_EQ(stop->reason, "rank 3 quit the debugger");
+  EXPECT_EQ(count<decision::ScheduleRestart>(d), 0);
+  // The workers die of the stop; the nodes finish; the root cause is the person's decision.
+  FailureReport killed;
+  killed.host = "host1";
+  killed.failure.node_rank = 1;
+  killed.failure.global_rank = 2;
+  killed.failure.phase = FailurePhase::Runtime;
+  killed.failure.status = ExitStatus{true, 0, 15, false};
+  job.policy.on_worker_failed(1, 0, killed, t0 + 1s);
+  job.policy.on_node_finished(0, 0, 1);
+  auto end = job.policy.on_node_finished(1, 0, 1);
+  ASSERT_TRUE(find<decision::EndJob>(end));
+  EXPECT_EQ(find<decision::EndJob>(end)->exit_code, 1);
+  const std::string text = logs(end);
+  EXPECT_NE(text.find("root cause: rank 3 (local rank 1) on node 1 (host1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("quit the debugger"), std::string::npos) << text;
+  EXPECT_EQ(job.policy.restarts_used(), 0);
+}
+
 TEST(JobPolicy, ADeadlineFiringAfterEveryRankIsRunningIsIgnored) {
   Job job;
   job.policy.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t0);
