@@ -20,6 +20,33 @@ FailureReport report_with_tail(std::deque<std::string> tail) {
   return r;
 }
 
+// The debug relay's messages: every field round-trips; text from another node comes back
+// printable (a rank's debugger cannot drive the console's terminal); malformed ones are refused.
+TEST(DebugMessages, RoundTripAndTextFromAnotherNodeIsMadePrintable) {
+  messages::DebugStopped stop{3, 1, 4242, "h2", "/w/train.py", "load_batch", "x = y", "raised ValueError", 88};
+  auto stopped = messages::decode_debug_stopped(messages::encode(2, stop));
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->rank, 3);
+  EXPECT_EQ(stopped->local_rank, 1);
+  EXPECT_EQ(stopped->pid, 4242);
+  EXPECT_EQ(stopped->file, "/w/train.py");
+  EXPECT_EQ(stopped->line, 88);
+  EXPECT_EQ(stopped->function, "load_batch");
+  EXPECT_EQ(stopped->reason, "raised ValueError");
+  auto output = messages::decode_debug_output(messages::encode(2, messages::DebugOutput{3, "1032\n\x1b]0;owned\x07\n", true}));
+  ASSERT_TRUE(output);
+  EXPECT_TRUE(output->prompt);
+  EXPECT_EQ(output->lines.find('\x1b'), std::string::npos) << output->lines;
+  EXPECT_EQ(output->lines.substr(0, 5), "1032\n");
+  auto input = messages::decode_debug_input(messages::encode(2, messages::DebugInput{3, "p x\nimport os"}));
+  ASSERT_TRUE(input);
+  EXPECT_EQ(input->line, "p x");  // one line: a newline would be a second command
+  rendezvous::Message forged = messages::encode(2, messages::DebugResumed{3});
+  forged.fields["rank"] = "-4";
+  EXPECT_FALSE(messages::decode_debug_resumed(forged));
+  EXPECT_FALSE(messages::decode_debug_input(messages::encode(2, messages::DebugOutput{3, "x", false})));
+}
+
 TEST(MessageBounds, AHugeTailIsCutPerLineAndInTotalKeepingTheLastLines) {
   std::deque<std::string> tail;
   for (int i = 0; i < 19; ++i) tail.push_back(std::string(64 * 1024, 'x'));

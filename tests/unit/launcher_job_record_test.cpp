@@ -1,0 +1,45 @@
+// Job records: the text form, and which job a subcommand without --master means.
+#include <gtest/gtest.h>
+
+#include "job_record.h"
+
+namespace ddplaunch {
+namespace {
+
+TEST(JobRecord, RoundTripsAndRefusesAnIncompleteRecord) {
+  JobRecord r{"train-7", "10.0.0.1:29400", "secret-token", 4242};
+  auto back = parse_job_record(format_job_record(r));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->job_id, "train-7");
+  EXPECT_EQ(back->master, "10.0.0.1:29400");
+  EXPECT_EQ(back->token, "secret-token");
+  EXPECT_EQ(back->pid, 4242);
+  EXPECT_FALSE(parse_job_record("job_id=x\npid=3\n"));  // no master
+  EXPECT_FALSE(parse_job_record("job_id=x\nmaster=h:1\npid=-3\n"));
+}
+
+TEST(JobRecord, TheOnlyJobIsChosenSeveralAreListedAndAMissingOneIsNamed) {
+  std::vector<JobRecord> none;
+  auto missing = choose_job_record(none, "");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error.find("no ddplaunch job is running on this node"), std::string::npos) << missing.error;
+  // Two launchers of one job on this machine (loopback nodes): the same job; the token wins.
+  std::vector<JobRecord> one_job{{"a", "127.0.0.1:1", "", 10}, {"a", "127.0.0.1:1", "tok", 11}};
+  auto chosen = choose_job_record(one_job, "");
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->token, "tok");
+  std::vector<JobRecord> two{{"a", "127.0.0.1:1", "", 10}, {"b", "127.0.0.1:2", "", 12}};
+  auto several = choose_job_record(two, "");
+  ASSERT_FALSE(several);
+  EXPECT_NE(several.error.find("--job a "), std::string::npos) << several.error;
+  EXPECT_NE(several.error.find("--job b "), std::string::npos) << several.error;
+  auto b = choose_job_record(two, "b");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->master, "127.0.0.1:2");
+  auto unknown = choose_job_record(two, "c");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error.find("no job 'c'"), std::string::npos) << unknown.error;
+}
+
+}  // namespace
+}  // namespace ddplaunch
