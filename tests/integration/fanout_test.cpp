@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "output_parsing.h"
 #include "process_runner.h"
 #include "ssh_servers.h"
+#include "terminal_process.h"
 
 namespace dt = ddplaunch::testing;
 using namespace std::chrono;
@@ -146,6 +148,34 @@ TEST(FanOut, GlooTrainingOverSshOnThreeHosts) {
     EXPECT_NE(r.output.find(prefix), std::string::npos) << prefix << "\n" << r.output;
   }
   EXPECT_EQ(r.output.find("] [node"), std::string::npos) << "a line was prefixed twice\n" << r.output;
+  expect_nothing_left(cluster, ssh, seconds(10));
+}
+
+// A breakpoint on node 1's rank: its pdb is answered at the fan-out's terminal (a real
+// pseudo-terminal), relayed from node 1 to the master over the rendezvous and from the master
+// to the fan-out over ssh; `c` lets the job succeed on every host.
+TEST(FanOut, BreakpointOnAnotherHostIsAnsweredAtTheFanoutTerminal) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  if (!torch_available()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch.distributed";
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fdb"), 2);
+  dt::SshServers ssh(cluster, {1, 2});
+  dt::TerminalProcess terminal;
+  ASSERT_TRUE(terminal.start(
+      fanout_argv(cluster, 2, {"--history-file", "off"},
+                  {PYTHON_WITH_TORCH, std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/ddp_breakpoint.py",
+                   "BP_RANKS=1"}),
+      {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, kUnsetEnv));
+  ASSERT_TRUE(terminal.wait_for_output("(Pdb rank 1) ", seconds(120))) << terminal.output();
+  EXPECT_TRUE(std::regex_search(terminal.output(),
+                                std::regex(R"(rank 1 \(local 0, node 1, host \S+, pid \d+\) stopped at ddp_breakpoint\.py:\d+)")))
+      << terminal.output();
+  const std::size_t mark = terminal.output_size();
+  terminal.type("p secret\r");
+  EXPECT_TRUE(terminal.wait_for_output("1012", seconds(20), mark)) << terminal.output();
+  terminal.type("c\r");
+  dt::RunResult r = terminal.wait(seconds(90));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[node 1 rank 1] rank 1 finished"), std::string::npos) << r.output;
   expect_nothing_left(cluster, ssh, seconds(10));
 }
 

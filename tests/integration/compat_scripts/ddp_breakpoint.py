@@ -10,6 +10,7 @@ Unmodified torchrun-style code; the environment says where and how it stops:
                    meets in a barrier
   STALL_RANK=1     after STALL_STEP steps that rank stops making progress for good (a real hang)
   STEPS=6          steps in all; STEP_SLEEP=0.05 seconds between them
+Each may also be given as an argument KEY=VALUE (a fan-out passes only some variable families).
 Every rank prints "rank R finished" at the end. At the stop, the local variable `secret` is
 1000 + 10 x rank + step.
 """
@@ -50,6 +51,9 @@ def stop_here(rank, step, style):
 
 
 def main():
+    for argument in sys.argv[1:]:
+        key, _, value = argument.partition("=")
+        os.environ[key] = value
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     bp_ranks = {int(r) for r in os.environ.get("BP_RANKS", "").split(",") if r}
