@@ -18,10 +18,20 @@
 
 namespace ddplaunch {
 
-Result<std::string> job_record_directory() {
+namespace {
+// Where records may be: $XDG_RUNTIME_DIR/ddplaunch-jobs when that folder exists here (a Slurm
+// step may inherit one that does not), and /tmp/ddplaunch-jobs-<uid>.
+std::vector<std::string> candidate_directories() {
+  std::vector<std::string> out;
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  const std::string dir = runtime && *runtime ? std::string(runtime) + "/ddplaunch-jobs"
-                                              : fmt::format("/tmp/ddplaunch-jobs-{}", ::getuid());
+  struct stat info {};
+  if (runtime && *runtime && ::stat(runtime, &info) == 0 && S_ISDIR(info.st_mode))
+    out.push_back(std::string(runtime) + "/ddplaunch-jobs");
+  out.push_back(fmt::format("/tmp/ddplaunch-jobs-{}", ::getuid()));
+  return out;
+}
+
+Result<std::string> private_directory(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     return Result<std::string>::failure(fmt::format("cannot make the job record directory {}: {}", dir, std::strerror(errno)));
   struct stat info {};
@@ -30,6 +40,15 @@ Result<std::string> job_record_directory() {
     return Result<std::string>::failure(fmt::format(
         "refusing the job record directory {}: it is not a private directory of yours (mode 0700); remove it", dir));
   return Result<std::string>::success(dir);
+}
+void read_records(const std::string& directory, std::vector<JobRecord>& out);
+}  // namespace
+
+Result<std::string> job_record_directory() {
+  Result<std::string> last = Result<std::string>::failure("no job record directory");
+  for (const std::string& dir : candidate_directories())
+    if ((last = private_directory(dir))) return last;
+  return last;
 }
 
 std::string format_job_record(const JobRecord& r) {
@@ -83,10 +102,17 @@ void remove_job_record(const std::string& folder) {
 
 std::vector<JobRecord> running_job_records() {
   std::vector<JobRecord> out;
-  auto dir = job_record_directory();
-  if (!dir) return out;
+  for (const std::string& dir : candidate_directories()) read_records(dir, out);
+  return out;
+}
+
+namespace {
+// The records in `directory` of launchers still running (a stale one is removed).
+void read_records(const std::string& directory, std::vector<JobRecord>& out) {
+  auto dir = private_directory(directory);
+  if (!dir) return;
   DIR* listing = ::opendir(dir->c_str());
-  if (!listing) return out;
+  if (!listing) return;
   for (dirent* entry; (entry = ::readdir(listing)) != nullptr;) {
     const std::string name = entry->d_name;
     if (name.rfind("ddplaunch-", 0) != 0) continue;
@@ -103,8 +129,8 @@ std::vector<JobRecord> running_job_records() {
     out.push_back(std::move(*record));
   }
   ::closedir(listing);
-  return out;
 }
+}  // namespace
 
 Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const std::string& job_id) {
   std::vector<const JobRecord*> chosen;

@@ -21,8 +21,9 @@ struct JobRecord {
   long pid = 0;        // the launcher that wrote it
 };
 
-// $XDG_RUNTIME_DIR/ddplaunch-jobs when that is set, else /tmp/ddplaunch-jobs-<uid>; made
-// mode 0700 and refused when another user owns it or it is a symbolic link.
+// $XDG_RUNTIME_DIR/ddplaunch-jobs when that folder exists, else /tmp/ddplaunch-jobs-<uid>
+// (readers look in both); made mode 0700 and refused when another user owns it or it is a
+// symbolic link.
 Result<std::string> job_record_directory();
 std::string format_job_record(const JobRecord& record);
 std::optional<JobRecord> parse_job_record(std::string_view text);

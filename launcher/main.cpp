@@ -151,6 +151,11 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const prefli
               gpus.source.c_str(), known(gpus.driver_version), known(gpus.cuda_version), known(gpus.nccl_version),
               gpus.note.c_str());
   std::printf("# timeout: %s\n", preflight::explain_timeout(config.timeout, config.nodes, false, 0, 0).c_str());
+  std::printf("# stdin: %s\n",
+              plan.inherit_stdin
+                  ? "data piped into ddplaunch: every local worker shares it, as under torchrun (no debugger keyboard)"
+                  : "each worker's stdin is its debugger's keyboard: a breakpoint() on any rank is answered at the "
+                    "terminal that started the job (or `ddplaunch debug`)");
   if (config.worker_port == "auto") std::printf("# MASTER_PORT: 0 here; a free port is picked on the master at start\n");
   for (int local = 0; local < plan.nproc; ++local) {
     std::printf("# environment of local rank %d (global rank %d)\n", local, a.rank_offset + local);
@@ -306,6 +311,7 @@ int main(int argc, char** argv) {
   plan.base_env = env;
   plan.base_env.erase("DDPLAUNCH_TOKEN");  // the launcher's secret, not the workers'
   for (const auto& note : add_shim_environment(config.shim, config.program, plan.base_env)) spdlog::warn("{}", note);
+  if (config.debug) plan.base_env[contract::kDebugTimeoutSeconds] = "86400";
   if (config.post_mortem) plan.base_env[contract::kPostMortemSeconds] = fmt::format("{:g}", config.post_mortem_timeout_s);
   // Placement: each worker's CPUs and memory nodes (--numa-binding), decided once here.
   auto placement = placement::plan_node_placement(config.numa_binding, plan.nproc, gpus.count, gpus.pci_bus_ids);
@@ -319,6 +325,14 @@ int main(int argc, char** argv) {
   // never reads NCCL_SOCKET_IFNAME; the node agent warns about a wrong one instead).
   const char* ifname_variable = plan.nccl_may_run ? "NCCL_SOCKET_IFNAME" : "GLOO_SOCKET_IFNAME";
   if (auto ifname = env.find(ifname_variable); ifname != env.end()) plan.facts.socket_ifname = ifname->second;
+  // Interactive debugging: where the console is, and whether stdin is data for the workers.
+  plan.console_place = cl.stop_on_stdin_eof ? ConsolePlace::Fanout
+                       : isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ConsolePlace::Terminal
+                                                                                 : ConsolePlace::None;
+  // (srun hands every task a pipe of its own, data or not: under Slurm the workers keep their
+  // debugger keyboards; `srun --input` users reach the console with `ddplaunch debug`.)
+  plan.inherit_stdin = !cl.stop_on_stdin_eof && !cl.token_stdin && !config.slurm && stdin_carries_data();
+  plan.record_token = cl.token_stdin || (env.count("DDPLAUNCH_TOKEN_ORIGIN") && env.at("DDPLAUNCH_TOKEN_ORIGIN") == "ddplaunch-srun");
   if (config.dry_run) return print_dry_run(config, plan, gpus);
   // torchrun's -r/-t without --log-dir: a fresh directory, as torchrun's temporary one.
   if (plan.config.log_dir.empty() && streams_need_files(config.redirects, config.tee)) {
@@ -337,12 +351,6 @@ int main(int argc, char** argv) {
     plan.rendezvous_bind = bind.addresses;
   }
 
-  // Interactive debugging: where the console is, and whether stdin is data for the workers.
-  plan.console_place = cl.stop_on_stdin_eof ? ConsolePlace::Fanout
-                       : isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ConsolePlace::Terminal
-                                                                                 : ConsolePlace::None;
-  plan.inherit_stdin = !cl.stop_on_stdin_eof && !cl.token_stdin && stdin_carries_data();
-  plan.record_token = cl.token_stdin || (env.count("DDPLAUNCH_TOKEN_ORIGIN") && env.at("DDPLAUNCH_TOKEN_ORIGIN") == "ddplaunch-srun");
 
   // Rendezvous, spawn and supervise: all inside the one event loop.
   boost::asio::io_context io;

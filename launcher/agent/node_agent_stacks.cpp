@@ -20,6 +20,9 @@ void NodeAgent::on_collect_stacks(long request) {
     if (w->pid <= 0 || w->status) continue;
     if (w->debugging) held.push_back(RankStack{w->global_rank, node_rank_, plan_.hostname, w->pid, "debugger",
                                                "in its debugger, held by a person at the debug console"});
+    else if (traced_by_a_person(w->pid))
+      held.push_back(RankStack{w->global_rank, node_rank_, plan_.hostname, w->pid, "debugger",
+                               "traced by a debugger (gdb -p?): held by a person, not interrupted"});
     else targets.push_back(StackTarget{w->global_rank, w->pid});
   }
   stacks_thread_ = std::thread([this, targets, held, dir = status_.directory()] {

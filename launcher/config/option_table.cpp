@@ -278,6 +278,11 @@ constexpr OptionSpec kOptions[] = {
      .apply = apply_start_method, .help = "accepted: every method means one process per rank here"},
     {.key = "pause_ranks", .field = field<&L::pause_ranks>(), .doc = "start these global ranks stopped, for `gdb -p`",
      .names = "--pause-ranks", .group = G::Debugging, .value_name = "R,R", .help = "start these ranks stopped, for gdb -p"},
+    {.key = "debug", .field = field<&L::debug>(),
+     .doc = "debugging session: process groups the program gives no timeout wait a day in collectives (Python shim)",
+     .names = "--debug", .group = G::Debugging, .kind = K::Switch,
+     .help = "process groups without a timeout of the program's wait 24 h in collectives, so ranks waiting for one "
+             "you hold in pdb are not failed by gloo/NCCL meanwhile"},
     {.key = "post_mortem", .field = field<&L::post_mortem>(),
      .doc = "a Python rank's uncaught exception stops it in pdb at the raising frame (the group is held)",
      .names = "--post-mortem", .group = G::Debugging, .kind = K::Switch,

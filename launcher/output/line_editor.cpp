@@ -49,11 +49,11 @@ void LineEditor::key(char c, std::vector<EditEvent>& events) {
       events.push_back(std::move(e));
       return;
     }
-    case '\x03':  // Ctrl-C
+    case '\x03':  // Ctrl-C: clears a line being typed (as shells do); on an empty line, interrupts
+      if (text_.empty()) events.push_back({EditEvent::Kind::Interrupt, {}});
       text_.clear();
       cursor_ = 0;
       recalled_ = history_.size();
-      events.push_back({EditEvent::Kind::Interrupt, {}});
       return;
     case '\x04':  // Ctrl-D: end of input on an empty line, else delete under the cursor
       if (text_.empty()) events.push_back({EditEvent::Kind::EndOfInput, {}});

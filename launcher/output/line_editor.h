@@ -4,7 +4,8 @@
 //
 // Keys: printable text, Backspace, Delete, Left/Right, Home/End (also Ctrl-A/Ctrl-E),
 // Up/Down through the history, Ctrl-U/Ctrl-K (erase before/after the cursor), Ctrl-W (erase
-// a word), Enter; Ctrl-C and Ctrl-D are handed back (interrupt; end of input on an empty line).
+// a word), Enter; Ctrl-C clears the line, and on an empty line is handed back (interrupt), as
+// Ctrl-D is (end of input).
 #pragma once
 
 #include <cstddef>

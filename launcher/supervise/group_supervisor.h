@@ -63,6 +63,9 @@ struct GroupCallbacks {
 // What the node tells the master about one worker: phase, state and progress. Takes the
 // worker's recent longest step interval (each interval is reported once).
 RankReport rank_report_of(Worker& worker);
+// A worker traced by a debugger the launcher did not start (`gdb -p PID`): a person holds it.
+// (The launcher's own stack tools are its children, and let go within their deadline.)
+bool traced_by_a_person(pid_t pid);
 
 class GroupSupervisor {
  public:

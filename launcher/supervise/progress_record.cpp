@@ -49,9 +49,6 @@ bool GroupSupervisor::record_progress(Worker& w, const contract::StatusMessage& 
   }
 }
 
-namespace {
-// A worker traced by a debugger the launcher did not start (`gdb -p PID`): a person holds it.
-// (The launcher's own stack tools are its children, and let go within their deadline.)
 bool traced_by_a_person(pid_t pid) {
   if (pid <= 0) return false;
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -69,7 +66,6 @@ bool traced_by_a_person(pid_t pid) {
   if (close != std::string::npos && close + 4 < text.size()) parent = std::strtol(text.c_str() + close + 4, nullptr, 10);
   return parent != static_cast<long>(::getpid());
 }
-}  // namespace
 
 RankReport rank_report_of(Worker& w) {
   RankReport r;

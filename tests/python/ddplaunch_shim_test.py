@@ -194,6 +194,18 @@ class InstallTest(StatusChannelTest):
         self.dist.init_process_group(backend="gloo", timeout=None)
         self.assertIsNone(self.calls[-1]["timeout"])
 
+    def test_debug_gives_a_day_to_groups_without_a_timeout_of_the_programs(self):
+        os.environ["DDPLAUNCH_DEBUG_TIMEOUT_S"] = "86400"
+        try:
+            self.dist.init_process_group("gloo")
+            self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(days=1))
+            self.dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=7))  # the program's own: kept
+            self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=7))
+            self.dist.init_process_group("gloo", "env://", datetime.timedelta(seconds=8))
+            self.assertEqual(self.calls[-1]["timeout"], datetime.timedelta(seconds=8))
+        finally:
+            del os.environ["DDPLAUNCH_DEBUG_TIMEOUT_S"]
+
     def test_failure_is_reported_with_its_text_and_reraised(self):
         self.fail_with = RuntimeError("Connection reset by peer\nat node 2")
         with self.assertRaises(RuntimeError):

@@ -49,10 +49,12 @@ TEST(LineEditor, HistoryRecallsOlderLinesAndKeepsTheDraft) {
 
 TEST(LineEditor, ControlKeysAreEventsAndUnknownSequencesAreIgnored) {
   LineEditor e;
-  auto events = e.feed("x\x03");
+  auto events = e.feed("x\x03");  // with text: only cleared
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(e.text(), "");
+  events = e.feed("\x03");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, EditEvent::Kind::Interrupt);
-  EXPECT_EQ(e.text(), "");
   events = e.feed("\x04");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, EditEvent::Kind::EndOfInput);

@@ -253,12 +253,30 @@ def _with_store_init_method(args, kwargs):
     return args, kwargs
 
 
+def _with_debug_timeout(args, kwargs):
+    """ddplaunch --debug ($DDPLAUNCH_DEBUG_TIMEOUT_S): a process group the program gave no
+    timeout waits that long in its collectives, so the ranks waiting for one a person holds in
+    a debugger are not failed by gloo's or NCCL's own timeout meanwhile. Only ever longer than
+    PyTorch's default; a timeout the program gave (keyword or third argument) is kept."""
+    try:
+        seconds = float(os.environ.get("DDPLAUNCH_DEBUG_TIMEOUT_S", ""))
+    except ValueError:
+        return args, kwargs
+    if seconds <= 0 or "timeout" in kwargs or len(args) >= 3:
+        return args, kwargs
+    from datetime import timedelta  # torch has loaded it already
+    kwargs = dict(kwargs)
+    kwargs["timeout"] = timedelta(seconds=seconds)
+    return args, kwargs
+
+
 def _wrap(original):
     if getattr(original, _WRAPPED_MARK, False):
         return original
 
     def init_process_group(*args, **kwargs):
         args, kwargs = _with_store_init_method(args, kwargs)
+        args, kwargs = _with_debug_timeout(args, kwargs)
         backend = kwargs.get("backend", args[0] if args else "")
         report("init_begin", str(backend or ""))
         try:

@@ -45,6 +45,8 @@ inline constexpr const char* kNodeCount = "DDPLAUNCH_NODE_COUNT";
 inline constexpr const char* kStatusSocket = "DDPLAUNCH_STATUS_SOCKET";    // AF_UNIX datagram path
 inline constexpr const char* kJobId = "DDPLAUNCH_JOB_ID";
 inline constexpr const char* kJobTag = "DDPLAUNCH_JOB_TAG";  // random per launcher: finds escaped descendants
+// --debug: the timeout the Python shim gives a process group whose program gave none.
+inline constexpr const char* kDebugTimeoutSeconds = "DDPLAUNCH_DEBUG_TIMEOUT_S";
 // --post-mortem: an uncaught exception stops a Python rank in pdb for at most this many seconds.
 inline constexpr const char* kPostMortemSeconds = "DDPLAUNCH_POST_MORTEM_S";
 // The line the Python shim prints just before that pdb: "<mark>ValueError".
