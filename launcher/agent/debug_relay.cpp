@@ -83,7 +83,10 @@ DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::str
       console_(*screens_, debug::ConsoleActions{
                               .send_input = [this](const debug::StoppedRank& r, const std::string& l) { send_line(r, l); },
                               .end_job = [this](const debug::StoppedRank& r) { if (hooks_.end_job) hooks_.end_job(r); },
-                              .attach_gdb = nullptr,
+                              .attach_gdb = [this](int rank) {
+                                if (hooks_.broadcast)
+                                  hooks_.broadcast(messages::encode(generation_, messages::DebugAttachGdb{rank}));
+                              },
                           }) {
   if (place_ == ConsolePlace::Terminal && !terminal_) place_ = ConsolePlace::None;
 }

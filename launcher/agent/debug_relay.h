@@ -47,6 +47,7 @@ class DebugRelay {
  public:
   struct Hooks {
     std::function<void(int node, const rendezvous::Message& message)> send_to_node;
+    std::function<void(const rendezvous::Message& message)> broadcast;  // to every node
     std::function<void(const debug::StoppedRank& rank)> end_job;  // the person quit `rank`'s debugger
     std::function<void()> interrupt;                               // Ctrl-C at the console: as SIGINT
   };

@@ -13,7 +13,7 @@
 namespace ddplaunch::messages {
 
 namespace {
-constexpr NameTable<Kind, 18> kKindNames{{{
+constexpr NameTable<Kind, 19> kKindNames{{{
     {Kind::WorkerFailed, "worker_failed"},
     {Kind::NodeFinished, "node_finished"},
     {Kind::NodeProblem, "node_problem"},
@@ -32,6 +32,7 @@ constexpr NameTable<Kind, 18> kKindNames{{{
     {Kind::DebugOutput, "debug_output"},
     {Kind::DebugResumed, "debug_resumed"},
     {Kind::DebugInput, "debug_input"},
+    {Kind::DebugAttachGdb, "debug_attach_gdb"},
 }}};
 
 rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
@@ -402,6 +403,17 @@ std::optional<DebugInput> decode_debug_input(const rendezvous::Message& m) {
   p.rank = int_field(m, "rank", -1);
   p.line = field(m, "line");
   if (p.rank < 0 || p.line.find('\n') != std::string::npos) return std::nullopt;
+  return p;
+}
+
+rendezvous::Message encode(long generation, const DebugAttachGdb& p) {
+  return make(Kind::DebugAttachGdb, generation, {{"rank", std::to_string(p.rank)}});
+}
+std::optional<DebugAttachGdb> decode_debug_attach_gdb(const rendezvous::Message& m) {
+  if (!is(m, Kind::DebugAttachGdb)) return std::nullopt;
+  DebugAttachGdb p;
+  p.rank = int_field(m, "rank", -1);
+  if (p.rank < 0) return std::nullopt;
   return p;
 }
 

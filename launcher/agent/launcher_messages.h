@@ -39,6 +39,7 @@ enum class Kind {
   DebugOutput,    // node → master: its debugger's output, and whether it prompts again
   DebugResumed,   // node → master: it left the debugger (continued, or exited)
   DebugInput,     // master → node: a line for that rank's debugger
+  DebugAttachGdb, // master → nodes: the node of that rank attaches gdb to it
 };
 
 std::string_view kind_name(Kind kind);
@@ -85,11 +86,14 @@ struct DebugStopped {
 struct DebugOutput { int rank = -1; std::string lines; bool prompt = false; };
 struct DebugResumed { int rank = -1; };
 struct DebugInput { int rank = -1; std::string line; };
+struct DebugAttachGdb { int rank = -1; };
 inline constexpr std::size_t kMaxDebugOutputBytes = 48 * 1024;  // one relayed chunk of a debugger's output
 rendezvous::Message encode(long generation, const DebugStopped& payload);
 rendezvous::Message encode(long generation, const DebugOutput& payload);
 rendezvous::Message encode(long generation, const DebugResumed& payload);
 rendezvous::Message encode(long generation, const DebugInput& payload);
+rendezvous::Message encode(long generation, const DebugAttachGdb& payload);
+std::optional<DebugAttachGdb> decode_debug_attach_gdb(const rendezvous::Message& message);
 // Text from another launcher comes back printable (control characters made visible).
 std::optional<DebugStopped> decode_debug_stopped(const rendezvous::Message& message);
 std::optional<DebugOutput> decode_debug_output(const rendezvous::Message& message);

@@ -3,13 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+
+#include <boost/asio/post.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/launcher_messages.h"
+#include "debug/debug_console.h"
 #include "ddplaunch/preflight/env_conflicts.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/base/exit_codes.h"
@@ -274,6 +278,8 @@ void NodeAgent::finish(int exit_code) {
   minority_timer_.cancel();
   terminal_.close(ignored);
   if (debug_relay_) debug_relay_->close();
+  for (auto& [rank, session] : gdb_sessions_) session->close();
+  gdb_sessions_.clear();
   if (!job_record_.empty()) remove_job_record(job_record_);
   close_peer_probe();
   supervisor_.close();
@@ -315,7 +321,12 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   if (auto verdict = messages::decode_probe_verdict(m)) return on_probe_verdict(generation, verdict->ifname);
   if (auto standby = messages::decode_standby(m)) return on_standby(standby->reason);
   if (auto ask = messages::decode_collect_stacks(m)) return on_collect_stacks(ask->request);
+  if (auto gdb = messages::decode_debug_attach_gdb(m)) return attach_gdb(gdb->rank);
   if (auto input = messages::decode_debug_input(m)) {
+    if (auto session = gdb_sessions_.find(input->rank); session != gdb_sessions_.end()) {
+      session->second->input(input->line);
+      return;
+    }
     if (!supervisor_.debugger_input(input->rank, input->line))
       spdlog::warn("a line for rank {}'s debugger was not delivered: that rank is no longer stopped in its debugger "
                    "on this node",
@@ -423,7 +434,47 @@ void NodeAgent::start_debug_relay() {
     if (coordinator_) coordinator_->on_debugger_quit(r.generation, r.rank);
   };
   hooks.interrupt = [] { ::kill(::getpid(), SIGINT); };
+  hooks.broadcast = [this](const rendezvous::Message& m) {
+    if (server_) server_->broadcast(m);
+  };
   debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), std::move(hooks));
+}
+
+// gdb on one of this node's ranks, relayed like its pdb would be. The rank is "debugging"
+// (deadlines held) while gdb holds it.
+void NodeAgent::attach_gdb(int rank) {
+  const auto& workers = supervisor_.workers();
+  auto found = std::find_if(workers.begin(), workers.end(), [&](const auto& w) { return w->global_rank == rank; });
+  if (found == workers.end()) return;  // another node's rank
+  std::shared_ptr<Worker> worker = *found;
+  auto say = [this, rank](const std::string& text) {
+    send_debug_message(messages::encode(policy_.generation(), messages::DebugOutput{rank, text + "\n", false}));
+  };
+  if (worker->status || worker->pid <= 0) return say(fmt::format("rank {} is not running: no gdb", rank));
+  if (gdb_sessions_.count(rank)) return say(fmt::format("gdb is attached to rank {} already", rank));
+  const long generation = policy_.generation();
+  GdbSessionCallbacks callbacks;
+  callbacks.on_first_prompt = [this, worker, generation](const std::string& lines) {
+    worker->gdb_attached = true;
+    send_debug_message(messages::encode(
+        generation, messages::DebugStopped{worker->global_rank, worker->local_rank, worker->pid, plan_.hostname, "", "",
+                                           "", std::string(debug::StoppedRank::kGdbReason), 0}));
+    if (!lines.empty())
+      send_debug_message(messages::encode(generation, messages::DebugOutput{worker->global_rank, lines, true}));
+    send_rank_states();
+  };
+  callbacks.on_output = [this, worker, generation](const std::string& lines, bool prompt) {
+    send_debug_message(messages::encode(generation, messages::DebugOutput{worker->global_rank, lines, prompt}));
+  };
+  callbacks.on_exit = [this, worker, rank, generation] {
+    worker->gdb_attached = false;
+    send_debug_message(messages::encode(generation, messages::DebugResumed{rank}));
+    send_rank_states();
+    boost::asio::post(io_, [this, rank] { gdb_sessions_.erase(rank); });  // not from inside its own callback
+  };
+  auto session = std::make_shared<GdbSession>(io_, worker->pid, std::move(callbacks));
+  if (std::string error = session->start(); !error.empty()) return say(error);
+  gdb_sessions_[rank] = session;
 }
 
 }  // namespace ddplaunch

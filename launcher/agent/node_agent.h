@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@
 #include "placement/cpu_placement.h"
 #include "policy/node_policy.h"
 #include "status/status_channel.h"
+#include "supervise/gdb_session.h"
 #include "supervise/group_supervisor.h"
 #include "supervise/orphan_guard.h"
 
@@ -126,6 +128,7 @@ class NodeAgent {
   // debuggers to the master, and the console's lines back to them.
   void start_debug_relay();
   void send_debug_message(const rendezvous::Message& message);
+  void attach_gdb(int rank);  // `:attach R --gdb`: when R is this node's
   // This node's record of the job (job_record.h), from the join until the end.
   void record_job(int rendezvous_port);
   NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
@@ -144,6 +147,7 @@ class NodeAgent {
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
   std::unique_ptr<DebugRelay> debug_relay_;  // the master only
+  std::map<int, std::shared_ptr<GdbSession>> gdb_sessions_;  // by rank: gdb attached at a person's request
   std::string job_record_;                   // its folder, "" when none was written
   // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to, and
   // clients of superseded coordinators (closed; kept until the end: a callback may be running).

@@ -18,7 +18,7 @@ void NodeAgent::on_collect_stacks(long request) {
   std::vector<RankStack> held;
   for (const auto& w : supervisor_.workers()) {
     if (w->pid <= 0 || w->status) continue;
-    if (w->debugging) held.push_back(RankStack{w->global_rank, node_rank_, plan_.hostname, w->pid, "debugger",
+    if (w->debugging || w->gdb_attached) held.push_back(RankStack{w->global_rank, node_rank_, plan_.hostname, w->pid, "debugger",
                                                "in its debugger, held by a person at the debug console"});
     else if (traced_by_a_person(w->pid))
       held.push_back(RankStack{w->global_rank, node_rank_, plan_.hostname, w->pid, "debugger",

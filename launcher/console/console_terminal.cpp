@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+
+#include "debug/console_commands.h"
 #include "output/prompt_line.h"
 #include "output/worker_output.h"
 
@@ -19,7 +22,9 @@ std::unique_ptr<ConsoleTerminal> ConsoleTerminal::open(boost::asio::io_context& 
 }
 
 ConsoleTerminal::ConsoleTerminal(boost::asio::io_context& io, int fd, ConsoleInput input)
-    : keys_(io, fd), input_(std::move(input)) {}
+    : keys_(io, fd), input_(std::move(input)) {
+  read_keys();
+}
 
 ConsoleTerminal::~ConsoleTerminal() { close(); }
 
@@ -64,7 +69,16 @@ void ConsoleTerminal::read_keys() {
 }
 
 void ConsoleTerminal::on_keys(std::string_view bytes) {
-  if (!prompt_) return;  // typed while no prompt was shown (cooked mode): not for the console
+  if (!prompt_) {  // cooked mode: whole lines; only those starting with ':' are the console's
+    cooked_.append(bytes.substr(0, 4096 - std::min<std::size_t>(cooked_.size(), 4096)));
+    for (std::size_t end; (end = cooked_.find('\n')) != std::string::npos;) {
+      std::string line = cooked_.substr(0, end);
+      cooked_.erase(0, end + 1);
+      if (debug::is_console_command(line) && input_.on_line) input_.on_line(line);
+    }
+    if (cooked_.size() >= 4096) cooked_.clear();
+    return;
+  }
   for (EditEvent& event : editor_.feed(bytes)) {
     switch (event.kind) {
       case EditEvent::Kind::Line: {

@@ -3,7 +3,9 @@
 // (arrows, history, Ctrl-U ...: the ranks' debuggers only ever see whole lines); the prompt
 // and the line being typed stay below every other output (output/prompt_line.h); Enter hands
 // the line over. With no prompt the terminal is left as it was (Ctrl-C stops the job as
-// always). The terminal's settings are restored when the prompt goes and at the end.
+// always) and a typed line that starts with ':' is still the console's (`:attach 3 --gdb` on
+// a rank that never stopped, `:list`). The terminal's settings are restored when the prompt
+// goes and at the end.
 #pragma once
 
 #include <termios.h>
@@ -52,6 +54,7 @@ class ConsoleTerminal : public debug::ConsoleScreen {
   std::optional<termios> saved_;  // the terminal's settings before raw mode
   bool reading_ = false;
   bool closed_ = false;
+  std::string cooked_;  // a line typed while no prompt is shown (the terminal echoes and edits it)
   char buffer_[256];
 };
 

@@ -25,8 +25,9 @@ std::string with_prefix(std::string_view lines, const std::string& prefix) {
 }  // namespace
 
 std::string DebugConsole::announce(const StoppedRank& s) const {
-  const std::string what = s.reason.empty() ? "stopped at " + s.where.short_text()
-                                            : fmt::format("{} at {} — stopped there", s.reason, s.where.short_text());
+  const std::string what = s.held_by_gdb()   ? "is held by gdb (attached on its node)"
+                           : s.reason.empty() ? "stopped at " + s.where.short_text()
+                                              : fmt::format("{} at {} — stopped there", s.reason, s.where.short_text());
   return fmt::format("rank {} (local {}, node {}, host {}, pid {}) {}\n", s.rank, s.local_rank, s.node, s.host, s.pid,
                      what);
 }
@@ -111,6 +112,14 @@ void DebugConsole::on_line(std::string_view line, ConsoleClock::time_point now) 
     return;
   }
   const StoppedRank& rank = stopped_.at(*attached_);
+  // gdb: `c` and `q` detach it (the node sees to that) and the rank runs on; the job goes on.
+  if (rank.held_by_gdb() && classify_debugger_command(line) != DebuggerCommand::Other) {
+    const int number = rank.rank;
+    send(rank, std::string(line));
+    screen_.print(fmt::format("gdb detaches from rank {}: it runs on\n", number));
+    on_resumed(number);
+    return;
+  }
   switch (classify_debugger_command(line)) {
     case DebuggerCommand::Quit: return ask_to_quit(rank.rank);
     case DebuggerCommand::Resume: {
@@ -134,18 +143,19 @@ void DebugConsole::run_command(const ConsoleCommand& command, ConsoleClock::time
     case Kind::Help: screen_.print(console_help_text()); break;
     case Kind::List: screen_.print(list_text(now)); break;
     case Kind::Attach:
-      if (!stopped_.count(command.rank)) {
-        screen_.print(fmt::format("rank {} is not stopped in a debugger{}\n", command.rank,
-                                  stopped_.empty() ? " (no rank is)"
-                                                   : fmt::format(" (stopped: {})", format_index_list(stopped_ranks()))));
-        break;
-      }
-      if (command.gdb) {
+      if (command.gdb) {  // also for a rank that is not stopped: a wedged one, a native program
         if (!actions_.attach_gdb) {
           screen_.print("gdb is not available from this console\n");
           break;
         }
-        actions_.attach_gdb(stopped_.at(command.rank));
+        screen_.print(fmt::format("attaching gdb to rank {} on its node...\n", command.rank));
+        actions_.attach_gdb(command.rank);
+        break;
+      }
+      if (!stopped_.count(command.rank)) {
+        screen_.print(fmt::format("rank {} is not stopped in a debugger{}\n", command.rank,
+                                  stopped_.empty() ? " (no rank is)"
+                                                   : fmt::format(" (stopped: {})", format_index_list(stopped_ranks()))));
         break;
       }
       attach(command.rank);
@@ -207,7 +217,8 @@ void DebugConsole::attach(int rank) {
   const StoppedRank& s = stopped_.at(rank);
   screen_.print(fmt::format("attached to rank {} ({}): its debugger's prompt below; `:help` for the console's "
                             "commands{}\n",
-                            rank, s.where.short_text(), s.where.code.empty() ? "" : "\n-> " + s.where.code));
+                            rank, s.held_by_gdb() ? "gdb; `c` or `q` detaches it" : s.where.short_text(),
+                            s.where.code.empty() ? "" : "\n-> " + s.where.code));
   refresh_prompt();
 }
 
@@ -248,7 +259,7 @@ void DebugConsole::refresh_prompt() {
         fmt::format("end the job on every node (rank {} quit the debugger)? [y/N] ", *quit_asked_for_));
   if (attached_) {
     if (awaiting_answer_) return screen_.set_prompt(std::string());
-    return screen_.set_prompt(fmt::format("(Pdb rank {}) ", *attached_));
+    return screen_.set_prompt(fmt::format("({} rank {}) ", stopped_.at(*attached_).held_by_gdb() ? "gdb" : "Pdb", *attached_));
   }
   if (!stopped_.empty()) return screen_.set_prompt(fmt::format("(ddplaunch debug: {} stopped) ", stopped_.size()));
   screen_.set_prompt(std::nullopt);

@@ -32,6 +32,8 @@ struct StoppedRank {
   StopLocation where;
   std::string reason;  // "" for a breakpoint; "raised ValueError: bad" for a post-mortem stop
   ConsoleClock::time_point since{};
+  bool held_by_gdb() const { return reason == kGdbReason; }
+  static constexpr std::string_view kGdbReason = "gdb attached";
 };
 
 // Where the console writes: whole lines, and the prompt it is waiting at: nullopt when no
@@ -47,7 +49,7 @@ class ConsoleScreen {
 struct ConsoleActions {
   std::function<void(const StoppedRank& rank, const std::string& line)> send_input;  // to its debugger
   std::function<void(const StoppedRank& rank)> end_job;  // the person confirmed quitting `rank`'s debugger
-  std::function<void(const StoppedRank& rank)> attach_gdb;  // `:attach R --gdb` (unset: not offered)
+  std::function<void(int rank)> attach_gdb;  // `:attach R --gdb`, stopped or not (unset: not offered)
 };
 
 class DebugConsole {

@@ -125,6 +125,9 @@ int run_child(void* arg) {
   }
   setpgid(0, 0);                        // own group: signals reach its whole tree
   prctl(PR_SET_PDEATHSIG, SIGKILL);     // launcher SIGKILLed → worker dies too
+  // Where Yama restricts ptrace to ancestors, the launcher and its children (the gdb a person
+  // asks for at the debug console, the stack tools) may still attach to the worker.
+  prctl(PR_SET_PTRACER, plan->launcher_pid, 0, 0, 0);
   if (getppid() != plan->launcher_pid) _exit(127);  // launcher died before prctl took effect
   for (int sig = 1; sig < NSIG; ++sig)
     if (sigismember(&plan->reset_signals, sig) == 1) signal(sig, SIG_DFL);

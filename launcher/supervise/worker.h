@@ -61,6 +61,7 @@ struct Worker {
   std::string stdin_queue;     // lines not yet written (bounded: kMaxStdinQueue)
   bool stdin_writing = false;  // an async write is in flight
   bool debugging = false;
+  bool gdb_attached = false;  // a person's gdb holds it (`:attach R --gdb`)
   std::string debugger_output;  // whole lines for the console, sent after each read
   static constexpr std::size_t kMaxStdinQueue = 64 * 1024;
   boost::asio::steady_timer settle_timer;  // after init_failed: wait briefly for its exit and last words
@@ -84,7 +85,7 @@ struct Worker {
   std::string state_text() const {
     if (status) return status->signaled ? "killed:" + signal_name(status->signal) : "exited:" + std::to_string(status->code);
     if (paused) return "paused";
-    if (debugging) return std::string(RankReport::kDebuggingState);
+    if (debugging || gdb_attached) return std::string(RankReport::kDebuggingState);
     return std::string(rank_phase_name(phase));
   }
 };

@@ -295,3 +295,37 @@ TEST_F(DebugConsoleTest, PostMortemStopsAtTheRaisingFrameThenEndsWithTheSameRoot
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 1 .*ValueError: bad value 5)"))) << r.output;
 }
+
+#ifdef TRAIN_BINARY_BIN
+// A native worker wedged for good (train_binary's rank 1 stalls): `:attach 1 --gdb` typed at
+// the launching terminal while no rank is stopped runs gdb on its node; `bt` shows its frames
+// through the console; `c` detaches gdb and the rank is no longer held.
+TEST_F(DebugConsoleTest, GdbOnANativeWedgedRankThroughTheConsole) {
+  if (dt::run_command({"gdb", "--version"}, 20s).exit_code != 0) GTEST_SKIP() << "gdb is not installed";
+  dt::TerminalProcess t;
+  const int port = dt::free_tcp_port();
+  const std::string job_id = "dbg-gdb-" + std::to_string(port);
+  ASSERT_TRUE(t.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--nodes", "1", "--node-rank", "0", "--master",
+                       "127.0.0.1:" + std::to_string(port), "--job-id", job_id, "--history-file", "off", "--",
+                       TRAIN_BINARY_BIN, "--steps", "100000", "--stall-rank", "1", "--stall-after", "3"},
+                      {}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("rank 1 stalls after step 3", kStopBound)) << t.output();
+  std::size_t mark = t.output_size();
+  t.type(":attach 1 --gdb\r");
+  ASSERT_TRUE(t.wait_for_output("(gdb rank 1) ", 60s, mark)) << t.output();
+  EXPECT_NE(t.output().find("rank 1 (local 1, node 0, host ", mark), std::string::npos) << t.output();
+  dt::RunResult status = dt::run_command({DDPLAUNCH_BIN, "status", "--job", job_id}, 20s, {}, dt::kLauncherEnvToUnset);
+  EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(\n\s*1 .*debugging)"))) << status.output;
+  mark = t.output_size();
+  t.type("bt\r");
+  ASSERT_TRUE(t.wait_for_output("in main (", 30s, mark)) << t.output();
+  EXPECT_NE(t.output().find("stall_forever", mark), std::string::npos) << t.output();
+  mark = t.output_size();
+  t.type("c\r");
+  EXPECT_TRUE(t.wait_for_output("gdb detaches from rank 1", 20s, mark)) << t.output();
+  EXPECT_TRUE(t.wait_for_output("detached", 20s, mark)) << t.output();
+  t.type("\x03");  // Ctrl-C: the job stops as always
+  dt::RunResult r = t.wait(30s);
+  EXPECT_FALSE(r.timed_out) << r.output;
+}
+#endif
