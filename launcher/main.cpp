@@ -86,10 +86,11 @@ int print_status(const LaunchConfig& config) {
 }
 
 // `ddplaunch debug`: the job's debug console from this terminal.
-int open_debug_console(const LaunchConfig& config) {
+int open_debug_console(const LaunchConfig& config, int gdb_rank) {
   auto endpoint = parse_host_port(config.master);
   if (!endpoint) return fail({"ddplaunch debug needs --master HOST:PORT of the running job's rendezvous"});
-  return run_remote_console({endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id, config.token});
+  return run_remote_console(
+      {endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id, config.token, gdb_rank});
 }
 
 // Whether the command line set `key` (a flag or --set), not a default or a hint.
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
   }
   if (cl.subcommand == Subcommand::Status) return print_status(config);
   if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
-  if (cl.subcommand == Subcommand::Debug) return open_debug_console(config);
+  if (cl.subcommand == Subcommand::Debug) return open_debug_console(config, cl.gdb_rank);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
 
   // Local preflight: the master resolves, GPUs fit nproc.

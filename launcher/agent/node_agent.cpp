@@ -360,6 +360,9 @@ void NodeAgent::schedule_rank_state_reports() {
 }
 
 void NodeAgent::on_paused(const Worker& w) {
+  spdlog::warn("rank {} is paused: from any terminal, `ddplaunch debug --job {} --master {} --gdb {}` attaches gdb to it "
+               "through the job's debug console (with the job's token)",
+               w.global_rank, plan_.config.job_id, job_master_, w.global_rank);
   spdlog::warn(
       "rank {} is paused before its first instruction on {} (pid {}). Attach with:  gdb -p {}"
       "   — then continue it; send SIGCONT to ddplaunch (kill -CONT {}) to resume every paused rank, or press Enter "
@@ -408,6 +411,7 @@ void NodeAgent::record_job(int rendezvous_port) {
   const std::string host = plan_.master_host.find(':') != std::string::npos ? "[" + plan_.master_host + "]" : plan_.master_host;
   JobRecord record{c.job_id, fmt::format("{}:{}", host, rendezvous_port), plan_.record_token ? c.token : "",
                    static_cast<long>(::getpid())};
+  job_master_ = record.master;
   auto folder = write_job_record(record);
   if (!folder) {
     spdlog::warn("{} (`ddplaunch status|stacks|debug` then need --master and --job-id)", folder.error);

@@ -149,6 +149,7 @@ class NodeAgent {
   std::unique_ptr<DebugRelay> debug_relay_;  // the master only
   std::map<int, std::shared_ptr<GdbSession>> gdb_sessions_;  // by rank: gdb attached at a person's request
   std::string job_record_;                   // its folder, "" when none was written
+  std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
   // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to, and
   // clients of superseded coordinators (closed; kept until the end: a callback may be running).
   std::unique_ptr<EtcdSeat> seat_;

@@ -39,6 +39,7 @@ struct CommandLine {
   FanoutFlags fanout;
   bool token_stdin = false;                                   // --token-stdin: the token is stdin's first line
   bool stop_on_stdin_eof = false;                             // --stop-on-stdin-eof (what a fan-out's node gets)
+  int gdb_rank = -1;                                          // `ddplaunch debug --gdb R`: attach gdb to R at once
   std::vector<std::string> options;                           // the options as given, each "--primary-name[=value]"
 };
 

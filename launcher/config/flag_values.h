@@ -36,6 +36,7 @@ void apply_version(const std::string& value, FlagContext& context);
 void apply_print_default_config(const std::string& value, FlagContext& context);
 void apply_man(const std::string& value, FlagContext& context);
 void apply_python(const std::string& value, FlagContext& context);
+void apply_gdb_rank(const std::string& value, FlagContext& context);
 void apply_module(const std::string& value, FlagContext& context);
 void apply_no_python(const std::string& value, FlagContext& context);
 void apply_run_path(const std::string& value, FlagContext& context);

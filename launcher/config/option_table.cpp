@@ -283,6 +283,8 @@ constexpr OptionSpec kOptions[] = {
      .names = "--debug", .group = G::Debugging, .kind = K::Switch,
      .help = "process groups without a timeout of the program's wait 24 h in collectives, so ranks waiting for one "
              "you hold in pdb are not failed by gloo/NCCL meanwhile"},
+    {.names = "--gdb", .group = G::Debugging, .kind = K::Count, .value_name = "RANK", .apply = apply_gdb_rank,
+     .help = "with `ddplaunch debug`: attach gdb to that rank at once (on its node), relayed to this terminal"},
     {.key = "post_mortem", .field = field<&L::post_mortem>(),
      .doc = "a Python rank's uncaught exception stops it in pdb at the raising frame (the group is held)",
      .names = "--post-mortem", .group = G::Debugging, .kind = K::Switch,

@@ -78,6 +78,7 @@ int run_remote_console(const RemoteConsoleTarget& target) {
       io, ConsoleInput{.on_line = send_line, .on_end_of_input = [&] { io.stop(); }, .on_interrupt = [&] { io.stop(); }});
   spdlog::info("attached to the debug console of job {} at {} (Ctrl-C or Ctrl-D leaves it; the job goes on)",
                target.job_id, where);
+  if (target.gdb_rank >= 0) send_line(fmt::format(":attach {} --gdb", target.gdb_rank));
 
   // Off a terminal: plain lines from stdin, on a thread (a blocking read).
   std::thread stdin_reader;

@@ -14,6 +14,7 @@ struct RemoteConsoleTarget {
   std::uint16_t port = 0;
   std::string job_id;
   std::string token;
+  int gdb_rank = -1;  // >= 0: ask for gdb on that rank at once (`ddplaunch debug --gdb R`)
 };
 
 // The exit status for the command: 0 when the job ended (or was left with Ctrl-C / EOF), 1
