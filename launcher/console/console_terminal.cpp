@@ -86,7 +86,7 @@ void ConsoleTerminal::on_keys(std::string_view bytes) {
         const std::string committed = *prompt_ + event.line + "\n";
         stdout_prompt_line().show("");
         write_fully(STDOUT_FILENO, committed);
-        prompt_.reset();
+        prompt_ = std::string();  // until the console shows its next prompt; keys typed meanwhile are kept
         if (input_.on_line) input_.on_line(event.line);
         break;
       }
