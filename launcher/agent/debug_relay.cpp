@@ -67,7 +67,8 @@ class DebugRelay::Screens : public debug::ConsoleScreen {
   std::optional<std::string> shown_;
 };
 
-DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, Hooks hooks)
+DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, Hooks hooks,
+                       std::chrono::milliseconds unattended_stop)
     : place_(place),
       attach_hint_(std::move(attach_hint)),
       hooks_(std::move(hooks)),
@@ -87,14 +88,34 @@ DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::str
                                 if (hooks_.broadcast)
                                   hooks_.broadcast(messages::encode(generation_, messages::DebugAttachGdb{rank}));
                               },
-                          }) {
+                          }),
+      unattended_(io),
+      unattended_stop_(unattended_stop) {
   if (place_ == ConsolePlace::Terminal && !terminal_) place_ = ConsolePlace::None;
 }
 
 DebugRelay::~DebugRelay() { close(); }
 
 void DebugRelay::close() {
+  unattended_.cancel();
   if (terminal_) terminal_->close();
+}
+
+// Only where nobody can be at a terminal of ours: the fan-out's and this node's own terminal
+// are a person's by definition.
+void DebugRelay::arm_unattended_timer() {
+  if (place_ != ConsolePlace::None) return;
+  unattended_.expires_after(unattended_stop_);
+  unattended_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || !console_.any_stopped()) return;
+    if (std::chrono::steady_clock::now() - last_client_ < unattended_stop_) return arm_unattended_timer();
+    const std::string ranks = format_index_list(console_.stopped_ranks());
+    screens_->print(fmt::format(
+        "nobody attached to the debug console within {:g} s (no terminal started this job): rank(s) {} continue, "
+        "their breakpoints skipped (unattended_stop_s / --unattended-stop-timeout changes the wait)\n",
+        std::chrono::duration<double>(unattended_stop_).count(), ranks));
+    on_console_line(":continue");
+  });
 }
 
 bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
@@ -119,6 +140,7 @@ bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
     s.reason = stop->reason;
     s.since = debug::ConsoleClock::now();
     console_.on_stopped(std::move(s));
+    arm_unattended_timer();
     if (place_ == ConsolePlace::None && !hint_given_) {
       hint_given_ = true;
       screens_->print(fmt::format("no terminal here to answer it: from another terminal, {}\n", attach_hint_));
@@ -134,6 +156,7 @@ bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
 void DebugRelay::on_console_line(const std::string& line) { console_.on_line(line, debug::ConsoleClock::now()); }
 
 std::string DebugRelay::answer_query(std::string_view query) {
+  last_client_ = std::chrono::steady_clock::now();  // a person is at `ddplaunch debug`
   constexpr std::string_view kPoll = "debug poll ", kLine = "debug line ";
   if (query.substr(0, kPoll.size()) == kPoll) {
     const std::string_view number = query.substr(kPoll.size());

@@ -6,6 +6,7 @@
 // status connection). The console's lines for a rank go back to that rank's node.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <string_view>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "console/console_terminal.h"
 #include "ddplaunch/rendezvous/types.h"
@@ -52,7 +54,10 @@ class DebugRelay {
     std::function<void()> interrupt;                               // Ctrl-C at the console: as SIGINT
   };
   // `attach_hint`: what to type on another terminal to reach this console.
-  DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, Hooks hooks);
+  // `unattended_stop`: with no terminal here, how long a stopped rank waits for someone to
+  // attach (`ddplaunch debug`) before it is continued.
+  DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, Hooks hooks,
+             std::chrono::milliseconds unattended_stop);
   ~DebugRelay();
 
   // True when `message` was a debug message (and was handled).
@@ -67,6 +72,13 @@ class DebugRelay {
  private:
   class Screens;
   void send_line(const debug::StoppedRank& rank, const std::string& line);
+  void arm_unattended_timer();
+
+  // No terminal here: a stop nobody attends to (no `ddplaunch debug` client since it) is
+  // continued after the bound.
+  boost::asio::steady_timer unattended_;
+  std::chrono::milliseconds unattended_stop_;
+  std::chrono::steady_clock::time_point last_client_{};
 
   ConsolePlace place_;
   std::string attach_hint_;

@@ -441,7 +441,8 @@ void NodeAgent::start_debug_relay() {
   hooks.broadcast = [this](const rendezvous::Message& m) {
     if (server_) server_->broadcast(m);
   };
-  debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), std::move(hooks));
+  debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), std::move(hooks),
+                                              seconds_to_ms(c.unattended_stop_s));
 }
 
 // gdb on one of this node's ranks, relayed like its pdb would be. The rank is "debugging"

@@ -77,6 +77,7 @@ struct LaunchConfig {
   std::vector<int> local_ranks_filter;  // only these local ranks' output on the terminal (empty: all)
   std::vector<int> pause_ranks;         // start these ranks stopped for a debugger
   bool debug = false;                   // process groups without the program's timeout wait a day (Python shim)
+  double unattended_stop_s = 1800;      // no terminal, nobody attached: a stopped rank is continued after this long
   bool post_mortem = false;             // an uncaught exception stops the rank in pdb (Python shim)
   double post_mortem_timeout_s = 1800;  // then it exits with its exception after this long
   std::string version_mismatch = "warn";  // warn | refuse: differing launcher/program/NCCL versions

@@ -285,6 +285,12 @@ constexpr OptionSpec kOptions[] = {
              "you hold in pdb are not failed by gloo/NCCL meanwhile"},
     {.names = "--gdb", .group = G::Debugging, .kind = K::Count, .value_name = "RANK", .apply = apply_gdb_rank,
      .help = "with `ddplaunch debug`: attach gdb to that rank at once (on its node), relayed to this terminal"},
+    {.key = "unattended_stop_s", .field = field<&L::unattended_stop_s>(),
+     .doc = "no terminal started the job and nobody attached (`ddplaunch debug`): a rank stopped in its debugger is\n"
+            "continued after this long, so a forgotten breakpoint() never holds a batch job until its walltime",
+     .range = {1, kWeek, s}, .names = "--unattended-stop-timeout", .group = G::Debugging, .kind = K::Seconds,
+     .value_name = "SECONDS",
+     .help = "with no terminal and nobody attached, a stopped rank is continued after this long (default 1800)"},
     {.key = "post_mortem", .field = field<&L::post_mortem>(),
      .doc = "a Python rank's uncaught exception stops it in pdb at the raising frame (the group is held)",
      .names = "--post-mortem", .group = G::Debugging, .kind = K::Switch,

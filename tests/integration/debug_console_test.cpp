@@ -329,3 +329,17 @@ TEST_F(DebugConsoleTest, GdbOnANativeWedgedRankThroughTheConsole) {
   EXPECT_FALSE(r.timed_out) << r.output;
 }
 #endif
+
+// No terminal started the job (a batch job) and nobody attaches: a forgotten breakpoint()
+// does not hold the job until its walltime; the rank continues after the bound, and node 0
+// said how to attach meanwhile.
+TEST_F(DebugConsoleTest, AnUnattendedStopIsContinuedAfterTheBound) {
+  std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "2", "--unattended-stop-timeout", "3"}, flags());
+  dt::RunResult r = dt::run_command(argv, 120s, {{"BP_RANKS", "1"}}, dt::kLauncherEnvToUnset);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("no terminal here to answer it: from another terminal, `ddplaunch debug --job"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("nobody attached to the debug console within 3 s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 1 finished"), std::string::npos) << r.output;
+}
