@@ -259,7 +259,7 @@ void DebugConsole::refresh_prompt() {
         fmt::format("end the job on every node (rank {} quit the debugger)? [y/N] ", *quit_asked_for_));
   if (attached_) {
     if (awaiting_answer_) return screen_.set_prompt(std::string());
-    return screen_.set_prompt(fmt::format("({} rank {}) ", stopped_.at(*attached_).held_by_gdb() ? "gdb" : "Pdb", *attached_));
+    return screen_.set_prompt(fmt::format("rank {} ({}) ", *attached_, stopped_.at(*attached_).held_by_gdb() ? "gdb" : "Pdb"));
   }
   if (!stopped_.empty()) return screen_.set_prompt(fmt::format("(ddplaunch debug: {} stopped) ", stopped_.size()));
   screen_.set_prompt(std::nullopt);

@@ -68,7 +68,7 @@ TEST_F(DebugConsoleTest, BreakpointOnSecondNodeIsAnsweredAtNodeZerosTerminal) {
   dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "dbg-two-nodes", flags());
   TwoNodes nodes;
   start_two_nodes(nodes, job, {{"BP_RANKS", "3"}});
-  ASSERT_TRUE(nodes.node0.wait_for_output("(Pdb rank 3) ", kStopBound)) << nodes.node0.output();
+  ASSERT_TRUE(nodes.node0.wait_for_output("rank 3 (Pdb) ", kStopBound)) << nodes.node0.output();
   const std::string screen = nodes.node0.output();
   EXPECT_TRUE(std::regex_search(screen, std::regex(R"(rank 3 \(local 1, node 1, host \S+, pid \d+\) stopped at ddp_breakpoint\.py:\d+ in stop_here)")))
       << screen;
@@ -90,7 +90,7 @@ TEST_F(DebugConsoleTest, TwoStoppedRanksAreListedCastToAndContinued) {
   dt::TerminalProcess t;
   std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "2"}, flags());
   ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "0,1"}}, dt::kLauncherEnvToUnset));
-  ASSERT_TRUE(t.wait_for_output("(Pdb rank ", kStopBound)) << t.output();
+  ASSERT_TRUE(t.wait_for_output(" (Pdb) ", kStopBound)) << t.output();
   ASSERT_TRUE(t.wait_for_output("`:attach ", 20s)) << t.output();  // the other one is announced waiting
   std::size_t mark = t.output_size();
   t.type(":list\r");
@@ -118,7 +118,7 @@ TEST_F(DebugConsoleTest, QuitAsksOnceThenEndsTheJobOnEveryNode) {
   dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "dbg-quit", f);
   TwoNodes nodes;
   start_two_nodes(nodes, job, {{"BP_RANKS", "2"}});
-  ASSERT_TRUE(nodes.node0.wait_for_output("(Pdb rank 2) ", kStopBound)) << nodes.node0.output();
+  ASSERT_TRUE(nodes.node0.wait_for_output("rank 2 (Pdb) ", kStopBound)) << nodes.node0.output();
   std::size_t mark = nodes.node0.output_size();
   nodes.node0.type("q\r");
   ASSERT_TRUE(nodes.node0.wait_for_output("end the job on every node (rank 2 quit the debugger)? [y/N] ", 10s, mark))
@@ -126,7 +126,7 @@ TEST_F(DebugConsoleTest, QuitAsksOnceThenEndsTheJobOnEveryNode) {
   mark = nodes.node0.output_size();
   nodes.node0.type("n\r");
   ASSERT_TRUE(nodes.node0.wait_for_output("not quitting: rank 2 stays stopped", 10s, mark)) << nodes.node0.output();
-  ASSERT_TRUE(nodes.node0.wait_for_output("(Pdb rank 2) ", 10s, mark)) << nodes.node0.output();
+  ASSERT_TRUE(nodes.node0.wait_for_output("rank 2 (Pdb) ", 10s, mark)) << nodes.node0.output();
   nodes.node0.type("q\r");
   ASSERT_TRUE(nodes.node0.wait_for_output("[y/N] ", 10s, mark)) << nodes.node0.output();
   nodes.node0.type("y\r");
@@ -158,7 +158,7 @@ TEST_F(DebugConsoleTest, HeldRankIsNeverJudgedAndTheWatchResumesAfterContinue) {
   ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "1"}, {"BP_STEP", "3"}, {"STEPS", "40"}, {"STEP_SLEEP", "0.1"},
                              {"STALL_RANK", "0"}, {"STALL_STEP", "30"}},
                       dt::kLauncherEnvToUnset));
-  ASSERT_TRUE(t.wait_for_output("(Pdb rank 1) ", kStopBound)) << t.output();
+  ASSERT_TRUE(t.wait_for_output("rank 1 (Pdb) ", kStopBound)) << t.output();
   const std::size_t held_from = t.output_size();
   // Held 12 s: twice the hang deadline, four times the suspect floor.
   std::this_thread::sleep_for(4s);
@@ -203,7 +203,7 @@ TEST_F(DebugConsoleTest, SecondTerminalAttachesWithTheTokenAndIsRefusedWithout) 
   dt::TerminalProcess console;
   std::map<std::string, std::string> env{{"DDPLAUNCH_TOKEN", token}};
   ASSERT_TRUE(console.start({DDPLAUNCH_BIN, "debug", "--job", job.job_id}, env, {"DDPLAUNCH_TOKEN"}));
-  ASSERT_TRUE(console.wait_for_output("(Pdb rank 1) ", 30s)) << console.output();
+  ASSERT_TRUE(console.wait_for_output("rank 1 (Pdb) ", 30s)) << console.output();
   std::size_t mark = console.output_size();
   console.type("p secret\r");
   EXPECT_TRUE(console.wait_for_output("1012", 15s, mark)) << console.output();
@@ -224,7 +224,7 @@ TEST_F(DebugConsoleTest, ReopenedStdinAndDistributedBreakpointPatternsWork) {
     dt::TerminalProcess t;
     std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "2"}, flags());
     ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "0"}, {"BP_STYLE", style}}, dt::kLauncherEnvToUnset));
-    ASSERT_TRUE(t.wait_for_output("(Pdb rank 0) ", kStopBound)) << t.output();
+    ASSERT_TRUE(t.wait_for_output("rank 0 (Pdb) ", kStopBound)) << t.output();
     const std::size_t mark = t.output_size();
     t.type("p secret\r");
     EXPECT_TRUE(t.wait_for_output("1002", 10s, mark)) << t.output();
@@ -241,7 +241,7 @@ TEST_F(DebugConsoleTest, LineEditingAndHistoryHappenAtTheConsole) {
   dt::TerminalProcess t;
   std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "1"}, flags());
   ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "0"}, {"BP_STYLE", "set_trace"}}, dt::kLauncherEnvToUnset));
-  ASSERT_TRUE(t.wait_for_output("(Pdb rank 0) ", kStopBound)) << t.output();
+  ASSERT_TRUE(t.wait_for_output("rank 0 (Pdb) ", kStopBound)) << t.output();
   std::size_t mark = t.output_size();
   // "p secXret", then Left x3 and Backspace (the X), End, Enter: pdb receives "p secret".
   t.type("p secXret" "\x1b[D\x1b[D\x1b[D" "\x7f" "\x1b[F" "\r");
@@ -284,7 +284,7 @@ TEST_F(DebugConsoleTest, PostMortemStopsAtTheRaisingFrameThenEndsWithTheSameRoot
   dt::TerminalProcess t;
   ASSERT_TRUE(t.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--post-mortem", "--history-file", "off", "--", kPython, script},
                       {}, dt::kLauncherEnvToUnset));
-  ASSERT_TRUE(t.wait_for_output("(Pdb rank 1) ", kStopBound)) << t.output();
+  ASSERT_TRUE(t.wait_for_output("rank 1 (Pdb) ", kStopBound)) << t.output();
   EXPECT_TRUE(std::regex_search(t.output(), std::regex(R"(rank 1 \(local 1, node 0, host \S+, pid \d+\) raised ValueError at raises\.py:6 in parse)")))
       << t.output();
   const std::size_t mark = t.output_size();
@@ -312,7 +312,7 @@ TEST_F(DebugConsoleTest, GdbOnANativeWedgedRankThroughTheConsole) {
   ASSERT_TRUE(t.wait_for_output("rank 1 stalls after step 3", kStopBound)) << t.output();
   std::size_t mark = t.output_size();
   t.type(":attach 1 --gdb\r");
-  ASSERT_TRUE(t.wait_for_output("(gdb rank 1) ", 60s, mark)) << t.output();
+  ASSERT_TRUE(t.wait_for_output("rank 1 (gdb) ", 60s, mark)) << t.output();
   EXPECT_NE(t.output().find("rank 1 (local 1, node 0, host ", mark), std::string::npos) << t.output();
   dt::RunResult status = dt::run_command({DDPLAUNCH_BIN, "status", "--job", job_id}, 20s, {}, dt::kLauncherEnvToUnset);
   EXPECT_TRUE(std::regex_search(status.output, std::regex(R"(\n\s*1 .*debugging)"))) << status.output;

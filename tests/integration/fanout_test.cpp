@@ -165,7 +165,7 @@ TEST(FanOut, BreakpointOnAnotherHostIsAnsweredAtTheFanoutTerminal) {
                   {PYTHON_WITH_TORCH, std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/ddp_breakpoint.py",
                    "BP_RANKS=1"}),
       {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, kUnsetEnv));
-  ASSERT_TRUE(terminal.wait_for_output("(Pdb rank 1) ", seconds(120))) << terminal.output();
+  ASSERT_TRUE(terminal.wait_for_output("rank 1 (Pdb) ", seconds(120))) << terminal.output();
   EXPECT_TRUE(std::regex_search(terminal.output(),
                                 std::regex(R"(rank 1 \(local 0, node 1, host \S+, pid \d+\) stopped at ddp_breakpoint\.py:\d+)")))
       << terminal.output();

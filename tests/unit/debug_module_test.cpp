@@ -97,9 +97,9 @@ TEST(ConsoleRelay, MarkedLinesAreTheConsolesAndNothingElse) {
   ASSERT_TRUE(text);
   EXPECT_EQ(text->kind, dbg::RelayedConsoleLine::Kind::Text);
   EXPECT_EQ(text->text, "rank 3 stopped");
-  auto prompt = dbg::parse_relayed_console_line(std::string(dbg::kPromptMark) + "(Pdb rank 3) ");
+  auto prompt = dbg::parse_relayed_console_line(std::string(dbg::kPromptMark) + "rank 3 (Pdb) ");
   ASSERT_TRUE(prompt);
-  EXPECT_EQ(prompt->text, "(Pdb rank 3) ");
+  EXPECT_EQ(prompt->text, "rank 3 (Pdb) ");
   EXPECT_EQ(dbg::parse_relayed_console_line(dbg::kNoPromptMark)->kind, dbg::RelayedConsoleLine::Kind::NoPrompt);
   EXPECT_FALSE(dbg::parse_relayed_console_line("[node 0 rank 1] ddplaunch-prompt (Pdb) "));
   EXPECT_FALSE(dbg::parse_relayed_console_line("ddplaunch-console x"));
@@ -149,7 +149,7 @@ TEST(DebugConsole, FirstStopIsAnnouncedAndAttachedAndLinesGoToThatRankOnly) {
   EXPECT_NE(rig.screen.text.find("rank 5 (local 1, node 1, host h2, pid 4005) stopped at train.py:88 in load_batch"),
             std::string::npos)
       << rig.screen.text;
-  EXPECT_EQ(rig.screen.prompt, "(Pdb rank 5) ");
+  EXPECT_EQ(rig.screen.prompt, "rank 5 (Pdb) ");
   rig.stop(2, 0);  // a second stop waits: no race for keystrokes
   EXPECT_EQ(rig.console.attached(), 5);
   EXPECT_NE(rig.screen.text.find("`:attach 2`"), std::string::npos) << rig.screen.text;
@@ -158,7 +158,7 @@ TEST(DebugConsole, FirstStopIsAnnouncedAndAttachedAndLinesGoToThatRankOnly) {
   EXPECT_EQ(rig.sent[0], (std::pair<int, std::string>{5, "p x"}));
   EXPECT_EQ(rig.screen.prompt, "");  // the answer is on its way: keys are kept, no prompt drawn
   rig.console.on_output(5, "3\n", true);
-  EXPECT_EQ(rig.screen.prompt, "(Pdb rank 5) ");
+  EXPECT_EQ(rig.screen.prompt, "rank 5 (Pdb) ");
   rig.console.on_output(2, "other\n", false);  // a non-attached rank's output is prefixed
   EXPECT_NE(rig.screen.text.find("[rank 2] other\n"), std::string::npos);
 }
@@ -197,7 +197,7 @@ TEST(DebugConsole, QuitIsAskedOnceAndOnlyYesEndsTheJob) {
   EXPECT_EQ(rig.screen.prompt, "end the job on every node (rank 3 quit the debugger)? [y/N] ");
   rig.type("");
   EXPECT_TRUE(rig.ended.empty());
-  EXPECT_EQ(rig.screen.prompt, "(Pdb rank 3) ");
+  EXPECT_EQ(rig.screen.prompt, "rank 3 (Pdb) ");
   rig.console.on_end_of_input(rig.now);  // Ctrl-D: pdb's quit, asked the same way
   rig.type("yes");
   EXPECT_EQ(rig.ended, std::vector<int>{3});
