@@ -215,10 +215,10 @@ void DebugConsole::attach(int rank) {
   attached_ = rank;
   awaiting_answer_ = false;
   const StoppedRank& s = stopped_.at(rank);
-  screen_.print(fmt::format("attached to rank {} ({}): its debugger's prompt below; `:help` for the console's "
-                            "commands{}\n",
-                            rank, s.held_by_gdb() ? "gdb; `c` or `q` detaches it" : s.where.short_text(),
-                            s.where.code.empty() ? "" : "\n-> " + s.where.code));
+  // The place is named; the code is a `l` away (pdb's own "-> line" is not repeated here).
+  screen_.print(fmt::format("attached to rank {} ({}): its debugger's prompt below (`l` lists the code); `:help` for "
+                            "the console's commands\n",
+                            rank, s.held_by_gdb() ? "gdb; `c` or `q` detaches it" : s.where.short_text()));
   refresh_prompt();
 }
 

@@ -183,6 +183,7 @@ void GroupSupervisor::read_output(Worker& worker, bool is_stdout) {
                          }
                          if (ec == boost::asio::error::operation_aborted && w.open_pipes == 0) return;  // closed by us
                          splitter.finish(emit);
+                         if (is_stdout) print_held_lines(w);
                          auto& pipe = is_stdout ? w.stdout_pipe : w.stderr_pipe;
                          boost::system::error_code ignored;
                          if (pipe.is_open()) pipe.close(ignored);
@@ -194,12 +195,31 @@ void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_v
   const bool is_stdout = stream == OutputStream::Stdout;
   // A rank in its debugger: its stdout is the debugger's, for the console (whatever the
   // filters say: a stopped rank is always shown there).
-  if (is_stdout && worker.debugging && worker.debugger_output.size() < Worker::kMaxStdinQueue)
+  const bool to_terminal = is_stdout ? worker.routing.stdout_to_terminal : worker.routing.stderr_to_terminal;
+  const bool pdb_location = is_stdout && !worker.debugging && worker.stdin_pipe.is_open() &&
+                            (debug::parse_pdb_location(line) ||
+                             (!worker.held_lines.empty() && debug::parse_pdb_code_line(line)));
+  if (pdb_location && to_terminal && worker.held_lines.size() < 2) {
+    worker.held_lines.emplace_back(line);
+    worker.held_lines_timer.expires_after(Worker::kHeldLinesWait);
+    worker.held_lines_timer.async_wait([this, &worker, gen = assignment_.generation](const boost::system::error_code& ec) {
+      if (!ec && gen == assignment_.generation) print_held_lines(worker);
+    });
+  } else if (is_stdout && worker.debugging && worker.debugger_output.size() < Worker::kMaxStdinQueue) {
     worker.debugger_output.append(without_progress_mark(line)).append("\n");
-  else if (is_stdout ? worker.routing.stdout_to_terminal : worker.routing.stderr_to_terminal)
+  } else if (to_terminal) {
+    print_held_lines(worker);
     write_prefixed_line(stream, worker.prefix, line, worker.prefix_separator);
+  }
   if (is_stdout ? worker.routing.stdout_to_file : worker.routing.stderr_to_file) worker.log.write_line(stream, line);
   worker.remember(line);
+}
+
+void GroupSupervisor::print_held_lines(Worker& worker) {
+  worker.held_lines_timer.cancel();
+  for (const auto& held : worker.held_lines)
+    write_prefixed_line(OutputStream::Stdout, worker.prefix, held, worker.prefix_separator);
+  worker.held_lines.clear();
 }
 
 void GroupSupervisor::set_phase(Worker& worker, RankPhase phase) {
@@ -324,6 +344,7 @@ void GroupSupervisor::close_pipes(Worker& worker) {
   auto emit_err = [&](std::string_view line) { on_line(worker, OutputStream::Stderr, line); };
   worker.stdout_lines.finish(emit_out);
   worker.stderr_lines.finish(emit_err);
+  print_held_lines(worker);
   worker.open_pipes = 0;
   boost::system::error_code ignored;
   worker.stdout_pipe.close(ignored);
@@ -459,6 +480,8 @@ void GroupSupervisor::notice_debugger(Worker& worker) {
     }
     worker.debugging = true;
     worker.debugger_output.clear();
+    worker.held_lines.clear();  // pdb's own location lines: the console names the place
+    worker.held_lines_timer.cancel();
     if (callbacks_.on_debugger_stopped) callbacks_.on_debugger_stopped(worker, where, reason);
     if (callbacks_.on_phases_changed) callbacks_.on_phases_changed();
     return;

@@ -106,6 +106,7 @@ class GroupSupervisor {
   // After each stdout chunk: did the worker's debugger prompt (debug/pdb_text.h)?
   void notice_debugger(Worker& worker);
   void leave_debugger(Worker& worker);
+  void print_held_lines(Worker& worker);  // pdb-like lines held back: they were the program's
   void write_stdin(const std::shared_ptr<Worker>& worker);
   // A step or section report (progress_record.cpp); true when the master should hear at once
   // (a section opened or closed), false when the periodic report is soon enough (steps).

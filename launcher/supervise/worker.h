@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -26,7 +27,13 @@ struct Worker {
   static constexpr std::size_t kTailLines = 20;
 
   Worker(boost::asio::io_context& io, int local, int global)
-      : local_rank(local), global_rank(global), stdout_pipe(io), stderr_pipe(io), stdin_pipe(io), settle_timer(io) {}
+      : local_rank(local),
+        global_rank(global),
+        stdout_pipe(io),
+        stderr_pipe(io),
+        stdin_pipe(io),
+        settle_timer(io),
+        held_lines_timer(io) {}
 
   int local_rank;
   int global_rank;
@@ -63,6 +70,12 @@ struct Worker {
   bool debugging = false;
   bool gdb_attached = false;  // a person's gdb holds it (`:attach R --gdb`)
   std::string debugger_output;  // whole lines for the console, sent after each read
+  // pdb's "> file(line)func()" and "-> code" lines, held back from the terminal for a moment:
+  // when its prompt follows they are the stop's (the console names the place), otherwise they
+  // are printed as they came (at the next line, or after kHeldLinesWait).
+  std::vector<std::string> held_lines;
+  boost::asio::steady_timer held_lines_timer;
+  static constexpr auto kHeldLinesWait = std::chrono::milliseconds(100);
   static constexpr std::size_t kMaxStdinQueue = 64 * 1024;
   boost::asio::steady_timer settle_timer;  // after init_failed: wait briefly for its exit and last words
   char stdout_buffer[8192];

@@ -343,3 +343,25 @@ TEST_F(DebugConsoleTest, AnUnattendedStopIsContinuedAfterTheBound) {
   EXPECT_NE(r.output.find("nobody attached to the debug console within 3 s"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("rank 1 finished"), std::string::npos) << r.output;
 }
+
+// A program's own lines that look like pdb's location lines are held back only for a moment
+// (they become a stop's when a prompt follows): without a prompt they are printed, in order.
+TEST_F(DebugConsoleTest, LinesThatLookLikePdbsArePrintedWhenNoPromptFollows) {
+  dt::RunResult r = dt::run_command(
+      {DDPLAUNCH_BIN, "--nproc-per-node", "1", "--history-file", "off", "--", kPython, "-c",
+       "import time; print('> /x/y.py(3)f()', flush=True); print('-> z = 1', flush=True); time.sleep(0.5); "
+       "print('after', flush=True); print('> /x/y.py(4)g()', flush=True)"},
+      60s, {}, dt::kLauncherEnvToUnset);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::size_t first = r.output.find("[rank 0] > /x/y.py(3)f()");
+  const std::size_t code = r.output.find("[rank 0] -> z = 1");
+  const std::size_t after = r.output.find("[rank 0] after");
+  const std::size_t last = r.output.find("[rank 0] > /x/y.py(4)g()");  // the last line, at the end of output
+  ASSERT_NE(first, std::string::npos) << r.output;
+  ASSERT_NE(code, std::string::npos) << r.output;
+  ASSERT_NE(after, std::string::npos) << r.output;
+  ASSERT_NE(last, std::string::npos) << r.output;
+  EXPECT_LT(first, code);
+  EXPECT_LT(code, after);
+  EXPECT_LT(after, last);
+}
