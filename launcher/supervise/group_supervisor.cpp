@@ -193,9 +193,10 @@ void GroupSupervisor::read_output(Worker& worker, bool is_stdout) {
 
 void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_view line) {
   const bool is_stdout = stream == OutputStream::Stdout;
-  // A rank in its debugger: its stdout is the debugger's, for the console (whatever the
-  // filters say: a stopped rank is always shown there).
   const bool to_terminal = is_stdout ? worker.routing.stdout_to_terminal : worker.routing.stderr_to_terminal;
+  // pdb's location lines wait a moment for its prompt (Worker::held_lines); a rank in its
+  // debugger: its stdout is the debugger's, for the console (whatever the filters say: a
+  // stopped rank is always shown there).
   const bool pdb_location = is_stdout && !worker.debugging && worker.stdin_pipe.is_open() &&
                             (debug::parse_pdb_location(line) ||
                              (!worker.held_lines.empty() && debug::parse_pdb_code_line(line)));
