@@ -32,8 +32,8 @@ struct Worker {
         stdout_pipe(io),
         stderr_pipe(io),
         stdin_pipe(io),
-        settle_timer(io),
-        held_lines_timer(io) {}
+        held_lines_timer(io),
+        settle_timer(io) {}
 
   int local_rank;
   int global_rank;
