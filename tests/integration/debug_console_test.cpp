@@ -47,6 +47,13 @@ std::vector<std::string> one_node_argv(std::vector<std::string> argv, const std:
   return argv;
 }
 
+// Types `command` at the console (Enter) and expects `answer` in what follows.
+void expect_answer(dt::TerminalProcess& t, const std::string& command, const std::string& answer) {
+  const std::size_t mark = t.output_size();
+  t.type(command + "\r");
+  EXPECT_TRUE(t.wait_for_output(answer, 15s, mark)) << "after `" << command << "`:\n" << t.output();
+}
+
 // Node 0 on the terminal, node 1 in the background; both of `job`.
 struct TwoNodes {
   dt::TerminalProcess node0;
@@ -72,9 +79,7 @@ TEST_F(DebugConsoleTest, BreakpointOnSecondNodeIsAnsweredAtNodeZerosTerminal) {
   const std::string screen = nodes.node0.output();
   EXPECT_TRUE(std::regex_search(screen, std::regex(R"(rank 3 \(local 1, node 1, host \S+, pid \d+\) stopped at ddp_breakpoint\.py:\d+ in stop_here)")))
       << screen;
-  const std::size_t mark = nodes.node0.output_size();
-  nodes.node0.type("p secret\r");
-  EXPECT_TRUE(nodes.node0.wait_for_output("1032", 10s, mark)) << nodes.node0.output();  // 1000 + 10 x 3 + step 2
+  expect_answer(nodes.node0, "p secret", "1032");  // 1000 + 10 x 3 + step 2
   nodes.node0.type("c\r");
   dt::RunResult r0 = nodes.node0.wait(60s);
   dt::RunResult r1 = nodes.node1->wait(60s);
@@ -190,7 +195,9 @@ TEST_F(DebugConsoleTest, SecondTerminalAttachesWithTheTokenAndIsRefusedWithout) 
     nodes.push_back(std::make_unique<dt::BackgroundProcess>());
     ASSERT_TRUE(nodes.back()->start(dt::node_argv(job, node, 2, {}, program()),
                                     {{"BP_RANKS", "1"}, {"DDPLAUNCH_TOKEN", token}}, dt::kLauncherEnvToUnset));
-    if (node == 0) ASSERT_TRUE(dt::wait_listening(*nodes.back()));
+    if (node == 0) {
+      ASSERT_TRUE(dt::wait_listening(*nodes.back()));
+    }
   }
   // No terminal started the job: node 0 says how to reach the console.
   ASSERT_TRUE(nodes[0]->wait_for_output("from another terminal, `ddplaunch debug --job " + job.job_id, kStopBound))
@@ -204,9 +211,7 @@ TEST_F(DebugConsoleTest, SecondTerminalAttachesWithTheTokenAndIsRefusedWithout) 
   std::map<std::string, std::string> env{{"DDPLAUNCH_TOKEN", token}};
   ASSERT_TRUE(console.start({DDPLAUNCH_BIN, "debug", "--job", job.job_id}, env, {"DDPLAUNCH_TOKEN"}));
   ASSERT_TRUE(console.wait_for_output("rank 1 (Pdb) ", 30s)) << console.output();
-  std::size_t mark = console.output_size();
-  console.type("p secret\r");
-  EXPECT_TRUE(console.wait_for_output("1012", 15s, mark)) << console.output();
+  expect_answer(console, "p secret", "1012");
   console.type("c\r");
   std::vector<dt::RunResult> results = dt::wait_all(nodes, 60s);
   for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -225,9 +230,7 @@ TEST_F(DebugConsoleTest, ReopenedStdinAndDistributedBreakpointPatternsWork) {
     std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "2"}, flags());
     ASSERT_TRUE(t.start(argv, {{"BP_RANKS", "0"}, {"BP_STYLE", style}}, dt::kLauncherEnvToUnset));
     ASSERT_TRUE(t.wait_for_output("rank 0 (Pdb) ", kStopBound)) << t.output();
-    const std::size_t mark = t.output_size();
-    t.type("p secret\r");
-    EXPECT_TRUE(t.wait_for_output("1002", 10s, mark)) << t.output();
+    expect_answer(t, "p secret", "1002");
     t.type("c\r");
     dt::RunResult r = t.wait(60s);
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -287,9 +290,7 @@ TEST_F(DebugConsoleTest, PostMortemStopsAtTheRaisingFrameThenEndsWithTheSameRoot
   ASSERT_TRUE(t.wait_for_output("rank 1 (Pdb) ", kStopBound)) << t.output();
   EXPECT_TRUE(std::regex_search(t.output(), std::regex(R"(rank 1 \(local 1, node 0, host \S+, pid \d+\) raised ValueError at raises\.py:6 in parse)")))
       << t.output();
-  const std::size_t mark = t.output_size();
-  t.type("p limit + 100\r");
-  EXPECT_TRUE(t.wait_for_output("111", 10s, mark)) << t.output();
+  expect_answer(t, "p limit + 100", "111");
   t.type("c\r");
   dt::RunResult r = t.wait(30s);
   EXPECT_EQ(r.exit_code, 1) << r.output;
