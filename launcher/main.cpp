@@ -1,9 +1,11 @@
 // ddplaunch: one per node. Reads as the pipeline it runs:
 // parse → config → preflight → rendezvous → spawn → supervise → report.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -48,6 +50,20 @@
 using namespace ddplaunch;
 
 namespace {
+
+// Closed stdio (`ddplaunch ... >&- 2>&-`): /dev/null in its place before anything opens a
+// descriptor, so that no pipe or socket of the launcher's (the orphan guard's command pipe)
+// becomes fd 0, 1 or 2, where every log line would be written into it.
+void open_missing_stdio() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", O_RDWR);  // the lowest free descriptor: this one
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
+}
 
 // Data piped or redirected into ddplaunch (`cat data | ddplaunch ...`, `< file`) is the
 // workers' stdin, as under torchrun; a terminal, /dev/null or nothing is not data.
@@ -209,6 +225,7 @@ int main(int argc, char** argv) {
   }
   // The orphan guard of a launcher that died, re-run to sweep (supervise/orphan_guard.cpp).
   if (argc >= 2 && std::string_view(argv[1]) == kGuardSweepArgument) return run_guard_sweep(argc, argv);
+  open_missing_stdio();
   // Keep the arguments, then hide a --token value from ps: before the guard starts, so that
   // its view of this memory (shared or copied) is clean too.
   const std::vector<std::string> args(argv + 1, argv + argc);

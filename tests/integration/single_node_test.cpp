@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "output_parsing.h"
+#include "launcher_test_env.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -144,6 +145,26 @@ TEST(SingleNode, KeepsTheUsersOmpNumThreads) {
   RankEnv env = parse_rank_env(r.output);
   ASSERT_EQ(env.set.size(), 2u) << r.output;
   for (int rank = 0; rank < 2; ++rank) EXPECT_EQ(env.set[rank]["OMP_NUM_THREADS"], "4") << "rank " << rank;
+}
+
+// Started with stdout and stderr closed (`>&- 2>&-`, as a careless daemon script does): the
+// launcher puts /dev/null there first, so that none of its own pipes or sockets becomes fd 1
+// or 2 (every log line would be written into it); the job runs and the worker sees that.
+TEST(SingleNode, ClosedStdioIsReplacedByDevNullBeforeAnythingOpens) {
+  const std::string dir = dt::temp_dir("closed-stdio-");
+  const std::string out = dir + "/launcher-fds";
+  const std::string shell = "exec " + std::string(DDPLAUNCH_BIN) +
+                            " --nproc-per-node 1 --history-file off -- /bin/sh -c 'readlink /proc/$PPID/fd/1 "
+                            "/proc/$PPID/fd/2 > " + out + "' >&- 2>&-";
+  dt::RunResult r = dt::run_command({"/bin/sh", "-c", shell}, std::chrono::seconds(60), {}, dt::kLauncherEnvToUnset);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out);
+  std::string fd1, fd2;
+  std::getline(in, fd1);
+  std::getline(in, fd2);
+  EXPECT_EQ(fd1, "/dev/null");
+  EXPECT_EQ(fd2, "/dev/null");
 }
 
 TEST(SingleNode, PropagatesAWorkersExitCode) {
