@@ -32,6 +32,7 @@ std::string ConsoleTranscript::since(std::size_t from) const {
 }
 
 // Every place the console shows up at once: the terminal (or the fan-out's), the transcript.
+// Without a terminal of its own it writes plain lines, marked for the fan-out when there is one.
 class DebugRelay::Screens : public debug::ConsoleScreen {
  public:
   Screens(ConsolePlace place, ConsoleTerminal* terminal, ConsoleTranscript& transcript)
@@ -40,13 +41,8 @@ class DebugRelay::Screens : public debug::ConsoleScreen {
   void print(std::string_view lines) override {
     transcript_.append(lines);
     if (terminal_) return terminal_->print(lines);
-    std::string out;
-    for (std::size_t start = 0; start < lines.size();) {
-      const std::size_t end = std::min(lines.find('\n', start), lines.size());
-      if (place_ == ConsolePlace::Fanout) out += debug::kConsoleLineMark;
-      out.append(lines.substr(start, end - start)).append("\n");
-      start = end + 1;
-    }
+    const std::string out =
+        debug::prefix_each_line(lines, place_ == ConsolePlace::Fanout ? debug::kConsoleLineMark : std::string_view());
     ScopedPromptHide below_the_prompt;
     write_fully(STDOUT_FILENO, out);
   }
@@ -79,8 +75,7 @@ DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::str
                                                     .on_interrupt = [this] { if (hooks_.interrupt) hooks_.interrupt(); },
                                                 })
                     : nullptr),
-      screens_(std::make_unique<Screens>(terminal_ ? ConsolePlace::Terminal : place == ConsolePlace::Terminal ? ConsolePlace::None : place,
-                                         terminal_.get(), transcript_)),
+      screens_(std::make_unique<Screens>(place, terminal_.get(), transcript_)),
       console_(*screens_, debug::ConsoleActions{
                               .send_input = [this](const debug::StoppedRank& r, const std::string& l) { send_line(r, l); },
                               .end_job = [this](const debug::StoppedRank& r) { if (hooks_.end_job) hooks_.end_job(r); },

@@ -74,12 +74,6 @@ class DebugRelay {
   void send_line(const debug::StoppedRank& rank, const std::string& line);
   void arm_unattended_timer();
 
-  // No terminal here: a stop nobody attends to (no `ddplaunch debug` client since it) is
-  // continued after the bound.
-  boost::asio::steady_timer unattended_;
-  std::chrono::milliseconds unattended_stop_;
-  std::chrono::steady_clock::time_point last_client_{};
-
   ConsolePlace place_;
   std::string attach_hint_;
   Hooks hooks_;
@@ -89,6 +83,12 @@ class DebugRelay {
   debug::DebugConsole console_;
   long generation_ = 0;
   bool hint_given_ = false;
+
+  // No terminal here: a stop nobody attends to (no `ddplaunch debug` client since it) is
+  // continued after the bound.
+  boost::asio::steady_timer unattended_;
+  std::chrono::milliseconds unattended_stop_;
+  std::chrono::steady_clock::time_point last_client_{};
 };
 
 }  // namespace ddplaunch

@@ -10,8 +10,9 @@ std::string seconds_text(ConsoleClock::duration d) {
   const long s = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(d).count());
   return s < 120 ? fmt::format("{} s", s) : fmt::format("{} min {} s", s / 60, s % 60);
 }
+}  // namespace
 
-std::string with_prefix(std::string_view lines, const std::string& prefix) {
+std::string prefix_each_line(std::string_view lines, std::string_view prefix) {
   std::string out;
   for (std::size_t start = 0; start < lines.size();) {
     const std::size_t end = std::min(lines.find('\n', start), lines.size());
@@ -22,7 +23,6 @@ std::string with_prefix(std::string_view lines, const std::string& prefix) {
   }
   return out;
 }
-}  // namespace
 
 std::string DebugConsole::announce(const StoppedRank& s) const {
   const std::string what = s.held_by_gdb()   ? "is held by gdb (attached on its node)"
@@ -49,7 +49,7 @@ void DebugConsole::on_stopped(StoppedRank stopped) {
 }
 
 void DebugConsole::on_output(int rank, std::string_view lines, bool prompt) {
-  if (!lines.empty()) screen_.print(attached_ == rank ? std::string(lines) : with_prefix(lines, fmt::format("[rank {}] ", rank)));
+  if (!lines.empty()) screen_.print(attached_ == rank ? std::string(lines) : prefix_each_line(lines, fmt::format("[rank {}] ", rank)));
   if (prompt && attached_ == rank) awaiting_answer_ = false;
   refresh_prompt();
 }

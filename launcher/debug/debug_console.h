@@ -52,6 +52,9 @@ struct ConsoleActions {
   std::function<void(int rank)> attach_gdb;  // `:attach R --gdb`, stopped or not (unset: not offered)
 };
 
+// Each line of `lines` (the last one with or without its '\n') after `prefix`, each ended by '\n'.
+std::string prefix_each_line(std::string_view lines, std::string_view prefix);
+
 class DebugConsole {
  public:
   DebugConsole(ConsoleScreen& screen, ConsoleActions actions) : screen_(screen), actions_(std::move(actions)) {}
