@@ -87,6 +87,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                           },
                   }),
       coordinator_timer_(io),
+      join_pause_timer_(io),
       minority_timer_(io),
       policy_(node_policy_settings(plan_)) {
   signals_.add(SIGHUP);
@@ -246,7 +247,13 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
         });
       },
       [this](const node_decision::Finish& end) { finish(end.exit_code); },
-      [this](const node_decision::JoinCoordinator&) { join_coordinator(); },
+      [this](const node_decision::JoinCoordinator& join) {
+        if (join.after_s <= 0) return join_coordinator();
+        join_pause_timer_.expires_after(seconds_to_ms(join.after_s));
+        join_pause_timer_.async_wait([this](const boost::system::error_code& ec) {
+          if (!ec) join_coordinator();
+        });
+      },
       [this](const node_decision::ArmCoordinatorWait& wait) {
         coordinator_timer_.expires_after(seconds_to_ms(wait.seconds));
         coordinator_timer_.async_wait([this, serial = wait.serial](const boost::system::error_code& ec) {
@@ -275,6 +282,7 @@ void NodeAgent::finish(int exit_code) {
   state_timer_.cancel();
   join_timer_.cancel();
   coordinator_timer_.cancel();
+  join_pause_timer_.cancel();
   minority_timer_.cancel();
   terminal_.close(ignored);
   if (debug_relay_) debug_relay_->close();

@@ -150,14 +150,13 @@ class NodeAgent {
   std::map<int, std::shared_ptr<GdbSession>> gdb_sessions_;  // by rank: gdb attached at a person's request
   std::string job_record_;                   // its folder, "" when none was written
   std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
-  // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to, and
-  // clients of superseded coordinators (closed; kept until the end: a callback may be running).
+  // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to.
   std::unique_ptr<EtcdSeat> seat_;
   std::string coordinator_address_;
   std::int64_t coordinator_revision_ = 0, connected_revision_ = 0;
-  std::vector<std::unique_ptr<rendezvous::Client>> retired_clients_;
   std::optional<std::string> restored_state_;    // the last coordinator's, when this one was elected
   boost::asio::steady_timer coordinator_timer_;  // bounds the wait for a new coordinator
+  boost::asio::steady_timer join_pause_timer_;   // the pause before joining a missing coordinator again
   boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
   bool etcd_unreachable_ = false;
   std::size_t most_launchers_ = 0;               // joined to this coordinator at once, at most

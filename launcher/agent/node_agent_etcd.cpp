@@ -65,15 +65,15 @@ void NodeAgent::on_coordinator(const std::string& address, std::int64_t revision
   coordinator_revision_ = revision;
   spdlog::info("etcd: the job's coordinator is at {} (election revision {})", address, revision);
   if (client_ && connected_revision_ == revision) return;
+  if (policy_.state() == NodeState::Joining) return join_coordinator();  // not in yet: this one, now
   if (client_)  // joined to an older coordinator: superseded (it may be partitioned, not dead)
     return on_coordinator_lost(fmt::format("etcd names a newer coordinator at {} (election revision {} > {})",
                                            address, revision, connected_revision_));
-  if (policy_.state() == NodeState::Joining) join_coordinator();
 }
 
 void NodeAgent::on_coordinator_lost(const std::string& why) {
   retire_client();
-  carry_out(policy_.on_coordinator_lost(why, supervisor_.active()));
+  carry_out(policy_.on_coordinator_lost(why, supervisor_.active(), coordinator_address_));
 }
 
 // Join the newest coordinator etcd named (it may be the one just lost, while its lease has
@@ -88,10 +88,12 @@ void NodeAgent::join_coordinator() {
   join_master(endpoint->host, endpoint->port, coordinator_revision_);
 }
 
+// A client is closed at once and freed after the event that retired it (its own callback may
+// be the caller): a coordinator joined again and again leaves nothing behind.
 void NodeAgent::retire_client() {
   if (!client_) return;
   client_->close();
-  retired_clients_.push_back(std::move(client_));
+  boost::asio::post(io_, [retired = std::shared_ptr<rendezvous::Client>(std::move(client_))] {});
 }
 
 // This launcher's lease is gone: if it coordinates, it stops acting at once (a newer

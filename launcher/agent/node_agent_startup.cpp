@@ -205,6 +205,10 @@ void NodeAgent::join_master(const std::string& host, int port, std::int64_t revi
     if (!seat_) return on_lost(rendezvous::printable(why), kExitFailure);
     if (revision == connected_revision_) on_coordinator_lost(rendezvous::printable(why));
   };
+  callbacks.on_impostor = [this](const std::string& why) {
+    spdlog::warn("{} — connecting again until the join timeout ({}; --join-timeout)", rendezvous::printable(why),
+                 human_duration(plan_.config.join_timeout_s));
+  };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
     if (!plan_.host_server && !policy_.spare())
       show_join_progress(joined, expected, rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));

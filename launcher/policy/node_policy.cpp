@@ -1,6 +1,7 @@
 // The node's own decisions: one function per event, top to bottom (node_policy.h).
 #include "policy/node_policy.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -28,6 +29,7 @@ std::string NodePolicy::master_endpoint() const {
 bool NodePolicy::take_assignment(long generation) {
   if (state_ != NodeState::Joining && state_ != NodeState::Rejoining) return false;
   generation_ = generation;
+  coordinator_missing_ = false;
   return true;
 }
 
@@ -107,9 +109,27 @@ NodePolicy::Decisions NodePolicy::on_lost(const std::string& why, int exit_code,
 
 // etcd: any state but finished → stopping → joining the next coordinator, bounded by the wait.
 // A spare has nothing to stop: it joins the next coordinator as a launcher like the others.
-NodePolicy::Decisions NodePolicy::on_coordinator_lost(const std::string& why, bool workers_active) {
+NodePolicy::Decisions NodePolicy::on_coordinator_lost(const std::string& why, bool workers_active,
+                                                      const std::string& address) {
   if (state_ == NodeState::Finished) return {};
   if (!coordinator_moves()) return on_lost(why, kExitFailure, workers_active);
+  if (state_ == NodeState::Joining && coordinator_missing_) {  // the same loss: join again after a pause
+    join_pause_s_ = join_pause_s_ == 0 ? kFirstJoinPauseS : std::min(kMostJoinPauseS, join_pause_s_ * 2);
+    Decisions out;
+    if (address != join_failed_at_) {
+      join_failed_at_ = address;
+      out.push_back(Log{Severity::Warn, fmt::format("cannot join the coordinator{} yet ({}): trying again, at most "
+                                                    "every {}, until the wait of {} since the loss is over",
+                                                    address.empty() ? "" : " at " + address, why,
+                                                    human_duration(kMostJoinPauseS),
+                                                    human_duration(settings_.coordinator_wait_s))});
+    }
+    out.push_back(JoinCoordinator{join_pause_s_});
+    return out;
+  }
+  coordinator_missing_ = true;
+  join_pause_s_ = 0;
+  join_failed_at_ = address;
   Decisions out{Log{Severity::Warn,
                     fmt::format("lost the coordinator ({}): stopping this node's workers and joining the coordinator "
                                 "etcd names next (waiting up to {}; the workers resume from their checkpoint in the "

@@ -53,9 +53,11 @@ struct ArmExitTimer {    // whatever the master does, end with `exit_code` after
 struct Finish {          // the node ends now with this status
   int exit_code = 0;
 };
-// etcd (issue 28): join the coordinator etcd names now (the newest one known), or as soon
-// as one is published.
-struct JoinCoordinator {};
+// etcd: join the coordinator etcd names (the newest one known) after `after_s` seconds (0:
+// now), or as soon as one is published.
+struct JoinCoordinator {
+  double after_s = 0;
+};
 struct ArmCoordinatorWait {  // call on_coordinator_wait_over(serial) after `seconds`
   double seconds = 0;
   int serial = 0;
@@ -92,6 +94,8 @@ class NodePolicy {
   // Past a signal, the node ends by itself after the grace plus this bound.
   static constexpr double kExitBoundAfterGraceS = 5;
   static constexpr int kJoinProbesBeforeGivingUp = 3;
+  static constexpr double kFirstJoinPauseS = 1;
+  static constexpr double kMostJoinPauseS = 8;
 
   explicit NodePolicy(NodePolicySettings settings) : settings_(std::move(settings)) {}
 
@@ -121,7 +125,11 @@ class NodePolicy {
   // etcd (issue 28): the connection to the coordinator is gone, or etcd named a newer one.
   // The workers stop (the new coordinator orders a new generation); the node joins the next
   // coordinator, and ends if none is published within coordinator_wait_s.
-  Decisions on_coordinator_lost(const std::string& why, bool workers_active);
+  // While no coordinator could be joined since the loss, a failed join is not a new loss: the
+  // wait armed at the loss still bounds it, and the next join comes after a pause that grows
+  // (kFirstJoinPauseS, doubled up to kMostJoinPauseS); a repeated failure at the same
+  // `address` is said once.
+  Decisions on_coordinator_lost(const std::string& why, bool workers_active, const std::string& address = "");
   Decisions on_coordinator_wait_over(int serial);
   // etcd: this launcher's own lease is gone (etcd unreachable, or it expired): it may be the
   // partitioned one, so it stops its workers and ends rather than act without a seat.
@@ -162,6 +170,9 @@ class NodePolicy {
   int refused_probes_ = 0;
   bool spare_ = false;        // joined, kept idle as a hot spare until the master gives it a slot
   int coordinator_waits_ = 0; // serial of the last coordinator wait (older timers are stale)
+  bool coordinator_missing_ = false;  // lost, and none joined since: the wait is armed
+  double join_pause_s_ = 0;           // before the next join while the coordinator is missing
+  std::string join_failed_at_;        // the address whose failed join was said last
 };
 
 }  // namespace ddplaunch

@@ -101,10 +101,10 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
         });
   }
 
-  void schedule_retry() {
+  void schedule_retry(std::chrono::milliseconds pause = {}) {
     boost::system::error_code ignored;
     socket_.close(ignored);
-    retry_timer_.expires_after(opt_.retry_interval);
+    retry_timer_.expires_after(pause.count() > 0 ? pause : opt_.retry_interval);
     retry_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (!ec && self->phase_ == Phase::kConnecting) self->attempt();
     });
@@ -121,6 +121,9 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
                    if (s && s->phase_ == Phase::kHandshake)
                      return s->retry_before_greeting("the master at " + s->where_ + " closed the connection "
                                                      "before greeting (" + why + ")");
+                   if (s && s->phase_ == Phase::kProving)  // no refusal said why: not a master's way
+                     return s->retry_after_impostor("the peer at " + s->where_ + " closed the connection "
+                                                    "without proving the rendezvous token (" + why + ")");
                    if (s) s->lost("connection to the master at " + s->where_ + " lost: " + why);
                  });
     last_heard_ = Clock::now();
@@ -137,14 +140,29 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   // Before the greeting nothing is decided yet: a master out of file descriptors, or over its
   // cap of peers that have not joined, closes or ignores new connections for a while. That is
   // transient: connect again until the join timeout, which then reports this as the last error.
-  void retry_before_greeting(const std::string& why) {
+  void retry_before_greeting(const std::string& why, std::chrono::milliseconds pause = {}) {
     last_error_ = why;
     phase_ = Phase::kConnecting;
     heartbeat_timer_.cancel();
     attempt_timer_.cancel();
     if (conn_) conn_->close_now();
     conn_.reset();
-    schedule_retry();
+    schedule_retry(pause);
+  }
+
+  // A peer on the master's port that is not this job's master (a squatter, an impostor, a
+  // master of another job or token) decides nothing: the real master may take the port, or be
+  // named, later. Like a refused connection it is retried until the join timeout, after a
+  // pause that grows, and its reason becomes the join timeout's last error.
+  void retry_after_impostor(const std::string& why) {
+    impostor_pause_ = impostor_pause_.count() == 0 ? opt_.impostor_retry_first
+                                                   : std::min(impostor_pause_ * 2, opt_.impostor_retry_most);
+    if (why != last_impostor_) {
+      last_impostor_ = why;
+      if (cb_.on_impostor) cb_.on_impostor(why);
+    }
+    if (phase_ == Phase::kClosed) return;  // the callback closed the client
+    retry_before_greeting(why, std::max(impostor_pause_, opt_.retry_interval));
   }
 
   Frame frame_of(const char* kind) const {
@@ -165,9 +183,11 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
     if (const auto* route = detail::find_route(kRoutes, detail::frame_kind(f.kind), stage))
       return (this->*route->handle)(f);
     if (stage == detail::LinkStage::Greeting)
-      return lost("the master at " + where_ + " sent '" + f.kind + "' instead of a greeting");
+      return retry_after_impostor("the peer at " + where_ + " sent '" + f.kind +
+                                  "' instead of a greeting: it is not a ddplaunch rendezvous (is another program "
+                                  "holding the port?)");
     // Until the master proved the token, only its welcome or a refusal is believed.
-    if (stage == detail::LinkStage::Proof) return lost(detail::unproven_master_error(where_));
+    if (stage == detail::LinkStage::Proof) return retry_after_impostor(detail::unproven_master_error(where_));
     // Session: unknown kinds (and handshake kinds) are ignored: a newer master may send more.
   }
 
@@ -181,7 +201,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   }
 
   void on_welcome(Frame& f) {
-    if (!handshake_.master_proved(f)) return lost(detail::unproven_master_error(where_));
+    if (!handshake_.master_proved(f)) return retry_after_impostor(detail::unproven_master_error(where_));
     if (auto seal = handshake_.session_seal()) conn_->seal_frames(std::move(*seal));
     phase_ = Phase::kWaiting;
   }
@@ -306,6 +326,8 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   NodeFacts facts_;
   Phase phase_ = Phase::kIdle;
   std::string last_error_ = "(none)";
+  std::string last_impostor_;                     // the last impostor reason reported
+  std::chrono::milliseconds impostor_pause_{0};   // the pause after the next impostor answer
   int attempts_ = 0;
   std::uint64_t attempt_id_ = 0;
   bool timed_out_ = false;

@@ -73,8 +73,12 @@ struct RawPeer {
 };
 
 // A listening TCP socket on 127.0.0.1 at a free port (fake masters and relays in tests).
+// SO_REUSEADDR like the real master's: once closed, the real master can take the port over the
+// connections it leaves in TIME_WAIT (Linux wants the option on both sockets).
 inline int listen_on_loopback(std::uint16_t& port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

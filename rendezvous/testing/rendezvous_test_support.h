@@ -55,7 +55,7 @@ inline ServerOptions fast_server(int nodes, std::string job = "job-a") {
 // What one client saw.
 struct ClientLog {
   std::vector<Assignment> assignments;
-  std::vector<std::string> refusals, losses;
+  std::vector<std::string> refusals, losses, impostors;
   std::vector<Message> messages;
   int progress_calls = 0;
   std::vector<std::string> last_missing;
@@ -86,6 +86,7 @@ inline TestClient make_client(boost::asio::io_context& io, ClientOptions o) {
   cb.on_assignment = [log](const Assignment& a) { log->assignments.push_back(a); };
   cb.on_refused = [log](const std::string& r) { log->refusals.push_back(r); };
   cb.on_lost = [log](const std::string& r) { log->losses.push_back(r); };
+  cb.on_impostor = [log](const std::string& r) { log->impostors.push_back(r); };
   cb.on_message = [log](const Message& m) { log->messages.push_back(m); };
   cb.on_progress = [log](int, int, const std::vector<std::string>& missing) {
     ++log->progress_calls;

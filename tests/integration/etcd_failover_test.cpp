@@ -54,21 +54,10 @@ struct Launchers {
   }
 };
 
-// One launcher of the job: etcd backend, its own coordinator port (they share one host), the
-// heartbeats of the membership tests, and a 2 s lease.
 std::vector<std::string> launcher_argv(const std::string& endpoints, const std::string& job_id, int nodes, int spares,
                                        const std::vector<std::string>& program) {
-  const int coordinator_port = ddplaunch::testing::free_tcp_port();
-  std::vector<std::string> argv{DDPLAUNCH_BIN, "--rdzv-backend", "etcd", "--rdzv-endpoint", endpoints,
-                                "--rdzv-id", job_id, "--nnodes", std::to_string(nodes), "--spares",
-                                std::to_string(spares), "--nproc-per-node", "1", "--rdzv-conf",
-                                "lease_ttl=2,coordinator_port=" + std::to_string(coordinator_port),
-                                "--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1",
-                                // No run history: a past run's step times would seed the hang
-                                // watch, and the deadlines shown would depend on earlier tests.
-                                "--no-peer-probe", "--history-file", "off", "--"};
-  argv.insert(argv.end(), program.begin(), program.end());
-  return argv;
+  return ddplaunch::testing::etcd_launcher_argv({.launcher = DDPLAUNCH_BIN, .endpoints = endpoints, .job_id = job_id,
+                                                 .nodes = nodes, .spares = spares, .program = program});
 }
 
 TEST(EtcdFailover, TheCoordinatorsLauncherKilledTrainingResumesWithTheSameWorldSize) {

@@ -189,8 +189,11 @@ TEST(HostileAuth, RelayThatRewritesAFrameAfterTheHandshakeIsRefused) {
   }
 }
 
-TEST(HostileAuth, NodeRefusesAFakeMasterThatCannotProveTheToken) {
-  rdzv_test::FakeMaster fake([](const rdzv_test::Frame&, const std::string&) {
+// A fake master that cannot prove the token: never obeyed, said once, connected to again after
+// a growing pause until the join timeout (not once per round trip), which then ends the node
+// naming it.
+rdzv_test::FakeMaster::Answer unproven_welcome_then_forged_assignment() {
+  return [](const rdzv_test::Frame&, const std::string&) {
     rdzv_test::Frame welcome;
     welcome.kind = "welcome";
     welcome.fields["proof"] = std::string(64, '0');
@@ -199,14 +202,39 @@ TEST(HostileAuth, NodeRefusesAFakeMasterThatCannotProveTheToken) {
     assign.fields = {{"rank", "1"}, {"count", "2"}, {"offset", "1"}, {"world", "2"},
                      {"maddr", "203.0.113.66"}, {"mport", "29500"}};
     return std::vector<rdzv_test::Frame>{welcome, assign};
-  });
+  };
+}
+
+TEST(HostileAuth, NodeRefusesAFakeMasterThatCannotProveTheToken) {
+  rdzv_test::FakeMaster fake(unproven_welcome_then_forged_assignment(), /*every_connection=*/true);
   dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = "127.0.0.1", .port = fake.port(),
-                       .job_id = "hostile-fake", .flags = {"--join-timeout", "20", "--token", "real-tok"}};
+                       .job_id = "hostile-fake", .flags = {"--join-timeout", "8", "--token", "real-tok"}};
   auto result = dt::run_command(fake_worker_node(job, 1, {}, {"--print-env"}), kJobBound, {}, kUnsetEnv);
-  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_NE(result.output.find("could not prove the rendezvous token"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("127.0.0.1:" + std::to_string(fake.port())), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("connecting again until the join timeout"), std::string::npos) << result.output;
   EXPECT_EQ(result.output.find("203.0.113.66"), std::string::npos) << "a worker obeyed the fake master";
+  // 8 s with pauses of 1, 2, 4, 5 s: at most five connections (before: one per round trip).
+  EXPECT_GE(fake.connections(), 2);
+  EXPECT_LE(fake.connections(), 6);
+  EXPECT_LE(dt::count_of(result.output, "connecting again until the join timeout"), 1) << result.output;
+}
+
+// A program squats the rendezvous port while node 1 joins; once node 0 has the port, node 1
+// joins it and the job ends right (before: node 1 ended at the squatter's first answer, exit 2).
+TEST(HostileAuth, APortSquatterGoesAndTheNodeJoinsTheRealMaster) {
+  rdzv_test::FakeMaster squatter(unproven_welcome_then_forged_assignment(), /*every_connection=*/true);
+  dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = "127.0.0.1", .port = squatter.port(),
+                       .job_id = "hostile-squat", .flags = {"--join-timeout", "40", "--grace", "1", "--token",
+                                                            "real-tok"}};
+  auto node1 = dt::start_node(fake_worker_node(job, 1, {}, {"--print-env"}));
+  ASSERT_TRUE(node1->wait_for_output("could not prove the rendezvous token", 20s)) << node1->output_so_far();
+  squatter.close();
+  auto node0 = dt::start_node(fake_worker_node(job, 0, {}, {"--print-env"}));
+  auto results = wait_job_succeeded(std::move(node0), std::move(node1));
+  EXPECT_EQ(results[1].output.find("203.0.113.66"), std::string::npos) << results[1].output;
+  EXPECT_EQ(env_value(results[1].output, "WORLD_SIZE"), "2") << results[1].output;
 }
 
 TEST(HostileAuth, PeersWithoutARankCannotStopOrEndTheJob) {

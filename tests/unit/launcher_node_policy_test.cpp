@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <string>
+#include <vector>
 
 #include "ddplaunch/base/exit_codes.h"
 #include "policy/node_policy.h"
@@ -326,6 +327,52 @@ TEST(NodePolicy, NoCoordinatorWithinTheWaitEndsTheNode) {
   ASSERT_TRUE(find<Finish>(over));
   EXPECT_EQ(find<Finish>(over)->exit_code, kExitFailure);
   EXPECT_NE(logs(over).find("no coordinator took over"), std::string::npos) << logs(over);
+}
+
+// A coordinator that stays away: every failed join is the same loss. The wait armed at the
+// loss is never re-armed (so it ends the node), the joins pause longer each time, and the
+// same address failing again is not said again.
+TEST(NodePolicy, FailedJoinsAfterALossKeepTheFirstWaitAndPauseLongerEachTime) {
+  NodePolicy p = running(1, moving_coordinator());
+  Decisions first = p.on_coordinator_lost("connection reset", false, "10.0.0.7:29400");
+  const auto* wait = find<ArmCoordinatorWait>(first);
+  ASSERT_TRUE(wait);
+  const int serial = wait->serial;
+  ASSERT_TRUE(find<JoinCoordinator>(first));
+  EXPECT_EQ(find<JoinCoordinator>(first)->after_s, 0);
+  std::vector<double> pauses;
+  std::string said;
+  for (int i = 0; i < 6; ++i) {
+    Decisions again = p.on_coordinator_lost("connection refused", false, "10.0.0.7:29400");
+    EXPECT_FALSE(find<ArmCoordinatorWait>(again)) << "join " << i << " re-armed the wait";
+    ASSERT_TRUE(find<JoinCoordinator>(again));
+    pauses.push_back(find<JoinCoordinator>(again)->after_s);
+    said += logs(again);
+  }
+  EXPECT_EQ(pauses, (std::vector<double>{1, 2, 4, 8, 8, 8}));
+  EXPECT_EQ(said.find("cannot join the coordinator"), std::string::npos)
+      << "the address of the loss failing again was said again: " << said;
+  Decisions elsewhere = p.on_coordinator_lost("could not prove the rendezvous token", false, "10.0.0.9:29400");
+  EXPECT_NE(logs(elsewhere).find("cannot join the coordinator at 10.0.0.9:29400 yet"), std::string::npos)
+      << logs(elsewhere);
+  EXPECT_TRUE(p.on_coordinator_lost("could not prove", false, "10.0.0.9:29400").size() == 1);  // only the join
+  Decisions over = p.on_coordinator_wait_over(serial);
+  ASSERT_TRUE(find<Finish>(over));
+  EXPECT_EQ(find<Finish>(over)->exit_code, kExitFailure);
+}
+
+// Once a coordinator is joined, a later loss is a new one: a new wait, joins at once again.
+TEST(NodePolicy, ALossAfterAJoinedCoordinatorArmsAFreshWait) {
+  NodePolicy p = running(1, moving_coordinator());
+  const int first = find<ArmCoordinatorWait>(p.on_coordinator_lost("reset", false, "a:1"))->serial;
+  p.on_coordinator_lost("refused", false, "a:1");
+  ASSERT_TRUE(p.take_assignment(2));
+  p.running();
+  Decisions later = p.on_coordinator_lost("reset", false, "b:1");
+  ASSERT_TRUE(find<ArmCoordinatorWait>(later));
+  EXPECT_GT(find<ArmCoordinatorWait>(later)->serial, first);
+  EXPECT_EQ(find<JoinCoordinator>(later)->after_s, 0);
+  EXPECT_TRUE(p.on_coordinator_wait_over(first).empty());
 }
 
 TEST(NodePolicy, ASpareWhoseCoordinatorIsLostJoinsTheNextOneAsALauncher) {

@@ -185,8 +185,9 @@ TEST(RendezvousFrameRoutes, ServerDropsAnUnknownKindBeforeAJoinAndIgnoresItAfter
   EXPECT_EQ(refused.size(), 1u) << refused.back();
 }
 
-// The node's own case: an unknown kind in place of the greeting loses the master (naming the
-// kind), in place of the proof loses it as unproven, and in session is ignored.
+// The node's own case: an unknown kind in place of the greeting or of the proof is not this
+// job's master (reported, naming the kind or the missing proof, and connected to again), and
+// in session is ignored.
 TEST(RendezvousFrameRoutes, NodeLosesAMasterWhoseGreetingIsAnUnknownKind) {
   std::uint16_t port = 0;
   int listener = listen_on_loopback(port);
@@ -202,8 +203,9 @@ TEST(RendezvousFrameRoutes, NodeLosesAMasterWhoseGreetingIsAnUnknownKind) {
   bogus.kind = "bogus";
   const std::string bytes = encode_frame(bogus);
   ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
-  ASSERT_TRUE(run_until(io, [&] { return !node.log->losses.empty(); }));
-  EXPECT_TRUE(contains(node.log->losses[0], "sent 'bogus' instead of a greeting")) << node.log->losses[0];
+  ASSERT_TRUE(run_until(io, [&] { return !node.log->impostors.empty(); }));
+  EXPECT_TRUE(contains(node.log->impostors[0], "sent 'bogus' instead of a greeting")) << node.log->impostors[0];
+  EXPECT_TRUE(node.log->losses.empty());  // not this job's master: connected to again until the join timeout
   ::close(fd);
   ::close(listener);
 }
@@ -219,8 +221,8 @@ TEST(RendezvousFrameRoutes, NodeLosesAMasterThatAnswersItsJoinWithAnUnknownKind)
   o.token = "tok";
   auto node = make_client(io, o);
   node.client->join(facts("n"));
-  ASSERT_TRUE(run_until(io, [&] { return !node.log->losses.empty(); }));
-  EXPECT_TRUE(contains(node.log->losses[0], "could not prove the rendezvous token")) << node.log->losses[0];
+  ASSERT_TRUE(run_until(io, [&] { return !node.log->impostors.empty(); }));
+  EXPECT_TRUE(contains(node.log->impostors[0], "could not prove the rendezvous token")) << node.log->impostors[0];
   EXPECT_TRUE(node.log->assignments.empty());
 }
 

@@ -285,20 +285,66 @@ TEST(RendezvousHandshake, NodeRefusesAMasterThatCannotProveTheToken) {
          return std::vector<Frame>{w, forged_assignment()};
        }},
   };
+  // Refused like a closed port: reported once, connected to again after a pause that grows
+  // (not once per round trip), never obeyed, and named by the join timeout's error.
   for (auto& c : cases) {
     SCOPED_TRACE(c.what);
     boost::asio::io_context io;
-    FakeMaster fake(c.answer);
+    FakeMaster fake(c.answer, /*every_connection=*/true);
     auto co = fast_client(fake.port());
     co.token = "tok";
+    co.join_timeout = 3500ms;
+    co.impostor_retry_first = 500ms;
+    co.impostor_retry_most = 1000ms;
     auto client = make_client(io, co);
     client.client->join(facts("n"));
-    ASSERT_TRUE(run_until(io, [&] { return !client.log->losses.empty() || !client.log->assignments.empty(); }));
+    ASSERT_TRUE(run_until(io, [&] { return !client.log->losses.empty() || !client.log->assignments.empty(); },
+                          10000ms));
     EXPECT_TRUE(client.log->assignments.empty());
-    ASSERT_FALSE(client.log->losses.empty());
+    ASSERT_EQ(client.log->impostors.size(), 1u);
+    EXPECT_TRUE(contains(client.log->impostors[0], "could not prove the rendezvous token")) << client.log->impostors[0];
+    EXPECT_TRUE(contains(client.log->impostors[0], "127.0.0.1:" + std::to_string(fake.port())))
+        << client.log->impostors[0];
+    // 3.5 s with pauses of 0.5, 1, 1, 1 s: four or five connections (without the pause: hundreds).
+    EXPECT_GE(fake.connections(), 3);
+    EXPECT_LE(fake.connections(), 6);
+    ASSERT_EQ(client.log->losses.size(), 1u);
     EXPECT_TRUE(contains(client.log->losses[0], "could not prove the rendezvous token")) << client.log->losses[0];
-    EXPECT_TRUE(contains(client.log->losses[0], "127.0.0.1:" + std::to_string(fake.port()))) << client.log->losses[0];
   }
+}
+
+// A squatter held the port first; once the real master has it, the node joins it.
+TEST(RendezvousHandshake, NodeJoinsTheRealMasterAfterAnImpostorLeftThePort) {
+  boost::asio::io_context io;
+  FakeMaster fake(
+      [](const Frame&, const std::string&) {
+        Frame w;
+        w.kind = "welcome";
+        w.fields["proof"] = std::string(64, '0');
+        return std::vector<Frame>{w, forged_assignment()};
+      },
+      /*every_connection=*/true);
+  const std::uint16_t port = fake.port();
+  auto co = fast_client(port);
+  co.token = "tok";
+  co.impostor_retry_first = 300ms;
+  co.impostor_retry_most = 300ms;
+  auto client = make_client(io, co);
+  client.client->join(facts("n"));
+  ASSERT_TRUE(run_until(io, [&] { return fake.connections() >= 2; }));
+  fake.close();
+  // The node closes its end of the squatter's last connection (else that connection holds the
+  // port, as a real master's bind retries ride out).
+  run_for(io, 200ms);
+  ServerLog log;
+  auto so = fast_server(1);
+  so.token = "tok";
+  Server server(io, so, log.callbacks());
+  ASSERT_EQ(server.listen("127.0.0.1", port), "");
+  ASSERT_TRUE(run_until(io, [&] { return !client.log->assignments.empty() || !client.log->losses.empty(); }));
+  ASSERT_EQ(client.log->assignments.size(), 1u) << (client.log->losses.empty() ? "" : client.log->losses[0]);
+  EXPECT_NE(client.log->assignments[0].worker_master_addr, "203.0.113.66");
+  EXPECT_EQ(client.log->impostors.size(), 1u);
 }
 
 TEST(RendezvousHandshake, StatusQueryRefusesAMasterThatCannotProveTheToken) {

@@ -149,4 +149,24 @@ std::string EtcdCluster::move_leader(int member) {
 
 std::string EtcdCluster::log(int member) const { return members_.at(member)->output_so_far(); }
 
+std::vector<std::string> etcd_launcher_argv(const EtcdLauncher& l) {
+  std::vector<std::string> argv{l.launcher, "--rdzv-backend", "etcd", "--rdzv-endpoint", l.endpoints};
+  if (!l.job_id.empty()) argv.insert(argv.end(), {"--rdzv-id", l.job_id});
+  argv.insert(argv.end(), {"--nnodes", std::to_string(l.nodes), "--spares", std::to_string(l.spares),
+                           "--nproc-per-node", "1", "--rdzv-conf",
+                           "lease_ttl=2,coordinator_port=" + std::to_string(free_tcp_port()), "--heartbeat-interval",
+                           "0.2", "--heartbeat-timeout", "2", "--grace", "1", "--no-peer-probe", "--history-file",
+                           "off"});
+  argv.insert(argv.end(), l.flags.begin(), l.flags.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), l.program.begin(), l.program.end());
+  return argv;
+}
+
+RunResult run_etcdctl(const std::string& endpoints, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{kEtcdctlBinary, "--endpoints", endpoints};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, std::chrono::seconds(20), {{"ETCDCTL_API", "3"}});
+}
+
 }  // namespace ddplaunch::testing

@@ -32,6 +32,24 @@ struct EtcdServerTls {
   std::string client_ca;  // "" = any client
 };
 
+// One launcher of an etcd job on this host: its own coordinator port (the launchers share one
+// host), a 2 s lease, the heartbeats of the membership tests, a quick stop, and no run history
+// (a past run's step times would seed the hang watch, and the deadlines shown would depend on
+// earlier tests). `flags` come after these (later flags win), then `-- program`.
+struct EtcdLauncher {
+  std::string launcher;   // the ddplaunch binary
+  std::string endpoints;  // EtcdCluster::endpoints()
+  std::string job_id;     // "" gives no --rdzv-id
+  int nodes = 2;
+  int spares = 0;
+  std::vector<std::string> flags{};
+  std::vector<std::string> program{};
+};
+std::vector<std::string> etcd_launcher_argv(const EtcdLauncher& launcher);
+
+// etcdctl (v3 API) against `endpoints`, bounded to 20 s.
+RunResult run_etcdctl(const std::string& endpoints, const std::vector<std::string>& args);
+
 class EtcdCluster {
  public:
   EtcdCluster() = default;

@@ -23,6 +23,11 @@ struct ClientOptions {
   std::uint16_t port = 0;
   std::chrono::milliseconds connect_timeout{5000}, join_timeout{300000}, retry_interval{500},
       heartbeat_interval{1000}, heartbeat_timeout{10000};
+  // After a peer that answered but is not this job's master (it could not prove the token,
+  // or it does not speak the rendezvous protocol): the first pause before connecting again,
+  // doubled after each such answer up to the last. A squatter or impostor on the port costs
+  // one connection per pause, not one per round trip.
+  std::chrono::milliseconds impostor_retry_first{1000}, impostor_retry_most{5000};
   std::size_t max_frame_bytes = 1 << 20;
   // Addition, for tests of the version check only: the protocol version this client claims.
   int protocol_version = kProtocolVersion;
@@ -36,6 +41,9 @@ struct ClientCallbacks {
   // Connection lost / heartbeat timeout / join timeout / could not connect (with host:port).
   std::function<void(const std::string& why)> on_lost;
   std::function<void(int joined, int expected, const std::vector<std::string>& missing)> on_progress;
+  // A peer answered on the master's port but is not this job's master; the client connects
+  // again until the join timeout. Called when the reason differs from the last one reported.
+  std::function<void(const std::string& why)> on_impostor;
 };
 
 // After on_refused or on_lost the client is closed; no callback fires after close().
