@@ -1,45 +1,68 @@
 // spdlog configuration shared by every part of the launcher.
 #include "log_setup.h"
 
+#include <unistd.h>
+
 #include <memory>
+#include <string>
+#include <string_view>
 #include <mutex>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/base_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "output/live_status_line.h"
+#include "output/terminal_writer.h"
 #include "output/prompt_line.h"
 
 namespace ddplaunch {
 
 namespace {
-// The colour sink on stderr, after erasing the live status line (join progress) so that a
-// log line never continues it.
-class StatusAwareSink : public spdlog::sinks::base_sink<std::mutex> {
+// Log lines go through the terminal queue (output/terminal_writer.h: a terminal nobody reads
+// never stops the event loop), after the live status line (join progress) is erased so that a
+// log line never continues it, and below the debugger's prompt. The level is coloured as
+// spdlog's colour sink does when stderr is a terminal.
+class TerminalSink : public spdlog::sinks::base_sink<std::mutex> {
  public:
-  StatusAwareSink() : inner_(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()) {}
+  TerminalSink() : colors_(::isatty(STDERR_FILENO) == 1) {}
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(msg, formatted);
+    std::string_view text(formatted.data(), formatted.size());
+    std::string line;
+    if (colors_ && msg.color_range_end > msg.color_range_start && msg.color_range_end <= text.size()) {
+      line.append(text.substr(0, msg.color_range_start)).append(color_of(msg.level));
+      line.append(text.substr(msg.color_range_start, msg.color_range_end - msg.color_range_start)).append("\033[m");
+      line.append(text.substr(msg.color_range_end));
+    } else {
+      line.assign(text);
+    }
     stderr_status_line().erase();
     ScopedPromptHide below_the_prompt;
-    inner_->log(msg);
+    terminal_write(STDERR_FILENO, line);
   }
-  void flush_() override { inner_->flush(); }
-  void set_pattern_(const std::string& pattern) override { inner_->set_pattern(pattern); }
-  void set_formatter_(std::unique_ptr<spdlog::formatter> formatter) override {
-    inner_->set_formatter(std::move(formatter));
-  }
+  void flush_() override {}
 
  private:
-  std::shared_ptr<spdlog::sinks::sink> inner_;
+  static std::string_view color_of(spdlog::level::level_enum level) {
+    switch (level) {
+      case spdlog::level::info: return "\033[32m";
+      case spdlog::level::warn: return "\033[33m\033[1m";
+      case spdlog::level::err: return "\033[31m\033[1m";
+      case spdlog::level::critical: return "\033[1m\033[41m";
+      case spdlog::level::debug: return "\033[36m";
+      default: return "\033[37m";
+    }
+  }
+  const bool colors_;
 };
 }  // namespace
 
 void init_logging() {
-  auto logger = std::make_shared<spdlog::logger>("ddplaunch", std::make_shared<StatusAwareSink>());
+  auto logger = std::make_shared<spdlog::logger>("ddplaunch", std::make_shared<TerminalSink>());
   spdlog::register_logger(logger);
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%H:%M:%S.%e ddplaunch %^%l%$: %v");

@@ -31,6 +31,7 @@
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/rendezvous/client.h"
+#include "ddplaunch/rendezvous/printable.h"
 #include "env/worker_environment.h"
 #include "ddplaunch/base/exit_codes.h"
 #include "ddplaunch/contract.h"
@@ -97,7 +98,7 @@ int print_status(const LaunchConfig& config) {
                       : "");
     return 1;
   }
-  std::fputs(text.c_str(), stdout);
+  std::fputs(rendezvous::printable_lines(text).c_str(), stdout);  // the master's text: never raw to the terminal
   return 0;
 }
 
@@ -141,7 +142,7 @@ int print_stacks(const LaunchConfig& config) {
                                                            : "error: " + reply.text);
     return 1;
   }
-  std::fputs(reply.text.c_str(), stdout);
+  std::fputs(rendezvous::printable_lines(reply.text).c_str(), stdout);
   return 0;
 }
 
@@ -230,6 +231,9 @@ int main(int argc, char** argv) {
   // its view of this memory (shared or copied) is clean too.
   const std::vector<std::string> args(argv + 1, argv + argc);
   scrub_token_arguments(argc, argv);
+  // The same for the secrets in the environment block (/proc/PID/environ), read first.
+  Environment env = current_environment();
+  scrub_secret_environment();
 
   // Parse the command line (pure: no thread, no file); --help, --version and the documents
   // made from the option table need nothing more.
@@ -253,7 +257,6 @@ int main(int argc, char** argv) {
   if (!cl.errors.empty()) return fail(cl.errors);
 
   // Fan-out: one ddplaunch per host over ssh; this one only checks, starts and relays.
-  Environment env = current_environment();
   if (cl.fanout.requested()) return fanout::run_fanout(cl, env);
   if (cl.token_stdin) {  // a fan-out's node: the token comes as stdin's first line, never in argv
     fanout::TokenLine line = fanout::read_token_line(STDIN_FILENO, std::chrono::seconds(30));
@@ -327,7 +330,7 @@ int main(int argc, char** argv) {
   plan.nproc = *nproc;
   plan.gpu_count = gpus.count;
   plan.base_env = env;
-  plan.base_env.erase("DDPLAUNCH_TOKEN");  // the launcher's secret, not the workers'
+  for (const char* secret : kSecretVariables) plan.base_env.erase(secret);  // the launcher's, not the workers'
   for (const auto& note : add_shim_environment(config.shim, config.program, plan.base_env)) spdlog::warn("{}", note);
   if (config.debug) plan.base_env[contract::kDebugTimeoutSeconds] = "86400";
   if (config.post_mortem) plan.base_env[contract::kPostMortemSeconds] = fmt::format("{:g}", config.post_mortem_timeout_s);

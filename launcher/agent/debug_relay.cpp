@@ -12,6 +12,7 @@
 #include "debug/console_relay.h"
 #include "output/prompt_line.h"
 #include "output/worker_output.h"
+#include "output/terminal_writer.h"
 
 namespace ddplaunch {
 
@@ -44,7 +45,7 @@ class DebugRelay::Screens : public debug::ConsoleScreen {
     const std::string out =
         debug::prefix_each_line(lines, place_ == ConsolePlace::Fanout ? debug::kConsoleLineMark : std::string_view());
     ScopedPromptHide below_the_prompt;
-    write_fully(STDOUT_FILENO, out);
+    terminal_write(STDOUT_FILENO, out);
   }
 
   void set_prompt(std::optional<std::string> prompt) override {
@@ -52,7 +53,7 @@ class DebugRelay::Screens : public debug::ConsoleScreen {
     if (terminal_) return terminal_->set_prompt(std::move(prompt));
     if (place_ != ConsolePlace::Fanout || prompt == shown_) return;
     shown_ = prompt;
-    write_fully(STDOUT_FILENO, prompt ? std::string(debug::kPromptMark) + *prompt + "\n"
+    terminal_write(STDOUT_FILENO, prompt ? std::string(debug::kPromptMark) + *prompt + "\n"
                                       : std::string(debug::kNoPromptMark) + "\n");
   }
 

@@ -4,6 +4,10 @@
 // (then the seat is lost), the lease by its TTL (LeaseKeeper).
 #include "agent/etcd_seat.h"
 
+#include "agent/saved_run.h"
+#include "ddplaunch/rendezvous/printable.h"
+#include "ddplaunch/rendezvous/token_proof.h"
+
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,6 +17,9 @@
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
+#include "ddplaunch/rendezvous/printable.h"
+#include "ddplaunch/rendezvous/token_proof.h"
+#include "agent/saved_run.h"
 #include "etcd/endpoints.h"
 
 namespace ddplaunch {
@@ -88,6 +95,7 @@ EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> cl
       prefix_("/ddplaunch/" + config.job_id + "/"),
       election_(prefix_ + "coordinator"),
       hostname_(std::move(hostname)),
+      token_(config.token),
       ttl_(std::max<long>(1, static_cast<long>(round_half_away(config.etcd.lease_ttl_s)))),
       confirm_bound_(seconds_to_ms(config.join_timeout_s)),
       retry_(io),
@@ -157,13 +165,17 @@ void EtcdSeat::on_won(etcd::LeaderKey key) {
     if (!state) return lose("cannot read the job's state from etcd after winning the election: " + state.error);
     std::optional<std::string> value;
     if (!state->kvs.empty()) value = state->kvs.front().value;
-    callbacks_.on_elected(std::move(value));
+    TakeOver take_over = take_over_saved_run(value, known_run_, token_, prefix_ + "state",
+                                             [] { return rendezvous::random_nonce().substr(0, 32); });
+    if (!take_over.note.empty()) spdlog::warn("{}", take_over.note);
+    run_ = std::move(take_over.run);
+    callbacks_.on_elected(std::move(take_over.policy));
   });
 }
 
 void EtcdSeat::publish(const std::string& address) {
   if (!leader_) return;
-  client_->proclaim(*leader_, address, [this, alive = alive_, address](Result<etcd::Revision> done) {
+  client_->proclaim(*leader_, seal_coordinator_address(address, token_, leader_->key), [this, alive = alive_, address](Result<etcd::Revision> done) {
     if (!*alive || stopped_) return;
     if (!done) return lose("cannot publish the coordinator's address " + address + " in etcd: " + done.error);
     spdlog::info("the coordinator listens on {} (published in etcd)", address);
@@ -200,7 +212,17 @@ void EtcdSeat::read_leader() {
     }
     last_error_.clear();
     if (!*leader || (*leader)->value.empty()) return;  // no leader, or not published yet
-    const std::string& address = (*leader)->value;
+    const std::optional<std::string> opened = open_coordinator_address((*leader)->value, token_, (*leader)->key);
+    if (!opened) {  // not followed: said once per key; the coordinator wait bounds what follows
+      if (ignored_leader_ != (*leader)->key)
+        spdlog::error("etcd names a coordinator under {} whose address is not sealed with this job's token: it was "
+                      "not written by a launcher of this job (anyone with write access to {} can do this), so this "
+                      "launcher does not join it",
+                      rendezvous::printable((*leader)->key), prefix_);
+      ignored_leader_ = (*leader)->key;
+      return;
+    }
+    const std::string& address = *opened;
     const std::int64_t revision = (*leader)->create_revision;
     if (revision < followed_revision_ || (revision == followed_revision_ && address == followed_address_)) return;
     followed_revision_ = revision;
@@ -210,7 +232,7 @@ void EtcdSeat::read_leader() {
 }
 
 void EtcdSeat::save_state(std::string state, std::function<void()> confirmed) {
-  if (!leader_ || stopped_) return;
+  if (!leader_ || stopped_ || ending_) return;
   pending_state_ = std::move(state);
   if (confirmed) pending_confirmations_.push_back(std::move(confirmed));
   if (!writing_) write_state();
@@ -221,7 +243,8 @@ void EtcdSeat::write_state() {
   writing_ = true;
   etcd::Txn txn;
   txn.compare.push_back(etcd::Compare::still_leader(*leader_));
-  txn.success.push_back(etcd::TxnOp::put(prefix_ + "state", *pending_state_));
+  txn.success.push_back(etcd::TxnOp::put(prefix_ + "state", seal_saved_run({run_, *pending_state_}, token_,
+                                                                           prefix_ + "state")));
   std::string written = std::move(*pending_state_);
   pending_state_.reset();
   writing_confirmations_ = std::move(pending_confirmations_);
@@ -229,6 +252,7 @@ void EtcdSeat::write_state() {
   client_->txn(std::move(txn), [this, alive = alive_, written](Result<etcd::TxnResult> done) mutable {
     if (!*alive || stopped_) return;
     writing_ = false;
+    if (ending_) return remove_state();
     if (done && !done->succeeded)
       return lose("another launcher leads the job now (this one's leader key is gone from etcd): "
                   "this coordinator stops acting");
@@ -279,6 +303,26 @@ void EtcdSeat::lose(const std::string& why) {
   leader_.reset();
   stop();
   if (callbacks_.on_lost) callbacks_.on_lost(why);
+}
+
+void EtcdSeat::end_run() {
+  if (stopped_ || !leader_) return stop();
+  ending_ = true;  // no state is written any more; one in flight is let finish first
+  pending_state_.reset();
+  if (!writing_) remove_state();
+}
+
+void EtcdSeat::remove_state() {
+  etcd::Txn txn;
+  txn.compare.push_back(etcd::Compare::still_leader(*leader_));
+  txn.success.push_back(etcd::TxnOp::erase(prefix_ + "state"));
+  // The lease goes after the removal (it holds the leader key the removal is fenced by).
+  client_->txn(std::move(txn), [this, alive = alive_, key = prefix_ + "state"](Result<etcd::TxnResult> done) {
+    if (!done) spdlog::warn("could not remove the job's state {} from etcd at the end ({}): remove it with `etcdctl "
+                            "del {}`, or the next run under this id starts afresh over it",
+                            key, done.error, key);
+    if (*alive) stop();
+  });
 }
 
 void EtcdSeat::stop() {

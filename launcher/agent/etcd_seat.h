@@ -9,7 +9,10 @@
 // Keys under /ddplaunch/<job id>/:
 //   launchers/<lease hex>   this launcher's host and pid (bound to its lease: gone with it)
 //   coordinator/<lease hex> the election (etcd's election API; value: "HOST:PORT" once published)
-//   state                   the JobPolicy's state document (written only by the leader: fenced)
+//   state                   the JobPolicy's state document in its run's envelope (saved_run.h;
+//                           written only by the leader: fenced; removed, fenced, when the job ends)
+// With a token, the published address and the state are sealed with it (saved_run.h): a writer
+// without the token cannot name a coordinator or plant a state the launchers act on.
 #pragma once
 
 #include <functional>
@@ -69,6 +72,14 @@ class EtcdSeat {
   // the proof that this launcher still leads. While etcd does not answer, writes are retried
   // and `confirmed` waits; a write that finds another leader loses the seat instead.
   void save_state(std::string state, std::function<void()> confirmed = {});
+  // The run this launcher took part in (every assignment names it): an elected coordinator
+  // resumes the saved state only when it is this run's.
+  void joined_run(const std::string& run) { if (!run.empty()) known_run_ = run; }
+  // The run this launcher coordinates, once elected (the saved one's, or a fresh nonce).
+  const std::string& run() const { return run_; }
+  // The job ended under this coordinator: remove the job's state from etcd (fenced by the
+  // leader key: a coordinator that lost its seat removes nothing), then stop().
+  void end_run();
   // This launcher's election revision while it leads (0: not leading).
   std::int64_t leader_revision() const { return leader_ ? leader_->rev : 0; }
   const std::string& prefix() const { return prefix_; }
@@ -87,10 +98,15 @@ class EtcdSeat {
   void read_leader();
   void write_state();
   void lose(const std::string& why);
+  void remove_state();  // end_run's fenced removal, then stop()
 
   boost::asio::io_context& io_;
   std::shared_ptr<etcd::Client> client_;
   std::string prefix_, election_, hostname_;
+  std::string token_;      // seals the published address and the state ("" = unsealed)
+  std::string known_run_;  // the run this launcher took part in
+  std::string run_;        // the run this launcher coordinates, once elected
+  std::string ignored_leader_;  // the last leader key whose address was not sealed right (said once)
   std::chrono::seconds ttl_;
   std::chrono::milliseconds confirm_bound_;  // a generation start waits this long for etcd at most
   std::optional<std::chrono::steady_clock::time_point> unconfirmed_since_;
@@ -108,6 +124,7 @@ class EtcdSeat {
   std::optional<std::string> pending_state_;       // the next state to write
   std::vector<std::function<void()>> pending_confirmations_, writing_confirmations_;
   bool writing_ = false;
+  bool ending_ = false;  // end_run: the state is removed once no write is in flight
   bool stopped_ = false;
   std::string last_error_;                         // the last etcd error, for status
   std::string unreachable_;                        // why etcd does not answer ("" = it does)

@@ -15,6 +15,7 @@
 #include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/preflight/port.h"
 #include "ddplaunch/base/time_units.h"
+#include "output/terminal_writer.h"
 
 namespace ddplaunch {
 
@@ -114,6 +115,7 @@ void JobCoordinator::carry_out_plan(const decision::PlanGeneration& chosen) {
   plan.worker_master_port = port;
   plan.timeout_s = chosen.timeout_s;
   plan.run_id = c.job_id;
+  plan.run_nonce = settings_.run_nonce;
   int world = 0;
   for (const auto& n : *planning_nodes_) world += n.facts.nproc;
   start_hang_watch(generation, world);
@@ -330,8 +332,7 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
         if (server_) server_->broadcast(messages::encode(start.generation, messages::ProbeVerdict{start.ifname}));
       },
       [](const decision::PrintTable& table) {
-        std::fputs(table.text.c_str(), stdout);
-        std::fflush(stdout);
+        terminal_write(STDOUT_FILENO, table.text);
       },
   }, d);
 }

@@ -42,6 +42,7 @@ struct CoordinatorSettings {
   bool elected = false;
   std::function<void(std::string state, std::function<void()> confirmed)> save_state;
   std::optional<std::string> restored_state;
+  std::string run_nonce;  // etcd: the run's own id, carried by every assignment
 };
 
 // Run history (issue 17, job_coordinator_hang.cpp): what past runs of this job (same
@@ -53,6 +54,8 @@ HangSettings hang_settings(const CoordinatorSettings& settings, const HistorySee
 
 class JobCoordinator {
  public:
+  // The job is over (job_end sent, or the job refused): nothing more will be decided.
+  bool job_ended() const { return policy_.phase() == JobPhase::Ended; }
   JobCoordinator(boost::asio::io_context& io, CoordinatorSettings settings);
   void attach(rendezvous::Server& server) { server_ = &server; }
   // etcd: after attach, a coordinator elected with the last one's state takes the job over.

@@ -56,14 +56,14 @@ std::string text_field(const rendezvous::Message& m, const std::string& key, con
   return rendezvous::printable(field(m, key, fallback));
 }
 std::string lines_field(const rendezvous::Message& m, const std::string& key, const std::string& fallback = "") {
-  const std::string text = field(m, key, fallback);
-  std::string out;
-  for (std::size_t start = 0; start < text.size();) {  // each line, its '\n' kept as it was
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    out += rendezvous::printable(std::string_view(text).substr(start, end - start));
-    if (end < text.size()) out += '\n';
-    start = end + 1;
-  }
+  return rendezvous::printable_lines(field(m, key, fallback));
+}
+
+// Free text logged as one entry (a reason, a problem): its lines made printable and every line
+// after the first indented, so that none can pass for a log line of this launcher.
+std::string entry_field(const rendezvous::Message& m, const std::string& key, const std::string& fallback = "") {
+  std::string out = lines_field(m, key, fallback);
+  for (std::size_t at = out.find('\n'); at != std::string::npos; at = out.find('\n', at + 1)) out.insert(at + 1, "    ");
   return out;
 }
 
@@ -150,7 +150,7 @@ rendezvous::Message encode(long generation, const NodeProblem& p) {
 }
 std::optional<NodeProblem> decode_node_problem(const rendezvous::Message& m) {
   if (!is(m, Kind::NodeProblem)) return std::nullopt;
-  return NodeProblem{lines_field(m, "message", "unspecified problem"), int_field(m, "exit_code", 1)};
+  return NodeProblem{entry_field(m, "message", "unspecified problem"), int_field(m, "exit_code", 1)};
 }
 
 rendezvous::Message encode(long generation, const NodeReport& p) {
@@ -207,7 +207,7 @@ rendezvous::Message encode(long generation, const Restart& p) {
 }
 std::optional<Restart> decode_restart(const rendezvous::Message& m) {
   if (!is(m, Kind::Restart)) return std::nullopt;
-  return Restart{lines_field(m, "reason")};
+  return Restart{entry_field(m, "reason")};
 }
 
 rendezvous::Message encode(long generation, const Stop& p) {
@@ -215,7 +215,7 @@ rendezvous::Message encode(long generation, const Stop& p) {
 }
 std::optional<Stop> decode_stop(const rendezvous::Message& m) {
   if (!is(m, Kind::Stop)) return std::nullopt;
-  return Stop{field(m, "reason"), int_field(m, "exit_code", 1)};
+  return Stop{entry_field(m, "reason"), int_field(m, "exit_code", 1)};
 }
 
 rendezvous::Message encode(long generation, const JobEnd& p) {
@@ -287,7 +287,7 @@ rendezvous::Message encode(long generation, const Standby& p) {
 }
 std::optional<Standby> decode_standby(const rendezvous::Message& m) {
   if (!is(m, Kind::Standby)) return std::nullopt;
-  return Standby{lines_field(m, "reason")};
+  return Standby{entry_field(m, "reason")};
 }
 
 rendezvous::Message encode(long generation, const CollectStacks& p) {

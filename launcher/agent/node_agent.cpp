@@ -107,6 +107,7 @@ NodeAgent::~NodeAgent() {
 void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   const bool first = policy_.state() == NodeState::Joining;
   if (!policy_.take_assignment(static_cast<long>(a.generation))) return;
+  if (seat_) seat_->joined_run(a.run_nonce);
   node_rank_ = a.node_rank;
   set_log_node(a.node_rank, a.node_count);
   if (policy_.leave_spare()) {
@@ -295,7 +296,10 @@ void NodeAgent::finish(int exit_code) {
   if (coordinator_) coordinator_->close();
   if (client_) client_->close();
   if (server_) server_->close();  // flushes job_end to the other nodes, bounded
-  if (seat_) seat_->stop();       // etcd: the registration and any candidacy go at once
+  // etcd: the registration and any candidacy go at once; a job that ended under this
+  // coordinator leaves no state behind for a later run under the same id.
+  if (seat_ && coordinator_ && coordinator_->job_ended()) seat_->end_run();
+  else if (seat_) seat_->stop();
 }
 
 // An outer agent (TorchX, Kubeflow, a scheduler) reads the root cause from the

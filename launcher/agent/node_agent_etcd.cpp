@@ -9,6 +9,7 @@
 #include "agent/node_agent.h"
 #include "ddplaunch/base/exit_codes.h"
 #include "ddplaunch/base/time_units.h"
+#include "ddplaunch/rendezvous/printable.h"
 
 namespace ddplaunch {
 
@@ -22,6 +23,11 @@ std::string NodeAgent::start_etcd() {
   auto seat = EtcdSeat::create(io_, plan_.config, plan_.hostname);
   if (!seat) return seat.error;
   seat_ = std::move(*seat.value);
+  if (plan_.config.token.empty())  // every launcher says it: any of them may be elected or misled
+    spdlog::warn("no rendezvous token: anyone who can write under {} in etcd can name this job's coordinator (and "
+                 "send its workers elsewhere), and anyone who reaches the coordinator's port can join; set "
+                 "DDPLAUNCH_TOKEN or --token-file on every launcher",
+                 seat_->prefix());
   open_peer_probe();
   wait_for_signals();
   seat_->start(
@@ -37,7 +43,8 @@ std::string NodeAgent::start_etcd() {
           },
       },
       [this](const std::string& error) {
-        if (error.empty() || policy_.finished()) return;
+        if (policy_.finished()) return;
+        if (error.empty()) return carry_out(policy_.await_first_coordinator());
         spdlog::error("{}", error);
         finish(kExitConfigError);
       });
@@ -63,7 +70,7 @@ void NodeAgent::on_coordinator(const std::string& address, std::int64_t revision
   if (policy_.finished()) return;
   coordinator_address_ = address;
   coordinator_revision_ = revision;
-  spdlog::info("etcd: the job's coordinator is at {} (election revision {})", address, revision);
+  spdlog::info("etcd: the job's coordinator is at {} (election revision {})", rendezvous::printable(address), revision);
   if (client_ && connected_revision_ == revision) return;
   if (policy_.state() == NodeState::Joining) return join_coordinator();  // not in yet: this one, now
   if (client_)  // joined to an older coordinator: superseded (it may be partitioned, not dead)
@@ -83,7 +90,7 @@ void NodeAgent::join_coordinator() {
   if (client_ && connected_revision_ == coordinator_revision_) return;
   retire_client();
   auto endpoint = parse_host_port(coordinator_address_);
-  if (!endpoint) return on_seat_lost("etcd holds a malformed coordinator address '" + coordinator_address_ + "'");
+  if (!endpoint) return on_seat_lost("etcd holds a malformed coordinator address '" + rendezvous::printable(coordinator_address_) + "'");
   connected_revision_ = coordinator_revision_;
   join_master(endpoint->host, endpoint->port, coordinator_revision_);
 }

@@ -106,6 +106,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
       seat->save_state(std::move(state), std::move(confirmed));
     };
     settings.restored_state = restored_state_;
+    settings.run_nonce = seat_->run();
   }
   coordinator_ = std::make_unique<JobCoordinator>(io_, settings);
   rendezvous::ServerOptions options;

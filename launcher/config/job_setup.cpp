@@ -111,9 +111,9 @@ void resolve_etcd_password(const Environment& env, LaunchConfig& config, JobSetu
 }  // namespace
 
 std::string default_job_id(const LaunchConfig& config) {
-  // etcd: the same default on every launcher of the job (torchrun defaults its rdzv_id alike; two
-  // jobs on one etcd need their own --rdzv-id).
-  if (etcd_enabled(config)) return "ddplaunch@etcd";
+  // etcd: none. Every launcher of a run must give the same id, and no two runs one id (the
+  // job's state in etcd would carry over), which no default can promise outside a scheduler.
+  if (etcd_enabled(config)) return "";
   if (config.standalone || config.master.empty()) return fmt::format("standalone-{}", getpid());
   return "ddplaunch@" + config.master;
 }

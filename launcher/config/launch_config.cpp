@@ -3,10 +3,13 @@
 
 #include "output/stream_routing.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
 #include <fmt/format.h>
+
+#include "ddplaunch/rendezvous/types.h"
 
 namespace ddplaunch {
 
@@ -75,7 +78,12 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   if (c.standalone) {
     need(c.nodes == 1, fmt::format("--standalone runs one node, but nodes = {}; drop --standalone or use --nodes 1", c.nodes));
   } else if (etcd_enabled(c)) {
-    // the elected launcher hosts the rendezvous: nothing to check here (etcd's list: etcd/endpoints)
+    // The elected launcher hosts the rendezvous (etcd's list is checked by etcd/endpoints). The
+    // job's state lives in etcd under its id: one shared by two runs would resume the other's.
+    need(!c.job_id.empty(),
+         "--rdzv-backend etcd needs --rdzv-id ID: the same on every launcher of this run and new for each run (the "
+         "job's state lives in etcd under /ddplaunch/ID/; e.g. --rdzv-id \"train-$(date +%Y%m%d-%H%M%S)\" computed "
+         "once and given to every launcher). Under Slurm the job and step id is used by default");
   } else if (c.nodes > 1 || !c.master.empty()) {
     need(!c.master.empty(),
          fmt::format("a {}-node job needs the rendezvous endpoint: pass --master HOST:PORT (HOST = node 0's address)", c.nodes));
@@ -87,6 +95,11 @@ std::vector<std::string> validate(const LaunchConfig& c) {
          fmt::format("worker_port {} is the rendezvous port of --master {}: the workers' c10d store needs its own "
                      "port; use --worker-port auto",
                      c.worker_port, c.master));
+  need(c.job_id.size() <= rendezvous::kMaxJobIdChars,
+       fmt::format("the job id (--rdzv-id) is {} characters long; at most {} fit the rendezvous and etcd keys",
+                   c.job_id.size(), rendezvous::kMaxJobIdChars));
+  need(std::all_of(c.job_id.begin(), c.job_id.end(), [](char ch) { return ch > ' ' && ch < 0x7f; }),
+       "the job id (--rdzv-id) may hold printable ASCII characters only, no spaces");
   need(c.join_timeout_s > 0, fmt::format("join_timeout_s must be > 0 (got {})", c.join_timeout_s));
   need(c.connect_timeout_s > 0, fmt::format("connect_timeout_s must be > 0 (got {})", c.connect_timeout_s));
   need(c.heartbeat_interval_s > 0, fmt::format("heartbeat_interval_s must be > 0 (got {})", c.heartbeat_interval_s));

@@ -71,9 +71,12 @@ constexpr OptionSpec kOptions[] = {
      .apply = apply_rdzv_backend,
      .help = "c10d/static: node 0's ddplaunch hosts the rendezvous; etcd (or etcd-v2): the launchers elect a "
              "coordinator through etcd at --rdzv-endpoint and replace it when it is lost"},
-    {.key = "job_id", .field = field<&L::job_id>(), .doc = "must match on every node; default derived from `master`",
+    {.key = "job_id", .field = field<&L::job_id>(),
+     .doc = "must match on every node (at most 255 printable characters); default derived from `master`; etcd: "
+            "required, new for each run (Slurm: the job and step id)",
      .names = "--rdzv-id,--job-id,--job", .group = G::Rendezvous, .value_name = "ID", .pet = "PET_RDZV_ID",
-     .help = "job id, the same on every node (default: derived from the endpoint)"},
+     .help = "job id, the same on every node (default: derived from the endpoint; etcd: required, new for each "
+             "run)"},
     {.names = "--rdzv-conf", .group = G::Rendezvous, .kind = K::Custom, .value_name = "K=V,...",
      .pet = "PET_RDZV_CONF", .apply = apply_rdzv_conf,
      .help = "join_timeout/timeout -> --join-timeout, read_timeout -> --connect-timeout, keep_alive_* -> heartbeats; "

@@ -80,6 +80,12 @@ void scrub_token_arguments(int argc, char** argv) {
   }
 }
 
+void scrub_secret_environment() {
+  for (char** entry = environ; entry && *entry; ++entry)
+    for (const char* name : kSecretVariables)
+      if (scrub_after(*entry, std::string(name) + "=")) break;
+}
+
 std::string token_weakness(const std::string& token) {
   constexpr std::size_t kMinLength = 16, kMinDistinct = 8;
   if (token.empty()) return {};

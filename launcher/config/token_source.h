@@ -30,4 +30,12 @@ std::string token_weakness(const std::string& token);
 // forked later copies the clean memory.
 void scrub_token_arguments(int argc, char** argv);
 
+// The launcher's secrets given in its environment (the rendezvous token, the etcd password):
+// never passed to the workers, never forwarded over ssh.
+inline constexpr const char* kSecretVariables[] = {"DDPLAUNCH_TOKEN", "DDPLAUNCH_ETCD_PASSWORD"};
+// Overwrites their values in this process's environment block in place, which is what
+// /proc/PID/environ shows to every process of the user (the workers included). Read the
+// environment first (current_environment): getenv sees the overwritten values afterwards.
+void scrub_secret_environment();
+
 }  // namespace ddplaunch

@@ -9,6 +9,7 @@
 #include "debug/console_commands.h"
 #include "output/prompt_line.h"
 #include "output/worker_output.h"
+#include "output/terminal_writer.h"
 
 namespace ddplaunch {
 
@@ -39,7 +40,7 @@ void ConsoleTerminal::close() {
 
 void ConsoleTerminal::print(std::string_view lines) {
   ScopedPromptHide below_the_prompt;
-  write_fully(STDOUT_FILENO, lines);
+  terminal_write(STDOUT_FILENO, lines);
 }
 
 void ConsoleTerminal::set_prompt(std::optional<std::string> prompt) {
@@ -85,13 +86,13 @@ void ConsoleTerminal::on_keys(std::string_view bytes) {
         // The prompt and the line stay on the screen as typed; the console answers below.
         const std::string committed = *prompt_ + event.line + "\n";
         stdout_prompt_line().show("");
-        write_fully(STDOUT_FILENO, committed);
+        terminal_write(STDOUT_FILENO, committed);
         prompt_ = std::string();  // until the console shows its next prompt; keys typed meanwhile are kept
         if (input_.on_line) input_.on_line(event.line);
         break;
       }
       case EditEvent::Kind::EndOfInput:
-        write_fully(STDOUT_FILENO, "\n");
+        terminal_write(STDOUT_FILENO, "\n");
         if (input_.on_end_of_input) input_.on_end_of_input();
         break;
       case EditEvent::Kind::Interrupt:

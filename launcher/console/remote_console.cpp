@@ -20,6 +20,7 @@
 #include "console/console_terminal.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "output/worker_output.h"
+#include "output/terminal_writer.h"
 
 namespace ddplaunch {
 
@@ -110,14 +111,14 @@ int run_remote_console(const RemoteConsoleTarget& target) {
     }
     if (!next.text.empty()) {
       if (terminal) terminal->print(next.text);
-      else write_fully(STDOUT_FILENO, next.text);
+      else terminal_write(STDOUT_FILENO, next.text);
     }
     offset = next.end;
     std::optional<std::string> prompt = next.has_prompt ? std::optional<std::string>(next.prompt) : std::nullopt;
     if (prompt != shown_prompt) {
       shown_prompt = prompt;
       if (terminal) terminal->set_prompt(prompt);
-      else if (prompt && !prompt->empty()) write_fully(STDOUT_FILENO, *prompt + "\n");
+      else if (prompt && !prompt->empty()) terminal_write(STDOUT_FILENO, *prompt + "\n");
     }
     poll_timer.expires_after(kPollInterval);
     poll_timer.async_wait([&](const boost::system::error_code& ec) {

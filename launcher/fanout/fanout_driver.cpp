@@ -1,6 +1,8 @@
 // The fan-out pipeline: hosts → local config → host checks → master → nodes. See fanout_driver.h.
 #include "fanout/fanout_driver.h"
 
+#include "config/token_source.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -152,7 +154,7 @@ int run_fanout(const CommandLine& cl, const Environment& env) {
   SshCommand ssh = ssh_command(env, config.connect_timeout_s);
   if (!ssh.error.empty()) return fail({ssh.error});
   Environment ssh_env = env;
-  ssh_env.erase("DDPLAUNCH_TOKEN");
+  for (const char* secret : kSecretVariables) ssh_env.erase(secret);
   const std::vector<std::string> ssh_env_strings = to_env_strings(ssh_env);
 
   // Check every host before anything starts.

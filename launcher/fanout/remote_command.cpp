@@ -26,7 +26,9 @@ constexpr std::array kOwnedFlags = {"hosts",  "hostfile",    "include",       "e
                                     "rdzv-endpoint", "master-addr", "master-port", "standalone", "slurm"};
 constexpr std::array kOwnedKeys = {"nodes", "membership.min_nodes", "node_rank", "master", "token", "token_file",
                                    "standalone", "slurm"};
-constexpr std::array kOwnedVariables = {"DDPLAUNCH_TOKEN", "DDPLAUNCH_SSH", "PET_NNODES", "PET_NODE_RANK",
+// (The token reaches each node on its stdin; the etcd password is not sent: the fan-out runs
+// its own rendezvous, and a secret in the ssh command line is in every `ps` of both hosts.)
+constexpr std::array kOwnedVariables = {"DDPLAUNCH_TOKEN", "DDPLAUNCH_ETCD_PASSWORD", "DDPLAUNCH_SSH", "PET_NNODES", "PET_NODE_RANK",
                                         "PET_RDZV_ENDPOINT", "PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_STANDALONE"};
 constexpr std::array kForwardedPrefixes = {"NCCL_", "GLOO_", "TORCH_", "TORCHELASTIC_", "PYTHON", "OMP_", "PET_",
                                            "DDPLAUNCH_"};

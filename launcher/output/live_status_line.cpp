@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "output/worker_output.h"
+#include "output/terminal_writer.h"
 
 namespace ddplaunch {
 
@@ -16,7 +17,7 @@ void LiveStatusLine::show(std::string_view text) {
   std::lock_guard lock(mutex_);
   std::string line(kEraseLine);
   line.append(text.substr(0, text.find('\n')));
-  write_fully(fd_, line);
+  terminal_write(fd_, line);
   shown_ = true;
 }
 
@@ -24,7 +25,7 @@ void LiveStatusLine::erase() {
   if (!shown_) return;
   std::lock_guard lock(mutex_);
   if (!shown_) return;
-  write_fully(fd_, kEraseLine);
+  terminal_write(fd_, kEraseLine);
   shown_ = false;
 }
 

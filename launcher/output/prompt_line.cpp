@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "output/worker_output.h"
+#include "output/terminal_writer.h"
 
 namespace ddplaunch {
 
@@ -17,20 +18,20 @@ void PromptLine::show(std::string rendered) {
   rendered_ = std::move(rendered);
   if (hidden_depth_ > 0) return;
   if (rendered_.empty()) {
-    if (was_drawn) write_fully(fd_, kEraseLine);
+    if (was_drawn) terminal_write(fd_, kEraseLine);
     return;
   }
-  write_fully(fd_, std::string(kEraseLine) + rendered_);
+  terminal_write(fd_, std::string(kEraseLine) + rendered_);
 }
 
 void PromptLine::hide() {
   std::lock_guard lock(mutex_);
-  if (hidden_depth_++ == 0 && !rendered_.empty()) write_fully(fd_, kEraseLine);
+  if (hidden_depth_++ == 0 && !rendered_.empty()) terminal_write(fd_, kEraseLine);
 }
 
 void PromptLine::restore() {
   std::lock_guard lock(mutex_);
-  if (hidden_depth_ > 0 && --hidden_depth_ == 0 && !rendered_.empty()) write_fully(fd_, std::string(kEraseLine) + rendered_);
+  if (hidden_depth_ > 0 && --hidden_depth_ == 0 && !rendered_.empty()) terminal_write(fd_, std::string(kEraseLine) + rendered_);
 }
 
 bool PromptLine::shown() const {

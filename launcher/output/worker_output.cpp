@@ -1,6 +1,8 @@
 // Terminal and log-file output of worker lines.
 #include "output/worker_output.h"
 
+#include "output/terminal_writer.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,13 +107,13 @@ void write_prefixed_line(OutputStream stream, std::string_view prefix, std::stri
   text.append(prefix).append(separator).append(line).append("\n");
   stderr_status_line().erase();
   ScopedPromptHide below_the_prompt;
-  write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
+  terminal_write(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text);
 }
 
 void write_line(OutputStream stream, std::string_view line) {
   std::string text(without_progress_mark(line));
   ScopedPromptHide below_the_prompt;
-  write_fully(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text.append("\n"));
+  terminal_write(stream == OutputStream::Stdout ? STDOUT_FILENO : STDERR_FILENO, text.append("\n"));
 }
 
 RankLogFile& RankLogFile::operator=(RankLogFile&& other) noexcept {

@@ -30,7 +30,15 @@ bool NodePolicy::take_assignment(long generation) {
   if (state_ != NodeState::Joining && state_ != NodeState::Rejoining) return false;
   generation_ = generation;
   coordinator_missing_ = false;
+  joined_once_ = true;
   return true;
+}
+
+void NodePolicy::became_spare() {
+  spare_ = true;
+  coordinator_missing_ = false;
+  joined_once_ = true;
+  ++coordinator_waits_;  // a wait armed for a coordinator is stale now
 }
 
 bool NodePolicy::leave_spare() {
@@ -143,12 +151,19 @@ NodePolicy::Decisions NodePolicy::on_coordinator_lost(const std::string& why, bo
   return out;
 }
 
+NodePolicy::Decisions NodePolicy::await_first_coordinator() {
+  if (!coordinator_moves() || state_ != NodeState::Joining || joined_once_) return {};
+  coordinator_missing_ = true;
+  return {ArmCoordinatorWait{settings_.coordinator_wait_s, ++coordinator_waits_}};
+}
+
 NodePolicy::Decisions NodePolicy::on_coordinator_wait_over(int serial) {
-  if (serial != coordinator_waits_ || state_ != NodeState::Joining) return {};
-  Decisions out{Log{Severity::Error, fmt::format("no coordinator took over within {}: etcd named none this node could "
+  if (serial != coordinator_waits_ || state_ != NodeState::Joining || !coordinator_missing_) return {};
+  Decisions out{Log{Severity::Error, fmt::format("no coordinator {} within {}: etcd named none this node could "
                                                  "join (are the other launchers and etcd up? `etcdctl get --prefix "
                                                  "/ddplaunch/` shows the job's keys); the wait is lease_ttl + "
                                                  "join_timeout (--rdzv-conf)",
+                                                 joined_once_ ? "took over" : "was elected",
                                                  human_duration(settings_.coordinator_wait_s))}};
   append(out, finish(kExitFailure));
   return out;

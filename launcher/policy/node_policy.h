@@ -111,7 +111,7 @@ class NodePolicy {
   bool take_assignment(long generation);
   void probing() { state_ = NodeState::Probing; }
   void running() { state_ = NodeState::Running; }
-  void became_spare() { spare_ = true; }
+  void became_spare();  // admitted as a hot spare: a coordinator exists (any wait for one is over)
   bool leave_spare();  // a spare got a slot: true once
 
   // The master's orders.
@@ -131,6 +131,9 @@ class NodePolicy {
   // `address` is said once.
   Decisions on_coordinator_lost(const std::string& why, bool workers_active, const std::string& address = "");
   Decisions on_coordinator_wait_over(int serial);
+  // etcd: registered; the first coordinator is awaited within the same bound as a lost one's
+  // successor (an election that never ends, or a coordinator nobody can join, ends the node).
+  Decisions await_first_coordinator();
   // etcd: this launcher's own lease is gone (etcd unreachable, or it expired): it may be the
   // partitioned one, so it stops its workers and ends rather than act without a seat.
   Decisions on_seat_lost(const std::string& why, bool workers_active);
@@ -170,7 +173,8 @@ class NodePolicy {
   int refused_probes_ = 0;
   bool spare_ = false;        // joined, kept idle as a hot spare until the master gives it a slot
   int coordinator_waits_ = 0; // serial of the last coordinator wait (older timers are stale)
-  bool coordinator_missing_ = false;  // lost, and none joined since: the wait is armed
+  bool coordinator_missing_ = false;  // lost (or none yet), and none joined since: the wait is armed
+  bool joined_once_ = false;          // an assignment was taken: a coordinator existed
   double join_pause_s_ = 0;           // before the next join while the coordinator is missing
   std::string join_failed_at_;        // the address whose failed join was said last
 };

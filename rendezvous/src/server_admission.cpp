@@ -237,6 +237,7 @@ void Server::Impl::plan_generation() {
   a.worker_master_port = plan.worker_master_port;
   a.timeout_s = plan.timeout_s;
   a.run_id = plan.run_id;
+  a.run_nonce = plan.run_nonce;
   for (std::size_t r = 0; r < records.size(); ++r) {
     a.node_rank = static_cast<int>(r);
     a.rank_offset = offsets[r];

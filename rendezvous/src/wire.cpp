@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
 #include "ddplaunch/rendezvous/printable.h"
+#include "ddplaunch/rendezvous/token_proof.h"
 #include "frame_routes.h"
 
 namespace ddplaunch::rendezvous::detail {
@@ -29,6 +32,15 @@ constexpr std::array<std::pair<FrameKind, std::string_view>, kFrameKindCount> kF
     {FrameKind::HeartbeatAck, kHeartbeatAck},
     {FrameKind::Msg, kMsg},
 }};
+// Host names (letters, digits, '-', '.', '_') and IPv4/IPv6 literals (hex digits, ':', '.', '%'
+// for a zone), at most 255 characters.
+bool is_host_or_ip_literal(const std::string& text) {
+  if (text.empty() || text.size() > 255) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == ':' || c == '%';
+  });
+}
+
 }  // namespace
 
 std::optional<FrameKind> frame_kind(std::string_view name) {
@@ -143,6 +155,8 @@ bool get_int(const Fields& f, const std::string& key, long long min, long long m
 }
 
 constexpr long long kMaxNodes = 1 << 20;
+constexpr double kMaxAssignedTimeoutS = 366.0 * 24 * 3600;  // an init deadline of a year is already absurd
+constexpr std::size_t kMaxRunIdChars = kMaxJobIdChars;
 constexpr long long kMaxProcs = 1 << 16;  // per node: keeps world_size far from int overflow
 
 }  // namespace
@@ -213,6 +227,7 @@ void put_assignment(Frame& frame, const Assignment& a) {
   f["master_port"] = std::to_string(a.worker_master_port);
   f["timeout_s"] = format_double(a.timeout_s);
   f["run_id"] = a.run_id;
+  if (!a.run_nonce.empty()) f["run_nonce"] = a.run_nonce;
 }
 
 bool get_assignment(const Frame& frame, Assignment& out, std::string& error) {
@@ -226,12 +241,29 @@ bool get_assignment(const Frame& frame, Assignment& out, std::string& error) {
       !get_int(f, "master_port", 0, 65535, a.worker_master_port, error))
     return false;
   auto* timeout = find_field(f, "timeout_s");
-  if (!timeout || !parse_double(*timeout, a.timeout_s)) {
-    error = "field 'timeout_s' is missing or not a number";
+  if (!timeout || !parse_double(*timeout, a.timeout_s) || !std::isfinite(a.timeout_s) || a.timeout_s <= 0 ||
+      a.timeout_s > kMaxAssignedTimeoutS) {
+    error = "field 'timeout_s' is missing or not a number of seconds above 0";
     return false;
   }
   a.worker_master_addr = get_or_empty(f, "master_addr");
   a.run_id = get_or_empty(f, "run_id");
+  a.run_nonce = get_or_empty(f, "run_nonce");
+  // What the workers' environment gets: an address that is a host name or an IP literal, and
+  // ids without control characters (a master's text never reaches a terminal or env raw).
+  if (!a.worker_master_addr.empty() && !is_host_or_ip_literal(a.worker_master_addr)) {
+    error = "field 'master_addr' is not a host name or IP address";
+    return false;
+  }
+  if (a.run_id.size() > kMaxRunIdChars || printable(a.run_id) != a.run_id) {
+    error = "field 'run_id' is longer than " + std::to_string(kMaxRunIdChars) + " characters or not printable";
+    return false;
+  }
+  if (a.run_nonce.size() > kNonceHexChars ||
+      !std::all_of(a.run_nonce.begin(), a.run_nonce.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
+    error = "field 'run_nonce' is not a nonce";
+    return false;
+  }
   if (auto* count_text = find_field(f, "n.count")) {
     long long count = 0;
     if (!parse_int(*count_text, 0, kMaxNodes, count)) {

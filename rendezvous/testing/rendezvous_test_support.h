@@ -52,6 +52,16 @@ inline ServerOptions fast_server(int nodes, std::string job = "job-a") {
   return o;
 }
 
+// The plan a test's master answers with: a store address and an init deadline as a real master
+// gives (nodes refuse an assignment without a positive deadline).
+inline JobPlan test_plan() {
+  JobPlan plan;
+  plan.worker_master_addr = "127.0.0.1";
+  plan.worker_master_port = 29500;
+  plan.timeout_s = 60;
+  return plan;
+}
+
 // What one client saw.
 struct ClientLog {
   std::vector<Assignment> assignments;

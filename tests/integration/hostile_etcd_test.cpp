@@ -8,6 +8,7 @@
 #include <csignal>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -62,39 +63,187 @@ TEST(HostileEtcd, ALauncherThatLostItsCoordinatorWhileEtcdIsDownEndsWithinTheWai
   EXPECT_NE(survivor.output.find("no coordinator took over within 7.0 s"), std::string::npos) << survivor.output;
 }
 
-// A coordinator address planted in etcd (lowest revision, so etcd names it) that answers the
-// greeting but cannot prove the token: the launcher connects to it a few times, with a pause
-// that grows, says so once, and ends within lease_ttl + 2 x join_timeout (before: 70,561
-// connections in 16 s, 35,249 log lines, RSS 44 -> 254 MB, and it never ended).
+// An impostor coordinator planted in etcd (lowest revision, so etcd names it) on a job without
+// a token: it greets, then closes without proving anything. The launcher connects to it a few
+// times, with a pause that grows, says so once, and ends within lease_ttl + 2 x join_timeout
+// (before: 70,561 connections in 16 s, 35,249 log lines, RSS 44 -> 254 MB, and it never ended).
+// Every launcher says that without a token etcd's writers control the job.
 TEST(HostileEtcd, AnImpostorCoordinatorPlantedInEtcdCostsAFewConnectionsAndTheLauncherEnds) {
   if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
   EtcdCluster etcd;
   ASSERT_EQ(etcd.start(1), "");
-  rdzv_test::FakeMaster impostor(
-      [](const rdzv_test::Frame&, const std::string&) {
-        rdzv_test::Frame welcome;
-        welcome.kind = "welcome";
-        welcome.fields["proof"] = std::string(64, '0');
-        return std::vector<rdzv_test::Frame>{welcome};
-      },
-      /*every_connection=*/true);
+  rdzv_test::FakeMaster impostor([](const rdzv_test::Frame&, const std::string&) { return std::vector<rdzv_test::Frame>{}; },
+                                 /*every_connection=*/true);
   const std::string job_id = "etcd-impostor-" + std::to_string(getpid());
   RunResult planted = dt::run_etcdctl(etcd.endpoints(), {"put", "/ddplaunch/" + job_id + "/coordinator/1",
                                                          "127.0.0.1:" + std::to_string(impostor.port())});
   ASSERT_EQ(planted.exit_code, 0) << planted.output;
   RunResult r = dt::run_command(
-      dt::etcd_launcher_argv(launcher_of(etcd, job_id, {"--join-timeout", "5", "--token", "etcd-impostor-token"},
-                                         {FAKE_WORKER_BIN})),
-      kJobBound);
+      dt::etcd_launcher_argv(launcher_of(etcd, job_id, {"--join-timeout", "5"}, {FAKE_WORKER_BIN})), kJobBound);
   EXPECT_FALSE(r.timed_out) << r.output;
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("could not prove the rendezvous token"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("no coordinator took over"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("closed the connection without proving"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no coordinator was elected within 7.0 s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("anyone who can write under /ddplaunch/" + job_id + "/ in etcd"), std::string::npos)
+      << r.output;
   EXPECT_LT(r.seconds, 30) << r.output;
   EXPECT_GE(impostor.connections(), 2);
   EXPECT_LE(impostor.connections(), 15) << r.output;
-  EXPECT_LE(dt::count_of(r.output, "could not prove the rendezvous token"), 4) << r.output;
+  EXPECT_LE(dt::count_of(r.output, "closed the connection without proving"), 4) << r.output;
   EXPECT_LT(r.output.size(), 20000u) << r.output;
+}
+
+// With a token, a coordinator address not sealed with it is not followed at all: nothing
+// connects to it, the launcher says why, and ends within the wait (before: workers were sent
+// to the planted MASTER_ADDR, and the job ended "succeeded").
+TEST(HostileEtcd, ACoordinatorAddressPlantedWithoutTheTokenIsNotFollowed) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
+  EtcdCluster etcd;
+  ASSERT_EQ(etcd.start(1), "");
+  rdzv_test::FakeMaster impostor([](const rdzv_test::Frame&, const std::string&) { return std::vector<rdzv_test::Frame>{}; },
+                                 /*every_connection=*/true);
+  const std::string job_id = "etcd-unsealed-" + std::to_string(getpid());
+  RunResult planted = dt::run_etcdctl(etcd.endpoints(), {"put", "/ddplaunch/" + job_id + "/coordinator/1",
+                                                         "127.0.0.1:" + std::to_string(impostor.port())});
+  ASSERT_EQ(planted.exit_code, 0) << planted.output;
+  RunResult r = dt::run_command(dt::etcd_launcher_argv(launcher_of(
+                                    etcd, job_id, {"--join-timeout", "5", "--token", "etcd-unsealed-token-0123456789"},
+                                    {FAKE_WORKER_BIN, "--print-env"})),
+                                kJobBound);
+  EXPECT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("whose address is not sealed with this job's token"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no coordinator was elected within 7.0 s"), std::string::npos) << r.output;
+  EXPECT_EQ(dt::count_of(r.output, "not sealed with this job's token"), 1) << r.output;
+  EXPECT_EQ(impostor.connections(), 0);
+  EXPECT_EQ(r.output.find("MASTER_ADDR="), std::string::npos) << "a worker started:\n" << r.output;
+}
+
+// Both launchers of a 2-node etcd job, to the end.
+std::vector<RunResult> run_two_launchers(const dt::EtcdLauncher& launcher) {
+  std::vector<std::unique_ptr<BackgroundProcess>> launchers;
+  for (int i = 0; i < 2; ++i) launchers.push_back(start_launcher(launcher));
+  std::vector<RunResult> results;
+  for (auto& l : launchers) results.push_back(l->wait(kJobBound));
+  return results;
+}
+
+std::string both(const std::vector<RunResult>& results) {
+  std::string out;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    out += "===== launcher " + std::to_string(i) + "\n" + results[i].output;
+  return out;
+}
+
+// A run that ended removes its state from etcd; the next run under the same id starts at
+// generation 0 with its whole restart budget (before: the state stayed, and the next run
+// "took over" after generation 1 with a restart it never spent, or never started when the
+// last phase saved was ended).
+TEST(HostileEtcd, AFinishedRunLeavesNoStateAndTheSameIdStartsAfresh) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
+  EtcdCluster etcd;
+  ASSERT_EQ(etcd.start(1), "");
+  const std::string job_id = "etcd-twice-" + std::to_string(getpid());
+  const auto launcher = launcher_of(etcd, job_id, {"--max-restarts", "1"}, {FAKE_WORKER_BIN, "--print-env"});
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    std::vector<RunResult> results = run_two_launchers(launcher);
+    for (const auto& r : results) {
+      EXPECT_EQ(r.exit_code, 0) << both(results);
+      EXPECT_NE(r.output.find("TORCHELASTIC_RESTART_COUNT=0"), std::string::npos) << both(results);
+      EXPECT_EQ(r.output.find("took over"), std::string::npos) << both(results);
+      EXPECT_EQ(r.output.find("already ended"), std::string::npos) << both(results);
+    }
+    RunResult keys = dt::run_etcdctl(etcd.endpoints(), {"get", "--prefix", "--keys-only", "/ddplaunch/" + job_id + "/"});
+    EXPECT_EQ(keys.exit_code, 0) << keys.output;
+    EXPECT_EQ(keys.output.find("/ddplaunch/"), std::string::npos) << "left in etcd after the run:\n" << keys.output;
+  }
+}
+
+// A run that crashed (every launcher SIGKILLed) leaves its state; the next run under the same
+// id does not resume it: it says so and starts at generation 0 (before: it "took over as the
+// job's coordinator after generation 0", its workers got DDPLAUNCH_GENERATION=1).
+TEST(HostileEtcd, ACrashedRunsStateIsNotResumedByTheNextRun) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
+  EtcdCluster etcd;
+  ASSERT_EQ(etcd.start(1), "");
+  const std::string job_id = "etcd-crashed-" + std::to_string(getpid());
+  {
+    auto crashed = launcher_of(etcd, job_id, {}, {FAKE_WORKER_BIN, "--sleep-ms", "600000"});
+    auto first = start_launcher(crashed);
+    auto second = start_launcher(crashed);
+    bool started = false;  // either may be the coordinator: both are watched, 400 x 100 ms at most
+    for (int i = 0; i < 400 && !started; ++i)
+      started = first->wait_for_output("generation 0: 2 node(s)", 50ms) ||
+                second->wait_for_output("generation 0: 2 node(s)", 50ms);
+    ASSERT_TRUE(started) << first->output_so_far() << second->output_so_far();
+    std::this_thread::sleep_for(1500ms);  // the state is saved after the decision
+    first->send_signal(SIGKILL);
+    second->send_signal(SIGKILL);
+    first->wait(10s);
+    second->wait(10s);
+  }
+  RunResult state = dt::run_etcdctl(etcd.endpoints(), {"get", "--print-value-only", "/ddplaunch/" + job_id + "/state"});
+  ASSERT_NE(state.output.find("\"run\""), std::string::npos) << "the crashed run saved no state:\n" << state.output;
+  std::this_thread::sleep_for(3s);  // its leases (2 s) expire: the election is free
+
+  std::vector<RunResult> results =
+      run_two_launchers(launcher_of(etcd, job_id, {}, {FAKE_WORKER_BIN, "--print-env"}));
+  std::string all = both(results);
+  EXPECT_NE(all.find("etcd holds the state of another run under /ddplaunch/" + job_id + "/state"), std::string::npos)
+      << all;
+  EXPECT_EQ(all.find("took over"), std::string::npos) << all;
+  for (const auto& r : results) {
+    EXPECT_EQ(r.exit_code, 0) << all;
+    EXPECT_NE(r.output.find("DDPLAUNCH_GENERATION=0"), std::string::npos) << all;
+  }
+}
+
+// The etcd password and the rendezvous token reach no worker: not in its environment, and not
+// in the launcher's environment block that /proc/PPID/environ shows it (before: the password
+// was in every worker's environment, and both in the launcher's /proc/PID/environ).
+TEST(HostileEtcd, TheEtcdPasswordAndTheTokenReachNoWorker) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
+  EtcdCluster etcd;
+  ASSERT_EQ(etcd.start(1), "");
+  ASSERT_EQ(etcd.enable_auth("pw-Secret-4711"), "");
+  const std::string job_id = "etcd-secrets-" + std::to_string(getpid());
+  dt::EtcdLauncher launcher = launcher_of(
+      etcd, job_id, {},
+      {"/bin/sh", "-c", "echo WORKER_ENV; env; echo PARENT_ENV; tr '\\0' '\\n' < /proc/$PPID/environ; echo END"});
+  launcher.nodes = 1;
+  launcher.conf = "username=root";
+  BackgroundProcess node;
+  ASSERT_TRUE(node.start(dt::etcd_launcher_argv(launcher), {{"DDPLAUNCH_ETCD_PASSWORD", "pw-Secret-4711"},
+                                                            {"DDPLAUNCH_TOKEN", "tok-Secret-0815-abcdefgh"}}));
+  RunResult r = node.wait(kJobBound);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("PARENT_ENV"), std::string::npos) << r.output;
+  ASSERT_NE(r.output.find("DDPLAUNCH_ETCD_PASSWORD=*"), std::string::npos) << "the parent's block was not read\n"
+                                                                           << r.output;
+  EXPECT_EQ(r.output.find("pw-Secret-4711"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("tok-Secret-0815"), std::string::npos) << r.output;
+}
+
+// What every launcher checks before it starts: an etcd job needs its run's own id, and no id
+// may be longer than the rendezvous and etcd keys hold (before: a 20,000-character id failed
+// as "Connection reset by peer").
+TEST(HostileEtcd, AnEtcdJobWithoutARunIdOrWithAnOversizedIdIsRefusedSayingWhy) {
+  RunResult no_id = dt::run_command(
+      dt::etcd_launcher_argv({.launcher = DDPLAUNCH_BIN, .endpoints = "127.0.0.1:1", .program = {FAKE_WORKER_BIN}}),
+      30s);
+  EXPECT_EQ(no_id.exit_code, 2) << no_id.output;
+  EXPECT_NE(no_id.output.find("--rdzv-backend etcd needs --rdzv-id ID"), std::string::npos) << no_id.output;
+  EXPECT_NE(no_id.output.find("new for each run"), std::string::npos) << no_id.output;
+  const int port = dt::free_tcp_port();
+  RunResult long_id = dt::run_command({DDPLAUNCH_BIN, "--nnodes", "2", "--node-rank", "1", "--master",
+                                       "127.0.0.1:" + std::to_string(port), "--rdzv-id", std::string(20000, 'x'), "--",
+                                       FAKE_WORKER_BIN},
+                                      30s);
+  EXPECT_EQ(long_id.exit_code, 2) << long_id.output.substr(0, 2000);
+  EXPECT_NE(long_id.output.find("is 20000 characters long; at most 255"), std::string::npos)
+      << long_id.output.substr(0, 2000);
+  EXPECT_LT(long_id.seconds, 10);
 }
 
 }  // namespace

@@ -91,8 +91,8 @@ TEST(CommandLineTorchrun, EtcdPasswordComesFromItsFileOrTheEnvironment) {
   }
   auto setup_of = [](const std::string& conf, const Env& env) {
     return resolve_job_setup(
-        parse_command_line({"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379", "--nnodes", "2", "--rdzv-conf",
-                            conf, "p"},
+        parse_command_line({"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379", "--rdzv-id", "run-1", "--nnodes",
+                            "2", "--rdzv-conf", conf, "p"},
                            env),
         env);
   };

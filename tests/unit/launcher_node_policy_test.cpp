@@ -375,6 +375,28 @@ TEST(NodePolicy, ALossAfterAJoinedCoordinatorArmsAFreshWait) {
   EXPECT_TRUE(p.on_coordinator_wait_over(first).empty());
 }
 
+// etcd: the first coordinator is awaited within the same bound; a node admitted (as a member
+// or a hot spare) is past it, and an election that never yields one ends the node.
+TEST(NodePolicy, TheFirstCoordinatorIsAwaitedWithinTheWait) {
+  NodePolicy never(moving_coordinator());
+  Decisions armed = never.await_first_coordinator();
+  ASSERT_TRUE(find<ArmCoordinatorWait>(armed));
+  Decisions over = never.on_coordinator_wait_over(find<ArmCoordinatorWait>(armed)->serial);
+  ASSERT_TRUE(find<Finish>(over));
+  EXPECT_NE(logs(over).find("no coordinator was elected within 40 s"), std::string::npos) << logs(over);
+
+  NodePolicy spare(moving_coordinator());
+  const int serial = find<ArmCoordinatorWait>(spare.await_first_coordinator())->serial;
+  spare.became_spare();
+  EXPECT_TRUE(spare.on_coordinator_wait_over(serial).empty());
+
+  NodePolicy member(moving_coordinator());
+  const int member_serial = find<ArmCoordinatorWait>(member.await_first_coordinator())->serial;
+  ASSERT_TRUE(member.take_assignment(0));
+  EXPECT_TRUE(member.on_coordinator_wait_over(member_serial).empty());
+  EXPECT_TRUE(NodePolicy(settings()).await_first_coordinator().empty());  // no etcd: no wait
+}
+
 TEST(NodePolicy, ASpareWhoseCoordinatorIsLostJoinsTheNextOneAsALauncher) {
   NodePolicy p(moving_coordinator());
   ASSERT_TRUE(p.take_assignment(0));

@@ -17,6 +17,7 @@
 
 #include "output/line_splitter.h"
 #include "output/stream_routing.h"
+#include "output/terminal_writer.h"
 #include "output/worker_output.h"
 #include "supervise/worker.h"
 
@@ -131,6 +132,7 @@ TEST(OutputProgress, MarkIsDroppedOnDisplayAndInTheLogFile) {
   int saved = ::dup(STDOUT_FILENO);
   ::dup2(fds[1], STDOUT_FILENO);
   write_prefixed_line(OutputStream::Stdout, "[rank 0]", "50%\r");
+  terminal_flush();  // written by the terminal queue's thread
   ::dup2(saved, STDOUT_FILENO);
   ::close(saved);
   ::close(fds[1]);

@@ -197,7 +197,7 @@ TEST(RendezvousFuzz, ServerSurvivesMutatedHandshakesAndAdmitsARealNodeAfter) {
   options.handshake_timeout = 200ms;
   int refused = 0, plans = 0;
   ServerCallbacks callbacks;
-  callbacks.plan = [&](std::uint64_t, const std::vector<NodeRecord>&) { ++plans; return JobPlan{}; };
+  callbacks.plan = [&](std::uint64_t, const std::vector<NodeRecord>&) { ++plans; return test_plan(); };
   callbacks.on_refused = [&](const std::string&, const std::string&) { ++refused; };
   Server server(io, options, callbacks);
   ASSERT_EQ(server.listen("127.0.0.1", 0), "");

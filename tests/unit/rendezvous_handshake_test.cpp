@@ -21,7 +21,7 @@ struct ServerLog {
   int plans = 0;
   ServerCallbacks callbacks() {
     ServerCallbacks cb;
-    cb.plan = [this](std::uint64_t, const std::vector<NodeRecord>&) { ++plans; return JobPlan{}; };
+    cb.plan = [this](std::uint64_t, const std::vector<NodeRecord>&) { ++plans; return test_plan(); };
     cb.on_refused = [this](const std::string& peer, const std::string& why) { refused.push_back(peer + ": " + why); };
     cb.on_message = [this](int rank, const Message& m) { messages.emplace_back(rank, m); };
     return cb;

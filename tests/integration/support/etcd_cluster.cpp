@@ -154,7 +154,8 @@ std::vector<std::string> etcd_launcher_argv(const EtcdLauncher& l) {
   if (!l.job_id.empty()) argv.insert(argv.end(), {"--rdzv-id", l.job_id});
   argv.insert(argv.end(), {"--nnodes", std::to_string(l.nodes), "--spares", std::to_string(l.spares),
                            "--nproc-per-node", "1", "--rdzv-conf",
-                           "lease_ttl=2,coordinator_port=" + std::to_string(free_tcp_port()), "--heartbeat-interval",
+                           "lease_ttl=2,coordinator_port=" + std::to_string(free_tcp_port()) + (l.conf.empty() ? "" : "," + l.conf),
+                           "--heartbeat-interval",
                            "0.2", "--heartbeat-timeout", "2", "--grace", "1", "--no-peer-probe", "--history-file",
                            "off"});
   argv.insert(argv.end(), l.flags.begin(), l.flags.end());

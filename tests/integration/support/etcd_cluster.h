@@ -42,6 +42,7 @@ struct EtcdLauncher {
   std::string job_id;     // "" gives no --rdzv-id
   int nodes = 2;
   int spares = 0;
+  std::string conf{};  // more --rdzv-conf KEY=VALUE pairs (comma-separated)
   std::vector<std::string> flags{};
   std::vector<std::string> program{};
 };

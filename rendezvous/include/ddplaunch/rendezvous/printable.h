@@ -12,6 +12,10 @@ namespace ddplaunch::rendezvous {
 // Printable ASCII and valid UTF-8 pass unchanged. Backslashes are kept as they are.
 std::string printable(std::string_view text);
 
+// printable() of each line, the line breaks kept: a multi-line answer (a status table) shown as
+// it was meant, but unable to drive the terminal.
+std::string printable_lines(std::string_view text);
+
 // True when `text` is valid UTF-8 throughout (what a JSON string can carry as it is).
 bool valid_utf8(std::string_view text);
 

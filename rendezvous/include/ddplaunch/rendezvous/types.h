@@ -41,6 +41,10 @@ struct NodeRecord {
   double rtt_ms = 0;
 };
 
+// The longest job id (--rdzv-id) a join may carry: it travels in every frame and names the
+// job's etcd keys.
+inline constexpr std::size_t kMaxJobIdChars = 255;
+
 // The launcher's decision for one generation, made once all nodes are present.
 struct JobPlan {
   std::string refusal;  // non-empty: the job cannot start; sent to every node, then the server stops
@@ -48,6 +52,7 @@ struct JobPlan {
   int worker_master_port = 0;
   double timeout_s = 0;
   std::string run_id;
+  std::string run_nonce;  // etcd: the run's own id, drawn by its first coordinator ("" otherwise)
 };
 
 // What each node receives.
@@ -61,6 +66,7 @@ struct Assignment {
   int worker_master_port = 0;
   double timeout_s = 0;
   std::string run_id;
+  std::string run_nonce;  // JobPlan::run_nonce
   // All nodes sorted by node_rank (their addresses: the ring probe of issue 15 reads them) — filled only when node_count <= ServerOptions::max_listed_nodes
   // (default 256); above that it is empty, so that assignments stay O(K) in total, not O(K^2).
   std::vector<NodeRecord> nodes;
