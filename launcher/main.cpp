@@ -32,6 +32,8 @@
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/printable.h"
+#include "env/program_path.h"
+#include "output/log_directory.h"
 #include "env/worker_environment.h"
 #include "ddplaunch/base/exit_codes.h"
 #include "ddplaunch/contract.h"
@@ -355,6 +357,8 @@ int main(int argc, char** argv) {
   plan.inherit_stdin = !cl.stop_on_stdin_eof && !cl.token_stdin && !config.slurm && stdin_carries_data();
   plan.record_token = cl.token_stdin || (env.count("DDPLAUNCH_TOKEN_ORIGIN") && env.at("DDPLAUNCH_TOKEN_ORIGIN") == "ddplaunch-srun");
   if (config.dry_run) return print_dry_run(config, plan, gpus);
+  if (!plan.doctor)
+    if (std::string problem = program_start_problem(config.program.front()); !problem.empty()) return fail({problem});
   // torchrun's -r/-t without --log-dir: a fresh directory, as torchrun's temporary one.
   if (plan.config.log_dir.empty() && streams_need_files(config.redirects, config.tee)) {
     auto dir = make_log_directory();
@@ -372,6 +376,10 @@ int main(int argc, char** argv) {
     plan.rendezvous_bind = bind.addresses;
   }
 
+
+  // --log-dir is opened now, once: files go into this directory even if its path is swapped later.
+  if (!plan.config.log_dir.empty())
+    if (auto dir = LogDirectory::open_once(plan.config.log_dir); !dir) return fail({dir.error});
 
   // Rendezvous, spawn and supervise: all inside the one event loop.
   boost::asio::io_context io;

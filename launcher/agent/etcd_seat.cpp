@@ -109,20 +109,36 @@ EtcdSeat::~EtcdSeat() {
 
 void EtcdSeat::start(SeatCallbacks callbacks, std::function<void(const std::string& error)> started) {
   callbacks_ = std::move(callbacks);
-  client_->grant_lease(ttl_, [this, alive = alive_, started](Result<etcd::LeaseGrant> grant) {
+  register_seat([this, started](const std::string& error) {
+    if (!error.empty()) return started(error);
+    spdlog::info("registered in etcd under {} (lease {}, TTL {} s); campaigning for the coordinator", prefix_,
+                 hex(lease_.id), ttl_.count());
+    started("");
+    follow();
+    campaign();
+  });
+}
+
+// A lease, its keepalives, and this launcher's record under launchers/ bound to it.
+void EtcdSeat::register_seat(std::function<void(const std::string& error)> registered) {
+  client_->grant_lease(ttl_, [this, alive = alive_, registered](Result<etcd::LeaseGrant> grant) {
     if (!*alive || stopped_) return;
-    if (!grant) return started("the coordinator's etcd: " + grant.error);
+    if (!grant) return registered("the coordinator's etcd: " + grant.error);
     lease_ = *grant;
+    stalled_ = false;
     // etcd unreachable is not the end (it may have lost its quorum: no lease expires then);
-    // etcd saying the lease is gone is.
+    // etcd saying the lease is gone is, unless it went while etcd did not answer (a stall).
     keeper_ = etcd::LeaseKeeper::start_tolerant(
         client_, lease_,
-        [this, alive](const std::string& why) {
-          if (*alive) lose("this launcher's etcd lease is lost (" + why + ")");
+        [this, alive, lease = lease_.id](const std::string& why) {
+          if (!*alive || lease != lease_.id) return;
+          if (stalled_) return renew_after_stall(why);
+          lose("this launcher's etcd lease is lost (" + why + ")");
         },
         [this, alive](const std::string& why) {
           if (!*alive) return;
           unreachable_ = why;
+          if (!why.empty()) stalled_ = true;
           if (callbacks_.on_reachability) callbacks_.on_reachability(why);
           if (why.empty()) spdlog::info("etcd answers again");
           else
@@ -132,29 +148,80 @@ void EtcdSeat::start(SeatCallbacks callbacks, std::function<void(const std::stri
         });
     const std::string record = fmt::format(R"({{"host":"{}","pid":{}}})", hostname_, ::getpid());
     client_->put(prefix_ + "launchers/" + hex(lease_.id), record, lease_.id,
-                 [this, alive, started](Result<etcd::Revision> put) {
+                 [this, alive, registered](Result<etcd::Revision> put) {
                    if (!*alive || stopped_) return;
-                   if (!put) return started("registering this launcher in etcd: " + put.error);
-                   spdlog::info("registered in etcd under {} (lease {}, TTL {} s); campaigning for the coordinator",
-                                prefix_, hex(lease_.id), ttl_.count());
-                   started("");
-                   follow();
-                   campaign();
+                   if (!put) return registered("registering this launcher in etcd: " + put.error);
+                   registered("");
                  });
+  });
+}
+
+// The lease expired while etcd did not answer (etcd stalled longer than the TTL: an fsync, a
+// paused VM): every launcher's lease went at once, not this launcher alone. Its connections to
+// the coordinator are what tell whether the job is whole, so it registers again with a new
+// lease and campaigns again; the sitting coordinator at once (its new key is the lowest: it is
+// elected again and goes on, stamping orders with its new revision), the others after a pause,
+// so that they elect a successor only if the coordinator is gone.
+void EtcdSeat::renew_after_stall(const std::string& why) {
+  if (keeper_) keeper_->stop();
+  re_electing_ = leader_.has_value();
+  leader_.reset();
+  ++campaign_round_;  // a campaign still waiting with the old lease is stale
+  spdlog::warn("this launcher's etcd lease expired while etcd did not answer ({}): registering again with a new "
+               "lease{}; the workers keep running",
+               why, re_electing_ ? " and campaigning to stay the job's coordinator" : "");
+  register_seat([this](const std::string& error) {
+    if (!error.empty()) return lose("cannot register again in etcd after its stall: " + error);
+    spdlog::info("registered in etcd again (lease {})", hex(lease_.id));
+    if (re_electing_) return campaign();
+    retry_.expires_after(kFollowerCampaignPause);
+    retry_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+      if (!ec && *alive) campaign();
+    });
   });
 }
 
 void EtcdSeat::campaign() {
   if (stopped_) return;
-  client_->campaign(election_, "", lease_.id, kCampaignWait, cancel_, [this, alive = alive_](Result<etcd::LeaderKey> won) {
-    if (!*alive || stopped_ || leader_) return;
+  client_->campaign(election_, "", lease_.id, kCampaignWait, cancel_,
+                    [this, alive = alive_, round = campaign_round_](Result<etcd::LeaderKey> won) {
+    if (!*alive || stopped_ || leader_ || round != campaign_round_) return;
+    if (won && stalled_) return confirm_lease_then(*won);
+    if (won && re_electing_) return on_won_again(*won);
     if (won) return on_won(*won);
     last_error_ = won.error;
     retry_.expires_after(kRetryPause);
-    retry_.async_wait([this, alive](const boost::system::error_code& ec) {
-      if (!ec && *alive) campaign();
+    retry_.async_wait([this, alive, round](const boost::system::error_code& ec) {
+      if (!ec && *alive && round == campaign_round_) campaign();
     });
   });
+}
+
+// A win right after etcd stalled may come from a key whose lease etcd is about to expire (at
+// resume it expires the overdue leases one by one, and the keys before this one may go first):
+// acted on only once the lease is proven alive. A lease that is gone is the keeper's to report.
+void EtcdSeat::confirm_lease_then(etcd::LeaderKey key) {
+  client_->keep_alive_once(lease_.id, [this, alive = alive_, key, round = campaign_round_](Result<std::int64_t> ttl) {
+    if (!*alive || stopped_ || leader_ || round != campaign_round_) return;
+    if (!ttl || *ttl <= 0) {
+      spdlog::info("won the coordinator's election with a lease that expired in etcd's stall: not acting on it");
+      return;
+    }
+    stalled_ = false;  // this lease outlived the stall
+    if (re_electing_) return on_won_again(key);
+    on_won(key);
+  });
+}
+
+// The sitting coordinator, elected again after etcd's stall: the same coordinator goes on.
+void EtcdSeat::on_won_again(etcd::LeaderKey key) {
+  re_electing_ = false;
+  leader_ = key;
+  spdlog::info("elected the job's coordinator again (election revision {}) after etcd's stall: the job goes on",
+               key.rev);
+  if (callbacks_.on_reelected) callbacks_.on_reelected(key.rev);
+  publish(published_address_);
+  write_state();  // what was decided meanwhile waited for the new leader key
 }
 
 void EtcdSeat::on_won(etcd::LeaderKey key) {
@@ -175,6 +242,7 @@ void EtcdSeat::on_won(etcd::LeaderKey key) {
 
 void EtcdSeat::publish(const std::string& address) {
   if (!leader_) return;
+  published_address_ = address;
   client_->proclaim(*leader_, seal_coordinator_address(address, token_, leader_->key), [this, alive = alive_, address](Result<etcd::Revision> done) {
     if (!*alive || stopped_) return;
     if (!done) return lose("cannot publish the coordinator's address " + address + " in etcd: " + done.error);
@@ -224,6 +292,10 @@ void EtcdSeat::read_leader() {
     }
     const std::string& address = *opened;
     const std::int64_t revision = (*leader)->create_revision;
+    if (re_electing_ && address != published_address_)
+      return lose(fmt::format("another launcher was elected coordinator (at {}) while this one's lease had expired in "
+                              "etcd's stall: this coordinator stops acting",
+                              rendezvous::printable(address)));
     if (revision < followed_revision_ || (revision == followed_revision_ && address == followed_address_)) return;
     followed_revision_ = revision;
     followed_address_ = address;
@@ -232,7 +304,7 @@ void EtcdSeat::read_leader() {
 }
 
 void EtcdSeat::save_state(std::string state, std::function<void()> confirmed) {
-  if (!leader_ || stopped_ || ending_) return;
+  if ((!leader_ && !re_electing_) || stopped_ || ending_) return;  // re-electing: kept until elected again
   pending_state_ = std::move(state);
   if (confirmed) pending_confirmations_.push_back(std::move(confirmed));
   if (!writing_) write_state();
@@ -253,10 +325,21 @@ void EtcdSeat::write_state() {
     if (!*alive || stopped_) return;
     writing_ = false;
     if (ending_) return remove_state();
-    if (done && !done->succeeded)
+    // Fenced by a leader key that etcd's stall took: kept for the key of the re-election (or
+    // dropped with the seat if another launcher is elected). Right after a stall, the failed
+    // compare may come before the keeper's report that the lease went with it: the lease
+    // decides (alive: another launcher really leads).
+    const bool awaiting_key = (re_electing_ || stalled_) && done && !done->succeeded;
+    if (done && !done->succeeded && !awaiting_key)
       return lose("another launcher leads the job now (this one's leader key is gone from etcd): "
                   "this coordinator stops acting");
-    if (!done) {  // not written: try again after a pause, the latest state first
+    if (awaiting_key && !re_electing_)
+      client_->keep_alive_once(lease_.id, [this, alive, lease = lease_.id](Result<std::int64_t> ttl) {
+        if (*alive && !stopped_ && !re_electing_ && lease == lease_.id && ttl && *ttl > 0)
+          lose("another launcher leads the job now (this one's leader key is gone from etcd, its lease is not): "
+               "this coordinator stops acting");
+      });
+    if (!done || awaiting_key) {  // not written: try again after a pause, the latest state first
       last_error_ = done.error;
       const auto now = std::chrono::steady_clock::now();
       if (writing_confirmations_.empty()) unconfirmed_since_.reset();

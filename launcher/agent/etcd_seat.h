@@ -43,6 +43,9 @@ struct SeatCallbacks {
   std::function<void(const std::string& why)> on_lost;
   // etcd stopped answering (why), or answers again (""): the lease may still be alive.
   std::function<void(const std::string& why)> on_reachability;
+  // The sitting coordinator was elected again after etcd's stall, at this revision: its orders
+  // carry it from now on.
+  std::function<void(std::int64_t revision)> on_reelected;
 };
 
 // This launcher's address for the others: the source of its route to the first etcd member
@@ -92,8 +95,12 @@ class EtcdSeat {
   friend Result<std::string> find_coordinator(const LaunchConfig& config);
   EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> client, const LaunchConfig& config,
            std::string hostname);
+  void register_seat(std::function<void(const std::string& error)> registered);
+  void renew_after_stall(const std::string& why);
   void campaign();
   void on_won(etcd::LeaderKey key);
+  void on_won_again(etcd::LeaderKey key);
+  void confirm_lease_then(etcd::LeaderKey key);
   void follow();
   void read_leader();
   void write_state();
@@ -124,6 +131,12 @@ class EtcdSeat {
   std::optional<std::string> pending_state_;       // the next state to write
   std::vector<std::function<void()>> pending_confirmations_, writing_confirmations_;
   bool writing_ = false;
+  bool stalled_ = false;      // etcd did not answer at some point of the current lease
+  bool re_electing_ = false;  // the coordinator, campaigning again after a stall took its lease
+  int campaign_round_ = 0;    // a campaign of an earlier lease is stale
+  std::string published_address_;  // where this launcher's coordinator listens, once published
+  // After a stall, a launcher that did not lead campaigns this much later than the coordinator.
+  static constexpr auto kFollowerCampaignPause = std::chrono::seconds(1);
   bool ending_ = false;  // end_run: the state is removed once no write is in flight
   bool stopped_ = false;
   std::string last_error_;                         // the last etcd error, for status

@@ -16,6 +16,7 @@
 #include "ddplaunch/base/time_units.h"
 #include "output/worker_output.h"
 #include "policy/stacks_query.h"
+#include "output/log_directory.h"
 
 namespace ddplaunch {
 
@@ -181,17 +182,17 @@ void JobCoordinator::finish_stack_round(long request) {
   if (round.done) round.done(text, stuck);
 }
 
-// --log-dir/stacks-<round>.txt, refusing a symlink like the rank logs do.
+// --log-dir/stacks-<round>.txt, in the directory opened once, refusing a symlink like the rank
+// logs do.
 std::string JobCoordinator::write_stacks_file(long request, const std::string& text) const {
   if (settings_.config.log_dir.empty()) return "";
-  const std::string path =
-      (std::filesystem::path(settings_.config.log_dir) / fmt::format("stacks-{}.txt", request)).string();
+  auto dir = LogDirectory::open_once(settings_.config.log_dir);
+  if (!dir) return "";
+  const std::string name = fmt::format("stacks-{}.txt", request);
+  const std::string path = (*dir)->shown(name);
   // Only the newest kStacksFilesKept rounds stay (rounds are numbered in order).
-  std::error_code ignored;
-  std::filesystem::remove(std::filesystem::path(settings_.config.log_dir) /
-                              fmt::format("stacks-{}.txt", request - kStacksFilesKept),
-                          ignored);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  ::unlinkat((*dir)->fd(), fmt::format("stacks-{}.txt", request - kStacksFilesKept).c_str(), 0);
+  int fd = (*dir)->open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
   if (fd < 0) return "";
   struct stat opened {};
   const bool regular = ::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode);  // not a planted FIFO

@@ -65,7 +65,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                             }
                             if (client_) client_->send(messages::encode(policy_.generation(), FailureReport{f, plan_.hostname}));
                           },
-                      .on_phases_changed = [this]() { send_rank_states(); },
+                      .on_phases_changed = [this]() { report_rank_states_soon(); },
                       .on_paused = [this](const Worker& w) { on_paused(w); },
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
                       .drain_status = [this]() { status_.drain(); },
@@ -88,6 +88,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                   }),
       coordinator_timer_(io),
       join_pause_timer_(io),
+      rank_states_timer_(io),
       minority_timer_(io),
       policy_(node_policy_settings(plan_)) {
   signals_.add(SIGHUP);
@@ -281,6 +282,7 @@ void NodeAgent::finish(int exit_code) {
   signals_.cancel(ignored);
   exit_timer_.cancel();
   state_timer_.cancel();
+  rank_states_timer_.cancel();
   join_timer_.cancel();
   coordinator_timer_.cancel();
   join_pause_timer_.cancel();
@@ -360,6 +362,18 @@ void NodeAgent::send_rank_states() {
   messages::RankStates states{plan_.hostname, {}};
   for (const auto& w : supervisor_.workers()) states.ranks.push_back(rank_report_of(*w));
   client_->send(messages::encode(policy_.generation(), states));
+}
+
+// Changes come in bursts (a thousand workers exiting at once): one report of the whole table
+// per burst, not one per change (which was O(N^2) bytes in one loop turn).
+void NodeAgent::report_rank_states_soon() {
+  if (rank_states_due_) return;
+  rank_states_due_ = true;
+  rank_states_timer_.expires_after(kRankStatesCoalescing);
+  rank_states_timer_.async_wait([this](const boost::system::error_code& ec) {
+    rank_states_due_ = false;
+    if (!ec) send_rank_states();
+  });
 }
 
 void NodeAgent::schedule_rank_state_reports() {

@@ -109,11 +109,14 @@ class NodeAgent {
   void retry_hosting(std::chrono::steady_clock::time_point until);
   // How long node 0 retries a rendezvous port held by another process (at most the join timeout).
   static constexpr double kBindRetryWindowSeconds = 30;
-  void join_master(const std::string& host, int port, std::int64_t revision = 0);
+  // `serial`: etcd's connections to coordinators, numbered (0 without etcd).
+  void join_master(const std::string& host, int port, int serial = 0);
   void watch_join();
   void on_join_probe(const preflight::ProbeResult& probe, double interval);
   void wait_for_signals();
   void send_rank_states();
+  void report_rank_states_soon();  // coalesced: one report per burst of changes
+  static constexpr auto kRankStatesCoalescing = std::chrono::milliseconds(20);
   void schedule_rank_state_reports();
   void wait_for_enter();
   void on_paused(const Worker& worker);
@@ -154,9 +157,13 @@ class NodeAgent {
   std::unique_ptr<EtcdSeat> seat_;
   std::string coordinator_address_;
   std::int64_t coordinator_revision_ = 0, connected_revision_ = 0;
+  std::string connected_address_;  // the coordinator client_ joined
+  int connection_serial_ = 0;      // client_'s: callbacks of a retired client are ignored
   std::optional<std::string> restored_state_;    // the last coordinator's, when this one was elected
   boost::asio::steady_timer coordinator_timer_;  // bounds the wait for a new coordinator
   boost::asio::steady_timer join_pause_timer_;   // the pause before joining a missing coordinator again
+  boost::asio::steady_timer rank_states_timer_;  // the coalesced rank-state report
+  bool rank_states_due_ = false;
   boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
   bool etcd_unreachable_ = false;
   std::size_t most_launchers_ = 0;               // joined to this coordinator at once, at most

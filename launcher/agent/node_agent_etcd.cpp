@@ -41,6 +41,9 @@ std::string NodeAgent::start_etcd() {
             etcd_unreachable_ = !why.empty();
             if (etcd_unreachable_ && coordinator_) check_minority();
           },
+          .on_reelected = [this](std::int64_t revision) {
+            if (server_) server_->set_order_revision(std::to_string(revision));
+          },
       },
       [this](const std::string& error) {
         if (policy_.finished()) return;
@@ -72,6 +75,14 @@ void NodeAgent::on_coordinator(const std::string& address, std::int64_t revision
   coordinator_revision_ = revision;
   spdlog::info("etcd: the job's coordinator is at {} (election revision {})", rendezvous::printable(address), revision);
   if (client_ && connected_revision_ == revision) return;
+  if (client_ && address == connected_address_ && revision > connected_revision_) {
+    // The coordinator this node is connected to, elected again after etcd stalled: the live
+    // connection is to the same launcher (the address is its own listener), nothing changes.
+    spdlog::info("the coordinator at {} was elected again (election revision {}): this node stays joined to it",
+                 rendezvous::printable(address), revision);
+    connected_revision_ = revision;
+    return;
+  }
   if (policy_.state() == NodeState::Joining) return join_coordinator();  // not in yet: this one, now
   if (client_)  // joined to an older coordinator: superseded (it may be partitioned, not dead)
     return on_coordinator_lost(fmt::format("etcd names a newer coordinator at {} (election revision {} > {})",
@@ -92,7 +103,8 @@ void NodeAgent::join_coordinator() {
   auto endpoint = parse_host_port(coordinator_address_);
   if (!endpoint) return on_seat_lost("etcd holds a malformed coordinator address '" + rendezvous::printable(coordinator_address_) + "'");
   connected_revision_ = coordinator_revision_;
-  join_master(endpoint->host, endpoint->port, coordinator_revision_);
+  connected_address_ = coordinator_address_;
+  join_master(endpoint->host, endpoint->port, ++connection_serial_);
 }
 
 // A client is closed at once and freed after the event that retired it (its own callback may

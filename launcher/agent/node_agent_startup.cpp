@@ -177,7 +177,7 @@ std::string NodeAgent::host_rendezvous(int& port) {
   return {};
 }
 
-void NodeAgent::join_master(const std::string& host, int port, std::int64_t revision) {
+void NodeAgent::join_master(const std::string& host, int port, int serial) {
   const LaunchConfig& c = plan_.config;
   rendezvous::ClientOptions options;
   options.job_id = c.job_id;
@@ -197,14 +197,14 @@ void NodeAgent::join_master(const std::string& host, int port, std::int64_t revi
     // On the master the refusal is its own plan's; from another master it is a peer's text.
     carry_out(policy_.on_refused(plan_.host_server ? reason : rendezvous::printable(reason), supervisor_.active()));
   };
-  // etcd: each connection is to one elected coordinator (`revision`); a superseded one's
-  // orders are refused, and its loss means joining the next one.
-  callbacks.on_message = [this, revision](const rendezvous::Message& m) {
-    if (obeys(order_revision(m, revision))) on_master_message(m);
+  // etcd: each connection is to one elected coordinator (connection `serial`); a superseded
+  // one's orders are refused, and the loss of the current one means joining the next one.
+  callbacks.on_message = [this, serial](const rendezvous::Message& m) {
+    if (obeys(order_revision(m, serial == connection_serial_ ? connected_revision_ : 0))) on_master_message(m);
   };
-  callbacks.on_lost = [this, revision](const std::string& why) {
+  callbacks.on_lost = [this, serial](const std::string& why) {
     if (!seat_) return on_lost(rendezvous::printable(why), kExitFailure);
-    if (revision == connected_revision_) on_coordinator_lost(rendezvous::printable(why));
+    if (serial == connection_serial_) on_coordinator_lost(rendezvous::printable(why));
   };
   callbacks.on_impostor = [this](const std::string& why) {
     spdlog::warn("{} — connecting again until the join timeout ({}; --join-timeout)", rendezvous::printable(why),

@@ -12,4 +12,9 @@ namespace ddplaunch {
 // PATH has none.
 std::string find_program(const std::string& name);
 
+// "" when `name` can be started on this node, else why not, worded for the person who typed
+// it: checked before any worker starts, so that a typo is a start-up error (exit 2) rather
+// than every rank failing with exit 127 and a restart budget spent on it.
+std::string program_start_problem(const std::string& name);
+
 }  // namespace ddplaunch

@@ -16,7 +16,10 @@
 
 #include <fmt/format.h>
 
+#include <spdlog/spdlog.h>
+
 #include "output/line_splitter.h"
+#include "output/log_directory.h"
 #include "output/live_status_line.h"
 #include "output/prompt_line.h"
 
@@ -26,20 +29,20 @@ namespace {
 constexpr std::string_view kHeaderStart = "===== ddplaunch generation ";
 
 // Moves an earlier generation's rank_<R>.log aside (a regular file only: a planted symlink
-// stays, and the open below refuses it).
-void rotate_previous_generation(const std::string& log_dir, int rank, const std::string& path) {
+// stays, and the open below refuses it). Relative to the directory opened once.
+void rotate_previous_generation(const LogDirectory& dir, int rank, const std::string& name) {
   struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return;
+  if (::fstatat(dir.fd(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(info.st_mode)) return;
   char first[128] = {};
   ssize_t n = 0;
-  if (int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); fd >= 0) {
+  if (int fd = dir.open_file(name, O_RDONLY); fd >= 0) {
     n = ::read(fd, first, sizeof first - 1);
     ::close(fd);
   }
   std::string_view line(first, n > 0 ? static_cast<std::size_t>(n) : 0);
   line = line.substr(0, line.find('\n'));
-  const std::string target = fmt::format("{}/{}", log_dir, rotated_log_name(rank, line));
-  ::rename(path.c_str(), target.c_str());  // failing that, this generation appends: nothing is lost
+  const std::string target = rotated_log_name(rank, line);
+  ::renameat(dir.fd(), name.c_str(), dir.fd(), target.c_str());  // failing that, this generation appends
 }
 std::string not_a_regular_file(const std::string& path) {
   return fmt::format("refusing log file '{}': it is not a regular file (a FIFO or device someone may have planted "
@@ -121,6 +124,7 @@ RankLogFile& RankLogFile::operator=(RankLogFile&& other) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
     path_ = std::move(other.path_);
+    write_error_reported_ = other.write_error_reported_;
     other.fd_ = -1;
   }
   return *this;
@@ -133,23 +137,17 @@ RankLogFile::~RankLogFile() {
 std::string RankLogFile::open(const std::string& log_dir, int rank, long generation, int node_rank,
                               const std::string& host) {
   // A symlink planted in place of the log directory or a log file would make us write
-  // (as this user, maybe root) wherever it points: refuse it, naming the path.
-  std::string link_path = log_dir;  // "link/" would be followed by lstat
-  while (link_path.size() > 1 && link_path.back() == '/') link_path.pop_back();
-  struct stat info {};
-  if (::lstat(link_path.c_str(), &info) == 0 && S_ISLNK(info.st_mode))
-    return fmt::format("refusing log directory '{}': it is a symbolic link (someone else may have planted it); "
-                       "give --log-dir a real directory",
-                       log_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(log_dir, ec);
-  if (ec) return fmt::format("cannot create log directory '{}': {}", log_dir, ec.message());
-  path_ = fmt::format("{}/rank_{}.log", log_dir, rank);
-  rotate_previous_generation(log_dir, rank, path_);
+  // (as this user, maybe root) wherever it points: refused, naming the path.
+  auto dir = LogDirectory::open_once(log_dir);
+  if (!dir) return dir.error;
+  const std::string name = fmt::format("rank_{}.log", rank);
+  path_ = (*dir)->shown(name);
+  write_error_reported_ = false;
+  rotate_previous_generation(**dir, rank, name);
   if (fd_ >= 0) ::close(fd_);
   // O_NONBLOCK: a FIFO planted in its place would block this open (and every write after it)
   // and with it the launcher's one event loop; only a regular file is written to.
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  fd_ = (*dir)->open_file(name, O_WRONLY | O_CREAT | O_APPEND);
   if (fd_ < 0 && errno == ELOOP)
     return fmt::format("refusing log file '{}': it is a symbolic link (someone else may have planted it); remove it "
                        "or give --log-dir another directory",
@@ -164,9 +162,28 @@ std::string RankLogFile::open(const std::string& log_dir, int rank, long generat
   std::time_t now = std::time(nullptr);
   char when[64];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
-  write_fully(fd_, fmt::format("{}{} | rank {} | node {} ({}) | started {} =====\n", kHeaderStart, generation,
-                             rank, node_rank, host, when));
+  write_checked(fmt::format("{}{} | rank {} | node {} ({}) | started {} =====\n", kHeaderStart, generation, rank,
+                            node_rank, host, when));
   return {};
+}
+
+// A full disk or a failing file system cuts the log: said once per file, naming it and the
+// error (the terminal still shows the lines, as far as its own filters let it).
+void RankLogFile::write_checked(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd_, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0) {
+      text.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (!write_error_reported_)
+      spdlog::warn("the log file {} is missing lines from now on: {} (free space on that file system, or give "
+                   "--log-dir another directory)",
+                   path_, n < 0 ? std::strerror(errno) : "nothing could be written");
+    write_error_reported_ = true;
+    return;
+  }
 }
 
 void RankLogFile::write_line(OutputStream stream, std::string_view line) {
@@ -175,7 +192,7 @@ void RankLogFile::write_line(OutputStream stream, std::string_view line) {
   std::string text;
   text.reserve(line.size() + 8);
   text.append(stream == OutputStream::Stderr ? "[err] " : "").append(line).append("\n");
-  write_fully(fd_, text);
+  write_checked(text);
 }
 
 }  // namespace ddplaunch

@@ -36,7 +36,10 @@ class RankLogFile {
   RankLogFile() = default;
   RankLogFile(const RankLogFile&) = delete;
   RankLogFile& operator=(const RankLogFile&) = delete;
-  RankLogFile(RankLogFile&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) { other.fd_ = -1; }
+  RankLogFile(RankLogFile&& other) noexcept
+      : fd_(other.fd_), path_(std::move(other.path_)), write_error_reported_(other.write_error_reported_) {
+    other.fd_ = -1;
+  }
   RankLogFile& operator=(RankLogFile&& other) noexcept;
   ~RankLogFile();
 
@@ -47,8 +50,10 @@ class RankLogFile {
   const std::string& path() const { return path_; }
 
  private:
+  void write_checked(std::string_view text);
   int fd_ = -1;
   std::string path_;
+  bool write_error_reported_ = false;
 };
 
 // A new private directory for log files (torchrun's temporary log_dir for -r/-t without

@@ -133,7 +133,12 @@ void ignore_stop_signals() {
   }
 }
 
-void handle_record(GuardState& g, const char* record, std::size_t size) {
+// A record is NUL, an operation letter, its value, newline: a line of text (a log line that
+// reached this pipe by mistake) never starts with NUL, so it is never taken for a command.
+void handle_record(GuardState& g, const char* line, std::size_t length) {
+  if (length < 2 || line[0] != '\0') return;
+  const char* record = line + 1;
+  const std::size_t size = length - 1;
   if (size == 1 && record[0] == 's') g.unswept_workers = false;
   if (size < 2) return;
   if (record[0] == 'd') {
@@ -285,6 +290,14 @@ std::string OrphanGuard::start(Sweep sweep) {
   job_tag_ = new_job_tag();
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return fmt::format("cannot create the guard pipe: {}", std::strerror(errno));
+  // Never one of fds 0-2 (had one been closed): nothing written for the terminal may reach it.
+  for (int& fd : fds) {
+    if (fd > STDERR_FILENO) continue;
+    const int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+    if (moved < 0) continue;
+    close(fd);
+    fd = moved;
+  }
   void* region = mmap(nullptr, kRegionBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (region == MAP_FAILED) {
     const int error = errno;
@@ -329,7 +342,7 @@ std::string OrphanGuard::start(Sweep sweep) {
 
 void OrphanGuard::send(char op, const std::string& value) {
   if (pipe_fd_ < 0) return;
-  std::string record = fmt::format("{}{}\n", op, value);
+  std::string record = fmt::format("{}{}{}\n", '\0', op, value);
   if (record.size() > PIPE_BUF || value.find('\n') != std::string::npos) return;  // atomic records only
   (void)!write(pipe_fd_, record.data(), record.size());
 }

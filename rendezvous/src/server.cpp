@@ -326,6 +326,7 @@ std::string Server::listen(const std::vector<std::string>& bind_addresses, std::
   return impl_->listen(bind_addresses, port);
 }
 std::uint16_t Server::port() const { return impl_->port(); }
+void Server::set_order_revision(std::string revision) { impl_->opt_.order_revision = std::move(revision); }
 std::vector<std::string> Server::listening_on() const {
   std::vector<std::string> out;
   for (const auto& a : impl_->acceptors_) {

@@ -135,6 +135,39 @@ std::string both(const std::vector<RunResult>& results) {
   return out;
 }
 
+// etcd stalls (SIGSTOP) longer than the lease (2 s): at resume every lease has expired. The
+// launchers register again with new leases, the sitting coordinator is elected again, and the
+// running workers finish in generation 0 (before: both launchers exited 1, no worker finished).
+TEST(HostileEtcd, AnEtcdStallLongerThanTheLeaseKeepsAHealthyJob) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
+  EtcdCluster etcd;
+  ASSERT_EQ(etcd.start(1), "");
+  const std::string job_id = "etcd-stall-" + std::to_string(getpid());
+  const auto launcher =
+      launcher_of(etcd, job_id, {}, {"/bin/sh", "-c", "echo GENERATION=$DDPLAUNCH_GENERATION; sleep 14; echo FINISHED"});
+  std::vector<std::unique_ptr<BackgroundProcess>> launchers;
+  for (int i = 0; i < 2; ++i) launchers.push_back(start_launcher(launcher));
+  bool started = false;  // either may be the coordinator: both watched, 400 x 100 ms at most
+  for (int i = 0; i < 400 && !started; ++i)
+    started = launchers[0]->wait_for_output("generation 0: 2 node(s)", 50ms) ||
+              launchers[1]->wait_for_output("generation 0: 2 node(s)", 50ms);
+  ASSERT_TRUE(started) << launchers[0]->output_so_far() << launchers[1]->output_so_far();
+  ASSERT_TRUE(etcd.signal(0, SIGSTOP));
+  std::this_thread::sleep_for(5s);
+  ASSERT_TRUE(etcd.signal(0, SIGCONT));
+  std::vector<RunResult> results;
+  for (auto& l : launchers) results.push_back(l->wait(kJobBound));
+  const std::string all = both(results);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.exit_code, 0) << all;
+    EXPECT_NE(r.output.find("FINISHED"), std::string::npos) << all;
+    EXPECT_EQ(r.output.find("GENERATION=1"), std::string::npos) << all;
+  }
+  EXPECT_EQ(dt::count_of(all, "registering again with a new lease"), 2) << all;
+  EXPECT_EQ(dt::count_of(all, "elected the job's coordinator again"), 1) << all;
+  EXPECT_EQ(all.find("took over"), std::string::npos) << all;
+}
+
 // A run that ended removes its state from etcd; the next run under the same id starts at
 // generation 0 with its whole restart budget (before: the state stayed, and the next run
 // "took over" after generation 1 with a restart it never spent, or never started when the

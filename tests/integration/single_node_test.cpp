@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "output_parsing.h"
@@ -387,18 +388,63 @@ TEST(SingleNodeBadInput, ConfigErrorsNameTheKeyLineAndPath) {
   EXPECT_EQ(unknown.output.find("FAKE_WORKER_PID"), std::string::npos) << "a worker ran despite the error";
 }
 
+// Checked before any worker starts: a start-up error (exit 2) naming the program, not an init
+// failure of every rank with exit 127 (before: exit 127 and a paragraph about the restart budget).
 TEST(SingleNodeBadInput, ProgramNotFoundIsReported) {
   dt::RunResult r = run_launcher({"--nproc-per-node", "1", "--", "ddpl-it1-no-such-program"});
   ASSERT_FALSE(r.timed_out) << r.output;
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("not found"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("was not found on this node's PATH"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("ddpl-it1-no-such-program"), std::string::npos) << r.output;
 
   r = run_launcher({"--nproc-per-node", "1", "--", "/nonexistent/ddpl-it1-prog"});
   ASSERT_FALSE(r.timed_out) << r.output;
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("/nonexistent/ddpl-it1-prog"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("restart 1 of"), std::string::npos) << "a missing program is not worth a restart";
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the program '/nonexistent/ddpl-it1-prog' does not exist on this node"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("restart"), std::string::npos) << "a missing program is not worth a restart";
+  EXPECT_EQ(r.output.find("init failure"), std::string::npos) << r.output;
+
+  // torchrun's --no-python: a file that is not executable cannot run as it is.
+  const std::string plain = dt::temp_dir("ddplaunch-noexec-") + "/not-executable";
+  { std::ofstream(plain) << "#!/bin/sh\necho hi\n"; }
+  r = run_launcher({"--nproc-per-node", "1", "--no-python", "--", plain});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is not executable: chmod +x it"), std::string::npos) << r.output;
+  std::filesystem::remove_all(std::filesystem::path(plain).parent_path());
+}
+
+// 1024 workers on one node (the most --nproc-per-node allows) start, run and end cleanly, and
+// SIGTERM stops them all (before, at 512: every worker exited 0 but the job failed, "peer is not
+// reading its messages", as each exit sent the whole rank table in one loop turn).
+TEST(SingleNode, AThousandWorkersOnOneNodeStartRunEndAndStopOnSigterm) {
+  dt::RunResult r = run_launcher({"--nproc-per-node", "1024", "--shim", "none", "--", FAKE_WORKER_BIN});
+  ASSERT_FALSE(r.timed_out) << r.output.substr(0, 4000);
+  EXPECT_EQ(r.exit_code, 0) << r.output.substr(r.output.size() > 4000 ? r.output.size() - 4000 : 0);
+  EXPECT_EQ(r.output.find("not reading its messages"), std::string::npos);
+  EXPECT_EQ(dt::count_of(r.output, "FAKE_WORKER_PID="), 1024);
+
+  dt::BackgroundProcess node;
+  ASSERT_TRUE(node.start({DDPLAUNCH_BIN, "--nproc-per-node", "1024", "--shim", "none", "--grace", "5", "--",
+                          FAKE_WORKER_BIN, "--sleep-ms", "600000"}));
+  bool all_started = false;  // every worker printed its pid: 600 x 100 ms at most
+  for (int i = 0; i < 600 && !all_started; ++i) {
+    all_started = dt::count_of(node.output_so_far(), "FAKE_WORKER_PID=") == 1024;
+    if (!all_started) std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_TRUE(all_started) << dt::count_of(node.output_so_far(), "FAKE_WORKER_PID=") << " workers started";
+  ASSERT_TRUE(node.send_signal(SIGTERM));
+  dt::RunResult stopped = node.wait(seconds(60));
+  EXPECT_FALSE(stopped.timed_out);
+  EXPECT_EQ(stopped.exit_code, 143) << stopped.output.substr(stopped.output.size() > 4000 ? stopped.output.size() - 4000 : 0);
+  std::vector<pid_t> pids;
+  for (const auto& line : lines_of(stopped.output))
+    if (auto at = line.find("FAKE_WORKER_PID="); at != std::string::npos)
+      pids.push_back(static_cast<pid_t>(std::stol(line.substr(at + 16))));
+  ASSERT_EQ(pids.size(), 1024u);
+  int alive = 0;
+  for (pid_t pid : pids) alive += dt::process_alive(pid) ? 1 : 0;
+  EXPECT_EQ(alive, 0);
 }
 
 TEST(SingleNodeBadInput, ZeroWorkersIsAConfigError) {

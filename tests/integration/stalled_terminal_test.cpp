@@ -52,17 +52,22 @@ int read_to_end_and_reap(pid_t pid, int fd, std::string& out, std::chrono::milli
 
 TEST(StalledTerminal, AMasterWhoseOutputNobodyReadsKeepsTheJobAlive) {
   const std::string log_dir = dt::temp_dir("ddplaunch-stalled-");
-  // A million lines at once (25 MB: far more than a pipe or the launcher's queue holds), then
-  // 5 s in which the reader is gone.
-  const std::vector<std::string> program{"/bin/sh", "-c", "seq 1 1000000; sleep 5; echo FINISHED-$RANK"};
+  // A million lines at once (25 MB: far more than a pipe or the launcher's queue holds), a mark
+  // once the launcher took them all (the worker blocks on its pipe until then), then 5 s.
+  const std::string printed = log_dir + "/printed-";
+  const std::vector<std::string> program{
+      "/bin/sh", "-c", "seq 1 1000000; touch " + printed + "$RANK; sleep 5; echo FINISHED-$RANK"};
   dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "stalled-terminal",
                                               {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--log-dir",
                                                log_dir, "--shim", "none"});
   dt::detail::SpawnedChild master = dt::detail::spawn_child(dt::node_argv(job, 0, 1, {}, program), {}, {});
   ASSERT_GE(master.pid, 0) << master.error;
   auto node1 = dt::start_node(dt::node_argv(job, 1, 1, {}, program));
-  // Nobody reads the master's output for 4 s (twice the heartbeat timeout).
-  std::this_thread::sleep_for(4s);
+  // Nobody reads the master's output until its worker printed everything, and for 4 s at least
+  // (twice the heartbeat timeout); 600 x 100 ms at most.
+  const auto stalled_since = std::chrono::steady_clock::now();
+  for (int i = 0; i < 600 && !std::filesystem::exists(printed + "0"); ++i) std::this_thread::sleep_for(100ms);
+  std::this_thread::sleep_until(stalled_since + 4s);
   std::string master_output;
   const int master_exit = read_to_end_and_reap(master.pid, master.output_fd, master_output, 90s);
   ::close(master.output_fd);

@@ -100,6 +100,8 @@ void EtcdCluster::kill(int member) {
   p->wait(std::chrono::seconds(5));
 }
 
+bool EtcdCluster::signal(int member, int sig) { return members_.at(member)->send_signal(sig); }
+
 // etcdctl (v3 API, over plain http) where `member` runs, against `urls`.
 RunResult EtcdCluster::etcdctl(int member, const std::string& urls, const std::vector<std::string>& args) const {
   std::vector<std::string> argv = hosts_.at(member).exec_prefix;

@@ -70,6 +70,7 @@ class EtcdCluster {
   std::string endpoint(int member) const;  // "127.0.0.1:PORT"
   std::string endpoints() const;           // every member's, comma-separated
   void kill(int member);                   // SIGKILL, then reap
+  bool signal(int member, int sig);        // e.g. SIGSTOP / SIGCONT: a stalled member
   // Turns etcd's authentication on with user root and `password` (etcdctl, v3 API, over
   // plain http); "" or why not.
   std::string enable_auth(const std::string& password);

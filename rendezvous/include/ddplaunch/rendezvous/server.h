@@ -98,6 +98,8 @@ class Server {
   std::vector<std::string> listening_on() const;  // the bound addresses
   void send(int node_rank, const Message& message);  // to one node
   void broadcast(const Message& message);            // to all joined nodes
+  // etcd: the coordinator was elected again: its orders carry this revision from now on.
+  void set_order_revision(std::string revision);
   // After the launcher broadcast its restart order: wait for every node's rejoin(generation),
   // then call plan() again and send new Assignments. join_timeout applies again.
   void begin_generation(std::uint64_t generation);
