@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -87,6 +88,8 @@ TEST(HostileEtcd, AnImpostorCoordinatorPlantedInEtcdCostsAFewConnectionsAndTheLa
   EXPECT_NE(r.output.find("anyone who can write under /ddplaunch/" + job_id + "/ in etcd"), std::string::npos)
       << r.output;
   EXPECT_LT(r.seconds, 30) << r.output;
+  std::cout << "impostor coordinator: " << impostor.connections() << " connection(s), " << dt::count_of(r.output, "\n")
+            << " log line(s), launcher ended after " << r.seconds << " s\n";
   EXPECT_GE(impostor.connections(), 2);
   EXPECT_LE(impostor.connections(), 15) << r.output;
   EXPECT_LE(dt::count_of(r.output, "closed the connection without proving"), 4) << r.output;

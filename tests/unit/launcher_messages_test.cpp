@@ -144,6 +144,21 @@ TEST(MessageBounds, EscapeSequencesFromAPeerAreMadeVisibleWhenDecoded) {
   EXPECT_NE(reply->stacks[0].text.find("Thread 1\n"), std::string::npos) << "its lines were joined";
 }
 
+// A reason a node logs as one entry cannot forge a log line: every line after the first is
+// indented, escapes made visible (the stop reason reached the terminal raw before).
+TEST(MessageBounds, AMultiLineReasonCannotStartALineOfItsOwn) {
+  const std::string forged = "disk full\n12:00:00.000 ddplaunch info: job succeeded\x1b[2K";
+  auto stop = messages::decode_stop(messages::encode(3, messages::Stop{forged, 1}));
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->reason, "disk full\n    12:00:00.000 ddplaunch info: job succeeded\\x1b[2K");
+  auto restart = messages::decode_restart(messages::encode(3, messages::Restart{forged}));
+  ASSERT_TRUE(restart);
+  EXPECT_EQ(restart->reason.find("\n1"), std::string::npos) << restart->reason;
+  auto problem = messages::decode_node_problem(messages::encode(3, messages::NodeProblem{forged, 1}));
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->message.find("\n1"), std::string::npos) << problem->message;
+}
+
 TEST(MessageBounds, AnyOversizedFieldIsTrimmedToFitTheFrame) {
   // A problem text full of characters the wire escapes (each takes two bytes there).
   auto message = messages::encode(0, messages::NodeProblem{std::string(3 << 20, '\n'), 1});

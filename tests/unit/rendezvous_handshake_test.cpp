@@ -313,6 +313,50 @@ TEST(RendezvousHandshake, NodeRefusesAMasterThatCannotProveTheToken) {
   }
 }
 
+// A master needs no proof without a token, so what it assigns is checked field by field: a
+// deadline that is not a finite number of seconds above 0, an address that is neither a host
+// name nor an IP literal, or ids with control characters are a malformed assignment, never
+// the workers' environment.
+TEST(RendezvousHandshake, AnAssignmentWithAbsurdFieldsIsRefusedAsMalformed) {
+  struct Case {
+    const char* what;
+    const char* field;
+    std::string value;
+  };
+  const Case cases[] = {
+      {"nan deadline", "timeout_s", "nan"},
+      {"negative deadline", "timeout_s", "-5"},
+      {"zero deadline", "timeout_s", "0"},
+      {"escape sequences in the address", "master_addr", "10.0.0.1\x1b[2J"},
+      {"a command in the address", "master_addr", "$(reboot)"},
+      {"escape in the run id", "run_id", "run\x1b]0;x\x07"},
+      {"a run nonce that is not hex", "run_nonce", "zz"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    boost::asio::io_context io;
+    const std::string field = c.field, value = c.value;
+    FakeMaster fake([field, value](const Frame& request, const std::string&) {
+      Frame welcome;
+      welcome.kind = "welcome";
+      welcome.job_id = request.job_id;
+      Frame assign;
+      assign.kind = "assign";
+      assign.job_id = request.job_id;
+      assign.fields = {{"node_rank", "0"}, {"node_count", "1"},   {"rank_offset", "0"}, {"world_size", "1"},
+                       {"master_addr", "10.0.0.1"}, {"master_port", "29500"}, {"timeout_s", "60"}, {"run_id", "r"}};
+      assign.fields[field] = value;
+      return std::vector<Frame>{welcome, assign};
+    });
+    auto client = make_client(io, fast_client(fake.port()));
+    client.client->join(facts("n"));
+    ASSERT_TRUE(run_until(io, [&] { return !client.log->losses.empty() || !client.log->assignments.empty(); }));
+    EXPECT_TRUE(client.log->assignments.empty());
+    ASSERT_FALSE(client.log->losses.empty());
+    EXPECT_TRUE(contains(client.log->losses[0], "malformed assignment")) << client.log->losses[0];
+  }
+}
+
 // A squatter held the port first; once the real master has it, the node joins it.
 TEST(RendezvousHandshake, NodeJoinsTheRealMasterAfterAnImpostorLeftThePort) {
   boost::asio::io_context io;
