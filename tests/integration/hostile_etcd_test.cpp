@@ -64,6 +64,24 @@ TEST(HostileEtcd, ALauncherThatLostItsCoordinatorWhileEtcdIsDownEndsWithinTheWai
   EXPECT_NE(survivor.output.find("no coordinator took over within 7.0 s"), std::string::npos) << survivor.output;
 }
 
+// A real etcd, and an impostor's address put under the job's election before any launcher
+// starts (no lease, the lowest revision: etcd names it the coordinator). The impostor greets
+// each connection and closes it without proving anything.
+struct PlantedCoordinator {
+  explicit PlantedCoordinator(const std::string& job_prefix) : job_id(job_prefix + std::to_string(getpid())) {
+    error = etcd.start(1);
+    if (!error.empty()) return;
+    RunResult put = dt::run_etcdctl(etcd.endpoints(), {"put", "/ddplaunch/" + job_id + "/coordinator/1",
+                                                       "127.0.0.1:" + std::to_string(impostor.port())});
+    if (put.exit_code != 0) error = "etcdctl put: " + put.output;
+  }
+  EtcdCluster etcd;
+  rdzv_test::FakeMaster impostor{[](const rdzv_test::Frame&, const std::string&) { return std::vector<rdzv_test::Frame>{}; },
+                                 /*every_connection=*/true};
+  std::string job_id;
+  std::string error;
+};
+
 // An impostor coordinator planted in etcd (lowest revision, so etcd names it) on a job without
 // a token: it greets, then closes without proving anything. The launcher connects to it a few
 // times, with a pause that grows, says so once, and ends within lease_ttl + 2 x join_timeout
@@ -71,14 +89,11 @@ TEST(HostileEtcd, ALauncherThatLostItsCoordinatorWhileEtcdIsDownEndsWithinTheWai
 // Every launcher says that without a token etcd's writers control the job.
 TEST(HostileEtcd, AnImpostorCoordinatorPlantedInEtcdCostsAFewConnectionsAndTheLauncherEnds) {
   if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
-  EtcdCluster etcd;
-  ASSERT_EQ(etcd.start(1), "");
-  rdzv_test::FakeMaster impostor([](const rdzv_test::Frame&, const std::string&) { return std::vector<rdzv_test::Frame>{}; },
-                                 /*every_connection=*/true);
-  const std::string job_id = "etcd-impostor-" + std::to_string(getpid());
-  RunResult planted = dt::run_etcdctl(etcd.endpoints(), {"put", "/ddplaunch/" + job_id + "/coordinator/1",
-                                                         "127.0.0.1:" + std::to_string(impostor.port())});
-  ASSERT_EQ(planted.exit_code, 0) << planted.output;
+  PlantedCoordinator planted("etcd-impostor-");
+  ASSERT_EQ(planted.error, "");
+  const EtcdCluster& etcd = planted.etcd;
+  const std::string& job_id = planted.job_id;
+  const rdzv_test::FakeMaster& impostor = planted.impostor;
   RunResult r = dt::run_command(
       dt::etcd_launcher_argv(launcher_of(etcd, job_id, {"--join-timeout", "5"}, {FAKE_WORKER_BIN})), kJobBound);
   EXPECT_FALSE(r.timed_out) << r.output;
@@ -101,14 +116,11 @@ TEST(HostileEtcd, AnImpostorCoordinatorPlantedInEtcdCostsAFewConnectionsAndTheLa
 // to the planted MASTER_ADDR, and the job ended "succeeded").
 TEST(HostileEtcd, ACoordinatorAddressPlantedWithoutTheTokenIsNotFollowed) {
   if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
-  EtcdCluster etcd;
-  ASSERT_EQ(etcd.start(1), "");
-  rdzv_test::FakeMaster impostor([](const rdzv_test::Frame&, const std::string&) { return std::vector<rdzv_test::Frame>{}; },
-                                 /*every_connection=*/true);
-  const std::string job_id = "etcd-unsealed-" + std::to_string(getpid());
-  RunResult planted = dt::run_etcdctl(etcd.endpoints(), {"put", "/ddplaunch/" + job_id + "/coordinator/1",
-                                                         "127.0.0.1:" + std::to_string(impostor.port())});
-  ASSERT_EQ(planted.exit_code, 0) << planted.output;
+  PlantedCoordinator planted("etcd-unsealed-");
+  ASSERT_EQ(planted.error, "");
+  const EtcdCluster& etcd = planted.etcd;
+  const std::string& job_id = planted.job_id;
+  const rdzv_test::FakeMaster& impostor = planted.impostor;
   RunResult r = dt::run_command(dt::etcd_launcher_argv(launcher_of(
                                     etcd, job_id, {"--join-timeout", "5", "--token", "etcd-unsealed-token-0123456789"},
                                     {FAKE_WORKER_BIN, "--print-env"})),
