@@ -22,6 +22,7 @@
 #include "multi_node_job.h"
 #include "output_parsing.h"
 #include "process_runner.h"
+#include "terminal_process.h"
 
 namespace {
 
@@ -91,6 +92,35 @@ TEST(StalledTerminal, AMasterWhoseOutputNobodyReadsKeepsTheJobAlive) {
   EXPECT_GE(lines, 1000000);
   EXPECT_LT(dt::count_of(master_output, "\n"), 1000000) << "nothing was dropped: the reader never stalled?";
   std::filesystem::remove_all(log_dir);
+}
+
+// The master runs on a terminal and someone presses Ctrl-S (the terminal stops taking output)
+// for 5 s, well past the heartbeat timeout, while the workers print: the job goes on and ends
+// right once Ctrl-Q lets the output flow (before: the master blocked writing, node 1 lost it).
+TEST(StalledTerminal, CtrlSOnTheMastersTerminalDoesNotStopTheJob) {
+  const std::vector<std::string> program{"/bin/sh", "-c", "seq 1 200000; sleep 6; echo FINISHED-$RANK"};
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "stalled-tty",
+                                              {"--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--shim",
+                                               "none"});
+  dt::TerminalProcess master;
+  ASSERT_TRUE(master.start(dt::node_argv(job, 0, 1, {}, program)));
+  master.type("\x13");  // Ctrl-S; node 1 retries until node 0 listens (its output is held by then)
+  auto node1 = dt::start_node(dt::node_argv(job, 1, 1, {}, program));
+  std::this_thread::sleep_for(1s);
+  const std::size_t held_at = master.output_size();
+  std::this_thread::sleep_for(4s);
+  // The terminal really held the output (a writer on it would have blocked all this time).
+  EXPECT_LT(master.output_size(), held_at + 8192) << "Ctrl-S did not stop the terminal's output";
+  master.type("\x11");  // Ctrl-Q
+  dt::RunResult master_result = master.wait(90s);
+  dt::RunResult node1_result = node1->wait(60s);
+  const std::string tail = master_result.output.size() > 4000
+                               ? master_result.output.substr(master_result.output.size() - 4000)
+                               : master_result.output;
+  EXPECT_EQ(master_result.exit_code, 0) << tail;
+  EXPECT_EQ(node1_result.exit_code, 0) << node1_result.output.substr(0, 4000);
+  EXPECT_EQ(node1_result.output.find("lost the master"), std::string::npos) << node1_result.output.substr(0, 4000);
+  EXPECT_NE(master_result.output.find("FINISHED-0"), std::string::npos) << tail;
 }
 
 }  // namespace
