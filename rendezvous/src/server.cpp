@@ -102,7 +102,7 @@ void Server::Impl::accept_next(tcp::acceptor& acceptor) {
       });
       return;
     }
-    self->on_accept(std::move(socket));
+    if (!self->wait_for_a_place(socket)) self->on_accept(std::move(socket));
     self->accept_next(acceptor);
   });
 }
@@ -295,6 +295,7 @@ void Server::Impl::close() {
   phase_ = Phase::kClosed;
   boost::system::error_code ec;
   paused_acceptors_.clear();
+  waiting_.clear();  // closes them: none was greeted
   for (auto& a : acceptors_) a->close(ec);
   join_timer_.cancel();
   progress_timer_.cancel();

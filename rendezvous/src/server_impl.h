@@ -2,6 +2,7 @@
 // server_admission.cpp (join/status checks, rank assignment, plans).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <random>
 #include <unordered_map>
@@ -68,6 +69,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::string over_unjoined_cap(const std::string& ip) const;  // "" when a new peer may stay
   void note_unjoined_peak();
   bool pause_at_unjoined_cap(tcp::acceptor& acceptor);  // true: this listener waits for a free place
+  bool wait_for_a_place(tcp::socket& socket);           // true: kept ungreeted in waiting_
+  std::size_t waiting_room() const;                     // how many more waiting_ may hold
   void end_handshake(ServerPeer* peer);                 // joined, refused, answered or dropped
   void trim_after_flood();
   bool replace_silent_holder(int rank, const NodeFacts& joining);
@@ -102,6 +105,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::vector<tcp::acceptor*> paused_acceptors_;            // at the cap of unjoined peers (server_limits.cpp)
   boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_;
   std::unordered_map<ServerPeer*, PeerPtr> handshaking_;
+  std::deque<tcp::socket> waiting_;  // accepted while every handshake place was taken (server_limits.cpp)
   std::vector<PeerPtr> joined_;   // join order
   std::vector<PeerPtr> by_rank_;  // size expected_nodes; requested ranks at once, others at plan
   Phase phase_ = Phase::kIdle;

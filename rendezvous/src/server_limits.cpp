@@ -1,10 +1,12 @@
 // Rendezvous server bounds against strangers and stale peers: the cap on connections that
-// have not joined yet (global: the listeners pause; per source address: closed at once),
+// have not joined yet (global: they wait for a place, ungreeted; per source address: closed at once),
 // replacing a restarted node's silent old connection, and handing memory back to the system
 // after a flood.
 #include <malloc.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "ddplaunch/rendezvous/printable.h"
 #include "server_impl.h"
@@ -14,6 +16,18 @@ namespace {
 
 // A flood this large leaves freed buffers worth returning to the system once it is over.
 constexpr std::size_t kFloodPeak = 32;
+
+// True when the peer has closed (or reset) a connection that has not been greeted yet: a node
+// that met no greeting within its connect timeout gives up that connection and connects
+// again. Its end of stream is already there to peek at, so the master skips it for one
+// system call instead of greeting it, reading the end and dropping it: under load the queue
+// would otherwise fill with connections their nodes have left, and greeting those would keep
+// the master from the ones still waiting.
+bool left_while_waiting(boost::asio::ip::tcp::socket& socket) {
+  char byte = 0;
+  const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
 
 }  // namespace
 
@@ -34,20 +48,51 @@ std::string Server::Impl::over_unjoined_cap(const std::string& ip) const {
   return "";
 }
 
-// At the global cap the listeners stop accepting instead of closing what they accept: new
-// connections wait in the kernel's backlog (SOMAXCONN) until a handshake ends. Thousands of
+// At the global cap new connections wait for a place instead of being closed: thousands of
 // nodes starting together then join in turn instead of being turned away and retrying (each
 // retry a connect, an accept and a close: at 4096 nodes that churn cost seconds), and a flood
-// of strangers holds no more places than before. The per-address cap needs the address, so
-// it still closes after accept.
+// of strangers holds no more handshake places than before. They wait ungreeted (no buffer,
+// no timer, no greeting) in waiting_, in arrival order, as long as the job still has room for
+// them (waiting_room); past that the listeners pause and they wait in the kernel's backlog.
+// The backlog alone is not enough for a large job: it holds SOMAXCONN connections (4096 on
+// Linux by default) and the kernel drops the connection attempts over it, which their nodes
+// repeat only after 1 s, 3 s, 7 s... The per-address cap needs the address, so it is applied
+// when a connection is greeted (on_accept), as before.
 bool Server::Impl::pause_at_unjoined_cap(tcp::acceptor& acceptor) {
-  if (handshaking_.size() < opt_.max_unjoined_connections) return false;
+  if (handshaking_.size() < opt_.max_unjoined_connections || waiting_room() > 0) return false;
   paused_acceptors_.push_back(&acceptor);
   return true;
 }
 
+// The connections the master holds (joined, in their handshake, waiting) never outnumber the
+// places of the job (its nodes, and its spares with membership): a complete job holds that
+// many, so a flood of strangers cannot make it hold more descriptors than the job needs anyway.
+std::size_t Server::Impl::waiting_room() const {
+  const std::size_t places = static_cast<std::size_t>(opt_.expected_nodes) +
+                             (opt_.launcher_assigns_slots ? static_cast<std::size_t>(opt_.max_spares) : 0);
+  const std::size_t held = joined_.size() + handshaking_.size() + waiting_.size();
+  return held < places ? places - held : 0;
+}
+
+// A connection accepted while every handshake place is taken (or others wait before it) waits
+// for its turn; without room left it goes to on_accept, which closes it at the cap as before
+// (only an accept already under way on another listener meets that).
+bool Server::Impl::wait_for_a_place(tcp::socket& socket) {
+  const bool places_taken = handshaking_.size() >= opt_.max_unjoined_connections || !waiting_.empty();
+  if (!places_taken || waiting_room() == 0) return false;
+  waiting_.push_back(std::move(socket));
+  return true;
+}
+
+// A place is free: the longest-waiting connections are greeted (those their nodes have left
+// are closed), then paused listeners go on.
 void Server::Impl::end_handshake(ServerPeer* peer) {
   handshaking_.erase(peer);
+  while (phase_ != Phase::kClosed && !waiting_.empty() && handshaking_.size() < opt_.max_unjoined_connections) {
+    tcp::socket socket = std::move(waiting_.front());
+    waiting_.pop_front();
+    if (!left_while_waiting(socket)) on_accept(std::move(socket));
+  }
   if (paused_acceptors_.empty() || phase_ == Phase::kClosed) return;
   std::vector<tcp::acceptor*> resumed;
   resumed.swap(paused_acceptors_);

@@ -271,6 +271,34 @@ TEST(RendezvousRobustness, OverTheGlobalCapConnectionsWaitForAPlaceInsteadOfBein
   EXPECT_EQ(log.count("already waiting to join"), 0) << "nobody is turned away at the global cap";
 }
 
+// A job far larger than the handshake cap: the connections over it wait ungreeted in the
+// master's own queue, in arrival order (not in the kernel's backlog, which drops what it cannot
+// hold), and every node joins without being turned away or retrying.
+TEST(RendezvousRobustness, AJobLargerThanTheHandshakeCapJoinsThroughTheWaitingRoom) {
+  boost::asio::io_context io;
+  ServerLog log;
+  constexpr int kNodes = 40;
+  auto o = fast_server(kNodes);
+  o.max_unjoined_connections = 4;
+  o.max_unjoined_per_address = kNodes;  // every node here shares 127.0.0.1
+  Server server(io, o, log.callbacks());
+  ASSERT_EQ(server.listen("127.0.0.1", 0), "");
+  std::vector<TestClient> nodes;
+  for (int i = 0; i < kNodes; ++i) {
+    nodes.push_back(make_client(io, fast_client(server.port())));
+    nodes.back().client->join(facts("n" + std::to_string(i)));
+  }
+  auto assigned = [&] {
+    int n = 0;
+    for (const auto& c : nodes) n += c.log->assignments.empty() ? 0 : 1;
+    return n;
+  };
+  ASSERT_TRUE(run_until(io, [&] { return assigned() == kNodes; }, 10000ms)) << assigned() << " of " << kNodes;
+  for (const auto& c : nodes) EXPECT_TRUE(c.log->losses.empty()) << c.log->losses.front();
+  EXPECT_EQ(log.count("already waiting to join"), 0);
+  EXPECT_EQ(server.joined_count(), kNodes);
+}
+
 // A node refused or closed before its greeting (master flooded or out of descriptors) tries
 // again within its join timeout instead of giving up.
 TEST(RendezvousRobustness, ClientRetriesWhenClosedBeforeGreeting) {

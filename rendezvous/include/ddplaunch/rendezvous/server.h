@@ -30,8 +30,9 @@ struct ServerOptions {
   // Bounds on peers that have not joined yet (not proved the token): what a stranger can make
   // the master spend. A real join is ~1.5 KB; 16 KiB leaves room for long names and many
   // addresses. Over the cap per source address a new connection is closed at once, before any
-  // greeting; at the global cap the listeners pause and new connections wait in the kernel's
-  // backlog until a handshake ends (a crowd of real nodes joins in turn, without retrying).
+  // greeting; at the global cap new connections wait ungreeted in the master's own queue (as
+  // many as the job has places left), then in the kernel's backlog, until a handshake ends (a
+  // crowd of real nodes joins in turn, without retrying).
   std::size_t max_handshake_frame_bytes = 16 << 10;
   std::size_t max_unjoined_connections = 128;          // from all sources together
   std::size_t max_unjoined_per_address = 16;           // from one source address
