@@ -307,7 +307,7 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
       [this](const decision::TellMember& tell) {
         if (!server_) return;
         if (tell.dismiss) server_->dismiss_member(tell.member_id, tell.text);
-        else server_->send_to_member(tell.member_id, messages::encode(policy_.generation(), messages::Standby{tell.text}));
+        else server_->send_to_member(tell.member_id, messages::encode(policy_.generation(), messages::Standby{tell.text, settings_.run_nonce}));
       },
       [this](const decision::OrderStop& stop) {
         if (server_) server_->broadcast(messages::encode(stop.generation, messages::Stop{stop.reason, stop.exit_code}));

@@ -283,11 +283,13 @@ std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& m) {
 }
 
 rendezvous::Message encode(long generation, const Standby& p) {
-  return make(Kind::Standby, generation, {{"reason", p.reason}});
+  return make(Kind::Standby, generation, {{"reason", p.reason}, {"run", p.run_nonce}});
 }
 std::optional<Standby> decode_standby(const rendezvous::Message& m) {
   if (!is(m, Kind::Standby)) return std::nullopt;
-  return Standby{entry_field(m, "reason")};
+  std::string run = field(m, "run");
+  if (run.size() > 64 || run.find_first_not_of("0123456789abcdef") != std::string::npos) run.clear();
+  return Standby{entry_field(m, "reason"), run};
 }
 
 rendezvous::Message encode(long generation, const CollectStacks& p) {

@@ -54,7 +54,8 @@ struct Stop { std::string reason; int exit_code = 1; };
 struct JobEnd { int exit_code = 0; };
 struct ProbeResults { std::vector<preflight::ProbedLink> links; };
 struct ProbeVerdict { std::string ifname; };
-struct Standby { std::string reason; };
+// run_nonce: the run a spare waits in (etcd: it takes part in that run, as an assigned node does).
+struct Standby { std::string reason; std::string run_nonce; };
 
 rendezvous::Message encode(long generation, const FailureReport& payload);
 rendezvous::Message encode(long generation, const NodeFinished& payload);

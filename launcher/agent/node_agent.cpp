@@ -333,7 +333,10 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   if (auto stop = messages::decode_stop(m)) return on_stop_order(generation, stop->reason);
   if (auto end = messages::decode_job_end(m)) return on_job_end(end->exit_code);
   if (auto verdict = messages::decode_probe_verdict(m)) return on_probe_verdict(generation, verdict->ifname);
-  if (auto standby = messages::decode_standby(m)) return on_standby(standby->reason);
+  if (auto standby = messages::decode_standby(m)) {
+    if (seat_) seat_->joined_run(standby->run_nonce);
+    return on_standby(standby->reason);
+  }
   if (auto ask = messages::decode_collect_stacks(m)) return on_collect_stacks(ask->request);
   if (auto gdb = messages::decode_debug_attach_gdb(m)) return attach_gdb(gdb->rank);
   if (auto input = messages::decode_debug_input(m)) {

@@ -14,9 +14,11 @@
 namespace ddplaunch {
 
 namespace {
-// etcd's default election timeout: how long etcd may not answer on the majority side of a
-// partition that took its leader away, before it elects another.
-constexpr auto kMinorityConfirm = std::chrono::milliseconds(1000);
+// How long etcd may not answer on the majority side of a partition that took its leader away,
+// before it elects another: its election timeout (1 s by default), three times over for a
+// loaded machine, where an election measured up to 2 s (a coordinator on the majority side
+// that stepped down in that moment lost the job a launcher it needed).
+constexpr auto kMinorityConfirm = std::chrono::milliseconds(3000);
 }  // namespace
 
 std::string NodeAgent::start_etcd() {

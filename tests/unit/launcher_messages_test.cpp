@@ -144,6 +144,18 @@ TEST(MessageBounds, EscapeSequencesFromAPeerAreMadeVisibleWhenDecoded) {
   EXPECT_NE(reply->stacks[0].text.find("Thread 1\n"), std::string::npos) << "its lines were joined";
 }
 
+// A hot spare learns the run it waits in from its standby message, as an assigned node does
+// from its assignment (an etcd coordinator resumes only its own run's state); a value that is
+// not a nonce is dropped.
+TEST(MessageBounds, AStandbyCarriesTheRunNonceAndNothingElse) {
+  auto standby = messages::decode_standby(messages::encode(0, messages::Standby{"you wait", "0123abcd"}));
+  ASSERT_TRUE(standby);
+  EXPECT_EQ(standby->run_nonce, "0123abcd");
+  auto forged = messages::decode_standby(messages::encode(0, messages::Standby{"you wait", "run\x1b[2J"}));
+  ASSERT_TRUE(forged);
+  EXPECT_EQ(forged->run_nonce, "");
+}
+
 // A reason a node logs as one entry cannot forge a log line: every line after the first is
 // indented, escapes made visible (the stop reason reached the terminal raw before).
 TEST(MessageBounds, AMultiLineReasonCannotStartALineOfItsOwn) {
