@@ -4,10 +4,6 @@
 // (then the seat is lost), the lease by its TTL (LeaseKeeper).
 #include "agent/etcd_seat.h"
 
-#include "agent/saved_run.h"
-#include "ddplaunch/rendezvous/printable.h"
-#include "ddplaunch/rendezvous/token_proof.h"
-
 #include <unistd.h>
 
 #include <fmt/format.h>

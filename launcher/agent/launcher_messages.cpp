@@ -8,6 +8,7 @@
 
 #include "agent/message_bounds.h"
 #include "ddplaunch/rendezvous/printable.h"
+#include "ddplaunch/rendezvous/token_proof.h"
 #include "policy/name_table.h"
 
 namespace ddplaunch::messages {
@@ -288,8 +289,7 @@ rendezvous::Message encode(long generation, const Standby& p) {
 std::optional<Standby> decode_standby(const rendezvous::Message& m) {
   if (!is(m, Kind::Standby)) return std::nullopt;
   std::string run = field(m, "run");
-  if (run.size() > 64 || run.find_first_not_of("0123456789abcdef") != std::string::npos) run.clear();
-  return Standby{entry_field(m, "reason"), run};
+  return Standby{entry_field(m, "reason"), rendezvous::is_run_nonce(run) ? run : ""};
 }
 
 rendezvous::Message encode(long generation, const CollectStacks& p) {

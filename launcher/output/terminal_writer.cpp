@@ -116,7 +116,10 @@ TerminalQueue& queue() {
 }  // namespace
 
 void terminal_write(int fd, std::string_view text) {
-  if (fd != STDOUT_FILENO && fd != STDERR_FILENO) return write_fully(fd, text);
+  if (fd != STDOUT_FILENO && fd != STDERR_FILENO) {
+    write_fully(fd, text);
+    return;
+  }
   if (!text.empty()) queue().push(fd, text);
 }
 

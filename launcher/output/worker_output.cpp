@@ -71,13 +71,15 @@ Result<std::string> make_log_directory() {
   return Result<std::string>::success(pattern);
 }
 
-void write_fully(int fd, std::string_view data) {
+bool write_fully(int fd, std::string_view data) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
+    if (n == 0) errno = EIO;  // a write that takes nothing of a non-empty buffer
+    if (n <= 0) return false;
     data.remove_prefix(static_cast<std::size_t>(n));
   }
+  return true;
 }
 
 std::string worker_prefix(int node_rank, int node_count, int rank) {
@@ -170,20 +172,11 @@ std::string RankLogFile::open(const std::string& log_dir, int rank, long generat
 // A full disk or a failing file system cuts the log: said once per file, naming it and the
 // error (the terminal still shows the lines, as far as its own filters let it).
 void RankLogFile::write_checked(std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd_, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n > 0) {
-      text.remove_prefix(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (!write_error_reported_)
-      spdlog::warn("the log file {} is missing lines from now on: {} (free space on that file system, or give "
-                   "--log-dir another directory)",
-                   path_, n < 0 ? std::strerror(errno) : "nothing could be written");
-    write_error_reported_ = true;
-    return;
-  }
+  if (write_fully(fd_, text) || write_error_reported_) return;
+  spdlog::warn("the log file {} is missing lines from now on: {} (free space on that file system, or give "
+               "--log-dir another directory)",
+               path_, std::strerror(errno));
+  write_error_reported_ = true;
 }
 
 void RankLogFile::write_line(OutputStream stream, std::string_view line) {

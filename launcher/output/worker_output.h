@@ -13,8 +13,9 @@ enum class OutputStream { Stdout, Stderr };
 
 std::string worker_prefix(int node_rank, int node_count, int rank);
 
-// Writes all of `data` to `fd`, retrying short writes and EINTR; output errors are not fatal.
-void write_fully(int fd, std::string_view data);
+// Writes all of `data` to `fd`, retrying short writes and EINTR; false (errno says why) when
+// the rest could not be written. Output errors are not fatal: most callers go on regardless.
+bool write_fully(int fd, std::string_view data);
 
 // torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE: ${role_name}, ${rank} and ${local_rank}
 // replaced, everything else kept as written (e.g. "[${role_name}${rank}|${local_rank}]:").

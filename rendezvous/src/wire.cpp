@@ -259,8 +259,7 @@ bool get_assignment(const Frame& frame, Assignment& out, std::string& error) {
     error = "field 'run_id' is longer than " + std::to_string(kMaxRunIdChars) + " characters or not printable";
     return false;
   }
-  if (a.run_nonce.size() > kNonceHexChars ||
-      !std::all_of(a.run_nonce.begin(), a.run_nonce.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
+  if (!is_run_nonce(a.run_nonce)) {
     error = "field 'run_nonce' is not a nonce";
     return false;
   }

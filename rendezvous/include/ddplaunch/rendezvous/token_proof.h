@@ -29,6 +29,11 @@ bool equal_constant_time(std::string_view a, std::string_view b);
 // then refuses to go on: a predictable nonce would make proofs replayable).
 std::string random_nonce();
 inline constexpr std::size_t kNonceHexChars = 64;
+// A run's nonce as its first coordinator draws it (part of random_nonce), or "" (none): what an
+// assignment or a standby message may carry.
+inline bool is_run_nonce(std::string_view text) {
+  return text.size() <= kNonceHexChars && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
 
 // The node's proof: HMAC(token, "ddplaunch-join-v2" | nonce_m | nonce_n | SHA-256(claims)).
 // `claims` are the exact bytes the node claims (its join or status request without the
