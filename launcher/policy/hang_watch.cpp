@@ -13,6 +13,7 @@ void HangWatch::on_generation(long generation, int world, TimePoint now) {
   sections_.assign(static_cast<std::size_t>(std::max(world, 0)), std::string());
   in_debugger_.assign(sections_.size(), false);
   interval_spans_hold_.assign(sections_.size(), false);
+  steps_.assign(sections_.size(), 0);
 }
 
 void HangWatch::on_ranks_reported(long generation, const std::vector<RankReport>& ranks, TimePoint now) {
@@ -28,9 +29,15 @@ void HangWatch::on_ranks_reported(long generation, const std::vector<RankReport>
     if (r.progress_age_ms < 0) continue;  // no step or section yet: the init rules apply
     // The node measured when the progress happened; the report only carries it here.
     const TimePoint at = now - std::chrono::milliseconds(r.progress_age_ms);
-    const bool spans_hold = interval_spans_hold_[index];
-    interval_spans_hold_[index] = tracker_.held();
-    if (r.steps > 0) tracker_.on_step(r.rank, r.steps, spans_hold || tracker_.held() ? 0 : r.max_interval_ms, at);
+    // The step that spans a hold ends with the first report whose step count moved on; the
+    // reports between the release and that step (a rank still waiting in its collective) must
+    // not clear the mark, or that step's interval would be learnt.
+    if (r.steps > steps_[index]) {
+      const bool spans_hold = interval_spans_hold_[index] || tracker_.held();
+      interval_spans_hold_[index] = tracker_.held();
+      steps_[index] = r.steps;
+      tracker_.on_step(r.rank, r.steps, spans_hold ? 0 : r.max_interval_ms, at);
+    }
     std::string& open = sections_[static_cast<std::size_t>(r.rank)];
     if (r.section == open) continue;
     if (!open.empty()) tracker_.on_section(r.rank, false, open, at);

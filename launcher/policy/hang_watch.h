@@ -34,6 +34,7 @@ class HangWatch {
   // By rank: in a debugger at its last report; its next step interval spans the time a person
   // held the job, so it teaches nothing (it would raise the learnt deadlines).
   std::vector<bool> in_debugger_, interval_spans_hold_;
+  std::vector<long> steps_;            // by rank: the step count last passed to the tracker
 };
 
 }  // namespace ddplaunch

@@ -201,3 +201,37 @@ TEST(HangWatch, ARankInItsDebuggerHoldsTheWatchAndItsLongStepIsNotLearnt) {
   EXPECT_FALSE(w.tracker().held());
   EXPECT_DOUBLE_EQ(w.tracker().learnt_interval_s(), learnt);
 }
+
+// The rank that waited in its collective for the held one reports "running" at the release
+// without a new step; the step it then finishes spans the hold and is not learnt either (a
+// 12 s step learnt this way once raised the hang deadline to 4 min).
+TEST(HangWatch, AStepFinishedSeveralReportsAfterTheReleaseIsStillNotLearnt) {
+  HangWatch w;
+  w.on_generation(0, 2, t0);
+  auto report = [](int rank, long steps, long max_interval_ms, const char* state) {
+    RankReport r;
+    r.rank = rank;
+    r.phase = RankPhase::Running;
+    r.state = state;
+    r.steps = steps;
+    r.max_interval_ms = max_interval_ms;
+    r.progress_age_ms = 0;
+    return r;
+  };
+  for (int s = 1; s <= 20; ++s)
+    w.on_ranks_reported(0, {report(0, s, 300, "running"), report(1, s, 300, "running")}, t0 + std::chrono::seconds(s));
+  const double learnt = w.tracker().learnt_interval_s();
+  w.on_ranks_reported(0, {report(0, 20, 0, "running"), report(1, 20, 0, "debugging")}, t0 + 30s);
+  ASSERT_TRUE(w.tracker().held());
+  // Released: rank 1 is running, rank 0 still waits for it; no step yet on either.
+  w.on_ranks_reported(0, {report(0, 20, 0, "running"), report(1, 20, 0, "running")}, t0 + 42s);
+  w.on_ranks_reported(0, {report(0, 20, 0, "running"), report(1, 20, 0, "running")}, t0 + 42500ms);
+  EXPECT_FALSE(w.tracker().held());
+  // Then both finish the step that spans the hold, in separate reports.
+  w.on_ranks_reported(0, {report(0, 21, 12000, "running")}, t0 + 43s);
+  w.on_ranks_reported(0, {report(1, 21, 12000, "running")}, t0 + 43100ms);
+  EXPECT_DOUBLE_EQ(w.tracker().learnt_interval_s(), learnt);
+  // The steps after it teach as before.
+  w.on_ranks_reported(0, {report(0, 22, 400, "running"), report(1, 22, 400, "running")}, t0 + 44s);
+  EXPECT_DOUBLE_EQ(w.tracker().learnt_interval_s(), 0.4);
+}
