@@ -1,7 +1,7 @@
 // The fingerprint of a file's bytes (the program a job runs, compared across nodes and kept
 // in the run history): equal bytes give equal fingerprints on every node, a change anywhere
 // in the first `limit` bytes changes it. Read at every launcher start, so it must cost little
-// even for a large program: /usr/bin/python3 is ~7 MB (issue 26).
+// even for a large program: /usr/bin/python3 is ~7 MB.
 #pragma once
 
 #include <cstddef>

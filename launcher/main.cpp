@@ -220,7 +220,7 @@ preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor, bool driv
 int main(int argc, char** argv) {
   // `ddplaunch --version` alone is answered before the command-line parser is built, and
   // ends without the static destructors: none of their objects was used, and running them
-  // costs page faults (issue 26).
+  // costs page faults.
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
     print_version();
     std::fflush(stdout);

@@ -1,4 +1,4 @@
-// The launcher loads no libm (issue 26: loading and relocating it cost every start ~10 page
+// The launcher loads no libm (loading and relocating it would cost every start ~10 page
 // faults, a sixth of `ddplaunch --version`). What it used of libm is in base/small_math.h;
 // what remains is the statically linked libstdc++'s: its floating-point from_chars and
 // to_chars (the rendezvous wire's doubles) save and set the rounding mode. Defined here, as

@@ -1,4 +1,4 @@
-// EtcdSeat (issue 28): this launcher's seat in a job whose coordinator lives on etcd
+// EtcdSeat: this launcher's seat in a job whose coordinator lives on etcd
 // (--rdzv-backend etcd). It registers the launcher under the job's prefix with a lease,
 // campaigns for the coordinator's election, follows who leads, and — once elected —
 // publishes where its rendezvous listens and writes the job policy's state after each

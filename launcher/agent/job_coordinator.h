@@ -31,11 +31,11 @@ struct CoordinatorSettings {
   bool master_is_loopback = false;
   std::string worker_bind_address;  // where the port check binds on the master
   bool doctor = false;              // checks only: collect node reports, start no worker
-  // The job signature of the run history (issue 17): this program, on this many nodes, over
+  // The job signature of the run history: this program, on this many nodes, over
   // this interface.
   std::string program_fingerprint;
   std::string socket_ifname;
-  // etcd (issue 28): the coordinator moves between launchers. MASTER_ADDR is then slot 0's
+  // etcd: the coordinator moves between launchers. MASTER_ADDR is then slot 0's
   // address (not the coordinator's), the policy's state goes to `save_state` after each
   // decision (`confirmed`, when given, runs once etcd proved this launcher still leads), and a
   // newly elected coordinator starts from `restored_state` (nullopt: a new job).
@@ -45,9 +45,9 @@ struct CoordinatorSettings {
   std::string run_nonce;  // etcd: the run's own id, carried by every assignment
 };
 
-// Run history (issue 17, job_coordinator_hang.cpp): what past runs of this job (same
+// Run history (job_coordinator_hang.cpp): what past runs of this job (same
 // program, node count, interface) needed raises the init deadline and seeds the step interval.
-// Read once per start: the file holds up to RunHistory::kMaxRecords lines (issue 26).
+// Read once per start: the file holds up to RunHistory::kMaxRecords lines.
 HistorySeed load_history_seed(const CoordinatorSettings& settings);
 void apply_history_seed(const HistorySeed& seed, PolicySettings& policy);
 HangSettings hang_settings(const CoordinatorSettings& settings, const HistorySeed& seed);
@@ -69,7 +69,7 @@ class JobCoordinator {
   void on_join_timeout(const rendezvous::JoinTimeout& timeout);
   void on_foreign_store_client(const std::string& peer);  // a c10d TCPStore client on the rendezvous port
   std::string status_text() const;
-  // `ddplaunch stacks` (issue 17): "stacks" starts a collection and answers "pending <id>";
+  // `ddplaunch stacks`: "stacks" starts a collection and answers "pending <id>";
   // "stacks <id>" answers "pending <id>", or "done" and the grouped stacks.
   std::string answer_query(const std::string& query);
   // The debug console: a person quit `rank`'s debugger (and confirmed) — the job ends.
@@ -103,7 +103,7 @@ class JobCoordinator {
   void carry_out_plan(const decision::PlanGeneration& chosen);
   void schedule_sweep();
 
-  // Hangs and stacks (issue 17, job_coordinator_hang.cpp).
+  // Hangs and stacks (job_coordinator_hang.cpp).
   struct StackRound {
     std::string heading;
     std::vector<int> stuck;

@@ -1,4 +1,4 @@
-// JobCoordinator, issue 17: the hang watch on the 1 s sweep, stack rounds across the nodes,
+// JobCoordinator, hangs: the hang watch on the 1 s sweep, stack rounds across the nodes,
 // `ddplaunch stacks`, and the run history read at the start and written at the end.
 #include <fcntl.h>
 #include <sys/stat.h>

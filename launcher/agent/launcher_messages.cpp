@@ -164,7 +164,7 @@ std::optional<NodeReport> decode_node_report(const rendezvous::Message& m) {
 }
 
 // One line per rank: "rank pid phase init_entries state steps max_interval_ms progress_age_ms
-// section" (the last four: progress, issue 17; a section name is one word, "-" for none).
+// section" (the last four: progress, for hang detection; a section name is one word, "-" for none).
 rendezvous::Message encode(long generation, const RankStates& p) {
   std::string lines;
   for (const auto& r : p.ranks)

@@ -23,15 +23,15 @@ enum class Kind {
   NodeProblem,   // a local check failed, or the node was interrupted
   NodeReport,    // doctor's row
   RankStates,    // every local rank's phase (on each change, and every few seconds)
-  ProbeResults,  // the node's peer probes (issue 15): one line per link
+  ProbeResults,  // the node's peer probes: one line per link
   // master → nodes
   Restart,       // generation = the new one
   Stop,          // stop workers, then report finished
   JobEnd,        // exit with exit_code
   Resume,        // paused ranks may continue
   ProbeVerdict,  // peer probe done: start workers, with this socket interface ("" = as before)
-  Standby,       // to one launcher: it is a hot spare; wait idle for a slot (issue 16)
-  // issue 17 (either direction, appended)
+  Standby,       // to one launcher: it is a hot spare; wait idle for a slot
+  // Stacks on demand (either direction)
   CollectStacks,  // master → nodes: take your ranks' stacks for round `request`
   RankStacks,     // node → master: the stacks of its ranks for round `request`
   // Interactive debugging: a rank's debugger, relayed between its node and the master's console.

@@ -96,7 +96,7 @@ class NodeAgent {
   void on_master_message(const rendezvous::Message& message);
   std::string host_rendezvous(int& port);
   void join_and_watch(int port);
-  // etcd (issue 28, node_agent_etcd.cpp): the coordinator is elected among the launchers.
+  // etcd (node_agent_etcd.cpp): the coordinator is elected among the launchers.
   std::string start_etcd();
   void on_elected(std::optional<std::string> state);
   void on_coordinator(const std::string& address, std::int64_t revision);
@@ -123,7 +123,7 @@ class NodeAgent {
   void run_doctor_checks();
   std::string check_socket_ifnames(std::string& selected_ifname, const std::string& probe_ifname = "");
   void report_problem(const std::string& message, int exit_code);
-  // Stacks (issue 17, node_agent_stacks.cpp): take this node's ranks' stacks off the loop,
+  // Stacks (node_agent_stacks.cpp): take this node's ranks' stacks off the loop,
   // answer every request that came meanwhile with them.
   void on_collect_stacks(long request);
   void on_stacks_collected(std::vector<RankStack> stacks);

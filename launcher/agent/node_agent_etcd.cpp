@@ -1,4 +1,4 @@
-// NodeAgent with the coordinator on etcd (issue 28): every launcher registers and campaigns
+// NodeAgent with the coordinator on etcd: every launcher registers and campaigns
 // (EtcdSeat); the elected one hosts the rendezvous and the JobCoordinator on its own address
 // and publishes it; every launcher, the elected one too, joins whatever coordinator etcd
 // names. A lost coordinator is replaced by the next elected launcher, which loads the job's

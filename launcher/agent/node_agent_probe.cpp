@@ -1,4 +1,4 @@
-// NodeAgent and the peer probe (issue 15): a listener per candidate interface from start-up,
+// NodeAgent and the peer probe: a listener per candidate interface from start-up,
 // advertised in the join facts; on the first assignment every node probes its ring
 // neighbour (every peer on small jobs) off the event loop, reports the links to the master,
 // and starts its workers on the master's verdict (probe_verdict) — or stops on its refusal.

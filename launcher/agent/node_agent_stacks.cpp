@@ -1,4 +1,4 @@
-// NodeAgent: the master asked for stacks (issue 17). The collection blocks (signals, files,
+// NodeAgent: the master asked for stacks. The collection blocks (signals, files,
 // eu-stack), so it runs on a thread; its result comes back to the loop and answers every
 // request received while it ran (one collection serves them all).
 #include <boost/asio/post.hpp>

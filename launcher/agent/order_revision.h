@@ -1,4 +1,4 @@
-// The election revision an order from the coordinator carries (issue 28): the etcd
+// The election revision an order from the coordinator carries: the etcd
 // coordinator stamps every message with the revision it was elected at
 // (rendezvous::ServerOptions::order_revision), and a node obeys no order of an older one.
 #pragma once

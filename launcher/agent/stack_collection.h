@@ -1,4 +1,4 @@
-// Taking the stacks of this node's workers (issue 17), on the master's request. Python
+// Taking the stacks of this node's workers, on the master's request. Python
 // frames come from the shim's faulthandler (a signal, then its file), native frames from
 // eu-stack or gdb when installed, the kernel's wait channel (/proc) otherwise. Blocking but
 // bounded (every tool under a deadline; the ranks in parallel): run it off the event loop.

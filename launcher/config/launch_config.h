@@ -12,7 +12,7 @@
 
 namespace ddplaunch {
 
-// Membership (issue 16): hot spares and torchrun's elastic MIN:MAX. Off (a lost node ends the
+// Membership: hot spares and torchrun's elastic MIN:MAX. Off (a lost node ends the
 // job) unless spares > 0 or min_nodes < nodes.
 struct MembershipConfig {
   int min_nodes = 0;                 // 0: = nodes (fixed size); --nodes MIN:MAX sets it
@@ -24,7 +24,7 @@ struct MembershipConfig {
   int max_changes = 10;              // membership changes before the job gives up (flapping)
 };
 
-// The coordinator on etcd (issue 28, --rdzv-backend etcd): launchers register in etcd, elect
+// The coordinator on etcd (--rdzv-backend etcd): launchers register in etcd, elect
 // the coordinator among themselves, and a new one takes over when it is lost.
 struct EtcdConfig {
   std::string endpoints;             // "" = off (node 0 hosts the rendezvous); HOST:PORT[,HOST:PORT...]
@@ -44,7 +44,7 @@ struct LaunchConfig {
   int node_rank = -1;                   // -1: assigned by the master in join order
   std::string master;                   // HOST:PORT of the rendezvous; empty with --standalone
   bool standalone = false;
-  bool peer_probe = true;               // multi-node: nodes probe their peers before workers start (issue 15)
+  bool peer_probe = true;               // multi-node: nodes probe their peers before workers start
   std::string job_id;                   // default: derived from the master endpoint
   std::string token;                    // shared secret; joins prove it (HMAC), never sent
   std::string token_file;               // read into token at start (owner-only file)
@@ -65,7 +65,7 @@ struct LaunchConfig {
   RestartSettings restart;
   MembershipConfig membership;
   EtcdConfig etcd;
-  // Runtime hangs (issue 17): the learnt deadlines' knobs, what the hang deadline does, and
+  // Runtime hangs: the learnt deadlines' knobs, what the hang deadline does, and
   // where past runs are remembered.
   HangSettings hang;
   std::string hang_action = "auto";   // report | restart | stop | auto (restart when restarts were asked, else stop)

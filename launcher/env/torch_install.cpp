@@ -21,7 +21,7 @@ bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 // "python3.11" from the interpreter's real file name, or "" when it does not say: the whole
 // name is python<digits>.<digits>. (Matched by hand: compiling a std::regex cost every
-// start about a million instructions, issue 26.)
+// start about a million instructions.)
 std::string version_dir_name(const fs::path& python) {
   std::error_code ec;
   fs::path real = fs::canonical(python, ec);

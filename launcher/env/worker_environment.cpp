@@ -94,7 +94,7 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   env[c::kJobId] = a.job_id;
   if (a.rendezvous_port > 0) env[c::kRendezvousPort] = std::to_string(a.rendezvous_port);
   if (!a.status_socket.empty()) env[c::kStatusSocket] = a.status_socket;
-  // Where the Python shim's faulthandler writes stacks, and on which signal (issue 17).
+  // Where the Python shim's faulthandler writes stacks, and on which signal.
   if (std::filesystem::path socket(a.status_socket); socket.is_absolute()) {
     env[c::kStackDir] = socket.parent_path().string();
     env[c::kStackSignal] = std::to_string(SIGRTMIN + c::kStackSignalAboveRtMin);

@@ -25,7 +25,7 @@ class LeaseKeeper : public std::enable_shared_from_this<LeaseKeeper> {
   static std::shared_ptr<LeaseKeeper> start(std::shared_ptr<Client> client, LeaseGrant lease, OnLost on_lost);
   // As above, but a whole TTL without an answer is not the end: etcd may have lost its quorum
   // (then no lease expires either), so `on_reachability` says so and the keepalives go on; the
-  // lease is lost only when etcd answers that it is gone (issue 28: running workers keep
+  // lease is lost only when etcd answers that it is gone (so running workers keep
   // running while etcd is down).
   static std::shared_ptr<LeaseKeeper> start_tolerant(std::shared_ptr<Client> client, LeaseGrant lease,
                                                      OnLost on_lost, OnReachability on_reachability);

@@ -1,7 +1,7 @@
 /* The OpenSSL functions that TLS to etcd calls (Asio SSL's and tls_context/gateway_stream's
    own), one X(name) each. openssl_trampolines.S defines each as a jump through a table that
    openssl_loader.cpp fills from libssl.so.3 the first time a client asks for TLS: the
-   launcher neither loads nor relocates OpenSSL at start (issue 26). A function missing here
+   launcher neither loads nor relocates OpenSSL at start. A function missing here
    is an undefined symbol at link time, never a silent static copy. Shared by C++ and asm. */
 #pragma once
 

@@ -1,5 +1,5 @@
 // Internal to the etcd module: OpenSSL's libssl.so.3 loaded on the first TLS use, and the
-// trampolines of openssl_functions.h pointed at it (see there why: issue 26's start-up floor).
+// trampolines of openssl_functions.h pointed at it (see there why: the start-up cost).
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 // TLS to etcd (`--rdzv-conf protocol=https,cacert=CA.pem[,cert=C.pem,key=C.key]`): the files
 // read once per client into one OpenSSL context, each refusal naming its key and file. Only
 // a client that asked for TLS builds one, so a launcher that speaks plain HTTP to etcd (and
-// every launcher without etcd) never initialises OpenSSL (issue 26's start-up floor).
+// every launcher without etcd) never initialises OpenSSL (it would add to every start's cost).
 #pragma once
 
 #include <memory>

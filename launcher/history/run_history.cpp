@@ -59,7 +59,7 @@ bool sane(double seconds) { return std::isfinite(seconds) && seconds >= 0 && sec
 
 // The fields of a record, read as `std::istringstream >> field` would (C locale): each skips
 // blank space, then takes the longest prefix of its grammar; whatever follows the last field
-// is ignored. Without a stream: every start reads up to kMaxRecords lines (issue 26).
+// is ignored. Without a stream: every start reads up to kMaxRecords lines.
 class FieldReader {
  public:
   explicit FieldReader(std::string_view line) : s_(line) {}

@@ -1,4 +1,4 @@
-// Timeouts from history (issue 17): what past runs of the same job took — the init duration
+// Timeouts from history: what past runs of the same job took — the init duration
 // and the largest step interval — kept per job signature in a small local file, so the next
 // run's init deadline and first hang deadline can start from experience instead of formulas.
 //

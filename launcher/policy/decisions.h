@@ -30,7 +30,7 @@ struct ScheduleRestart { // wait delay_s, then call JobPolicy::on_backoff_elapse
 struct OrderRestart {    // every node: stop workers, rejoin for `generation`
   long generation = 0;
   std::string reason;
-  // Membership (issue 16): the generation's nodes, member ids by slot (empty: the same nodes).
+  // Membership: the generation's nodes, member ids by slot (empty: the same nodes).
   std::vector<int> members;
   // Membership: who held a slot in the last planned generation — they stop workers and must
   // rejoin; the others (spares, new joins) have nothing to stop and count as rejoined at once.

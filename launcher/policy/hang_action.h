@@ -1,4 +1,4 @@
-// What the master does when a rank passes its hang deadline (issue 17): hang.action as a
+// What the master does when a rank passes its hang deadline: hang.action as a
 // value, and the rule that resolves "auto". Pure; the JobPolicy acts on it.
 #pragma once
 

@@ -1,4 +1,4 @@
-// HangTracker (issue 17): learnt runtime deadlines from the ranks' progress reports. Pure:
+// HangTracker: learnt runtime deadlines from the ranks' progress reports. Pure:
 // reports and times come in as arguments; check() says who is suspect or hung.
 //
 // Two levels, as DESIGN.md's rule demands (a launcher must never kill a healthy job):

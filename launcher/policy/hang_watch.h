@@ -1,4 +1,4 @@
-// HangWatch (issue 17): the master's view of every rank's training progress. Turns the
+// HangWatch: the master's view of every rank's training progress. Turns the
 // nodes' periodic rank reports (steps, longest recent interval, age of the last progress,
 // open section) into HangTracker events, so the tracker's learnt deadlines apply. Pure.
 #pragma once

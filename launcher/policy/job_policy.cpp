@@ -417,7 +417,7 @@ JobPolicy::Decisions JobPolicy::order_stop(int exit_code, const std::string& rea
   stop_exit_code_ = exit_code;
   Decisions out{OrderStop{generation_, exit_code, reason}};
   // Stopped in a restart backoff after every node had finished its generation: no node will
-  // report finishing again, so nothing else would ever end the job (hostile review 2, High).
+  // report finishing again, so nothing else would ever end the job.
   if (!node_states_.empty() && active_nodes() == 0) {
     Decisions end = end_job(exit_code);
     out.insert(out.end(), end.begin(), end.end());

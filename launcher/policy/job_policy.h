@@ -36,10 +36,10 @@ struct PolicySettings {
   bool doctor = false;                  // checks only: collect node reports, start no worker
   std::chrono::milliseconds wait_report_first{10000}, wait_report_every{30000};
   unsigned random_seed = 1;             // backoff jitter
-  // Membership (issue 16): spares and elastic MIN:MAX; off = a lost node ends the job.
+  // Membership: spares and elastic MIN:MAX; off = a lost node ends the job.
   bool membership = false;
   MembershipSettings membership_settings;
-  // Issue 17: a hang restarts (within --max-restarts), stops the job, or is only reported;
+  // Hangs: a hang restarts (within --max-restarts), stops the job, or is only reported;
   // history raises the init deadline to what past runs of the same job needed (0: no history).
   HangAction hang_action = HangAction::Stop;
   double history_init_s = 0;
@@ -83,7 +83,7 @@ class JobPolicy {
   Decisions on_member_joined(const rendezvous::NodeRecord& record, TimePoint now);
   Decisions on_member_lost(const rendezvous::NodeRecord& record, const std::string& why, TimePoint now);
   bool membership_enabled() const { return membership_.has_value(); }
-  // etcd (issue 28): this policy was restored from the last coordinator's state on a newly
+  // etcd: this policy was restored from the last coordinator's state on a newly
   // elected one. Nobody is connected to it yet, so membership starts over (every launcher
   // joins again, asking for its old slot); budgets, failure history and the learnt init
   // deadline stay, and the next generation is generation() + 1.
@@ -96,10 +96,10 @@ class JobPolicy {
   Decisions on_node_finished(int node, long generation, int exit_code);
   Decisions on_node_problem(int node, long generation, const std::string& message, int exit_code);
   Decisions on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems);
-  // The peer probe's links one node ran (issue 15); the verdict once every node reported.
+  // The peer probe's links one node ran; the verdict once every node reported.
   Decisions on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links);
 
-  // The master's hang watch found `rank` without progress past the hang deadline (issue 17):
+  // The master's hang watch found `rank` without progress past the hang deadline:
   // a runtime failure of kind Hang, restarted or stopped by PolicySettings::hang_action, or
   // only reported (hang.action report: a warning, nothing stops).
   Decisions on_hang(long generation, int rank, const std::string& detail, TimePoint now);
@@ -132,7 +132,7 @@ class JobPolicy {
   int worker_port() const { return worker_port_; }
 
   // The job's whole state as a versioned JSON document, for another coordinator to go on
-  // from (issue 28, etcd failover; policy_state.h says what it holds). Times are saved
+  // from (etcd failover; policy_state.h says what it holds). Times are saved
   // relative to `now` and re-based on the restore's `now`. A restore refuses a document of
   // another version, a damaged one, or one saved under other restart budgets or membership
   // shape than `settings`, saying what differs.

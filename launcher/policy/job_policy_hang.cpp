@@ -1,4 +1,4 @@
-// JobPolicy, issue 17: the hang deadline as a failure, and the init deadline raised by the
+// JobPolicy, hangs: the hang deadline as a failure, and the init deadline raised by the
 // run history. Pure, like the rest of the policy.
 #include <algorithm>
 
@@ -10,7 +10,7 @@ namespace ddplaunch {
 
 using namespace decision;
 
-// History (issue 17): past runs of the same job needed up to history_init_s for init; the
+// History: past runs of the same job needed up to history_init_s for init; the
 // deadline is never shorter than that, and says so.
 void JobPolicy::apply_history_to_init_deadline() {
   if (settings_.history_init_s <= 0) return;

@@ -1,4 +1,4 @@
-// JobPolicy in membership mode (issue 16): launchers join and leave; a spare takes a lost
+// JobPolicy in membership mode: launchers join and leave; a spare takes a lost
 // node's slot, an elastic job shrinks or grows, a bad node is excluded. Membership holds the
 // rules; here its changes become orders. None of them spends the restart budget.
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// Membership (issue 16): which launchers are the job's active nodes, which wait as hot
+// Membership: which launchers are the job's active nodes, which wait as hot
 // spares, which were excluded or lost — and what a join, a loss or a bad node means for the
 // next generation. Pure: events and times in, decisions out; JobPolicy acts on them.
 //

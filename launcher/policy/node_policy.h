@@ -1,4 +1,4 @@
-// The node's own decisions (issue 27): when this launcher stops its workers, rejoins,
+// The node's own decisions: when this launcher stops its workers, rejoins,
 // reports, and ends, with which exit status. Pure like the JobPolicy — events in, decisions
 // out, no clock, no sockets: NodeAgent reports what happened (the master's orders, its
 // group's end, a signal, a lost or refusing master, a join probe) and carries the answers
@@ -80,7 +80,7 @@ struct NodePolicySettings {
   bool master_is_loopback = false;
   int nodes = 1;                // --nodes (MIN when elastic)
   double join_timeout_s = 0;
-  // etcd (issue 28): the coordinator may move; a lost one is waited for this long (0: it
+  // etcd: the coordinator may move; a lost one is waited for this long (0: it
   // cannot move — node 0 hosts it — and its loss ends the node).
   double coordinator_wait_s = 0;
 };
@@ -122,7 +122,7 @@ class NodePolicy {
   Decisions on_dismissed(const std::string& reason, bool workers_active);
   Decisions on_refused(const std::string& reason, bool workers_active);
   Decisions on_lost(const std::string& why, int exit_code, bool workers_active);
-  // etcd (issue 28): the connection to the coordinator is gone, or etcd named a newer one.
+  // etcd: the connection to the coordinator is gone, or etcd named a newer one.
   // The workers stop (the new coordinator orders a new generation); the node joins the next
   // coordinator, and ends if none is published within coordinator_wait_s.
   // While no coordinator could be joined since the loss, a failed join is not a new loss: the

@@ -1,4 +1,4 @@
-// The job policy's state as a document (issue 28): when the coordinator moves to another
+// The job policy's state as a document: when the coordinator moves to another
 // launcher (etcd failover), the new one restores the old one's JobPolicy and goes on from it
 // (JobPolicy::save_state / restore_state). Pure: text in, text out; storing it is the caller's.
 //

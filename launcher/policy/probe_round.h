@@ -1,4 +1,4 @@
-// ProbeRound (issue 15): the master's side of the peer probe for one generation — which
+// ProbeRound: the master's side of the peer probe for one generation — which
 // nodes' results are in, the deadline, and the verdict from preflight::choose_interface.
 // Pure. A node with no probe endpoints in its facts (--no-peer-probe there, or no usable
 // interface) makes the whole round not happen: every node reaches the same conclusion from

@@ -23,7 +23,7 @@ struct RankReport {
   RankPhase phase = RankPhase::Setup;
   int init_entries = 0;  // init_begin reports so far in this generation
   std::string state;     // for people (`ddplaunch status`): "paused", "exited:0", "killed:SIGKILL", ...
-  // Training progress (issue 17): steps so far, the longest step interval since the
+  // Training progress: steps so far, the longest step interval since the
   // node's previous report, how long ago the last progress was (-1: none yet), the open
   // section ("" when none).
   long steps = 0;

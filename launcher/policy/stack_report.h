@@ -1,4 +1,4 @@
-// Stacks of every rank, grouped (issue 17): what the master prints and writes to --log-dir
+// Stacks of every rank, grouped: what the master prints and writes to --log-dir
 // when a rank is suspect or hung, or on `ddplaunch stacks`. Ranks with identical stacks
 // share one entry ("ranks 0-6,8-15: all_reduce ← step() at train.py:87"); the stuck ranks
 // come first. Pure: text in, text out.

@@ -267,7 +267,7 @@ void GroupSupervisor::handle_status(const contract::StatusMessage& m) {
     }
     case contract::StatusEvent::Heartbeat:
       break;
-    case contract::StatusEvent::Step:          // progress: for hang detection (issue 17)
+    case contract::StatusEvent::Step:          // progress: for hang detection
     case contract::StatusEvent::SectionBegin:
     case contract::StatusEvent::SectionEnd:
       if (record_progress(w, m) && callbacks_.on_phases_changed) callbacks_.on_phases_changed();

@@ -3,7 +3,7 @@
 // not sweep after them) and remove the directories.
 //
 // Where it is safe the guard is started with clone(CLONE_VM): it shares the launcher's
-// memory instead of copying it. A forked copy cost every start ~3 ms on a VM (issue 26): the
+// memory instead of copying it. A forked copy costs every start ~3 ms on a VM: the
 // copy, then a page fault for each page the launcher wrote again, then the copy's own.
 // Sharing memory, the guard must never touch the launcher's heap, locks or thread state, so
 // it runs on its own stack and state block and makes raw system calls only (raw_syscall.h).

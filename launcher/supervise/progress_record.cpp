@@ -1,4 +1,4 @@
-// A worker's training progress from its shim's step and section reports (issue 17): the node
+// A worker's training progress from its shim's step and section reports: the node
 // keeps the count, the longest recent interval and the open section; the master judges.
 #include <unistd.h>
 

@@ -51,7 +51,7 @@ struct Worker {
   bool foreign_report_seen = false;  // a report for this rank came from outside its process tree
   StreamRouting routing;             // terminal and/or log file per stream (-r, -t, --log-dir, --local-ranks-filter)
   bool paused = false;               // started stopped (--pause-ranks) and not yet resumed
-  // Training progress from the shim (issue 17), for the master's hang detection.
+  // Training progress from the shim, for the master's hang detection.
   long steps = 0;                      // steps so far in this generation
   long recent_max_interval_ms = 0;     // longest step interval since the last rank report
   std::chrono::steady_clock::time_point last_progress{};  // last step or section change

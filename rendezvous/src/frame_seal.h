@@ -1,4 +1,4 @@
-// Frame authentication after the handshake (issue 29): with a token, every frame of a
+// Frame authentication after the handshake: with a token, every frame of a
 // connection after the master's welcome ends with a MAC line over its sequence number and its
 // body, under the connection's key for that direction (token_proof.h session_keys). A relay
 // can then neither alter, inject, drop, replay nor reorder a frame unnoticed. Internal to rendezvous.

@@ -1,4 +1,4 @@
-// Rendezvous server, membership mode (issue 16): launchers join at any time up to the job's
+// Rendezvous server, membership mode: launchers join at any time up to the job's
 // nodes plus its spares; the launcher (JobPolicy's Membership) says which of them are the
 // nodes of each generation, in which slot. The server only admits, reports and carries out.
 #include <algorithm>

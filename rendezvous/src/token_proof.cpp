@@ -1,6 +1,6 @@
 // HMAC-SHA256, SHA-256 and comparison through OpenSSL's libcrypto, loaded with dlopen the
 // first time a token is proven: a launcher without a token never maps it (its load and
-// set-up cost a trivial job about 3 ms, issue 26). Nonces come from the kernel.
+// set-up would cost a trivial job about 3 ms). Nonces come from the kernel.
 #include "ddplaunch/rendezvous/token_proof.h"
 
 #include <dlfcn.h>
@@ -136,7 +136,7 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 
 std::string random_nonce() {
   // The kernel's generator (getrandom, what RAND_bytes seeds from): every rendezvous draws
-  // nonces, with or without a token, and only a token needs libcrypto (issue 26).
+  // nonces, with or without a token, and only a token needs libcrypto.
   unsigned char bytes[kNonceHexChars / 2] = {};
   for (std::size_t got = 0; got < sizeof bytes;) {
     ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);

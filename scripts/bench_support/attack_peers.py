@@ -1,4 +1,4 @@
-"""Attacks for scripts/attack that need more than the master's rendezvous port (issue 29): idle
+"""Attacks for scripts/attack that need more than the master's rendezvous port: idle
 strangers holding connections to a node's peer-probe listeners, and an on-path relay between node 1
 and the master that passes the handshake on honestly and then rewrites one frame. Bounded and
 loopback only, like the rest of scripts/attack."""

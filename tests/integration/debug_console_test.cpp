@@ -69,7 +69,7 @@ void start_two_nodes(TwoNodes& nodes, const dt::MultiNodeJob& job, const std::ma
 
 }  // namespace
 
-// The first scenario: breakpoint() on rank 3 = local rank 1 of node 1; node 0's
+// The basic scenario: breakpoint() on rank 3 = local rank 1 of node 1; node 0's
 // terminal gets the announcement and rank 3's pdb; `p secret` prints its local; `c` ends it.
 TEST_F(DebugConsoleTest, BreakpointOnSecondNodeIsAnsweredAtNodeZerosTerminal) {
   dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "dbg-two-nodes", flags());

@@ -1,4 +1,4 @@
-// The coordinator on etcd (issue 28) with real launchers on 127.0.0.1 and a real etcd the
+// The coordinator on etcd with real launchers on 127.0.0.1 and a real etcd the
 // test starts: the launchers elect a coordinator among themselves; SIGKILLing the
 // coordinator's launcher (its workers die with it, by the orphan guard) makes another
 // launcher win the election, load the job's state from etcd and start the next generation

@@ -1,4 +1,4 @@
-// The coordinator on etcd (issue 28) across hosts: a fake cluster of 7 network namespaces,
+// The coordinator on etcd across hosts: a fake cluster of 7 network namespaces,
 // hosts 1-3 a 3-member etcd cluster, hosts 4-7 one launcher each (3 nodes and a spare, gloo
 // DDP with a checkpoint every host sees). What a cut link under the coordinator, a partition of
 // the launchers 2 | 2, one lost etcd member and then a lost quorum do to a running job. Skipped,

@@ -1,5 +1,5 @@
 // A real ddplaunch node (--rdzv-backend etcd, one fake_worker) against scripted coordinators
-// the test elects in a real etcd itself (issue 28, "a node obeys no order of an older
+// the test elects in a real etcd itself ("a node obeys no order of an older
 // revision"). Coordinator 1 wins the election, coordinator 2 waits in line ahead of the
 // node's own candidacy; revoking coordinator 1's lease makes coordinator 2 the leader. The
 // node must then

@@ -1,4 +1,4 @@
-// The coordinator on etcd over TLS and with etcd's authentication (issue 28), with real
+// The coordinator on etcd over TLS and with etcd's authentication, with real
 // launchers and a real etcd on 127.0.0.1 that the test starts, with certificates it makes
 // with the openssl command: a job through TLS etcd (and mutual TLS) succeeds; a wrong CA, a
 // plain-http server, a name mismatch, a missing client certificate and a wrong password are

@@ -1,4 +1,4 @@
-// Runtime hangs (issue 17), with real workers: a rank that stops making progress is suspect
+// Runtime hangs, with real workers: a rank that stops making progress is suspect
 // (reported with every rank's stack, the stuck one first) and, at the hang deadline, the job
 // stops with a root cause naming it; a long checkpoint inside a section and slow but regular
 // steps raise no alarm; `ddplaunch stacks` on a healthy 2-node job; the run history seeds
@@ -166,7 +166,7 @@ TEST(StacksCommand, HealthyTwoNodeJobShowsEveryRanksStack) {
       dt::run_command({DDPLAUNCH_BIN, "stacks", "--master", job.master(), "--job-id", "stacks-job", "--token", "wrong"}, 60s);
   EXPECT_NE(refused.exit_code, 0) << refused.output;
   EXPECT_EQ(refused.output.find("stacks of"), std::string::npos) << refused.output;
-  // Hostile round 2: a storm of requests interrupts the ranks once per 5 s at most; the
+  // A storm of requests interrupts the ranks once per 5 s at most; the
   // others are answered with the latest round's stacks (asserted loosely: fewer rounds than
   // requests; the exact rule is unit-tested in launcher_stacks_test).
   constexpr int kStorm = 10;

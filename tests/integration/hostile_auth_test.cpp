@@ -139,7 +139,7 @@ TEST(HostileAuth, RelayThatAltersTheJoinIsRefusedAndTheRealNodeJoinsAfter) {
 
 // Frames after the handshake carry a MAC under the connection's session key: a relay that
 // passed the handshake on honestly and then rewrites one frame from the master is refused by
-// the node, and nothing of the job reports success. Two rewrites from issue 29: the workers'
+// the node, and nothing of the job reports success. Two rewrites: the workers'
 // MASTER_ADDR in the assignment, and a heartbeat turned into "job_end 0" while a worker runs.
 TEST(HostileAuth, RelayThatRewritesAFrameAfterTheHandshakeIsRefused) {
   for (bool job_end : {false, true}) {

@@ -1,4 +1,4 @@
-"""A worker that forges status reports (hostile round 2): rank 1 tells the launcher, on the
+"""A worker that forges status reports: rank 1 tells the launcher, on the
 status socket every worker is given, that rank 0's init failed, then both ranks end well.
 A launcher that believes any sender would fail the job for rank 0."""
 import os

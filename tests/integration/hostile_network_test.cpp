@@ -170,9 +170,9 @@ void large_message_wave(int port, int connections, std::chrono::milliseconds bou
 
 }  // namespace
 
-// The flood: 2000 strangers each sending 1 MiB before joining (in waves of 400 open at
-// once) took the master to 1.5 GB. With the small limit before joining it stays under 64 MiB,
-// and a node started during the flood still joins; the job ends right.
+// A flood: 2000 strangers each sending 1 MiB before joining (in waves of 400 open at once;
+// without a limit the master grows to 1.5 GB). With the small limit before joining it stays
+// under 64 MiB, and a node started during the flood still joins; the job ends right.
 TEST(HostileNetwork, LargeMessageFloodBeforeJoinKeepsMasterSmallAndJobRuns) {
   struct rlimit files{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);

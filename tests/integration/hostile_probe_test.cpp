@@ -1,4 +1,4 @@
-// Hostile peers against the peer probe (issue 29): strangers holding idle connections to a
+// Hostile peers against the peer probe: strangers holding idle connections to a
 // node's probe listeners during start-up — from the same address as the real peers, the hard
 // case on one machine — must not make the probe fail and the master refuse the job.
 #include <arpa/inet.h>
@@ -130,8 +130,8 @@ class IdleFlood {
 
 }  // namespace
 
-// Issue 29: 256 idle connections to a probe listener made the master refuse the job ("firewall",
-// exit 2 on every node). Now the listener gives a source address 16 connections, evicts the
+// 256 idle connections to a probe listener must not make the master refuse the job ("firewall",
+// exit 2 on every node): the listener gives a source address 16 connections, evicts the
 // oldest that sent no hello when more come, closes one without a hello after 1 s, answers only
 // a hello MACed with the token (when there is one), and a prober tries a failed link twice.
 TEST(HostileProbe, IdleFloodOfTheProbeListenerDuringStartupDoesNotStopTheJob) {

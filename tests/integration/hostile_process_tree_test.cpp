@@ -273,9 +273,9 @@ TEST(HostileProcessTree, LogFileThatIsAFifoIsRefusedWithoutBlocking) {
   EXPECT_NE(r.output.find("hello"), std::string::npos) << "the worker's output was lost\n" << r.output;
 }
 
-// Hostile round 2: any process of the user could report for any rank on the status socket.
-// Rank 1 forges "rank 0's init failed": the launcher names the foreign sender and the job
-// succeeds (it failed for rank 0 before).
+// Any process of the user can write to the status socket, so a report for one rank may come
+// from another. Rank 1 forges "rank 0's init failed": the launcher names the foreign sender
+// and the job succeeds.
 TEST(HostileProcessTree, AStatusReportForgedByAnotherRankIsIgnored) {
   const int port = dt::free_tcp_port();
   ASSERT_GT(port, 0);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install, move, run (issue 19): `cmake --install` to a temporary prefix, move the prefix,
+# Install, move, run: `cmake --install` to a temporary prefix, move the prefix,
 # then from another folder with the build tree off PATH run a real gloo DDP job (the Python
 # shim must come from the moved prefix and report init_ok) and a real-NCCL program (the
 # preload from the moved prefix must report its init failure); then the same from the .deb
@@ -83,8 +83,8 @@ for bin in "$build_dir/launcher/ddplaunch" "$work/moved/bin/ddplaunch"; do
   paths=$(readelf -d "$bin" | grep -E 'RPATH|RUNPATH' || true)
   [ -z "$paths" ] && pass "no RPATH/RUNPATH in $bin" || fail "$bin has a library search path: $paths"
 done
-# glibc's libc and loader only (issue 26): libm's loading cost every start ~10 page faults, and
-# one std::lround was enough to bring it back (launcher/no_libm.cpp, base/small_math.h).
+# glibc's libc and loader only: libm's loading would cost every start ~10 page faults, and
+# one std::lround is enough to bring it back (launcher/no_libm.cpp, base/small_math.h).
 if [ "$(uname -m)" = x86_64 ]; then
   needed=$(readelf -d "$build_dir/launcher/ddplaunch" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
   [ "$needed" = "ld-linux-x86-64.so.2 libc.so.6 " ] && pass "ddplaunch needs only libc and the loader" ||
@@ -105,7 +105,7 @@ grep -qF "$work/moved/bin/ddplaunch --slurm" <<<"$printed" && pass "ddplaunch-sr
 deb=$(ls "$work"/deb-out/*.deb 2>/dev/null | head -1)
 if [ -n "$deb" ]; then
   depends=$(dpkg-deb -f "$deb" Depends)
-  # The launcher carries spdlog, fmt, yaml-cpp, Boost and libstdc++ inside (issue 26): glibc
+  # The launcher carries spdlog, fmt, yaml-cpp, Boost and libstdc++ inside (nothing to load at start): glibc
   # is what dpkg-shlibdeps must find, and none of those may be asked for.
   grep -q "libc6" <<<"$depends" || fail "deb: Depends lacks libc6: $depends"
   for lib in libspdlog libyaml-cpp libboost-filesystem; do

@@ -1,4 +1,4 @@
-// Membership (issue 16) with real launchers on 127.0.0.1: a hot spare takes a killed node's
+// Membership with real launchers on 127.0.0.1: a hot spare takes a killed node's
 // place and a gloo DDP script resumes from its checkpoint with the same world size; a spare lost
 // while idle changes nothing; a node whose ranks always fail init is excluded and replaced;
 // --nodes MIN:MAX shrinks on a loss and grows on a join; a restarted launcher rejoins as a
@@ -256,8 +256,8 @@ TEST(Membership, TheMasterLostEndsEveryLauncherWithTheReason) {
 
 }  // namespace
 
-// Hostile round 2 (High): a master waiting for nodes of an elastic job never exited after
-// SIGTERM (the coordinator's periodic timer kept its loop alive; only SIGKILL ended it).
+// A master waiting for nodes of an elastic job must exit on SIGTERM (the coordinator's
+// periodic timer must not keep its loop alive until a SIGKILL).
 // Whatever ends a node, nothing of the job's keeps it running.
 TEST(Membership, AMasterWaitingForNodesEndsOnSigterm) {
   MultiNodeJob job = membership_job(3, "mem-sigterm-wait", {});
@@ -275,7 +275,7 @@ TEST(Membership, AMasterWaitingForNodesEndsOnSigterm) {
   EXPECT_NE(other.exit_code, 0) << other.output;
 }
 
-// Hostile round 2 (High), as the review saw it: a restart backoff (--backoff > 0) is running
+// A restart backoff (--backoff > 0) is running
 // when the master is told to stop, or when a node is lost. Every node has already finished its
 // generation, so nothing but the backoff timer is left: the master must still end, with the
 // reason, and every launcher with it.

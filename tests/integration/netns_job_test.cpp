@@ -211,7 +211,7 @@ TEST(NetnsJob, CutLinkEndsTheJobOnEveryHost) {
     EXPECT_EQ(processes_left(cluster, host, seconds(10)), "") << "processes left on host " << host;
 }
 
-// Issue 16: --nodes 2 --spares 1 on three hosts; host 2's link is cut mid-run. The master
+// Membership: --nodes 2 --spares 1 on three hosts; host 2's link is cut mid-run. The master
 // declares node 1 lost at the heartbeat timeout and the spare on host 3 takes its slot; the
 // job finishes on hosts 1 and 3 with the same world size; host 2 exits by itself.
 TEST(NetnsJob, CutLinkOnAnActiveNodeHandsItsSlotToTheSpare) {

@@ -298,7 +298,7 @@ TEST(NetnsPreflight, DoctorFailsOnBogusSocketIfname) {
   EXPECT_TRUE(has(results[0], "doctor: the job would NOT start")) << results[0].output;
 }
 
-// ---- peer probe (issue 15): every node proves its peers, not only the master -------------
+// ---- peer probe: every node proves its peers, not only the master ------------------------
 
 namespace {
 

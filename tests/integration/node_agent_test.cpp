@@ -1,4 +1,4 @@
-// NodeAgent against a fake master (issue 27): a real ddplaunch node (node rank 1, real
+// NodeAgent against a fake master: a real ddplaunch node (node rank 1, real
 // fake_worker processes) joins a rendezvous server this test runs itself and scripts — the
 // master's orders are sent by hand, and what the node reports is read off the connection.
 // Every transition of the node's state machine: joining → running → reporting → finished,
@@ -203,7 +203,7 @@ TEST(NodeAgent, ProbingNodeStartsItsWorkersOnlyOnTheVerdict) {
 
 }  // namespace
 
-// issue 28: an order carries the election revision of the coordinator that sent it; a node
+// etcd: an order carries the election revision of the coordinator that sent it; a node
 // obeys none older than the coordinator etcd names. A stamp wins over the connection's
 // revision, and a stamp that is not a revision counts as older than any.
 TEST(NodeAgentOrders, AnOrdersRevisionIsItsStampElseItsConnections) {

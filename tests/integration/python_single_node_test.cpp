@@ -53,7 +53,7 @@ struct ScriptFile {
 
 }  // namespace
 
-// The done-criterion: a torchrun-style script runs unchanged under ddplaunch.
+// The basic promise: a torchrun-style script runs unchanged under ddplaunch.
 TEST(PythonSingleNode, GlooAllReduceAcrossTwoRanks) {
   SKIP_WITHOUT_TORCH();
   const std::string script =

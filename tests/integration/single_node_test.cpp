@@ -239,8 +239,8 @@ TEST(SingleNode, KilledLauncherLeavesNoWorkerOrGrandchild) {
     EXPECT_TRUE(dt::wait_until_gone(pid, seconds(5))) << "grandchild " << pid << " survived";
 }
 
-// Issue 26: where a core dump of the launcher kills only the launcher (Linux >= 5.16), its
-// orphan guard shares the launcher's memory instead of being a forked copy of it (a copy cost
+// Where a core dump of the launcher kills only the launcher (Linux >= 5.16), its
+// orphan guard shares the launcher's memory instead of being a forked copy of it (a copy costs
 // every start ~3 ms on a VM). What the guard does is the tests above.
 TEST(SingleNode, TheGuardSharesTheLaunchersMemoryWhereTheKernelAllowsIt) {
   utsname u{};

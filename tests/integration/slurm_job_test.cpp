@@ -389,7 +389,7 @@ TEST_F(SlurmJobTest, TerminatedSrunLeavesNoProcessOfTheStep) {
 
 // scancel while each worker's descendants hide from its process group (setsid, setpgid, a
 // double-forked daemon, an `env -i` daemon without the job tag): Slurm's SIGTERM reaches the
-// launchers, and none of those descendants may remain (issue 14).
+// launchers, and none of those descendants may remain.
 TEST_F(SlurmJobTest, ScancelLeavesNoEscapedDescendant) {
   BackgroundProcess srun;
   ASSERT_TRUE(srun.start({"srun", "-N", "2", "--ntasks-per-node=1", output_pattern("tree"), DDPLAUNCH_BIN, "--slurm",

@@ -1,4 +1,4 @@
-// torchrun's last scenarios (issue 25), in the spirit of PyTorch's own torchrun tests: each
+// torchrun's scenarios, in the spirit of PyTorch's own torchrun tests: each
 // launch line runs under Debian's torchrun and under ddplaunch side by side, and ddplaunch
 // must end as torchrun does. Plus what a diagnosing launcher owes its user: a program's own
 // error is named at once, never retried as "init" nor blamed on the network.
@@ -166,7 +166,7 @@ TEST(TorchrunScenarios, AnUnambiguousPrefixOfALongOptionIsAccepted) {
   EXPECT_EQ(count_of(b.ddplaunch.output, "creating rank"), 0) << "not redirected";
   EXPECT_NE(read_file(logs + "/rank_1.log").find("creating rank 1"), std::string::npos);
 
-  // --redirect=3 (stdout and stderr), the issue's line, under ddplaunch alone: torchrun 1.13
+  // --redirect=3 (stdout and stderr), under ddplaunch alone: torchrun 1.13
   // cannot run it at all. The stderr line reaches the file too.
   const std::string logs3 = ws.fresh_dir("prefix-logs-3");
   std::vector<std::string> flags3 = standalone_two_workers();

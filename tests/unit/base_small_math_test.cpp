@@ -1,5 +1,5 @@
 // base/small_math.h: the launcher's libm-free std::round and integer std::pow agree with
-// <cmath> (issue 26: the launcher links no libm).
+// <cmath> (the launcher links no libm).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// The program fingerprint nodes compare (issue 26: read at every start, so fast): equal bytes
+// The program fingerprint nodes compare (read at every start, so fast): equal bytes
 // give equal fingerprints wherever the file lies, one changed byte anywhere changes it (in a
 // whole 32-byte block, in the tail, in the length), chunked reads agree with one pass, the
 // limit is honoured, and an unreadable file has none.

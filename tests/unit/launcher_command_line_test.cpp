@@ -51,7 +51,7 @@ std::vector<std::string> errors_of(const std::vector<std::string>& args, const E
 
 }  // namespace
 
-// etcd TLS and authentication (issue 28): torchrun's etcd keys in --rdzv-conf.
+// etcd TLS and authentication: torchrun's etcd keys in --rdzv-conf.
 TEST(CommandLineTorchrun, EtcdTlsAndAuthKeysOfRdzvConf) {
   const std::vector<std::string> etcd{"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379", "--rdzv-conf"};
   auto with_conf = [&](const std::string& conf) {
@@ -173,7 +173,7 @@ TEST(CommandLineTorchrun, MasterAddrAndPortNameTheRendezvous) {
 TEST(CommandLineTorchrun, RendezvousBackendIdConfAndStandalone) {
   EXPECT_TRUE(errors_of({"--rdzv-backend", "c10d", "p"}).empty());
   EXPECT_TRUE(errors_of({"--rdzv_backend=static", "p"}).empty());
-  // etcd (issue 28): the endpoint list is etcd's, the elected launcher hosts the rendezvous.
+  // etcd: the endpoint list is etcd's, the elected launcher hosts the rendezvous.
   EXPECT_TRUE(any_contains(errors_of({"--rdzv-backend", "etcd", "p"}), "needs --rdzv-endpoint"));
   LaunchConfig etcd = config_of({"--rdzv-backend", "etcd", "--rdzv-endpoint", "e1:2379,e2:2379", "--rdzv-conf",
                                  "lease_ttl=5,coordinator_port=0", "--nnodes", "3", "p"});

@@ -206,7 +206,7 @@ TEST(JobSetup, SlurmFlagOutsideSlurmIsAnError) {
   EXPECT_TRUE(any_contains(setup.errors, "not inside a Slurm job step"));
 }
 
-// ---- ranges, duplicate keys, config paths, tokens (issue 14) ---------------------------------
+// ---- ranges, duplicate keys, config paths, tokens --------------------------------------------
 
 TEST(ValueRanges, ADurationFlagOutOfRangeNamesTheRangeAndTheYamlKey) {
   auto errors = parse_command_line({"--heartbeat-interval", "0.0001", "p"}).errors;
@@ -316,7 +316,7 @@ TEST(TokenSource, TokenValuesAreScrubbedFromArgvUpToTheProgram) {
   EXPECT_EQ(after[12], "mine");  // the program's own arguments are its business
 }
 
-// Hostile round 2: weak tokens went unchecked. A short or repetitive one is warned about
+// Weak tokens: a short or repetitive one is warned about
 // (naming how to make a good one); a random 32-hex-digit one is not.
 TEST(TokenSource, AWeakTokenIsWarnedAboutAndAStrongOneIsNot) {
   EXPECT_NE(token_weakness("s3cret").find("only 6 characters"), std::string::npos) << token_weakness("s3cret");

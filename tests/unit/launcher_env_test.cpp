@@ -152,7 +152,7 @@ TEST(WorkerEnvironment, FindsTorchVersionWithoutStartingPython) {
   }
 }
 
-// The interpreter's name and version.py's line are matched by hand (issue 26: a std::regex
+// The interpreter's name and version.py's line are matched by hand (a std::regex would
 // cost every start a million instructions); the reference is the regular expressions they were.
 TEST(WorkerEnvironment, TorchVersionMatchingIsTheRegularExpressionsItReplaced) {
   const auto root = std::filesystem::temp_directory_path() / ("ddpl-match-" + std::to_string(::getpid()));

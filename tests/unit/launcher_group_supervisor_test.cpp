@@ -198,7 +198,7 @@ TEST(GroupSupervisor, AReportOfAnEarlierGenerationIsIgnored) {
   EXPECT_EQ(s.failure_of(0)->phase, FailurePhase::Setup);
 }
 
-// Hostile round 2: any process of this user can write to the status socket. A report is
+// Any process of this user can write to the status socket. A report is
 // believed only from the rank's worker or a process below it.
 TEST(GroupSupervisor, AReportFromOutsideTheRanksProcessTreeIsIgnored) {
   Supervised s(2, "i=0; while [ ! -e \"$TEST_DIR/go\" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 3");

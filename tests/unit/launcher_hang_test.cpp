@@ -142,8 +142,8 @@ TEST(HangTracker, RanksNotYetTrainingAndExitedRanksAreNotJudged) {
 
 }  // namespace
 
-// Hostile round 2: one forged step report of a week (604,800,000 ms) set the hang deadline
-// to 3360 h. An interval is believed only up to the time the generation has run.
+// One forged step report of a week (604,800,000 ms) must not set the hang deadline to
+// 3360 h: an interval is believed only up to the time the generation has run.
 TEST(HangTracker, AForgedStepIntervalIsBoundedByTheTimeTheGenerationHasRun) {
   HangTracker h;
   h.reset(2, t0);

@@ -77,8 +77,8 @@ TEST_F(HistoryFile, GarbageLinesAndAbsurdValuesAreIgnored) {
   EXPECT_DOUBLE_EQ(seed.step_p99_s, 0.4);   // from 0.2, 0.4, 0.3
 }
 
-// The record reader skips the stream (issue 26: up to kMaxRecords lines at every start) but
-// must take and refuse exactly what `std::istringstream >> field` did; the reference is that.
+// The record reader skips the stream (up to kMaxRecords lines at every start) but
+// must take and refuse exactly what `std::istringstream >> field` does; the reference is that.
 TEST_F(HistoryFile, RecordsAreReadAsAStreamReadsThem) {
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path());
   const std::vector<std::string> lines = {
@@ -126,7 +126,7 @@ TEST_F(HistoryFile, AnUnwritableLocationSaysWhyAndLosesNothingElse) {
 
 }  // namespace
 
-// Hostile round 2: one forged run (a week-long step) must not become every later run's seed.
+// One forged run (a week-long step) must not become every later run's seed.
 TEST_F(HistoryFile, OneAbsurdRunIsNotTheSeed) {
   RunHistory h = RunHistory::load(path_);
   const auto sig = job_signature("prog", 2, "eth0");

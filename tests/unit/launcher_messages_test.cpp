@@ -112,7 +112,7 @@ TEST(MessageBounds, AnOversizedTailFromAnotherLauncherIsBoundedWhenDecoded) {
   EXPECT_LE(total, messages::kMaxTailBytes);
 }
 
-// Hostile round 2: escape sequences a peer sent reached this terminal raw (a clear-screen,
+// Escape sequences a peer sends must not reach this terminal raw (a clear-screen,
 // a forged coloured "JOB SUCCEEDED"). Every free text decoded from a peer is made printable;
 // the lines of a tail or a stack stay lines.
 TEST(MessageBounds, EscapeSequencesFromAPeerAreMadeVisibleWhenDecoded) {

@@ -1,4 +1,4 @@
-// NodePolicy driven directly (issue 27): every transition of a node's state machine and
+// NodePolicy driven directly: every transition of a node's state machine and
 // every way a node ends itself, as short scripts of events and the decisions they must
 // produce. No sockets, timers or processes.
 #include <gtest/gtest.h>
@@ -290,7 +290,7 @@ TEST(NodePolicy, AHostingPortThatStaysTakenEndsWithTwoAndSaysWhatToDo) {
   EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
 }
 
-// etcd (issue 28): the coordinator may move. A lost one stops the workers, then the node
+// etcd: the coordinator may move. A lost one stops the workers, then the node
 // joins the coordinator etcd names next, within a bounded wait; its own lease lost ends it.
 NodePolicySettings moving_coordinator() {
   NodePolicySettings s = settings();

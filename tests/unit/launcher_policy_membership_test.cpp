@@ -1,4 +1,4 @@
-// JobPolicy in membership mode (issue 16), driven by short event scripts: the orders that a
+// JobPolicy in membership mode, driven by short event scripts: the orders that a
 // spare's promotion, a bad node's exclusion, the wait for a launcher and an elastic start
 // become. No sockets, timers or processes.
 #include <gtest/gtest.h>
@@ -209,7 +209,7 @@ TEST(JobPolicyMembership, AJoinTimeoutBelowMinStillAbortsTheWait) {
   EXPECT_EQ(policy.phase(), JobPhase::Ended);
 }
 
-// etcd (issue 28): a coordinator elected after the last one was lost starts membership over:
+// etcd: a coordinator elected after the last one was lost starts membership over:
 // every launcher joins again, the budget spent so far stays, and the next generation is the
 // one after the last coordinator's.
 TEST(JobPolicyMembership, AMovedCoordinatorStartsTheNextGenerationWhenTheLaunchersJoinAgain) {

@@ -1,4 +1,4 @@
-// Which budget a failure spends (DESIGN.md "Phases of a worker", issue 25): a program's own
+// Which budget a failure spends (DESIGN.md "Phases of a worker"): a program's own
 // error in setup, or an exception of its making inside init, restarts only with
 // --max-restarts; a failure inside init restarts on the automatic init budget, except when
 // the same rank fails the same way twice in a row. And the root cause names the program's

@@ -1,4 +1,4 @@
-// The job policy's state document refused (issue 28): another version, other settings, text
+// The job policy's state document refused: another version, other settings, text
 // that is not JSON, a field missing or of the wrong type anywhere — each with a message that
 // names what is wrong, never a crash.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The job policy's state document (issue 28, etcd failover): a coordinator that takes over
+// The job policy's state document (etcd failover): a coordinator that takes over
 // from a saved state must decide exactly what the old one would have. Each story
 // (policy_stories.h) is played with the failover after every step of it (every phase of the
 // job, mid restart, mid membership change), on a machine whose clock reads differently; both

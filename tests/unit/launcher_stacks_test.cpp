@@ -1,4 +1,4 @@
-// Issue 17's pure parts: grouping and summarising stacks (stack_report), the rank reports'
+// Hang detection's pure parts: grouping and summarising stacks (stack_report), the rank reports'
 // progress and the stack messages on the wire, HangWatch (rank reports → learnt deadlines),
 // the hang action and JobPolicy's hang decision.
 #include <gtest/gtest.h>
@@ -331,7 +331,7 @@ TEST(JobPolicyHang, HistoryRaisesTheInitDeadlineAndSaysSo) {
 
 }  // namespace
 
-// Hostile round 2: on-request stack rounds are rate limited and refused without a token on a
+// On-request stack rounds are rate limited and refused without a token on a
 // multi-node job.
 TEST(StacksQuery, OneRoundInFlightOnePerIntervalAndNoneWithoutATokenOnManyNodes) {
   using Kind = StacksQueryAnswer::Kind;

@@ -1,4 +1,4 @@
-// Stories for the tests of the job policy's state document (issue 28): scripts of events a job
+// Stories for the tests of the job policy's state document: scripts of events a job
 // goes through — restarts, a stop, a hang, spares, exclusion, the last call, the wait below MIN,
 // the peer probe, doctor — each step with its time, played on a policy with every decision
 // kept as text (describe), so that two runs can be compared exactly.

@@ -83,7 +83,7 @@ TEST(PreflightGpus, DetectReturnsCleanlyWithASource) {
               info.nccl_version.c_str(), info.note.c_str());
 }
 
-// Issue 26: nothing is probed that the job does not need.
+// Nothing is probed that the job does not need.
 TEST(PreflightGpus, ProbeOnlyWhenTheJobNeedsItAndADriverCouldAnswer) {
   struct Row { bool driver, number, single, placement, report, probe, nccl; };
   const Row rows[] = {

@@ -290,7 +290,7 @@ TEST(PeerProbe, WithATokenOnlyMacedHellosAreAnsweredAndOnlyMacedAnswersBelieved)
   EXPECT_NE(r.error.find("could not prove the rendezvous token"), std::string::npos) << r.error;
 }
 
-// Issue 29: 256 idle connections filled the listener and every probe after them failed. Now
+// Idle connections must not fill the listener and fail every probe after them:
 // 300 idle strangers from the prober's own address take at most 16 places, the oldest silent
 // one makes room for each newcomer, and one that sent no hello is closed after 1 s.
 TEST(PeerProbe, IdleConnectionsFromTheProbersAddressNeverLockItOut) {

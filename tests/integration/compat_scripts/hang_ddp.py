@@ -1,4 +1,4 @@
-"""A small gloo DDP trainer for the hang-detection tests (issue 17), unmodified except for the
+"""A small gloo DDP trainer for the hang-detection tests, unmodified except for the
 modes below. Every rank prints "FINAL rank=R steps=N" when it finishes.
 
   --mode stall       rank --rank stops making progress after --after steps (sleeps for good);

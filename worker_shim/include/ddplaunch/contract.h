@@ -56,7 +56,7 @@ inline constexpr const char* kPostMortemMark = "ddplaunch post-mortem: raised ";
 // init_method at MASTER_ADDR:MASTER_PORT, where rank 0 hosts the store under ddplaunch.
 inline constexpr const char* kRendezvousPort = "DDPLAUNCH_RENDEZVOUS_PORT";
 
-// Stacks on demand (issue 17): the Python shim registers faulthandler for signal
+// Stacks on demand: the Python shim registers faulthandler for signal
 // DDPLAUNCH_STACK_SIGNAL, writing every thread's Python frames to
 // "$DDPLAUNCH_STACK_DIR/stack-<pid>.txt" (created when the handler is registered, so the
 // launcher sends the signal only to a process whose file exists: the signal's default
@@ -73,7 +73,7 @@ inline std::string stack_file_name(long pid) { return "stack-" + std::to_string(
 inline constexpr std::size_t kMaxStatusBytes = 4096;
 inline constexpr std::string_view kStatusMagic = "DDPL1";
 
-// Progress (issue 17): "step" carries "<steps> <max_interval_ms>" — training steps so far in
+// Progress: "step" carries "<steps> <max_interval_ms>" — training steps so far in
 // this generation and the longest interval between two steps since the previous step
 // report (sent at most about once a second); "section_begin <name>" / "section_end <name>"
 // mark a long planned pause (a checkpoint, an evaluation) that has deadlines of its own.

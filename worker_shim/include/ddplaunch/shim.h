@@ -55,7 +55,7 @@ void report(contract::StatusEvent event, std::string_view detail = {}) noexcept;
 void start_heartbeat(std::chrono::milliseconds interval);
 void stop_heartbeat();
 
-// Progress for the launcher's hang detection (issue 17): call once per training step (after
+// Progress for the launcher's hang detection: call once per training step (after
 // the optimizer step). Costs a clock read; reports "step" at most about once a second.
 // Thread-safe; never blocks, never throws.
 void step() noexcept;

@@ -1,4 +1,4 @@
-// Counting training steps cheaply and reporting them rarely (issue 17): every step is
+// Counting training steps cheaply and reporting them rarely: every step is
 // counted (a clock read and a few adds), but a "step" report goes out only on the first
 // step and then at most once per `report_every`, carrying the count and the longest
 // interval between two steps since the previous report — enough for the launcher to learn

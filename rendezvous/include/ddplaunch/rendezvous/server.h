@@ -23,7 +23,7 @@ struct ServerOptions {
   std::chrono::milliseconds join_timeout{300000}, handshake_timeout{5000},
       heartbeat_interval{1000}, heartbeat_timeout{10000}, progress_interval{2000};
   std::size_t max_frame_bytes = 1 << 20;
-  // Additions:
+  // Which launchers may join, what an assignment lists, how long close() may take:
   std::string launcher_version;        // non-empty: a join with a different one is refused
   std::size_t max_listed_nodes = 256;  // Assignment::nodes is filled only up to this many nodes
   std::chrono::milliseconds close_flush_bound{1000};  // close(): time allowed to flush writes
@@ -39,14 +39,14 @@ struct ServerOptions {
   // A join for a node rank whose holder (same host) has been silent this many heartbeat
   // intervals replaces it: the node restarted while its old connection lingers half-open.
   int silent_intervals_before_replace = 2;
-  // Membership (issue 16): the launcher, not the server, decides which joined launchers are
+  // Membership: the launcher, not the server, decides which joined launchers are
   // the nodes of each generation (begin_generation with member ids). Up to expected_nodes +
   // max_spares launchers may be joined at once, before and after the start; a join is
   // reported through on_member_joined and the server never plans by itself.
   bool launcher_assigns_slots = false;
   int max_spares = 0;
   // Non-empty: sent as field kOrderRevisionField of every message to the nodes (the etcd
-  // coordinator's election revision: a node obeys no order of an older one, issue 28).
+  // coordinator's election revision: a node obeys no order of an older one).
   std::string order_revision;
 };
 
@@ -119,7 +119,7 @@ class Server {
   // Tells every joined node the job is off (they report "the master gave up: reason"), then close().
   void abort(const std::string& reason);
 
-  // Additions:
+  // The server's state, for the launcher: the current generation and the joined nodes.
   std::uint64_t generation() const;
   int joined_count() const;
   std::vector<NodeRecord> joined_nodes() const;  // in join order (node_rank -1: not assigned yet)

@@ -67,7 +67,7 @@ struct Assignment {
   double timeout_s = 0;
   std::string run_id;
   std::string run_nonce;  // JobPlan::run_nonce
-  // All nodes sorted by node_rank (their addresses: the ring probe of issue 15 reads them) — filled only when node_count <= ServerOptions::max_listed_nodes
+  // All nodes sorted by node_rank (their addresses: the peer probe's ring plan reads them) — filled only when node_count <= ServerOptions::max_listed_nodes
   // (default 256); above that it is empty, so that assignments stay O(K) in total, not O(K^2).
   std::vector<NodeRecord> nodes;
 };

@@ -1,5 +1,5 @@
 // The few functions of <cmath> the launcher needs that live in libm, written here: the
-// launcher links no libm, whose loading cost every start ~10 page faults (issue 26).
+// launcher links no libm, whose loading would cost every start ~10 page faults.
 #pragma once
 
 namespace ddplaunch {

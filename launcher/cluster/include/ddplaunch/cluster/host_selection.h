@@ -1,4 +1,4 @@
-// The hosts of a fan-out launch (issue 19: `ddplaunch --hosts` / `--hostfile`), with
+// The hosts of a fan-out launch (`ddplaunch --hosts` / `--hostfile`), with
 // DeepSpeed's conventions, which users of multi-node launchers already know:
 //   hostfile:  one "HOST slots=N" per line ("HOST" alone: slots from --nproc-per-node),
 //              '#' comments, blank lines ignored

@@ -29,7 +29,7 @@ struct GpuInfo {
 // the domain cut to 4 digits when its extra digits are zeros.
 std::string sysfs_pci_address(std::string_view cuda_bus_id);
 
-// What a launch needs to know about GPUs, decided before anything is loaded (issue 26: a
+// What a launch needs to know about GPUs, decided before anything is loaded (a
 // launcher starts for every job, test and restart; its own cost must stay at the floor).
 struct GpuNeeds {
   bool driver_present = true;    // nvidia_driver_present(): without it there is nothing to find

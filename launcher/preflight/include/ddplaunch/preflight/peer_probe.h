@@ -1,4 +1,4 @@
-// The peer probe (issue 15): before any worker starts, every node proves that it can reach
+// The peer probe: before any worker starts, every node proves that it can reach
 // its peers — not only the master — over each candidate interface, with the source address
 // the peer really sees (NAT), the round trip and a short throughput sample.
 //
@@ -9,7 +9,7 @@
 // the listener reads and drops it until EOF. With a job token both lines carry a MAC
 // (ProbeAuth): "DDPLPROBE1 echo|bulk <nonce> <mac>", "SEEN <ip> <id> <mac>". Nothing about the
 // job is sent, and the listener bounds its connections in count (in all and per source
-// address), time (1 s for the hello) and work (issue 29: idle strangers cannot crowd out a probe).
+// address), time (1 s for the hello) and work (idle strangers cannot crowd out a probe).
 #pragma once
 
 #include <atomic>

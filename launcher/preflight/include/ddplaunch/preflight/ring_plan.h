@@ -1,4 +1,4 @@
-// The peer probe's plan and verdict (issue 15), pure: which node probes which peer over which
+// The peer probe's plan and verdict, pure: which node probes which peer over which
 // interface, and — from the results — the one interface name the job uses on every node,
 // or a refusal naming the pair that cannot connect, plus warnings for slow links.
 // Cost scales with the ring (each node probes its successor) beyond `all_pairs_up_to` nodes;
