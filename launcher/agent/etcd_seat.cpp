@@ -93,7 +93,7 @@ EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> cl
       hostname_(std::move(hostname)),
       token_(config.token),
       ttl_(std::max<long>(1, static_cast<long>(round_half_away(config.etcd.lease_ttl_s)))),
-      confirm_bound_(seconds_to_ms(config.join_timeout_s)),
+      unconfirmed_(seconds_to_ms(config.join_timeout_s)),
       retry_(io),
       write_retry_(io),
       watch_retry_(io) {}
@@ -337,13 +337,12 @@ void EtcdSeat::write_state() {
       });
     if (!done || awaiting_key) {  // not written: try again after a pause, the latest state first
       last_error_ = done.error;
-      const auto now = std::chrono::steady_clock::now();
-      if (writing_confirmations_.empty()) unconfirmed_since_.reset();
-      else if (!unconfirmed_since_) unconfirmed_since_ = now;
-      else if (now - *unconfirmed_since_ > confirm_bound_)  // bounded: a cut-off coordinator ends
+      // Bounded: a coordinator cut off from etcd while a generation start waits for it ends.
+      if (unconfirmed_.observe(!writing_confirmations_.empty(), PolicyClock::now()))
         return lose(fmt::format("etcd has not confirmed this coordinator's leadership for {} (last error: {}): it "
                                 "may be the partitioned one, so it stops acting; the limit is join_timeout",
-                                human_duration(std::chrono::duration<double>(confirm_bound_).count()), done.error));
+                                human_duration(std::chrono::duration<double>(unconfirmed_.bound()).count()),
+                                done.error));
       if (!pending_state_) pending_state_ = std::move(written);
       writing_confirmations_.insert(writing_confirmations_.end(), pending_confirmations_.begin(),
                                     pending_confirmations_.end());
@@ -356,7 +355,7 @@ void EtcdSeat::write_state() {
       return;
     }
     last_error_.clear();
-    unconfirmed_since_.reset();
+    unconfirmed_.observe(false, PolicyClock::now());
     auto confirmed = std::move(writing_confirmations_);
     writing_confirmations_.clear();
     for (auto& c : confirmed) c();

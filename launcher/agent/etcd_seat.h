@@ -28,6 +28,7 @@
 #include "etcd/client.h"
 #include "etcd/lease_keeper.h"
 #include "etcd/watch.h"
+#include "policy/sustained_condition.h"
 
 namespace ddplaunch {
 
@@ -115,8 +116,7 @@ class EtcdSeat {
   std::string run_;        // the run this launcher coordinates, once elected
   std::string ignored_leader_;  // the last leader key whose address was not sealed right (said once)
   std::chrono::seconds ttl_;
-  std::chrono::milliseconds confirm_bound_;  // a generation start waits this long for etcd at most
-  std::optional<std::chrono::steady_clock::time_point> unconfirmed_since_;
+  SustainedCondition unconfirmed_;  // writes a generation start waits for: etcd confirms within join_timeout
   SeatCallbacks callbacks_;
   etcd::LeaseGrant lease_;
   std::shared_ptr<etcd::LeaseKeeper> keeper_;

@@ -240,7 +240,7 @@ bool starts_a_generation(const JobPolicy::Decisions& decisions) {
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
   if (decisions.empty()) return;
   if (!settings_.save_state) return carry_out_each(decisions);
-  note_learnt_step_interval(1.0);  // any growth: saved with the state below
+  note_learnt_step_interval();  // any growth: saved with the state below
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
   // A generation starts only once etcd confirmed this launcher still leads, so a deposed or
   // cut-off coordinator starts none (its changes wait while etcd does not answer). Planning

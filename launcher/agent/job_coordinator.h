@@ -128,7 +128,7 @@ class JobCoordinator {
   // that state to etcd when it grew by a tenth); a coordinator that takes over seeds its own
   // hang watch with the one it finds there. note_…: copies it into the policy when it exceeds
   // the policy's copy × `growth`; true when it did.
-  bool note_learnt_step_interval(double growth);
+  void note_learnt_step_interval();
   void save_learnt_step_interval();
   void seed_hang_watch_from_state();
 

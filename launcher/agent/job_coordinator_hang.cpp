@@ -72,23 +72,16 @@ void JobCoordinator::start_hang_watch(long generation, int world) {
                  hang_action_name(policy_.hang_action()), settings_.config.hang_action);
 }
 
-namespace {
-constexpr double kLearntGrowthSaved = 1.1;  // a learnt interval 10 % above the saved one is saved
-}  // namespace
-
-// The policy's copy is only ever changed just before a save, so it is always the value etcd
-// last received, and growth is measured from that (small increases add up to a save).
-bool JobCoordinator::note_learnt_step_interval(double growth) {
+// Every growth goes with the next save (the policy carries it to a coordinator that follows).
+void JobCoordinator::note_learnt_step_interval() {
   const double learnt = hang_.tracker().learnt_interval_s();
-  if (learnt <= policy_.learnt_step_interval_s() * growth) return false;
-  policy_.remember_learnt_step_interval(learnt);
-  return true;
+  if (learnt > policy_.learnt_step_interval_s()) policy_.remember_learnt_step_interval(learnt);
 }
 
-// On the 1 s sweep: the interval grows with step reports, which decide nothing, so no
-// decision's save would carry it. Bounded writes: the learnt value only grows, 10 % at a time.
+// On the 1 s sweep: a save of its own when the policy says the growth is worth one.
 void JobCoordinator::save_learnt_step_interval() {
-  if (!settings_.save_state || !note_learnt_step_interval(kLearntGrowthSaved)) return;
+  if (!settings_.save_state || !policy_.learnt_step_interval_worth_a_save(hang_.tracker().learnt_interval_s())) return;
+  note_learnt_step_interval();
   settings_.save_state(policy_.save_state(PolicyClock::now()), {});
 }
 

@@ -29,6 +29,7 @@ namespace ddplaunch {
 namespace {
 NodePolicySettings node_policy_settings(const NodePlan& plan) {
   NodePolicySettings s;
+  s.host_chosen_by_address = plan.host_chosen_by_address;
   s.host_server = plan.host_server;
   s.grace_s = plan.config.grace_s;
   s.hostname = plan.hostname;
@@ -256,6 +257,19 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
           if (!ec) join_coordinator();
         });
       },
+      [this](const node_decision::JoinRendezvous& join) {
+        if (join.as_node) {  // another launcher of this job hosts it here: this one is a node
+          server_.reset();
+          coordinator_.reset();
+        }
+        join_and_watch(server_ ? server_->port() : plan_.rendezvous_port);
+      },
+      [this](const node_decision::RetryHosting& retry) {
+        join_timer_.expires_after(seconds_to_ms(retry.after_s));
+        join_timer_.async_wait([this](const boost::system::error_code& ec) {
+          if (!ec && !policy_.finished()) try_hosting();
+        });
+      },
       [this](const node_decision::ArmCoordinatorWait& wait) {
         coordinator_timer_.expires_after(seconds_to_ms(wait.seconds));
         coordinator_timer_.async_wait([this, serial = wait.serial](const boost::system::error_code& ec) {
@@ -273,7 +287,7 @@ void NodeAgent::finish(int exit_code) {
     if (exit_code == 0) spdlog::info("{}: job succeeded", where);
     else
       spdlog::error("{}: job failed, exit code {}{}", where, exit_code,
-                    plan_.host_server || (seat_ && node_rank_ < 0) ? ""  // etcd: never joined a coordinator
+                    policy_.host_server() || (seat_ && node_rank_ < 0) ? ""  // etcd: never joined a coordinator
                     : seat_ ? " — the coordinator's output has the root cause"
                             : " — the master's output has the root cause");
   }
@@ -448,7 +462,7 @@ void NodeAgent::record_job(int rendezvous_port) {
   }
   job_record_ = *folder;
   guard_.remove_at_exit(job_record_);  // even when the launcher is SIGKILLed
-  if (plan_.host_server)
+  if (policy_.host_server())
     spdlog::info("inspect: ddplaunch status|stacks|debug --job {}   (on this node; elsewhere add --master {})", c.job_id,
                  record.master);
 }

@@ -30,6 +30,7 @@
 #include "env/worker_environment.h"
 #include "placement/cpu_placement.h"
 #include "policy/node_policy.h"
+#include "policy/minority_rule.h"
 #include "status/status_channel.h"
 #include "supervise/gdb_session.h"
 #include "supervise/group_supervisor.h"
@@ -94,7 +95,9 @@ class NodeAgent {
   bool start_peer_probe(const rendezvous::Assignment& assignment);
   void close_peer_probe();
   void on_master_message(const rendezvous::Message& message);
-  std::string host_rendezvous(int& port);
+  rendezvous::ListenError host_rendezvous(int& port);
+  // Node 0: one attempt to host the rendezvous, its outcome to the policy (join, retry, end).
+  void try_hosting();
   void join_and_watch(int port);
   // etcd (node_agent_etcd.cpp): the coordinator is elected among the launchers.
   std::string start_etcd();
@@ -106,9 +109,6 @@ class NodeAgent {
   void retire_client();
   bool obeys(std::int64_t revision);  // false: an order of a superseded coordinator (logged)
   void check_minority();  // the coordinator, while etcd does not answer: still with most launchers?
-  void retry_hosting(std::chrono::steady_clock::time_point until);
-  // How long node 0 retries a rendezvous port held by another process (at most the join timeout).
-  static constexpr double kBindRetryWindowSeconds = 30;
   // `serial`: etcd's connections to coordinators, numbered (0 without etcd).
   void join_master(const std::string& host, int port, int serial = 0);
   void watch_join();
@@ -166,8 +166,7 @@ class NodeAgent {
   bool rank_states_due_ = false;
   boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
   bool etcd_unreachable_ = false;
-  std::size_t most_launchers_ = 0;               // joined to this coordinator at once, at most
-  std::optional<std::chrono::steady_clock::time_point> minority_since_;  // the check's condition held since
+  MinorityRule minority_rule_;
   std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
   std::thread probe_thread_;                                        // this node's probes, off the loop
   std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict

@@ -13,14 +13,6 @@
 
 namespace ddplaunch {
 
-namespace {
-// How long etcd may not answer on the majority side of a partition that took its leader away,
-// before it elects another: its election timeout (1 s by default), three times over for a
-// loaded machine, where an election measured up to 2 s (a coordinator on the majority side
-// that stepped down in that moment lost the job a launcher it needed).
-constexpr auto kMinorityConfirm = std::chrono::milliseconds(3000);
-}  // namespace
-
 std::string NodeAgent::start_etcd() {
   auto seat = EtcdSeat::create(io_, plan_.config, plan_.hostname);
   if (!seat) return seat.error;
@@ -49,9 +41,7 @@ std::string NodeAgent::start_etcd() {
       },
       [this](const std::string& error) {
         if (policy_.finished()) return;
-        if (error.empty()) return carry_out(policy_.await_first_coordinator());
-        spdlog::error("{}", error);
-        finish(kExitConfigError);
+        carry_out(error.empty() ? policy_.await_first_coordinator() : policy_.on_coordinator_store_unusable(error));
       });
   return {};
 }
@@ -60,10 +50,10 @@ std::string NodeAgent::start_etcd() {
 void NodeAgent::on_elected(std::optional<std::string> state) {
   if (policy_.finished()) return;
   restored_state_ = std::move(state);
-  plan_.host_server = true;
+  policy_.on_elected();
   int port = plan_.config.etcd.coordinator_port;
-  if (std::string error = host_rendezvous(port); !error.empty())
-    return on_seat_lost("this launcher was elected coordinator but " + error);
+  if (rendezvous::ListenError error = host_rendezvous(port); error.failed())
+    return on_seat_lost("this launcher was elected coordinator but " + error.text);
   const std::string& host = plan_.rendezvous_bind.front();
   check_minority();  // from now on, once a second: how many launchers are joined at most
   seat_->publish(host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
@@ -130,26 +120,12 @@ void NodeAgent::on_seat_lost(const std::string& why) {
   carry_out(policy_.on_seat_lost(why, supervisor_.active()));
 }
 
-// A coordinator that etcd does not answer cannot tell a lost quorum (the job should go on)
-// from its own partition (another launcher may lead already). It goes on only while more than
-// half of the most launchers ever joined to it are still here; on the minority side of a
-// partition it stops acting and stops its workers (at most one side trains). The condition
-// must hold for kMinorityConfirm: etcd also stops answering on the majority side for about
-// its election timeout when the partition took its leader away, and a coordinator that lost
-// half of the launchers in the same cut must not take that moment for being cut off itself.
+// The coordinator on the minority side of a partition steps down (MinorityRule says when).
 void NodeAgent::check_minority() {
   if (!coordinator_ || !server_ || policy_.finished()) return;
-  const std::size_t joined = server_->joined_nodes().size();
-  most_launchers_ = std::max(most_launchers_, joined);
-  const bool minority = etcd_unreachable_ && joined * 2 <= most_launchers_ && most_launchers_ > 1;
-  const auto now = std::chrono::steady_clock::now();
-  if (!minority) minority_since_.reset();
-  else if (!minority_since_) minority_since_ = now;
-  else if (now - *minority_since_ >= kMinorityConfirm)
-    return on_seat_lost(fmt::format("this coordinator reaches neither etcd nor most of the job's launchers ({} of {} "
-                                    "still joined): it is on the minority side of a partition",
-                                    joined, most_launchers_));
-  minority_timer_.expires_after(std::chrono::seconds(1));
+  if (auto why = minority_rule_.check(etcd_unreachable_, server_->joined_nodes().size(), PolicyClock::now()))
+    return on_seat_lost(*why);
+  minority_timer_.expires_after(MinorityRule::kCheckInterval);
   minority_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) check_minority();
   });

@@ -20,77 +20,47 @@
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/base/exit_codes.h"
 #include "output/join_progress.h"
+#include "policy/node_checks.h"
 #include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch {
-
-namespace {
-// The rendezvous port is held by another process (the bind error names EADDRINUSE).
-bool port_taken(const std::string& bind_error) { return bind_error.find("EADDRINUSE") != std::string::npos; }
-}  // namespace
 
 std::string NodeAgent::start() {
   if (std::string error = status_.open(); !error.empty()) return error;
   guard_.remove_at_exit(status_.directory());  // even when the launcher is SIGKILLed
   if (etcd_enabled(plan_.config)) return start_etcd();
-  int port = plan_.rendezvous_port;
-  if (plan_.host_server) {
-    std::string error = host_rendezvous(port);
-    const bool taken = port_taken(error);
-    if (taken && plan_.host_chosen_by_address) {
-      // Two launchers on one host with the same torchrun line (no --node-rank): the first
-      // hosts the rendezvous, the second finds the port taken and joins it as a node.
-      spdlog::info("the rendezvous port {} is already hosted on this machine (another ddplaunch of this job?): "
-                   "joining it as a node",
-                   port);
-      server_.reset();
-      coordinator_.reset();
-      plan_.host_server = false;
-      policy_.set_host_server(false);
-    } else if (taken) {
-      const double window = std::min(kBindRetryWindowSeconds, plan_.config.join_timeout_s);
-      spdlog::warn("{} — retrying every second for up to {} (a process of an earlier job may still be releasing "
-                   "it; the other nodes keep trying to join meanwhile)",
-                   error, human_duration(window));
-      wait_for_signals();
-      retry_hosting(std::chrono::steady_clock::now() + seconds_to_ms(window));
-      return {};
-    } else if (!error.empty()) {
-      return error;
-    }
-  }
-  join_and_watch(port);
   wait_for_signals();
+  if (!policy_.host_server()) {
+    join_and_watch(plan_.rendezvous_port);
+    return {};
+  }
+  int port = plan_.rendezvous_port;
+  rendezvous::ListenError error = host_rendezvous(port);
+  // A port that cannot be bound for another reason than a holder is a start-up error.
+  if (error.failed() && !error.port_taken()) return error.text;
+  carry_out(policy_.on_hosting_attempt(error.failed() ? HostingOutcome::PortTaken : HostingOutcome::Listening,
+                                       error.text, PolicyClock::now()));
   return {};
+}
+
+void NodeAgent::try_hosting() {
+  int port = plan_.rendezvous_port;
+  rendezvous::ListenError error = host_rendezvous(port);
+  const HostingOutcome outcome = !error.failed()     ? HostingOutcome::Listening
+                                 : error.port_taken() ? HostingOutcome::PortTaken
+                                                      : HostingOutcome::Failed;
+  carry_out(policy_.on_hosting_attempt(outcome, error.text, PolicyClock::now()));
 }
 
 void NodeAgent::join_and_watch(int port) {
   record_job(port);
   open_peer_probe();
   join_master(plan_.master_ip, port);
-  if (!plan_.host_server) watch_join();
-}
-
-// Node 0's rendezvous port is held by another process: try again every second until
-// `until`, then give up with the bind error.
-void NodeAgent::retry_hosting(std::chrono::steady_clock::time_point until) {
-  join_timer_.expires_after(std::chrono::seconds(1));
-  join_timer_.async_wait([this, until](const boost::system::error_code& ec) {
-    if (ec || policy_.state() == NodeState::Finished) return;
-    int port = plan_.rendezvous_port;
-    std::string error = host_rendezvous(port);
-    if (error.empty()) {
-      spdlog::info("the rendezvous port {} is free now", port);
-      return join_and_watch(port);
-    }
-    const bool taken = port_taken(error);
-    if (!taken || std::chrono::steady_clock::now() >= until) return carry_out(policy_.on_hosting_failed(error, taken));
-    retry_hosting(until);
-  });
+  if (!policy_.host_server()) watch_join();
 }
 
 // The master node: the rendezvous server reports to the JobCoordinator, which decides.
-std::string NodeAgent::host_rendezvous(int& port) {
+rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
   const LaunchConfig& c = plan_.config;
   CoordinatorSettings settings;
   settings.config = c;
@@ -162,8 +132,11 @@ std::string NodeAgent::host_rendezvous(int& port) {
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
   coordinator_->attach(*server_);
   coordinator_->take_over();  // etcd: from the last coordinator's state (nothing otherwise)
-  if (std::string error = server_->listen(plan_.rendezvous_bind, static_cast<std::uint16_t>(port)); !error.empty())
-    return fmt::format("cannot host the rendezvous on port {}: {}", port, error);
+  if (rendezvous::ListenError error = server_->listen_on(plan_.rendezvous_bind, static_cast<std::uint16_t>(port));
+      error.failed()) {
+    error.text = fmt::format("cannot host the rendezvous on port {}: {}", port, error.text);
+    return error;
+  }
   port = server_->port();
   if (!c.standalone)
     spdlog::info("hosting the rendezvous on port {} of {} for {} node(s){}", port,
@@ -195,7 +168,7 @@ void NodeAgent::join_master(const std::string& host, int port, int serial) {
   callbacks.on_assignment = [this](const rendezvous::Assignment& a) { on_assignment(a); };
   callbacks.on_refused = [this](const std::string& reason) {
     // On the master the refusal is its own plan's; from another master it is a peer's text.
-    carry_out(policy_.on_refused(plan_.host_server ? reason : rendezvous::printable(reason), supervisor_.active()));
+    carry_out(policy_.on_refused(policy_.host_server() ? reason : rendezvous::printable(reason), supervisor_.active()));
   };
   // etcd: each connection is to one elected coordinator (connection `serial`); a superseded
   // one's orders are refused, and the loss of the current one means joining the next one.
@@ -211,12 +184,12 @@ void NodeAgent::join_master(const std::string& host, int port, int serial) {
                  human_duration(plan_.config.join_timeout_s));
   };
   callbacks.on_progress = [this](int joined, int expected, const std::vector<std::string>& missing) {
-    if (!plan_.host_server && !policy_.spare())
+    if (!policy_.host_server() && !policy_.spare())
       show_join_progress(joined, expected, rendezvous::printable(fmt::format("{}", fmt::join(missing, ", "))));
   };
   client_ = std::make_unique<rendezvous::Client>(io_, options, callbacks);
   rendezvous::NodeFacts facts = plan_.facts;
-  facts.requested_node_rank = plan_.host_server ? 0 : c.node_rank;
+  facts.requested_node_rank = policy_.host_server() ? 0 : c.node_rank;
   if (seat_) facts.requested_node_rank = node_rank_ >= 0 ? node_rank_ : c.node_rank;  // back to its slot
   client_->join(facts);
 }
@@ -292,9 +265,7 @@ std::string NodeAgent::check_socket_ifnames(std::string& selected, const std::st
     if (it == plan_.base_env.end()) continue;
     user_set = true;
     auto outcome = preflight::check_socket_ifname(variable, it->second, *interfaces, route, plan_.master_ip);
-    // NCCL runs only where there are GPUs: on a node without any, a gloo job never reads
-    // NCCL_SOCKET_IFNAME, so a wrong value is worth a warning, not a refused job.
-    if (!outcome && variable == std::string_view(contract::kNcclSocketIfname) && !plan_.nccl_may_run) {
+    if (!outcome && judge_socket_ifname_problem(variable, plan_.nccl_may_run) == IfnameProblem::WarnOnly) {
       spdlog::warn("{} (ignored: this node has no GPU, so NCCL does not run here; fix or unset {} before "
                    "running on GPU nodes)",
                    outcome.message, variable);

@@ -144,6 +144,14 @@ class JobPolicy {
   // own hang watch with it instead of learning again. The policy itself never reads it.
   void remember_learnt_step_interval(double seconds) { learnt_step_interval_s_ = seconds; }
   double learnt_step_interval_s() const { return learnt_step_interval_s_; }
+  // The interval grows with step reports, which decide nothing, so no decision's save carries
+  // it: it is worth a save of its own once it is kLearntGrowthSaved above the value carried
+  // (which is always the value last saved: it changes only right before a save, so small
+  // increases add up to a save). Bounded writes: it only grows, 10 % at a time.
+  static constexpr double kLearntGrowthSaved = 1.1;
+  bool learnt_step_interval_worth_a_save(double learnt) const {
+    return learnt > learnt_step_interval_s_ * kLearntGrowthSaved;
+  }
 
  private:
   // The state document (policy_state.h) saves every field below but settings_: a new field

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "ddplaunch/preflight/resolve.h"
+#include "ddplaunch/contract.h"
 
 namespace ddplaunch {
 
@@ -64,6 +65,10 @@ std::string render_doctor_table(const std::vector<rendezvous::NodeRecord>& nodes
   table += fmt::format("timeout: {}\n", timeout_explained);
   table += all_ok ? "doctor: the job would start.\n" : "doctor: the job would NOT start (see FAIL rows).\n";
   return table;
+}
+
+IfnameProblem judge_socket_ifname_problem(std::string_view variable, bool nccl_may_run) {
+  return variable == contract::kNcclSocketIfname && !nccl_may_run ? IfnameProblem::WarnOnly : IfnameProblem::Refuse;
 }
 
 }  // namespace ddplaunch

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ddplaunch/rendezvous/types.h"
@@ -17,6 +18,12 @@ struct NodeFactsVerdict {
 
 NodeFactsVerdict check_node_facts(const std::vector<rendezvous::NodeRecord>& nodes, const std::string& master_addr,
                                   bool master_is_loopback, bool refuse_version_mismatch);
+
+// A NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME that names no usable interface refuses the node,
+// except NCCL_SOCKET_IFNAME on a node where NCCL cannot run (no GPU): a gloo job never reads
+// it there, so it is only worth a warning.
+enum class IfnameProblem { Refuse, WarnOnly };
+IfnameProblem judge_socket_ifname_problem(std::string_view variable, bool nccl_may_run);
 
 struct DoctorRow {
   bool ok = false;

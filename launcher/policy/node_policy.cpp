@@ -244,6 +244,50 @@ NodePolicy::Decisions NodePolicy::on_local_problem(const std::string& message, i
   return {Log{Severity::Error, message}, ReportProblem{generation_, message, exit_code}};
 }
 
+NodePolicy::Decisions NodePolicy::on_coordinator_store_unusable(const std::string& error) {
+  if (state_ == NodeState::Finished) return {};
+  Decisions out{Log{Severity::Error, error}};
+  append(out, finish(kExitConfigError));
+  return out;
+}
+
+NodePolicy::Decisions NodePolicy::on_hosting_attempt(HostingOutcome outcome, const std::string& error,
+                                                     PolicyClock::time_point now) {
+  if (state_ == NodeState::Finished) return {};
+  const bool retrying = hosting_retry_until_.has_value();
+  switch (outcome) {
+    case HostingOutcome::Listening: {
+      Decisions out;
+      if (retrying) out.push_back(Log{Severity::Info, fmt::format("the rendezvous port {} is free now", settings_.rendezvous_port)});
+      hosting_retry_until_.reset();
+      out.push_back(JoinRendezvous{});
+      return out;
+    }
+    case HostingOutcome::PortTaken:
+      if (!retrying && settings_.host_chosen_by_address) {
+        settings_.host_server = false;
+        return {Log{Severity::Info, fmt::format("the rendezvous port {} is already hosted on this machine (another "
+                                                "ddplaunch of this job?): joining it as a node",
+                                                settings_.rendezvous_port)},
+                JoinRendezvous{.as_node = true}};
+      }
+      if (!retrying) {
+        const double window_s = std::min(kHostingRetryWindowS, settings_.join_timeout_s);
+        hosting_retry_until_ = now + std::chrono::duration_cast<PolicyClock::duration>(std::chrono::duration<double>(window_s));
+        return {Log{Severity::Warn, fmt::format("{} — retrying every second for up to {} (a process of an earlier job "
+                                                "may still be releasing it; the other nodes keep trying to join "
+                                                "meanwhile)",
+                                                error, human_duration(window_s))},
+                RetryHosting{kHostingRetryPauseS}};
+      }
+      if (now < *hosting_retry_until_) return {RetryHosting{kHostingRetryPauseS}};
+      return on_hosting_failed(error, true);
+    case HostingOutcome::Failed:
+      return on_hosting_failed(error, false);
+  }
+  return {};
+}
+
 NodePolicy::Decisions NodePolicy::on_hosting_failed(const std::string& error, bool port_taken) {
   if (state_ == NodeState::Finished) return {};
   Decisions out{Log{Severity::Error, error + (port_taken ? " — still held after the retries; stop the process that "

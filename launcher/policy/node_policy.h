@@ -10,11 +10,13 @@
 //   joining → finished                                           (never got in)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "policy/decisions.h"
+#include "policy/init_tracker.h"  // PolicyClock
 
 namespace ddplaunch {
 
@@ -62,13 +64,22 @@ struct ArmCoordinatorWait {  // call on_coordinator_wait_over(serial) after `sec
   double seconds = 0;
   int serial = 0;
 };
+// Node 0: join the rendezvous it hosts now, or (as_node) the one another launcher of this job
+// hosts on this machine, as an ordinary node (this launcher hosts nothing).
+struct JoinRendezvous {
+  bool as_node = false;
+};
+struct RetryHosting {    // try to host the rendezvous again after `after_s`, then on_hosting_attempt
+  double after_s = 0;
+};
 
 }  // namespace node_decision
 
 using NodeDecision = std::variant<decision::Log, node_decision::StopWorkers, node_decision::Rejoin,
                                   node_decision::ReportFinished, node_decision::ReportProblem,
                                   node_decision::ArmExitTimer, node_decision::Finish,
-                                  node_decision::JoinCoordinator, node_decision::ArmCoordinatorWait>;
+                                  node_decision::JoinCoordinator, node_decision::ArmCoordinatorWait,
+                                  node_decision::JoinRendezvous, node_decision::RetryHosting>;
 
 struct NodePolicySettings {
   bool host_server = false;     // this node hosts the rendezvous: it is the master
@@ -78,6 +89,7 @@ struct NodePolicySettings {
   std::string master_ip;        // resolved
   int rendezvous_port = 0;
   bool master_is_loopback = false;
+  bool host_chosen_by_address = false;  // no --node-rank: hosting because --master names this machine
   int nodes = 1;                // --nodes (MIN when elastic)
   double join_timeout_s = 0;
   // etcd: the coordinator may move; a lost one is waited for this long (0: it
@@ -88,6 +100,9 @@ struct NodePolicySettings {
 // How one TCP probe of an unreachable master ended (the join watch, while not joined).
 enum class JoinProbe { Answered, Refused, Unanswered, LocalError };
 
+// How node 0's attempt to listen on the rendezvous port ended.
+enum class HostingOutcome { Listening, PortTaken, Failed };
+
 class NodePolicy {
  public:
   using Decisions = std::vector<NodeDecision>;
@@ -96,6 +111,10 @@ class NodePolicy {
   static constexpr int kJoinProbesBeforeGivingUp = 3;
   static constexpr double kFirstJoinPauseS = 1;
   static constexpr double kMostJoinPauseS = 8;
+  // A rendezvous port held by another process (an earlier job's launcher releasing it) is
+  // tried again every kHostingRetryPauseS for at most this long (and never past the join timeout).
+  static constexpr double kHostingRetryWindowS = 30;
+  static constexpr double kHostingRetryPauseS = 1;
 
   explicit NodePolicy(NodePolicySettings settings) : settings_(std::move(settings)) {}
 
@@ -104,7 +123,10 @@ class NodePolicy {
   bool spare() const { return spare_; }
   bool finished() const { return state_ == NodeState::Finished; }
   int local_problem_code() const { return local_problem_code_; }
-  void set_host_server(bool host_server) { settings_.host_server = host_server; }
+  // This launcher hosts the rendezvous (and the coordinator): node 0, or on etcd the elected
+  // launcher until it loses its coordinator.
+  bool host_server() const { return settings_.host_server; }
+  void on_elected() { settings_.host_server = true; }  // etcd: this launcher coordinates now
 
   // Start-up and assignments (no decision: what to start is the agent's).
   // True when an assignment for `generation` is taken now (joining or rejoining).
@@ -134,6 +156,9 @@ class NodePolicy {
   // etcd: registered; the first coordinator is awaited within the same bound as a lost one's
   // successor (an election that never ends, or a coordinator nobody can join, ends the node).
   Decisions await_first_coordinator();
+  // etcd: this launcher could not register with etcd at all (wrong endpoints, refused
+  // credentials): it ends with a configuration error.
+  Decisions on_coordinator_store_unusable(const std::string& error);
   // etcd: this launcher's own lease is gone (etcd unreachable, or it expired): it may be the
   // partitioned one, so it stops its workers and ends rather than act without a seat.
   Decisions on_seat_lost(const std::string& why, bool workers_active);
@@ -150,8 +175,11 @@ class NodePolicy {
 
   // The node's own failed check (socket interface...), reported to the master.
   Decisions on_local_problem(const std::string& message, int exit_code);
-  // Node 0's rendezvous port stayed unusable.
-  Decisions on_hosting_failed(const std::string& error, bool port_taken);
+  // Node 0 tried to listen on the rendezvous port (at start, and at each retry). Listening:
+  // join it. The port held by another process: without --node-rank (two launchers of this job
+  // on one machine), the first hosts and this one joins it as a node; otherwise retry every
+  // kHostingRetryPauseS for kHostingRetryWindowS (bounded by the join timeout), then give up.
+  Decisions on_hosting_attempt(HostingOutcome outcome, const std::string& error, PolicyClock::time_point now);
   // A probe of a master this node has not reached yet; `interval_s` between probes.
   Decisions on_join_probe(JoinProbe outcome, const std::string& message, double interval_s);
   void on_join_connected() { unanswered_probes_ = refused_probes_ = 0; }
@@ -160,6 +188,7 @@ class NodePolicy {
   enum class AfterStop { Rejoin, Report, Exit, JoinCoordinator };
   Decisions stop_workers_then(AfterStop next, long generation, bool workers_active);
   Decisions finish(int exit_code);
+  Decisions on_hosting_failed(const std::string& error, bool port_taken);  // node 0's port stayed unusable
   std::string master_endpoint() const;
 
   NodePolicySettings settings_;
@@ -177,6 +206,7 @@ class NodePolicy {
   bool joined_once_ = false;          // an assignment was taken: a coordinator existed
   double join_pause_s_ = 0;           // before the next join while the coordinator is missing
   std::string join_failed_at_;        // the address whose failed join was said last
+  std::optional<PolicyClock::time_point> hosting_retry_until_;  // the held port's retries end then
 };
 
 }  // namespace ddplaunch

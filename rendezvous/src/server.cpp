@@ -34,14 +34,14 @@ Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCal
     : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)),
       join_timer_(io), progress_timer_(io), heartbeat_timer_(io) {}
 
-std::string Server::Impl::listen(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
-  if (phase_ != Phase::kIdle) return "the rendezvous server is already listening or closed";
-  if (opt_.expected_nodes < 1) return "expected_nodes must be at least 1";
+ListenError Server::Impl::listen(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
+  if (phase_ != Phase::kIdle) return {{}, "the rendezvous server is already listening or closed"};
+  if (opt_.expected_nodes < 1) return {{}, "expected_nodes must be at least 1"};
   std::vector<std::string> addresses = bind_addresses;
   if (addresses.empty()) addresses.push_back("0.0.0.0");
   for (const auto& text : addresses) {
     // Port 0 picks a free port on the first address; the others must take the same one.
-    if (std::string error = listen_one(text, acceptors_.empty() ? port : this->port()); !error.empty()) {
+    if (ListenError error = listen_one(text, acceptors_.empty() ? port : this->port()); error.failed()) {
       for (auto& a : acceptors_) {
         boost::system::error_code ignored;
         a->close(ignored);
@@ -55,19 +55,18 @@ std::string Server::Impl::listen(const std::vector<std::string>& bind_addresses,
   start_wait_timers();
   heartbeat_tick();
   for (auto& a : acceptors_) accept_next(*a);
-  return "";
+  return {};
 }
 
-std::string Server::Impl::listen_one(const std::string& bind_address, std::uint16_t port) {
+ListenError Server::Impl::listen_one(const std::string& bind_address, std::uint16_t port) {
   boost::system::error_code ec;
   auto address = boost::asio::ip::make_address(bind_address, ec);
-  if (ec) return "cannot listen on '" + bind_address + "': not an IP address";
+  if (ec) return {{}, "cannot listen on '" + bind_address + "': not an IP address"};
   tcp::endpoint ep(address, port);
   std::string where = (address.is_v6() ? "[" + bind_address + "]" : bind_address) + ":" + std::to_string(port);
   auto acceptor = std::make_unique<tcp::acceptor>(io_);
-  if (acceptor->open(ep.protocol(), ec) || acceptor->set_option(tcp::acceptor::reuse_address(true), ec)) {
-    return "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec);
-  }
+  if (acceptor->open(ep.protocol(), ec) || acceptor->set_option(tcp::acceptor::reuse_address(true), ec))
+    return {ec, "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec)};
   if (address.is_v6() && is_wildcard(address)) {
     boost::system::error_code ignored;  // a v6-only host keeps v6 only: still a working listener
     acceptor->set_option(boost::asio::ip::v6_only(false), ignored);
@@ -75,11 +74,11 @@ std::string Server::Impl::listen_one(const std::string& bind_address, std::uint1
   if (acceptor->bind(ep, ec) || acceptor->listen(boost::asio::socket_base::max_listen_connections, ec)) {
     boost::system::error_code ignored;
     acceptor->close(ignored);
-    return "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec);
+    return {ec, "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec)};
   }
   ::fcntl(acceptor->native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: a worker must not keep the port
   acceptors_.push_back(std::move(acceptor));
-  return "";
+  return {};
 }
 
 void Server::Impl::accept_next(tcp::acceptor& acceptor) {
@@ -321,9 +320,12 @@ Server::Server(boost::asio::io_context& io, ServerOptions options, ServerCallbac
     : impl_(std::make_shared<Impl>(io, std::move(options), std::move(callbacks))) {}
 Server::~Server() { impl_->close(); }
 std::string Server::listen(const std::string& bind_address, std::uint16_t port) {
-  return impl_->listen({bind_address.empty() ? std::string("0.0.0.0") : bind_address}, port);
+  return impl_->listen({bind_address.empty() ? std::string("0.0.0.0") : bind_address}, port).text;
 }
 std::string Server::listen(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
+  return impl_->listen(bind_addresses, port).text;
+}
+ListenError Server::listen_on(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
   return impl_->listen(bind_addresses, port);
 }
 std::uint16_t Server::port() const { return impl_->port(); }

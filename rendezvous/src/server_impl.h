@@ -42,8 +42,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks);
 
   // server.cpp
-  std::string listen(const std::vector<std::string>& bind_addresses, std::uint16_t port);
-  std::string listen_one(const std::string& bind_address, std::uint16_t port);
+  ListenError listen(const std::vector<std::string>& bind_addresses, std::uint16_t port);
+  ListenError listen_one(const std::string& bind_address, std::uint16_t port);
   std::uint16_t port() const;
   void accept_next(tcp::acceptor& acceptor);
   void on_accept(tcp::socket socket);

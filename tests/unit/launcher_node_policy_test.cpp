@@ -283,11 +283,104 @@ TEST(NodePolicy, ProbesAfterJoiningDecideNothing) {
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(p.on_join_probe(JoinProbe::Unanswered, "timed out", 2).empty());
 }
 
-TEST(NodePolicy, AHostingPortThatStaysTakenEndsWithTwoAndSaysWhatToDo) {
+// Node 0's rendezvous port: held by another process, it is tried again every second for 30 s
+// (never past the join timeout), then the node ends with 2 saying what to do.
+const PolicyClock::time_point t0{};
+const std::string kTaken = "cannot host the rendezvous on port 29500: Address already in use (EADDRINUSE: ...)";
+
+TEST(NodePolicy, AHostingPortThatStaysTakenIsRetriedForThirtySecondsThenEndsWithTwoSayingWhatToDo) {
   NodePolicy p(settings(true));
-  Decisions d = p.on_hosting_failed("cannot host the rendezvous on port 29500: EADDRINUSE", true);
+  Decisions d = p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0);
+  EXPECT_NE(logs(d).find("retrying every second for up to 30 s"), std::string::npos) << logs(d);
+  ASSERT_TRUE(find<RetryHosting>(d));
+  EXPECT_EQ(find<RetryHosting>(d)->after_s, NodePolicy::kHostingRetryPauseS);
+  d = p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0 + std::chrono::milliseconds(29900));
+  EXPECT_TRUE(find<RetryHosting>(d));
+  EXPECT_TRUE(logs(d).empty()) << "said once, not at every retry: " << logs(d);
+  EXPECT_FALSE(p.finished());
+  d = p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0 + std::chrono::seconds(30));
+  EXPECT_FALSE(find<RetryHosting>(d));
   EXPECT_NE(logs(d).find("still held after the retries"), std::string::npos);
+  ASSERT_TRUE(find<Finish>(d));
   EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+}
+
+TEST(NodePolicy, AHostingPortFreedDuringTheRetriesIsHostedAndSaysSo) {
+  NodePolicy p(settings(true));
+  p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0);
+  Decisions d = p.on_hosting_attempt(HostingOutcome::Listening, "", t0 + std::chrono::seconds(4));
+  ASSERT_TRUE(find<JoinRendezvous>(d));
+  EXPECT_FALSE(find<JoinRendezvous>(d)->as_node);
+  EXPECT_NE(logs(d).find("the rendezvous port 29500 is free now"), std::string::npos);
+  EXPECT_TRUE(p.host_server());
+}
+
+TEST(NodePolicy, TheHostingRetriesNeverOutlastTheJoinTimeout) {
+  NodePolicySettings s = settings(true);
+  s.join_timeout_s = 5;
+  NodePolicy p(s);
+  Decisions d = p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0);
+  EXPECT_NE(logs(d).find("for up to 5.0 s"), std::string::npos) << logs(d);
+  EXPECT_TRUE(find<RetryHosting>(p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0 + std::chrono::seconds(4))));
+  EXPECT_TRUE(find<Finish>(p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0 + std::chrono::seconds(5))));
+}
+
+// Two launchers of one job on one machine with the same torchrun line (no --node-rank): the
+// first hosts; the second finds the port taken and joins it as a node, hosting nothing.
+TEST(NodePolicy, WithoutANodeRankATakenPortIsAnotherLauncherOfTheJobAndThisOneJoinsItAsANode) {
+  NodePolicySettings s = settings(true);
+  s.host_chosen_by_address = true;
+  NodePolicy p(s);
+  Decisions d = p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0);
+  ASSERT_TRUE(find<JoinRendezvous>(d));
+  EXPECT_TRUE(find<JoinRendezvous>(d)->as_node);
+  EXPECT_FALSE(find<RetryHosting>(d));
+  EXPECT_NE(logs(d).find("already hosted on this machine"), std::string::npos);
+  EXPECT_FALSE(p.host_server());
+  // As a node, a stop order names the master (which it is not).
+  EXPECT_TRUE(p.take_assignment(0));
+  p.running();
+  EXPECT_NE(logs(p.on_stop_order(0, "rank 1 failed", true)).find("master stopped the job: rank 1 failed"),
+            std::string::npos);
+}
+
+TEST(NodePolicy, AHostingErrorOtherThanATakenPortEndsWithTwoAtOnce) {
+  NodePolicy p(settings(true));
+  p.on_hosting_attempt(HostingOutcome::PortTaken, kTaken, t0);
+  Decisions d = p.on_hosting_attempt(HostingOutcome::Failed, "cannot host the rendezvous on port 29500: EACCES",
+                                     t0 + std::chrono::seconds(1));
+  EXPECT_NE(logs(d).find("EACCES"), std::string::npos);
+  EXPECT_EQ(logs(d).find("still held"), std::string::npos);
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+}
+
+// etcd: the elected launcher hosts the coordinator, so a stop order is its own (no "master
+// stopped the job" about itself); once it lost its coordinator it is a node again.
+TEST(NodePolicy, AnElectedLauncherIsTheMasterUntilItLosesItsCoordinator) {
+  NodePolicySettings s = settings(false);
+  s.coordinator_wait_s = 40;
+  NodePolicy p(s);
+  EXPECT_FALSE(p.host_server());
+  p.on_elected();
+  EXPECT_TRUE(p.host_server());
+  EXPECT_TRUE(p.take_assignment(0));
+  p.running();
+  EXPECT_EQ(logs(p.on_stop_order(0, "rank 1 failed", true)).find("master stopped the job"), std::string::npos);
+  NodePolicy q(s);
+  q.on_elected();
+  EXPECT_TRUE(q.take_assignment(0));
+  q.running();
+  q.on_coordinator_lost("its lease expired", true);
+  EXPECT_FALSE(q.host_server());
+}
+
+TEST(NodePolicy, AnEtcdThatCannotBeUsedAtAllEndsTheLauncherWithTwo) {
+  NodePolicy p(settings());
+  Decisions d = p.on_coordinator_store_unusable("etcd at 198.18.0.9:2379: connection refused");
+  EXPECT_NE(logs(d).find("connection refused"), std::string::npos);
+  ASSERT_TRUE(find<Finish>(d));
+  EXPECT_EQ(find<Finish>(d)->exit_code, kExitConfigError);
+  EXPECT_TRUE(p.on_coordinator_store_unusable("again").empty());
 }
 
 // etcd: the coordinator may move. A lost one stops the workers, then the node

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "ddplaunch/rendezvous/types.h"
 
@@ -83,6 +85,15 @@ struct ServerCallbacks {
   std::function<std::string(const std::string& query)> query_text;
 };
 
+// Why listening failed: the OS error when there is one (a port another process holds is worth
+// waiting for; most other errors are not), and the message for people.
+struct ListenError {
+  boost::system::error_code code;  // empty when the failure is not the OS's (a malformed address)
+  std::string text;                // "" on success
+  bool failed() const { return !text.empty(); }
+  bool port_taken() const { return code == boost::asio::error::address_in_use; }
+};
+
 class Server {
  public:
   Server(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks);
@@ -95,6 +106,7 @@ class Server {
   std::string listen(const std::string& bind_address, std::uint16_t port);
   // Listens on each address, all on one port (port 0: the first address picks a free one).
   std::string listen(const std::vector<std::string>& bind_addresses, std::uint16_t port);
+  ListenError listen_on(const std::vector<std::string>& bind_addresses, std::uint16_t port);  // the same, typed
   std::uint16_t port() const;
   std::vector<std::string> listening_on() const;  // the bound addresses
   void send(int node_rank, const Message& message);  // to one node
