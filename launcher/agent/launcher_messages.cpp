@@ -9,6 +9,7 @@
 #include "agent/message_bounds.h"
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/rendezvous/token_proof.h"
+#include "policy/failure_codec.h"
 #include "policy/name_table.h"
 
 namespace ddplaunch::messages {
@@ -89,52 +90,34 @@ bool is(const rendezvous::Message& m, Kind kind) { return kind_of(m) == kind; }
 std::string_view kind_name(Kind kind) { return kKindNames.name(kind); }
 std::optional<Kind> kind_of(const rendezvous::Message& m) { return kKindNames.parse(m.type); }
 
+// The report in one field, written by its one codec (the policy state's too).
 rendezvous::Message encode(long generation, const FailureReport& r) {
-  const WorkerFailure& f = r.failure;
-  std::string tail;
-  for (const auto& line : bounded_tail(f.tail)) tail += line + "\n";
-  auto m = make(Kind::WorkerFailed, generation,
-                {{"node", std::to_string(f.node_rank)},
-                 {"host", r.host},
-                 {"rank", std::to_string(f.global_rank)},
-                 {"local_rank", std::to_string(f.local_rank)},
-                 {"pid", std::to_string(f.pid)},
-                 {"phase", std::string(failure_phase_name(f.phase))},
-                 {"kind", std::string(failure_kind_name(f.kind))},
-                 {"detail", f.detail},
-                 {"signature", f.init_signature},
-                 {"tail", tail}});
-  if (f.status) {
-    m.fields["signaled"] = f.status->signaled ? "1" : "0";
-    m.fields["code"] = std::to_string(f.status->code);
-    m.fields["signal"] = std::to_string(f.status->signal);
-  }
-  return m;
+  FailureReport bounded = r;
+  bounded.failure.tail = bounded_tail(r.failure.tail);
+  return make(Kind::WorkerFailed, generation, {{"report", encode_failure_report(bounded)}});
 }
 
 std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   if (!is(m, Kind::WorkerFailed)) return std::nullopt;
-  FailureReport r;
-  r.host = text_field(m, "host", "?");
-  WorkerFailure& f = r.failure;
-  f.node_rank = int_field(m, "node", -1);
-  f.global_rank = int_field(m, "rank", -1);
-  f.local_rank = int_field(m, "local_rank", -1);
-  f.pid = int_field(m, "pid", 0);
-  f.phase = failure_phase_from_name(field(m, "phase")).value_or(FailurePhase::Init);
-  f.kind = failure_kind_from_name(field(m, "kind")).value_or(FailureKind::Exited);
-  f.detail = lines_field(m, "detail");
-  f.init_signature = text_field(m, "signature");
-  if (m.fields.count("code")) {
-    ExitStatus s;
-    s.signaled = field(m, "signaled") == "1";
-    s.code = int_field(m, "code", 1);
-    s.signal = int_field(m, "signal", 0);
-    f.status = s;
+  std::string error;
+  std::optional<FailureReport> r = decode_failure_report(field(m, "report"), error);
+  if (!r) return std::nullopt;
+  // What another launcher sent is printed here: made printable and bounded as ours.
+  r->host = rendezvous::printable(r->host);
+  WorkerFailure& f = r->failure;
+  f.detail = rendezvous::printable_lines(f.detail);
+  f.init_signature = rendezvous::printable(f.init_signature);
+  std::deque<std::string> tail;
+  for (const auto& line : f.tail) {  // a line with line breaks in it is more than one line
+    const std::string clean = rendezvous::printable_lines(line);
+    for (std::size_t start = 0;;) {
+      const std::size_t end = clean.find('\n', start);
+      tail.push_back(clean.substr(start, end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
   }
-  std::istringstream tail(lines_field(m, "tail"));
-  for (std::string line; std::getline(tail, line);) f.tail.push_back(line);
-  f.tail = bounded_tail(f.tail);  // what another launcher sent is printed here: bound it as ours
+  f.tail = bounded_tail(tail);
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "agent/launcher_messages.h"
+#include "policy/failure_codec.h"
 #include "agent/message_bounds.h"
 
 namespace ddplaunch {
@@ -100,11 +101,13 @@ TEST(MessageBounds, ManyLinesKeepTheNewestAndCountTheOthers) {
 }
 
 TEST(MessageBounds, AnOversizedTailFromAnotherLauncherIsBoundedWhenDecoded) {
-  // Built by hand, as an older or hostile node could send it: 900 KB in 30 lines.
+  // Built by hand, as a hostile node could send it (its own bounds skipped): 900 KB in 30 lines.
+  FailureReport sent;
+  sent.failure.global_rank = 1;
+  for (int i = 0; i < 30; ++i) sent.failure.tail.push_back(std::string(30000, 'z'));
   rendezvous::Message m;
   m.type = "worker_failed";
-  m.fields["rank"] = "1";
-  for (int i = 0; i < 30; ++i) m.fields["tail"] += std::string(30000, 'z') + "\n";
+  m.fields["report"] = encode_failure_report(sent);
   auto decoded = messages::decode_failure(m);
   ASSERT_TRUE(decoded);
   std::size_t total = 0;
@@ -116,12 +119,14 @@ TEST(MessageBounds, AnOversizedTailFromAnotherLauncherIsBoundedWhenDecoded) {
 // a forged coloured "JOB SUCCEEDED"). Every free text decoded from a peer is made printable;
 // the lines of a tail or a stack stay lines.
 TEST(MessageBounds, EscapeSequencesFromAPeerAreMadeVisibleWhenDecoded) {
+  FailureReport sent;
+  sent.failure.global_rank = 1;
+  sent.host = "gpu\x1b[2J07";
+  sent.failure.detail = "boom\x1b]0;owned\x07";
+  sent.failure.tail = {"first\x1b[31m red\nsecond\r\x1b[1A over"};  // one line that is two
   rendezvous::Message m;
   m.type = "worker_failed";
-  m.fields["rank"] = "1";
-  m.fields["host"] = "gpu\x1b[2J07";
-  m.fields["detail"] = "boom\x1b]0;owned\x07";
-  m.fields["tail"] = "first\x1b[31m red\nsecond\r\x1b[1A over\n";
+  m.fields["report"] = encode_failure_report(sent);
   auto decoded = messages::decode_failure(m);
   ASSERT_TRUE(decoded);
   auto no_escape = [](const std::string& text) { return text.find('\x1b') == std::string::npos && text.find('\r') == std::string::npos && text.find('\x07') == std::string::npos; };

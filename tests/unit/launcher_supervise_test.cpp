@@ -119,6 +119,28 @@ TEST(LauncherMessages, FailureRoundTripsThroughRendezvousFields) {
   EXPECT_FALSE(messages::decode_failure(messages::encode(0, messages::Stop{"x", 1})));
 }
 
+// The wire and the saved state share one codec: a core dump reported by a node reaches the
+// master's root cause, and a report that is not a whole one is refused, not guessed at.
+TEST(LauncherMessages, ACoreDumpSurvivesTheWireAndAPartialReportIsRefused) {
+  WorkerFailure f;
+  f.global_rank = 2;
+  f.phase = FailurePhase::Runtime;
+  f.status = ExitStatus{true, 0, 11, true};
+  f.init_signature = "c10d: address already in use";
+  auto decoded = messages::decode_failure(messages::encode(4, FailureReport{f, "gpu02"}));
+  ASSERT_TRUE(decoded);
+  ASSERT_TRUE(decoded->failure.status);
+  EXPECT_TRUE(decoded->failure.status->signaled);
+  EXPECT_EQ(decoded->failure.status->signal, 11);
+  EXPECT_TRUE(decoded->failure.status->core_dumped);
+  EXPECT_EQ(decoded->failure.init_signature, f.init_signature);
+  rendezvous::Message partial = messages::encode(4, FailureReport{f, "gpu02"});
+  partial.fields["report"] = R"({"host": "gpu02", "global_rank": 2})";
+  EXPECT_FALSE(messages::decode_failure(partial));
+  partial.fields["report"] = "not json {";
+  EXPECT_FALSE(messages::decode_failure(partial));
+}
+
 TEST(RootCause, NamesRankNodeHostPhaseStatusErrorAndOutput) {
   FailureReport r;
   r.host = "gpu07";
