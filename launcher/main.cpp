@@ -159,7 +159,7 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const prefli
   a.rank_offset = a.node_rank * plan.nproc;
   a.world_size = config.nodes * plan.nproc;
   a.master_addr = plan.master_ip;
-  a.master_port = config.worker_port == "auto" ? 0 : std::stoi(config.worker_port);
+  a.master_port = config.worker_port.fixed.value_or(0);
   a.timeout_s = preflight::compute_timeout(config.timeout, config.nodes, false, 0, 0);
   a.max_restarts = config.restart.max_restarts;
   a.run_id = config.job_id;
@@ -176,7 +176,7 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const prefli
                   ? "data piped into ddplaunch: every local worker shares it, as under torchrun (no debugger keyboard)"
                   : "each worker's stdin is its debugger's keyboard: a breakpoint() on any rank is answered at the "
                     "terminal that started the job (or `ddplaunch debug`)");
-  if (config.worker_port == "auto") std::printf("# MASTER_PORT: 0 here; a free port is picked on the master at start\n");
+  if (config.worker_port.automatic()) std::printf("# MASTER_PORT: 0 here; a free port is picked on the master at start\n");
   for (int local = 0; local < plan.nproc; ++local) {
     std::printf("# environment of local rank %d (global rank %d)\n", local, a.rank_offset + local);
     Environment env = build_worker_environment(plan.base_env, a, local);
@@ -203,7 +203,7 @@ preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor, bool driv
   needs.nproc_is_number = !config.nproc_per_node.empty() &&
                           config.nproc_per_node.find_first_not_of("0123456789") == std::string::npos;
   needs.single_node = config.standalone || (config.nodes == 1 && config.membership.spares == 0);
-  needs.placement = !config.numa_binding.empty();
+  needs.placement = config.numa_binding != placement::BindingMode::None;
   needs.report = doctor || config.dry_run;
   preflight::GpuQuery query;
   query.devices = preflight::gpu_probe_needed(needs);

@@ -53,18 +53,18 @@ rendezvous::NodeFacts gather_node_facts(const LaunchConfig& config, int nproc, c
   return facts;
 }
 
-std::vector<std::string> add_shim_environment(const std::string& shim, const std::vector<std::string>& program,
+std::vector<std::string> add_shim_environment(ShimChoice shim, const std::vector<std::string>& program,
                                               Environment& env) {
   std::vector<std::string> notes;
   auto prepend = [&](const char* variable, const std::string& value, char separator) {
     auto it = env.find(variable);
     env[variable] = it == env.end() || it->second.empty() ? value : value + separator + it->second;
   };
-  const bool want_preload = shim == "preload" || (shim == "auto" && DDPLAUNCH_BUILT_WITH_NCCL);
+  const bool want_preload = shim == ShimChoice::Preload || (shim == ShimChoice::Auto && DDPLAUNCH_BUILT_WITH_NCCL);
   // Always with auto: Python may be started by anything (a shebang script, `env python3`, a
   // shell wrapper, `python -m`), and a non-Python program never reads PYTHONPATH.
   (void)program;
-  const bool want_python = shim == "python" || shim == "auto";
+  const bool want_python = shim == ShimChoice::Python || shim == ShimChoice::Auto;
   const ShimPaths shims = locate_shims();
   if (want_preload) {
     if (access(shims.preload_lib.c_str(), R_OK) == 0) prepend("LD_PRELOAD", shims.preload_lib, ':');

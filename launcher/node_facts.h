@@ -24,7 +24,7 @@ rendezvous::NodeFacts gather_node_facts(const LaunchConfig& config, int nproc, c
 // "auto" the Python shim is added whatever the program (its sitecustomize runs in any Python
 // the workers start, and costs nothing elsewhere) and the preload when built with NCCL.
 // Returns notes for the user; `env` is modified in place.
-std::vector<std::string> add_shim_environment(const std::string& shim, const std::vector<std::string>& program,
+std::vector<std::string> add_shim_environment(ShimChoice shim, const std::vector<std::string>& program,
                                               Environment& env);
 
 }  // namespace ddplaunch

@@ -27,7 +27,7 @@ PolicySettings policy_settings(const CoordinatorSettings& s, const HistorySeed& 
   p.restart = s.config.restart;
   p.timeout = s.config.timeout;
   p.setup_timeout_s = s.config.setup_timeout_s;
-  p.worker_port_auto = s.config.worker_port == "auto";
+  p.worker_port_auto = s.config.worker_port.automatic();
   p.worker_master_addr = s.worker_master_addr;
   p.master_is_loopback = s.master_is_loopback;
   p.refuse_version_mismatch = s.config.version_mismatch == "refuse";
@@ -95,12 +95,12 @@ void JobCoordinator::carry_out_plan(const decision::PlanGeneration& chosen) {
   if (chosen.fresh_port) {
     auto free_port = preflight::find_free_port(settings_.worker_bind_address);
     if (!free_port) return carry_out(policy_.on_plan_failed("no free worker port on the master: " + free_port.error));
-    if (c.worker_port != "auto")
-      spdlog::warn("worker port {} was in use in generation {}; using free port {} instead", c.worker_port,
+    if (c.worker_port.fixed)
+      spdlog::warn("worker port {} was in use in generation {}; using free port {} instead", *c.worker_port.fixed,
                    generation - 1, *free_port);
     port = *free_port;
   } else {
-    port = std::stoi(c.worker_port);
+    port = c.worker_port.fixed.value_or(0);
     if (auto bindable = preflight::check_port_bindable(settings_.worker_bind_address, port); !bindable)
       return carry_out(policy_.on_plan_failed(
           fmt::format("worker port check failed on the master (node 0): {}", bindable.message)));

@@ -69,7 +69,7 @@ void JobCoordinator::start_hang_watch(long generation, int world) {
   hang_.on_generation(generation, world, PolicyClock::now());
   if (generation == 0 && !settings_.doctor)
     spdlog::info("hang detection: {}; at the hang deadline: {} (hang.action {})", hang_.deadlines_text(),
-                 hang_action_name(policy_.hang_action()), settings_.config.hang_action);
+                 hang_action_name(policy_.hang_action()), kHangActionSettingNames.name(settings_.config.hang_action));
 }
 
 // Every growth goes with the next save (the policy carries it to a coordinator that follows).

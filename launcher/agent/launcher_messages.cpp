@@ -10,7 +10,7 @@
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/rendezvous/token_proof.h"
 #include "policy/failure_codec.h"
-#include "policy/name_table.h"
+#include "ddplaunch/base/name_table.h"
 
 namespace ddplaunch::messages {
 

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "ddplaunch/base/name_table.h"
+#include "placement/cpu_placement.h"
+#include "policy/hang_action.h"
 #include "policy/hang_tracker.h"
 #include "policy/restart_settings.h"
 
@@ -37,6 +40,23 @@ struct EtcdConfig {
   std::string password;              // no config key: job_setup reads it from the file or the environment
 };
 
+// MASTER_PORT of rank 0's c10d store: a free port the master picks for every generation
+// (auto), or a fixed one.
+struct WorkerPort {
+  std::optional<int> fixed;  // nothing: auto
+  bool automatic() const { return !fixed.has_value(); }
+};
+
+// Which of ddplaunch's shims the workers get: auto (the Python shim always, the NCCL preload
+// where NCCL is built in), one of them, or none.
+enum class ShimChoice { Auto, Preload, Python, None };
+inline constexpr NameTable<ShimChoice, 4> kShimChoiceNames{{{
+    {ShimChoice::Auto, "auto"},
+    {ShimChoice::Preload, "preload"},
+    {ShimChoice::Python, "python"},
+    {ShimChoice::None, "none"},
+}}};
+
 struct LaunchConfig {
   // Job shape.
   int nodes = 1;
@@ -49,7 +69,7 @@ struct LaunchConfig {
   std::string token;                    // shared secret; joins prove it (HMAC), never sent
   std::string token_file;               // read into token at start (owner-only file)
   std::string rendezvous_bind;          // "" = master's own address(es); 0.0.0.0 / :: = all
-  std::string worker_port = "auto";     // MASTER_PORT for workers: "auto" or 1..65535
+  WorkerPort worker_port;               // MASTER_PORT for workers: auto or 1..65535
   std::string role = "default";
   bool slurm = false;                   // take the job shape from the Slurm step
 
@@ -68,11 +88,11 @@ struct LaunchConfig {
   // Runtime hangs: the learnt deadlines' knobs, what the hang deadline does, and
   // where past runs are remembered.
   HangSettings hang;
-  std::string hang_action = "auto";   // report | restart | stop | auto (restart when restarts were asked, else stop)
+  HangActionSetting hang_action = HangActionSetting::Auto;  // auto: restart when restarts were asked, else stop
   std::string history_file;           // "" = RunHistory::default_path(); "off" = no history
 
   // Workers.
-  std::string shim = "auto";            // auto | preload | python | none
+  ShimChoice shim = ShimChoice::Auto;
   std::string log_dir;                  // per-rank log files (append, generation headers)
   std::vector<int> local_ranks_filter;  // only these local ranks' output on the terminal (empty: all)
   std::vector<int> pause_ranks;         // start these ranks stopped for a debugger
@@ -81,7 +101,7 @@ struct LaunchConfig {
   bool post_mortem = false;             // an uncaught exception stops the rank in pdb (Python shim)
   double post_mortem_timeout_s = 1800;  // then it exits with its exception after this long
   std::string version_mismatch = "warn";  // warn | refuse: differing launcher/program/NCCL versions
-  std::string numa_binding;             // "" (none) | node | socket | exclusive | core-complex (torchrun's)
+  placement::BindingMode numa_binding = placement::BindingMode::None;  // torchrun's --numa-binding
   bool virtual_local_rank = false;      // LOCAL_RANK=0, CUDA_VISIBLE_DEVICES = the worker's one GPU
   std::string redirects;                // torchrun's -r: 0..3 or LOCAL_RANK:0..3,...: to the log file only
   std::string tee;                      // torchrun's -t: to the log file and the terminal ("": not given)
@@ -110,5 +130,7 @@ struct HostPort {
   int port = 0;
 };
 std::optional<HostPort> parse_host_port(const std::string& text);
+// 1..65535 written as decimal digits only.
+std::optional<int> parse_port_text(std::string_view text);
 
 }  // namespace ddplaunch

@@ -27,6 +27,10 @@ std::string field_text(const Field& field, const LaunchConfig& config) {
             if (r.on_runtime_failure) on.emplace_back("runtime");
             return fmt::format("[{}]", fmt::join(on, ", "));
           },
+          [&](ChoiceField choice) {
+            std::string text = choice.text(config);
+            return text.empty() ? std::string("\"\"") : text;
+          },
       },
       field);
 }

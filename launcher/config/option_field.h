@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -15,9 +16,18 @@ namespace ddplaunch {
 // restart.restart_on is the one list of words: it is RestartSettings' two on_*_failure bools.
 using RestartOnField = RestartSettings& (*)(LaunchConfig&);
 
+// A member that holds one of a few named values (an enum; the worker port: auto or a number),
+// parsed into its type once, here, whatever the source (YAML, a flag, --set, a hint).
+struct ChoiceField {
+  std::string (*text)(const LaunchConfig&);              // as YAML writes it ("" for none)
+  bool (*set)(LaunchConfig&, std::string_view);          // false: not one of the choices
+  std::string (*choices)();                              // "report, restart, stop or auto"
+};
+
 using Field = std::variant<std::monostate,  // a flag that sets no key
                            int& (*)(LaunchConfig&), double& (*)(LaunchConfig&), bool& (*)(LaunchConfig&),
-                           std::string& (*)(LaunchConfig&), std::vector<int>& (*)(LaunchConfig&), RestartOnField>;
+                           std::string& (*)(LaunchConfig&), std::vector<int>& (*)(LaunchConfig&), RestartOnField,
+                           ChoiceField>;
 
 // field<&LaunchConfig::nodes>(), field<&LaunchConfig::timeout, &TimeoutSettings::base_s>().
 template <auto Member>
@@ -27,6 +37,19 @@ constexpr Field field() {
 template <auto Section, auto Member>
 constexpr Field field() {
   return +[](LaunchConfig& c) -> auto& { return (c.*Section).*Member; };
+}
+// An enum member named by its NameTable: choice_field<&LaunchConfig::shim, kShimChoiceNames>().
+template <auto Member, const auto& Names>
+constexpr Field choice_field() {
+  return ChoiceField{
+      +[](const LaunchConfig& c) { return std::string(Names.name(c.*Member)); },
+      +[](LaunchConfig& c, std::string_view text) {
+        auto value = Names.parse(text);
+        if (value) c.*Member = *value;
+        return value.has_value();
+      },
+      +[] { return Names.listed(); },
+  };
 }
 constexpr Field restart_on_field() {
   return RestartOnField{+[](LaunchConfig& c) -> RestartSettings& { return c.restart; }};

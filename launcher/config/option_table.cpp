@@ -20,6 +20,39 @@ constexpr double kDay = 24 * 3600;
 constexpr double kHour = 3600;
 constexpr std::string_view s = "seconds";
 
+// worker_port: "auto" or 1..65535.
+constexpr Field worker_port_field() {
+  return ChoiceField{
+      +[](const LaunchConfig& c) { return c.worker_port.fixed ? std::to_string(*c.worker_port.fixed) : std::string("auto"); },
+      +[](LaunchConfig& c, std::string_view text) {
+        if (text == "auto") {
+          c.worker_port.fixed.reset();
+          return true;
+        }
+        auto port = parse_port_text(text);
+        if (port) c.worker_port.fixed = *port;
+        return port.has_value();
+      },
+      +[] { return std::string("auto or 1..65535"); },
+  };
+}
+
+// numa_binding: "" (none) or a torchrun mode name.
+constexpr Field numa_binding_field() {
+  return ChoiceField{
+      +[](const LaunchConfig& c) {
+        return c.numa_binding == placement::BindingMode::None ? std::string()
+                                                               : std::string(placement::binding_mode_name(c.numa_binding));
+      },
+      +[](LaunchConfig& c, std::string_view text) {
+        auto mode = placement::binding_mode_from_name(text);
+        if (mode) c.numa_binding = *mode;
+        return mode.has_value();
+      },
+      +[] { return std::string("node, socket, exclusive or core-complex (\"\" or none: no binding)"); },
+  };
+}
+
 constexpr OptionSpec kOptions[] = {
     {.names = "-h,--help", .kind = K::Switch, .apply = apply_help, .help = "print this help"},
     {.names = "--version", .kind = K::Switch, .apply = apply_version, .help = "print the version"},
@@ -99,7 +132,7 @@ constexpr OptionSpec kOptions[] = {
             "on node 0; \"0.0.0.0\" or \"::\" = every address (:: is dual-stack)",
      .names = "--rdzv-bind", .group = G::Rendezvous, .value_name = "ADDR",
      .help = "where node 0 listens (default: its --master address(es); 0.0.0.0 or :: = all)"},
-    {.key = "worker_port", .field = field<&L::worker_port>(),
+    {.key = "worker_port", .field = worker_port_field(),
      .doc = "MASTER_PORT of rank 0's c10d store: auto = a free port picked by the master\n"
             "each generation; or a fixed port, checked bindable right before spawn",
      .names = "--worker-port", .group = G::Rendezvous, .value_name = "PORT|auto",
@@ -235,7 +268,7 @@ constexpr OptionSpec kOptions[] = {
             "(--rdzv-conf password_file=PATH; never password=, which ps would show)"},
 
     {.heading = "--- runtime hangs (learnt from each rank's training steps; sections have their own) ---",
-     .key = "hang.action", .field = field<&L::hang_action>(),
+     .key = "hang.action", .field = choice_field<&L::hang_action, kHangActionSettingNames>(),
      .doc = "at the hang deadline: report | restart | stop | auto (restart when\nrestarts were asked, else stop)",
      .names = "--hang-action", .group = G::Restarts, .value_name = "report|restart|stop|auto",
      .help = "at the hang deadline (default auto: restart when restarts were asked, else stop)"},
@@ -264,7 +297,7 @@ constexpr OptionSpec kOptions[] = {
      .help = "where past runs' init and step times are kept (default ~/.local/state/ddplaunch/history)"},
 
     {.heading = "--- workers ---------------------------------------------------------------------",
-     .key = "shim", .field = field<&L::shim>(),
+     .key = "shim", .field = choice_field<&L::shim, kShimChoiceNames>(),
      .doc = "init reporting: auto (NCCL LD_PRELOAD when built with NCCL, Python\n"
             "helper for python programs), preload, python, none",
      .names = "--shim", .group = G::Program, .value_name = "auto|preload|python|none",
@@ -321,7 +354,7 @@ constexpr OptionSpec kOptions[] = {
      .names = "--local-ranks-filter", .group = G::Output, .kind = K::Custom, .value_name = "R,R",
      .pet = "PET_LOCAL_RANKS_FILTER", .apply = apply_local_ranks_filter,
      .help = "show only these local ranks' output on the terminal (log files are unaffected)"},
-    {.key = "numa_binding", .field = field<&L::numa_binding>(),
+    {.key = "numa_binding", .field = numa_binding_field(),
      .doc = "\"\" (none), node, socket, exclusive, core-complex: CPU affinity by the GPU's NUMA node",
      .names = "--numa-binding", .group = G::Placement, .value_name = "node|socket|exclusive|core-complex",
      .pet = "PET_NUMA_BINDING", .apply = apply_numa_binding,

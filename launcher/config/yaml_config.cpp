@@ -35,6 +35,10 @@ void set_field(const Field& field, const YAML::Node& n, LaunchConfig& c) {
             get(c) = n.Scalar();
           },
           [&](std::vector<int>& (*get)(LaunchConfig&)) { get(c) = n.as<std::vector<int>>(); },
+          [&](ChoiceField choice) {
+            if (!n.IsScalar()) throw YAML::TypedBadConversion<std::string>(n.Mark());
+            if (!choice.set(c, n.Scalar())) throw YAML::ParserException(n.Mark(), "must be " + choice.choices());
+          },
           [&](RestartOnField get) {
             if (!n.IsSequence()) throw YAML::TypedBadConversion<std::vector<std::string>>(n.Mark());
             RestartSettings& r = get(c);

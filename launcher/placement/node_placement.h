@@ -12,9 +12,8 @@ namespace ddplaunch::placement {
 
 // Empty without a mode. gpu_count > 0 without bus ids (no libcuda) is an error: binding
 // CPU-only slices on a GPU node would be wrong.
-Result<std::vector<WorkerPlacement>> plan_node_placement(const std::string& mode_name, int nproc,
-                                                                    int gpu_count,
-                                                                    const std::vector<std::string>& gpu_bus_ids,
-                                                                    const std::string& sys_root = "/sys");
+Result<std::vector<WorkerPlacement>> plan_node_placement(BindingMode mode, int nproc, int gpu_count,
+                                                         const std::vector<std::string>& gpu_bus_ids,
+                                                         const std::string& sys_root = "/sys");
 
 }  // namespace ddplaunch::placement

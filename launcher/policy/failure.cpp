@@ -1,7 +1,7 @@
 // Names of failure kinds and phases: the one table the wire codec and the reports use.
 #include "policy/failure.h"
 
-#include "policy/name_table.h"
+#include "ddplaunch/base/name_table.h"
 
 namespace ddplaunch {
 

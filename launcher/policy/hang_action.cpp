@@ -3,19 +3,23 @@
 
 namespace ddplaunch {
 
-std::string_view hang_action_name(HangAction action) {
-  switch (action) {
-    case HangAction::Report: return "report";
-    case HangAction::Restart: return "restart";
-    case HangAction::Stop: return "stop";
-  }
-  return "?";
-}
+namespace {
+constexpr NameTable<HangAction, 3> kHangActionNames{{{
+    {HangAction::Report, "report"},
+    {HangAction::Restart, "restart"},
+    {HangAction::Stop, "stop"},
+}}};
+}  // namespace
 
-HangAction resolve_hang_action(const std::string& configured, const RestartSettings& restart) {
-  if (configured == "report") return HangAction::Report;
-  if (configured == "restart") return HangAction::Restart;
-  if (configured == "stop") return HangAction::Stop;
+std::string_view hang_action_name(HangAction action) { return kHangActionNames.name(action); }
+
+HangAction resolve_hang_action(HangActionSetting configured, const RestartSettings& restart) {
+  switch (configured) {
+    case HangActionSetting::Report: return HangAction::Report;
+    case HangActionSetting::Restart: return HangAction::Restart;
+    case HangActionSetting::Stop: return HangAction::Stop;
+    case HangActionSetting::Auto: break;
+  }
   return restart.max_restarts > 0 && restart.on_runtime_failure ? HangAction::Restart : HangAction::Stop;
 }
 

@@ -9,7 +9,7 @@
 #include "ddplaunch/preflight/timeout_policy.h"
 #include "ddplaunch/base/exit_codes.h"
 #include "ddplaunch/base/small_math.h"
-#include "policy/name_table.h"
+#include "ddplaunch/base/name_table.h"
 #include "policy/node_checks.h"
 #include "policy/program_error.h"
 #include "policy/root_cause.h"

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "policy/name_table.h"
+#include "ddplaunch/base/name_table.h"
 
 namespace ddplaunch {
 

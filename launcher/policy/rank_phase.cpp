@@ -1,7 +1,7 @@
 // Names of rank phases, shared by the wire codec, the status table and the reports.
 #include "policy/rank_phase.h"
 
-#include "policy/name_table.h"
+#include "ddplaunch/base/name_table.h"
 
 namespace ddplaunch {
 

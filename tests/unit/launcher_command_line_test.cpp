@@ -160,7 +160,7 @@ TEST(CommandLineTorchrun, MasterAddrAndPortNameTheRendezvous) {
   LaunchConfig c;
   ASSERT_TRUE(apply_settings(cl.settings, "cl", c).empty());
   EXPECT_EQ(c.master, "10.0.0.1:29501");
-  EXPECT_EQ(c.worker_port, "auto") << "the workers' MASTER_PORT must differ from the rendezvous port";
+  EXPECT_TRUE(c.worker_port.automatic()) << "the workers' MASTER_PORT must differ from the rendezvous port";
   EXPECT_TRUE(any_contains(cl.notes, "MASTER_PORT"));
   EXPECT_EQ(config_of({"--master-port", "29600", "t.py"}).master, "127.0.0.1:29600");  // torchrun's default address
   EXPECT_EQ(config_of({"--master-addr", "fe80::1", "t.py"}).master, "[fe80::1]:29500");
@@ -215,14 +215,14 @@ TEST(CommandLineTorchrun, AcceptedFlagsWithoutEffectSayWhy) {
 
 TEST(CommandLineTorchrun, PlacementAndStreamFlagsReachTheConfig) {
   LaunchConfig c = config_of({"--numa-binding", "core_complex", "--virtual-local-rank", "-r", "2", "--tee", "0:1", "p"});
-  EXPECT_EQ(c.numa_binding, "core-complex");
+  EXPECT_EQ(c.numa_binding, placement::BindingMode::CoreComplex);
   EXPECT_TRUE(c.virtual_local_rank);
   EXPECT_EQ(c.redirects, "2");
   EXPECT_EQ(c.tee, "0:1");
-  EXPECT_EQ(config_of({"--numa-binding=socket", "p"}).numa_binding, "socket");
+  EXPECT_EQ(config_of({"--numa-binding=socket", "p"}).numa_binding, placement::BindingMode::Socket);
   EXPECT_FALSE(config_of({"p"}).virtual_local_rank);
   EXPECT_TRUE(any_contains(errors_of({"--numa-binding", "numa", "p"}), "not node, socket, exclusive or core-complex"));
-  EXPECT_EQ(config_of({"--numa-binding", "node", "p"}).numa_binding, "node");
+  EXPECT_EQ(config_of({"--numa-binding", "node", "p"}).numa_binding, placement::BindingMode::Node);
 }
 
 TEST(CommandLineTorchrun, LocalRanksFilterAndRestarts) {

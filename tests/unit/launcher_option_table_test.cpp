@@ -33,7 +33,8 @@ std::string sample_value(const OptionSpec& row) {
   // Keys whose flag translates or checks its value: one the flag keeps as it is.
   static const std::map<std::string_view, std::string> words{
       {"nproc_per_node", "3"}, {"master", "h7:1234"}, {"redirects", "1"},
-      {"tee", "2"},            {"numa_binding", "socket"}, {"restart.restart_on", "[init]"}};
+      {"tee", "2"},            {"numa_binding", "socket"}, {"restart.restart_on", "[init]"},
+      {"worker_port", "1234"}, {"hang.action", "report"},  {"shim", "python"}};
   if (auto it = words.find(row.key); it != words.end()) return it->second;
   const std::string fallback = field_text(row.field, kDefaults);
   auto in_range = [&](double v) { return !row.range.any() || (v >= row.range.min && v <= row.range.max); };
@@ -174,7 +175,7 @@ TEST(OptionTable, ATextKeyWithNothingAfterItIsAnError) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("bad value '(not a scalar)' for 'log_dir'"), std::string::npos) << errors[0];
   EXPECT_TRUE(apply_yaml("log_dir: \"\"\nworker_port: 1234\n", "job.yaml", c).empty());
-  EXPECT_EQ(c.worker_port, "1234");
+  EXPECT_EQ(c.worker_port.fixed, 1234);
 }
 
 // --dry-run prints every key of the table as YAML (the same writer as default.yaml), so the

@@ -221,15 +221,15 @@ TEST(HangWatch, ASectionFromTheReportsGetsTheSectionsDeadlines) {
 
 TEST(HangAction, AutoRestartsOnlyWhenRuntimeRestartsWereAsked) {
   RestartSettings r;
-  EXPECT_EQ(resolve_hang_action("auto", r), HangAction::Stop);
+  EXPECT_EQ(resolve_hang_action(HangActionSetting::Auto, r), HangAction::Stop);
   r.max_restarts = 2;
-  EXPECT_EQ(resolve_hang_action("auto", r), HangAction::Restart);
+  EXPECT_EQ(resolve_hang_action(HangActionSetting::Auto, r), HangAction::Restart);
   r.on_runtime_failure = false;
-  EXPECT_EQ(resolve_hang_action("auto", r), HangAction::Stop);
-  EXPECT_EQ(resolve_hang_action("report", r), HangAction::Report);
+  EXPECT_EQ(resolve_hang_action(HangActionSetting::Auto, r), HangAction::Stop);
+  EXPECT_EQ(resolve_hang_action(HangActionSetting::Report, r), HangAction::Report);
   r.max_restarts = 5;
   r.on_runtime_failure = true;
-  EXPECT_EQ(resolve_hang_action("stop", r), HangAction::Stop);
+  EXPECT_EQ(resolve_hang_action(HangActionSetting::Stop, r), HangAction::Stop);
 }
 
 std::vector<rendezvous::NodeRecord> two_nodes() {

@@ -220,12 +220,12 @@ TEST(PlacementModes, NamesAndNodeGlue) {
   EXPECT_EQ(binding_mode_from_name("core_complex"), BindingMode::CoreComplex);
   EXPECT_EQ(binding_mode_name(BindingMode::CoreComplex), "core-complex");
   EXPECT_FALSE(binding_mode_from_name("numa"));
-  EXPECT_TRUE(plan_node_placement("", 4, 0, {})->empty());
-  auto unknown_gpus = plan_node_placement("node", 2, 2, {});
+  EXPECT_TRUE(plan_node_placement(BindingMode::None, 4, 0, {})->empty());
+  auto unknown_gpus = plan_node_placement(BindingMode::Node, 2, 2, {});
   ASSERT_FALSE(unknown_gpus.ok());
   EXPECT_NE(unknown_gpus.error.find("PCI addresses are unknown"), std::string::npos) << unknown_gpus.error;
   FakeSysfs sys;
-  auto plan = plan_node_placement("node", 2, 2, {sys.gpus[2], sys.gpus[3]}, sys.root.string());
+  auto plan = plan_node_placement(BindingMode::Node, 2, 2, {sys.gpus[2], sys.gpus[3]}, sys.root.string());
   // The launcher's own allowed CPUs apply: on this machine, whatever they are, each worker's
   // CPUs are among them and on its GPU's node.
   if (plan.ok()) {
