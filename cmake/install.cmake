@@ -9,21 +9,21 @@
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 # Man page and completion come from the option table, through the ddplaunch just built:
-# `ddplaunch --man` writes the page (flags and every config key), scripts/make-man the
+# `ddplaunch --man` writes the page (flags and every config key), launcher/tools/make-man the
 # completion from `ddplaunch --help`. Never out of date, never checked in.
 set(DDPLAUNCH_MAN ${CMAKE_BINARY_DIR}/ddplaunch.1)
 set(DDPLAUNCH_COMPLETION ${CMAKE_BINARY_DIR}/ddplaunch.bash-completion)
 add_custom_command(OUTPUT ${DDPLAUNCH_MAN} ${DDPLAUNCH_COMPLETION}
   COMMAND sh -c "\"$1\" --man > \"$2\"" sh $<TARGET_FILE:ddplaunch> ${DDPLAUNCH_MAN}
-  COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/make-man $<TARGET_FILE:ddplaunch> completion
+  COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/launcher/tools/make-man $<TARGET_FILE:ddplaunch> completion
           ${DDPLAUNCH_COMPLETION}
-  DEPENDS ddplaunch ${PROJECT_SOURCE_DIR}/scripts/make-man
+  DEPENDS ddplaunch ${PROJECT_SOURCE_DIR}/launcher/tools/make-man
   VERBATIM
   COMMENT "man page (ddplaunch --man) and bash completion (from ddplaunch --help)")
 add_custom_target(ddplaunch_docs ALL DEPENDS ${DDPLAUNCH_MAN} ${DDPLAUNCH_COMPLETION})
 
 install(TARGETS ddplaunch RUNTIME DESTINATION bin)
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/ddplaunch-srun DESTINATION bin)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/launcher/tools/ddplaunch-srun DESTINATION bin)
 install(TARGETS ddplaunch_nccl_preload LIBRARY DESTINATION lib/ddplaunch)
 install(FILES ${PROJECT_SOURCE_DIR}/worker_shim/python/ddplaunch_shim.py DESTINATION share/ddplaunch/python)
 install(FILES ${PROJECT_SOURCE_DIR}/worker_shim/python/autoload/sitecustomize.py

@@ -1,4 +1,4 @@
-// Keeps the launcher runnable on glibc 2.35 (Ubuntu 22.04 GPU machines, scripts/gpu-bundle).
+// Keeps the launcher runnable on glibc 2.35 (Ubuntu 22.04 GPU machines, bench/run gpu-bundle).
 // The statically linked libstdc++ carries std::random_device's object file, which
 // calls arc4random — new in glibc 2.36 — so the binary would ask the loader for GLIBC_2.36
 // although ddplaunch draws its randomness with getrandom and never uses random_device. A

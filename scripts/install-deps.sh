@@ -14,11 +14,11 @@ packages=(
   openssh-client openssh-server
   etcd-server etcd-client
   # python3-etcd: torch's etcd-v2 rendezvous backend (torchrun --rdzv-backend etcd-v2), which
-  # scripts/bench-master-loss runs side by side with ddplaunch's etcd backend.
+  # bench/run master-loss runs side by side with ddplaunch's etcd backend.
   python3-etcd
 )
 
-# --with-slurm: also the Slurm daemons and client for scripts/slurm-test-cluster.sh.
+# --with-slurm: also the Slurm daemons and client for tests/clusters/slurm-test-cluster.sh.
 for arg in "$@"; do
   case "$arg" in
     --with-slurm) packages+=(slurmctld slurmd slurm-client munge) ;;

@@ -53,7 +53,7 @@ ClusterHints read_slurm_hints(const EnvMap& env) {
   auto missing = [&](const char* what) {
     return failed(fmt::format(
         "not inside a Slurm job step: {} is unset. Start ddplaunch on every node with srun "
-        "(e.g. scripts/ddplaunch-srun -N 2 -- PROGRAM), or run without --slurm and pass "
+        "(e.g. ddplaunch-srun -N 2 -- PROGRAM), or run without --slurm and pass "
         "--nodes/--node-rank/--master yourself",
         what));
   };
@@ -96,7 +96,7 @@ ClusterHints read_slurm_hints(const EnvMap& env) {
       return failed(fmt::format(
           "this Slurm step runs {} tasks on {} node(s) (SLURM_STEP_NUM_TASKS={}, "
           "SLURM_STEP_TASKS_PER_NODE={}): ddplaunch must run once per node and starts the workers "
-          "itself. Use srun --ntasks-per-node=1 (scripts/ddplaunch-srun does) and give the workers "
+          "itself. Use srun --ntasks-per-node=1 (ddplaunch-srun does) and give the workers "
           "per node with --nproc-per-node N",
           *count, *nodes, *tasks, env_values::get(env, "SLURM_STEP_TASKS_PER_NODE").value_or("unset")));
   }

@@ -6,7 +6,7 @@
 
 namespace ddplaunch::etcd::detail {
 
-// Loads it once (thread-safe): a copied prefix's own copy first (scripts/gpu-bundle:
+// Loads it once (thread-safe): a copied prefix's own copy first (bench/run gpu-bundle:
 // lib/ddplaunch/deps beside bin/), else the system's. "" or why not, with what to install.
 const std::string& load_openssl();
 

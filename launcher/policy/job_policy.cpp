@@ -234,7 +234,7 @@ JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, long generation, con
 }
 
 // Once per generation, when every rank has reported a finished init (init_ok) and runs:
-// the line people (and scripts/gpu-check) read to know the process group is up, and how
+// the line people (and bench/run gpu-check) read to know the process group is up, and how
 // long start-up took.
 std::optional<Decision> JobPolicy::announce_init_done(TimePoint now) {
   if (init_done_announced_) return std::nullopt;

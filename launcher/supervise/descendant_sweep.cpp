@@ -132,7 +132,7 @@ bool descends_from(pid_t pid, pid_t ancestor) {
 }
 
 // getrandom, not std::random_device: the statically linked libstdc++'s random_device needs
-// glibc 2.36 (arc4random), which the GPU machines' bundle must not (scripts/gpu-bundle).
+// glibc 2.36 (arc4random), which the GPU machines' bundle must not (bench/run gpu-bundle).
 std::string new_job_tag() {
   unsigned char bytes[16] = {};
   for (std::size_t got = 0; got < sizeof bytes;) {

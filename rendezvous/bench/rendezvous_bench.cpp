@@ -9,7 +9,7 @@
 // CLOCK_MONOTONIC (one clock for every process of the machine), so every instant below,
 // whichever process took it, is on the same time line.
 //
-// Usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T]. Driven by scripts/bench-rendezvous.
+// Usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T]. Driven by bench/run rendezvous.
 // Output, one line (times in ms after the earliest join() of any client process):
 //   join_to_last_assignment_ms  the last Assignment received by any client process
 //   join_to_plan_ms             the server called plan(): every node has joined

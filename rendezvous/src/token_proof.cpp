@@ -70,7 +70,7 @@ void resolve(void* lib, const char* name, Fn& fn, std::string& error) {
 const Libcrypto& libcrypto() {
   static const Libcrypto loaded = [] {
     Libcrypto c;
-    // A copied prefix's own copy first (scripts/gpu-bundle: lib/ddplaunch/deps beside bin/),
+    // A copied prefix's own copy first (bench/run gpu-bundle: lib/ddplaunch/deps beside bin/),
     // by absolute path; then the system's. Kept loaded for the process.
     void* lib = nullptr;
     if (std::string bundled = bundled_libcrypto(); !bundled.empty()) lib = ::dlopen(bundled.c_str(), RTLD_NOW | RTLD_LOCAL);

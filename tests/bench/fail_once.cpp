@@ -1,5 +1,5 @@
-// The restart benchmark's worker as a compiled program (scripts/bench-restart): the same
-// contract as scripts/bench_support/fail_once.sh, without a shell's start-up (env, bash and
+// The restart benchmark's worker as a compiled program (bench/run restart): the same
+// contract as bench/support/fail_once.sh, without a shell's start-up (env, bash and
 // their locale loading take several ms per rank on these machines, and four of them on two
 // cores dominate a restart). In generation 0 every rank writes up.0.RANK; rank
 // $BENCH_FAIL_RANK waits until all $WORLD_SIZE ranks are up (NCCL's init fails only once every

@@ -1,4 +1,4 @@
-"""A real torch DDP job on NCCL, one rank per GPU, for scripts/gpu-check: init_process_group
+"""A real torch DDP job on NCCL, one rank per GPU, for bench/run gpu-check: init_process_group
 ("nccl") on the device LOCAL_RANK, 20 DDP steps of a small model, then an all-reduce whose
 sum is checked. Prints 'rank R ddp ok ...' on success; exits 1 with the reason otherwise."""
 import os

@@ -1,14 +1,14 @@
 // ddplaunch --slurm under a REAL two-node Slurm cluster on loopback, started and stopped by this
-// test: srun and scripts/ddplaunch-srun each start one ddplaunch per Slurm node, the workers get a
+// test: srun and launcher/tools/ddplaunch-srun each start one ddplaunch per Slurm node, the workers get a
 // consistent contract (ranks, world size, master, node rank = SLURM_NODEID, job id "<job>.<step>"),
 // a real gloo DDP job trains to identical checksums, and a cancelled step leaves no process behind.
 //
 // Recipe (what SetUpTestSuite does; /work/shared/recipes/slurm-loopback.md has the details):
 //   bash scripts/install-deps.sh --with-slurm        # slurmctld slurmd slurm-client munge (root)
-//   scripts/slurm-test-cluster.sh start DIR          # munged (unless running), slurmctld, slurmd -N n1/-N n2
+//   tests/clusters/slurm-test-cluster.sh start DIR   # munged (unless running), slurmctld, slurmd -N n1/-N n2
 //   export SLURM_CONF=DIR/slurm.conf                 # both nodes: NodeAddr=127.0.0.1, ports 17001/17002
 //   srun -N 2 --ntasks-per-node=1 ddplaunch --slurm --nproc-per-node 1 -- fake_worker --print-env
-//   scripts/slurm-test-cluster.sh stop DIR           # kills only the daemons it started
+//   tests/clusters/slurm-test-cluster.sh stop DIR    # kills only the daemons it started
 // Both "nodes" are this machine, so both ddplaunch run here. Slurm node 0 of the step is n1, whose
 // name does not resolve: ddplaunch maps it to 127.0.0.1 through `scontrol show node` (NodeAddr) and
 // the ddplaunch with SLURM_NODEID=0 hosts the rendezvous. Task output goes to files named by srun's
@@ -48,8 +48,8 @@ using ddplaunch::testing::RunResult;
 namespace {
 
 const std::string kSource = SOURCE_DIR;
-const std::string kClusterScript = kSource + "/scripts/slurm-test-cluster.sh";
-const std::string kSrunWrapper = kSource + "/scripts/ddplaunch-srun";
+const std::string kClusterScript = kSource + "/tests/clusters/slurm-test-cluster.sh";
+const std::string kSrunWrapper = kSource + "/launcher/tools/ddplaunch-srun";
 const std::string kTrainScript = kSource + "/worker_shim/examples/train_ddp.py";
 
 std::string last_lines(const std::string& text, std::size_t count) {
@@ -348,7 +348,7 @@ TEST_F(SlurmJobTest, DdplaunchSrunWrapperStartsOneLauncherPerNode) {
                                   "--ddplaunch-opt=--nproc-per-node=1", "--", FAKE_WORKER_BIN, "--print-env",
                                   "--report-init"},
                                  120s, {{"DDPLAUNCH", DDPLAUNCH_BIN}});
-  expect_fake_worker_step(run, "DDPLAUNCH=ddplaunch scripts/ddplaunch-srun -N 2 -- fake_worker");
+  expect_fake_worker_step(run, "DDPLAUNCH=ddplaunch launcher/tools/ddplaunch-srun -N 2 -- fake_worker");
   // The wrapper made a token for the step and handed it to both nodes: joins were authenticated.
   expect_token_use(true);
 }

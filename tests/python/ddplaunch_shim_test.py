@@ -21,7 +21,7 @@ SHIM_DIR = os.environ.get("DDPLAUNCH_SHIM_PYTHON_DIR") or os.path.join(
     HERE, "..", "..", "worker_shim", "python")
 AUTOLOAD_DIR = os.path.join(SHIM_DIR, "autoload")
 sys.path.insert(0, SHIM_DIR)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "bench_support"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "support"))
 
 import ddplaunch_shim  # noqa: E402
 
@@ -48,7 +48,7 @@ def parse_status(data):
     return parts[1], rank, generation, pid, parts[5] if len(parts) > 5 else ""
 
 
-from reserved_ports import free_port  # noqa: E402  (scripts/bench_support: never collides with parallel tests)
+from reserved_ports import free_port  # noqa: E402  (bench/support: never collides with parallel tests)
 
 
 class StatusChannelTest(unittest.TestCase):

@@ -1,4 +1,4 @@
-// Against a real two-node Slurm cluster on loopback (scripts/slurm-test-cluster.sh):
+// Against a real two-node Slurm cluster on loopback (tests/clusters/slurm-test-cluster.sh):
 // ddplaunch-srun starts one task per node, and each node's real srun environment gives
 // consistent ClusterHints whose master name resolves (via scontrol NodeAddr) to 127.0.0.1.
 // Skips, saying why, when not root, Slurm is not installed, or DDPLAUNCH_SKIP_SLURM_LIVE is set.
@@ -19,13 +19,14 @@ using namespace ddplaunch::cluster;
 
 namespace {
 
-const std::string kScripts = std::string(DDPLAUNCH_SOURCE_DIR) + "/scripts";
+const std::string kClusters = std::string(DDPLAUNCH_SOURCE_DIR) + "/tests/clusters";
+const std::string kTools = std::string(DDPLAUNCH_SOURCE_DIR) + "/launcher/tools";
 
 // Stops the cluster however the test ends.
 struct ClusterGuard {
   fs::path dir;
   ~ClusterGuard() {
-    std::string cmd = "timeout 60 " + kScripts + "/slurm-test-cluster.sh stop '" + dir.string() +
+    std::string cmd = "timeout 60 " + kClusters + "/slurm-test-cluster.sh stop '" + dir.string() +
                       "' >/dev/null 2>&1";
     (void)std::system(cmd.c_str());
     fs::remove_all(dir);
@@ -53,7 +54,7 @@ TEST(ClusterSlurmLive, TwoNodeStepGivesConsistentHints) {
 
   ClusterGuard guard{fs::temp_directory_path() / ("cluster_slurm_live." + std::to_string(getpid()))};
   fs::create_directories(guard.dir);
-  std::string start = "timeout 60 " + kScripts + "/slurm-test-cluster.sh start '" +
+  std::string start = "timeout 60 " + kClusters + "/slurm-test-cluster.sh start '" +
                       guard.dir.string() + "' > '" + guard.dir.string() + "/start.out' 2>&1";
   ASSERT_EQ(std::system(start.c_str()), 0) << "cluster did not start; see " << guard.dir;
 
@@ -66,7 +67,7 @@ TEST(ClusterSlurmLive, TwoNodeStepGivesConsistentHints) {
   }
   fs::permissions(stub, fs::perms::owner_all);
   std::string run = "SLURM_CONF='" + guard.dir.string() + "/slurm.conf' DDPLAUNCH='" +
-                    stub.string() + "' timeout 60 " + kScripts +
+                    stub.string() + "' timeout 60 " + kTools +
                     "/ddplaunch-srun -N 2 --ddplaunch-opt=--max-restarts=2 -- prog x > '" +
                     guard.dir.string() + "/srun.out' 2>&1";
   ASSERT_EQ(std::system(run.c_str()), 0) << "srun failed; see " << guard.dir << "/srun.out";

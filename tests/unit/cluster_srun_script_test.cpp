@@ -1,4 +1,4 @@
-// scripts/ddplaunch-srun against a fake srun that records its arguments: the exact srun
+// launcher/tools/ddplaunch-srun against a fake srun that records its arguments: the exact srun
 // command line, ddplaunch options routed through --ddplaunch-opt, and the usage errors.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kScript = std::string(DDPLAUNCH_SOURCE_DIR) + "/scripts/ddplaunch-srun";
+const std::string kScript = std::string(DDPLAUNCH_SOURCE_DIR) + "/launcher/tools/ddplaunch-srun";
 
 struct ScriptRun {
   int rc = -1;

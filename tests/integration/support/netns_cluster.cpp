@@ -1,4 +1,4 @@
-// NetnsCluster: thin RAII wrapper over scripts/test-cluster; every network change is made by the
+// NetnsCluster: thin RAII wrapper over tests/clusters/test-cluster; every network change is made by the
 // script, so a person can reproduce any test's cluster by hand with the same commands.
 #include "netns_cluster.h"
 
@@ -11,7 +11,7 @@
 #include "process_runner.h"
 
 #ifndef DDPLAUNCH_SOURCE_DIR
-#error "DDPLAUNCH_SOURCE_DIR must be defined (the repository root, to find scripts/test-cluster)"
+#error "DDPLAUNCH_SOURCE_DIR must be defined (the repository root, to find tests/clusters/test-cluster)"
 #endif
 
 namespace ddplaunch::testing {
@@ -33,7 +33,7 @@ std::string compute_skip_reason() {
   }
   std::string script = NetnsCluster::script_path();
   if (::access(script.c_str(), R_OK) != 0) {
-    return "scripts/test-cluster not found at " + script + " (DDPLAUNCH_SOURCE_DIR wrong?)";
+    return "tests/clusters/test-cluster not found at " + script + " (DDPLAUNCH_SOURCE_DIR wrong?)";
   }
   if (run_command({"nft", "--version"}, seconds(10)).exit_code != 0) {
     return "nft (nftables) is not installed; install it: apt-get install nftables";
@@ -52,7 +52,7 @@ std::string compute_skip_reason() {
 
 }  // namespace
 
-std::string NetnsCluster::script_path() { return std::string(DDPLAUNCH_SOURCE_DIR) + "/scripts/test-cluster"; }
+std::string NetnsCluster::script_path() { return std::string(DDPLAUNCH_SOURCE_DIR) + "/tests/clusters/test-cluster"; }
 
 std::string NetnsCluster::skip_reason() {
   static const std::string reason = compute_skip_reason();

@@ -1,4 +1,4 @@
-// NetnsCluster: N fake hosts for one integration test, built by scripts/test-cluster from Linux
+// NetnsCluster: N fake hosts for one integration test, built by tests/clusters/test-cluster from Linux
 // network namespaces (NAME-h1..NAME-hN on a bridge in NAME-br, addresses in 198.18.0.0/24 and 2001:2::/64).
 // Created in the constructor, removed in the destructor, so a failing test still cleans up.
 #pragma once
@@ -47,7 +47,7 @@ class NetnsCluster {
   void partition(const std::vector<int>& side_a, const std::vector<int>& side_b) const;
   void heal() const;
 
-  static std::string script_path();  // <source dir>/scripts/test-cluster
+  static std::string script_path();  // <source dir>/tests/clusters/test-cluster
 
  private:
   void check_host(int host, const char* what) const;
