@@ -53,7 +53,16 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
       backoff_timer_(io),
       deadline_timer_(io),
       sweep_timer_(io),
-      hang_(hang_settings(settings_, history_seed_)) {}
+      hang_(hang_settings(settings_, history_seed_)),
+      fenced_([this](const JobPolicy::Decisions& d) { carry_out_each(d); }, [](const decision::Log& l) { log_decision(l); }),
+      stack_rounds_(io, settings_.config.log_dir, [this](long round) {
+        if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::CollectStacks{round}));
+      }) {}
+
+void JobCoordinator::attach(rendezvous::Server& server) {
+  server_channel_ = std::make_unique<ServerJobChannel>(server);
+  server_ = server_channel_.get();
+}
 
 void JobCoordinator::take_over() {
   if (!settings_.restored_state) return;
@@ -76,7 +85,7 @@ rendezvous::JobPlan JobCoordinator::plan(std::uint64_t generation, const std::ve
   rendezvous::JobPlan plan;
   planning_ = &plan;
   planning_nodes_ = &nodes;
-  if (server_) policy_.set_rendezvous_port(server_->port());
+  if (server_) policy_.set_rendezvous_port(server_->rendezvous_port());
   carry_out(policy_.on_nodes_joined(static_cast<long>(generation), nodes, PolicyClock::now()));
   planning_ = nullptr;
   planning_nodes_ = nullptr;
@@ -194,7 +203,7 @@ void JobCoordinator::on_member_joined(const rendezvous::NodeRecord& node) {
 }
 
 void JobCoordinator::on_foreign_store_client(const std::string& peer) {
-  carry_out(policy_.on_foreign_store_client(peer, server_ ? server_->port() : 0));
+  carry_out(policy_.on_foreign_store_client(peer, server_ ? server_->rendezvous_port() : 0));
 }
 
 void JobCoordinator::on_join_timeout(const rendezvous::JoinTimeout& timeout) {
@@ -202,12 +211,11 @@ void JobCoordinator::on_join_timeout(const rendezvous::JoinTimeout& timeout) {
 }
 
 void JobCoordinator::close() {
-  held_.clear();  // a coordinator that stops acting orders nothing more
+  fenced_.clear();  // a coordinator that stops acting orders nothing more
   backoff_timer_.cancel();
   deadline_timer_.cancel();
   sweep_timer_.cancel();
-  for (auto& [request, round] : stack_rounds_) round.deadline->cancel();
-  stack_rounds_.clear();
+  stack_rounds_.close();
 }
 
 void JobCoordinator::schedule_sweep() {
@@ -247,34 +255,12 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
   // answers the rendezvous server at once: it follows a generation start already confirmed.
   const std::string state = policy_.save_state(PolicyClock::now());
   const bool fenced = starts_a_generation(decisions);
-  if (planning_ || (held_.empty() && !fenced)) {
+  if (planning_ || (fenced_.idle() && !fenced)) {
     carry_out_each(decisions);
     settings_.save_state(state, {});
     return;
   }
-  // What is only said is said now; the effects wait in order.
-  JobPolicy::Decisions effects;
-  for (const auto& d : decisions) {
-    if (auto* log = std::get_if<decision::Log>(&d)) log_decision(*log);
-    else effects.push_back(d);
-  }
-  held_.push_back(HeldBatch{std::move(effects), fenced, false});
-  if (!fenced) return settings_.save_state(state, {});
-  const long serial = held_serial_ + static_cast<long>(held_.size()) - 1;
-  settings_.save_state(state, [this, serial]() {
-    if (serial < held_serial_ || serial >= held_serial_ + static_cast<long>(held_.size())) return;
-    held_[static_cast<std::size_t>(serial - held_serial_)].confirmed = true;
-    release_held();
-  });
-}
-
-void JobCoordinator::release_held() {
-  while (!held_.empty() && (!held_.front().fenced || held_.front().confirmed)) {
-    JobPolicy::Decisions decisions = std::move(held_.front().decisions);
-    held_.pop_front();
-    ++held_serial_;
-    carry_out_each(decisions);
-  }
+  settings_.save_state(state, fenced_.hold(decisions, fenced));
 }
 
 void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {

@@ -15,7 +15,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "agent/fenced_decisions.h"
+#include "agent/job_channel.h"
 #include "agent/launcher_messages.h"
+#include "agent/stack_rounds.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "history/run_history.h"
@@ -57,7 +60,9 @@ class JobCoordinator {
   // The job is over (job_end sent, or the job refused): nothing more will be decided.
   bool job_ended() const { return policy_.phase() == JobPhase::Ended; }
   JobCoordinator(boost::asio::io_context& io, CoordinatorSettings settings);
-  void attach(rendezvous::Server& server) { server_ = &server; }
+  // Where its orders go: the rendezvous server it plans for (a test: a recording channel).
+  void attach(rendezvous::Server& server);
+  void attach(JobChannel& channel) { server_ = &channel; }
   // etcd: after attach, a coordinator elected with the last one's state takes the job over.
   void take_over();
 
@@ -90,36 +95,13 @@ class JobCoordinator {
 
   void carry_out(const JobPolicy::Decisions& decisions);
   void carry_out_each(const JobPolicy::Decisions& decisions);
-  // etcd: a batch that starts a generation waits for etcd's proof of leadership (a fenced
-  // write), and every batch after it waits behind it, in order.
-  struct HeldBatch {
-    JobPolicy::Decisions decisions;
-    bool fenced = false;
-    bool confirmed = false;
-  };
-  void release_held();
-  std::deque<HeldBatch> held_;
-  long held_serial_ = 0;  // of held_.front(): confirmations name their batch by serial
   void carry_out_plan(const decision::PlanGeneration& chosen);
   void schedule_sweep();
 
   // Hangs and stacks (job_coordinator_hang.cpp).
-  struct StackRound {
-    std::string heading;
-    std::vector<int> stuck;
-    std::vector<int> waiting_for;            // node ranks that have not answered
-    std::vector<RankStack> stacks;
-    std::function<void(const std::string& text, const std::vector<int>& stuck)> done;  // grouped
-    std::unique_ptr<boost::asio::steady_timer> deadline;
-  };
-  // The last conclusive "likely stuck" of this generation's hang rounds (policy/stack_report).
-  std::vector<int> stuck_verdict_;
-  long stuck_verdict_generation_ = -1;
   void on_rank_stacks(int node_rank, const rendezvous::Message& message);
-  using StacksDone = std::function<void(const std::string& text, const std::vector<int>& stuck)>;
+  using StacksDone = StackRounds::Done;
   long request_stacks(std::string heading, std::vector<int> silent, StacksDone done);
-  void finish_stack_round(long request);
-  std::string write_stacks_file(long request, const std::string& text) const;
   void check_hangs(PolicyClock::time_point now);
   void start_hang_watch(long generation, int world);
   void finish_hang_watch();  // the job ended: pending stack rounds end, the history is written
@@ -136,7 +118,8 @@ class JobCoordinator {
   CoordinatorSettings settings_;
   HistorySeed history_seed_;  // before policy_ and hang_: both start from it
   JobPolicy policy_;
-  rendezvous::Server* server_ = nullptr;
+  std::unique_ptr<ServerJobChannel> server_channel_;
+  JobChannel* server_ = nullptr;
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
   std::map<int, std::string> host_by_node_;  // from rank states, for the status table
   bool sweeping_ = false;                    // the sweep timer is armed
@@ -144,11 +127,10 @@ class JobCoordinator {
   rendezvous::JobPlan* planning_ = nullptr;
   const std::vector<rendezvous::NodeRecord>* planning_nodes_ = nullptr;
   HangWatch hang_;
-  std::map<long, StackRound> stack_rounds_;
-  std::map<long, std::string> finished_stacks_;  // the latest few, for `ddplaunch stacks`
+  FencedDecisions fenced_;  // etcd: decisions wait for etcd's proof of leadership, in order
+  StackRounds stack_rounds_;
   std::optional<long> last_requested_round_;     // the latest round `ddplaunch stacks` started
   PolicyClock::time_point last_requested_at_{};
-  long next_stack_request_ = 0;
   bool history_recorded_ = false;
 };
 

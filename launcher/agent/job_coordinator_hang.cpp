@@ -1,9 +1,5 @@
-// JobCoordinator, hangs: the hang watch on the 1 s sweep, stack rounds across the nodes,
-// `ddplaunch stacks`, and the run history read at the start and written at the end.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// JobCoordinator, hangs: the hang watch on the 1 s sweep, the stack rounds it and
+// `ddplaunch stacks` ask for, and the run history read at the start and written at the end.
 #include <ctime>
 #include <optional>
 #include <filesystem>
@@ -14,16 +10,11 @@
 #include "agent/job_coordinator.h"
 #include "history/run_history.h"
 #include "ddplaunch/base/time_units.h"
-#include "output/worker_output.h"
 #include "policy/stacks_query.h"
-#include "output/log_directory.h"
 
 namespace ddplaunch {
 
 namespace {
-constexpr auto kStackRoundBound = std::chrono::seconds(6);  // a node's tools are bounded far below
-constexpr std::size_t kMaxStacksFileBytes = 8 << 20;      // a stacks file of a huge job is cut there
-constexpr std::size_t kFinishedStacksKept = 8;
 constexpr double kHistoryInitFactor = 3;  // the init deadline is at least 3 x past runs' p99
 
 // "hang: rank 1 made no progress for 16 s" of the tracker's whole message.
@@ -120,79 +111,19 @@ void JobCoordinator::check_hangs(PolicyClock::time_point now) {
 }
 
 long JobCoordinator::request_stacks(std::string heading, std::vector<int> silent, StacksDone done) {
-  const long request = ++next_stack_request_;
-  StackRound& round = stack_rounds_[request];
-  round.heading = std::move(heading);
-  round.stuck = std::move(silent);
-  round.done = std::move(done);
-  for (const auto& n : policy_.nodes()) round.waiting_for.push_back(n.node_rank);
-  round.deadline = std::make_unique<boost::asio::steady_timer>(io_, kStackRoundBound);
-  round.deadline->async_wait([this, request](const boost::system::error_code& ec) {
-    if (!ec) finish_stack_round(request);
-  });
-  if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::CollectStacks{request}));
-  return request;
+  std::vector<int> node_ranks;
+  int world = 0;
+  for (const auto& n : policy_.nodes()) {
+    node_ranks.push_back(n.node_rank);
+    world += n.facts.nproc;
+  }
+  return stack_rounds_.start(std::move(heading), std::move(silent), std::move(node_ranks), policy_.generation(), world,
+                             std::move(done));
 }
 
 void JobCoordinator::on_rank_stacks(int node_rank, const rendezvous::Message& m) {
   auto reply = messages::decode_rank_stacks(m);
-  if (!reply) return;
-  auto it = stack_rounds_.find(reply->request);
-  if (it == stack_rounds_.end()) return;  // finished already (a slow node)
-  StackRound& round = it->second;
-  auto waiting = std::find(round.waiting_for.begin(), round.waiting_for.end(), node_rank);
-  if (waiting == round.waiting_for.end()) return;  // not asked, or answered twice
-  round.waiting_for.erase(waiting);
-  for (auto& s : reply->stacks) {
-    s.node = node_rank;  // the connection says who it is, not the payload
-    s.host = reply->host;
-    round.stacks.push_back(std::move(s));
-  }
-  if (round.waiting_for.empty()) finish_stack_round(reply->request);
-}
-
-void JobCoordinator::finish_stack_round(long request) {
-  auto it = stack_rounds_.find(request);
-  if (it == stack_rounds_.end()) return;
-  StackRound round = std::move(it->second);
-  stack_rounds_.erase(it);
-  round.deadline->cancel();
-  int world = 0;
-  for (const auto& n : policy_.nodes()) world += n.facts.nproc;
-  std::string text = render_grouped_stacks(round.stacks, round.stuck, round.heading, world);
-  const std::vector<int> earlier =
-      stuck_verdict_generation_ == policy_.generation() ? stuck_verdict_ : std::vector<int>{};
-  const std::vector<int> stuck = likely_stuck(round.stacks, round.stuck, earlier);
-  if (!round.stuck.empty() && stuck.size() < round.stuck.size()) {
-    stuck_verdict_ = stuck;
-    stuck_verdict_generation_ = policy_.generation();
-  }
-  if (std::string file = write_stacks_file(request, text); !file.empty()) text += "  (also in " + file + ")\n";
-  if (round.stuck.empty()) spdlog::info("stacks taken on request (ddplaunch stacks), round {}", request);
-  else spdlog::warn("{}", text);
-  finished_stacks_[request] = text;
-  while (finished_stacks_.size() > kFinishedStacksKept) finished_stacks_.erase(finished_stacks_.begin());
-  if (round.done) round.done(text, stuck);
-}
-
-// --log-dir/stacks-<round>.txt, in the directory opened once, refusing a symlink like the rank
-// logs do.
-std::string JobCoordinator::write_stacks_file(long request, const std::string& text) const {
-  if (settings_.config.log_dir.empty()) return "";
-  auto dir = LogDirectory::open_once(settings_.config.log_dir);
-  if (!dir) return "";
-  const std::string name = fmt::format("stacks-{}.txt", request);
-  const std::string path = (*dir)->shown(name);
-  // Only the newest kStacksFilesKept rounds stay (rounds are numbered in order).
-  ::unlinkat((*dir)->fd(), fmt::format("stacks-{}.txt", request - kStacksFilesKept).c_str(), 0);
-  int fd = (*dir)->open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
-  if (fd < 0) return "";
-  struct stat opened {};
-  const bool regular = ::fstat(fd, &opened) == 0 && S_ISREG(opened.st_mode);  // not a planted FIFO
-  const std::string_view bounded = std::string_view(text).substr(0, kMaxStacksFileBytes);
-  if (regular) write_fully(fd, bounded);
-  ::close(fd);
-  return regular ? path : "";
+  if (reply) stack_rounds_.on_answer(node_rank, reply->request, std::move(reply->stacks), reply->host);
 }
 
 std::string JobCoordinator::answer_query(const std::string& query) {
@@ -207,7 +138,7 @@ std::string JobCoordinator::answer_query(const std::string& query) {
     facts.now = PolicyClock::now();
     facts.multi_node = policy_.nodes().size() > 1;
     facts.has_token = !settings_.config.token.empty();
-    if (last_requested_round_ && stack_rounds_.count(*last_requested_round_)) facts.in_flight = last_requested_round_;
+    if (last_requested_round_ && stack_rounds_.in_flight(*last_requested_round_)) facts.in_flight = last_requested_round_;
     facts.last_round = last_requested_round_;
     facts.last_started = last_requested_at_;
     const StacksQueryAnswer answer = decide_stacks_query(facts);
@@ -218,18 +149,17 @@ std::string JobCoordinator::answer_query(const std::string& query) {
     return encode_stacks_reply({Reply::Kind::Pending, *last_requested_round_, {}});
   }
   const long round = *request->round;
-  if (auto done = finished_stacks_.find(round); done != finished_stacks_.end())
-    return encode_stacks_reply({Reply::Kind::Done, round, done->second});
-  if (stack_rounds_.count(round)) return encode_stacks_reply({Reply::Kind::Pending, round, {}});
-  return encode_stacks_reply(
-      {Reply::Kind::Error, 0, fmt::format("no stack round {} (the master keeps the last {})", round, kFinishedStacksKept)});
+  if (const std::string* done = stack_rounds_.finished(round)) return encode_stacks_reply({Reply::Kind::Done, round, *done});
+  if (stack_rounds_.in_flight(round)) return encode_stacks_reply({Reply::Kind::Pending, round, {}});
+  return encode_stacks_reply({Reply::Kind::Error, 0,
+                              fmt::format("no stack round {} (the master keeps the last {})", round,
+                                          StackRounds::kFinishedKept)});
 }
 
 // At the job's end: no stack round keeps the loop alive, and what this run measured is kept
 // for the next run's deadlines.
 void JobCoordinator::finish_hang_watch() {
-  for (auto& [request, round] : stack_rounds_) round.deadline->cancel();
-  stack_rounds_.clear();
+  stack_rounds_.close();
   if (history_recorded_ || settings_.doctor) return;
   history_recorded_ = true;
   const std::string path = history_path(settings_.config);
