@@ -79,31 +79,43 @@ void JobCoordinator::take_over() {
   schedule_sweep();
 }
 
-// The plan is the policy's: its PlanGeneration or RefuseJob fills the answer the rendezvous
-// server gets (carry_out, while `planning_` points at it).
+// The answer the rendezvous server gets is made here, from the policy's PlanGeneration (or
+// RefuseJob) for these nodes, and returned: the other decisions of the moment are carried out
+// as usual. A plan follows a generation start etcd already confirmed, so nothing waits.
 rendezvous::JobPlan JobCoordinator::plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes) {
-  rendezvous::JobPlan plan;
-  planning_ = &plan;
-  planning_nodes_ = &nodes;
   if (server_) policy_.set_rendezvous_port(server_->rendezvous_port());
-  carry_out(policy_.on_nodes_joined(static_cast<long>(generation), nodes, PolicyClock::now()));
-  planning_ = nullptr;
-  planning_nodes_ = nullptr;
+  JobPolicy::Decisions pending = policy_.on_nodes_joined(static_cast<long>(generation), nodes, PolicyClock::now());
+  rendezvous::JobPlan answer;
+  JobPolicy::Decisions others;
+  while (!pending.empty()) {
+    const Decision d = std::move(pending.front());
+    pending.erase(pending.begin());
+    if (auto* chosen = std::get_if<decision::PlanGeneration>(&d)) {
+      Result<rendezvous::JobPlan> planned = plan_generation(*chosen, nodes);
+      if (planned) answer = std::move(*planned.value);
+      else for (Decision& more : policy_.on_plan_failed(planned.error)) pending.push_back(std::move(more));
+    } else if (auto* refuse = std::get_if<decision::RefuseJob>(&d)) {
+      answer.refusal = refuse->reason;  // the rendezvous server tells every node
+    } else {
+      others.push_back(d);
+    }
+  }
+  carry_out(others, Fence::AlreadyConfirmed);
   if (policy_.phase() != JobPhase::Ended) schedule_sweep();
-  return plan;
+  return answer;
 }
 
 // Choosing or checking the worker port is the one effect that must happen inside planning,
 // on the master, just before the workers start; when it fails, the policy refuses the job.
-void JobCoordinator::carry_out_plan(const decision::PlanGeneration& chosen) {
-  if (!planning_) return;  // only ever decided inside plan()
-  rendezvous::JobPlan& plan = *planning_;
+Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::PlanGeneration& chosen,
+                                                            const std::vector<rendezvous::NodeRecord>& nodes) {
+  using R = Result<rendezvous::JobPlan>;
   const auto generation = chosen.generation;
   const LaunchConfig& c = settings_.config;
   int port = 0;
   if (chosen.fresh_port) {
     auto free_port = preflight::find_free_port(settings_.worker_bind_address);
-    if (!free_port) return carry_out(policy_.on_plan_failed("no free worker port on the master: " + free_port.error));
+    if (!free_port) return R::failure("no free worker port on the master: " + free_port.error);
     if (c.worker_port.fixed)
       spdlog::warn("worker port {} was in use in generation {}; using free port {} instead", *c.worker_port.fixed,
                    generation - 1, *free_port);
@@ -111,26 +123,27 @@ void JobCoordinator::carry_out_plan(const decision::PlanGeneration& chosen) {
   } else {
     port = c.worker_port.fixed.value_or(0);
     if (auto bindable = preflight::check_port_bindable(settings_.worker_bind_address, port); !bindable)
-      return carry_out(policy_.on_plan_failed(
-          fmt::format("worker port check failed on the master (node 0): {}", bindable.message)));
+      return R::failure(fmt::format("worker port check failed on the master (node 0): {}", bindable.message));
   }
   policy_.set_worker_port(port);
+  rendezvous::JobPlan plan;
   plan.worker_master_addr = settings_.worker_master_addr;
   // An elected coordinator need not be slot 0: rank 0 (and its c10d store) is on slot 0's node.
   // (Its free port was found here: a port taken there fails init, and the next generation
   // picks a fresh one.)
-  if (settings_.elected && !planning_nodes_->empty() && !planning_nodes_->front().observed_address.empty())
-    plan.worker_master_addr = planning_nodes_->front().observed_address;
+  if (settings_.elected && !nodes.empty() && !nodes.front().observed_address.empty())
+    plan.worker_master_addr = nodes.front().observed_address;
   plan.worker_master_port = port;
   plan.timeout_s = chosen.timeout_s;
   plan.run_id = c.job_id;
   plan.run_nonce = settings_.run_nonce;
   int world = 0;
-  for (const auto& n : *planning_nodes_) world += n.facts.nproc;
+  for (const auto& n : nodes) world += n.facts.nproc;
   start_hang_watch(generation, world);
   spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
-               generation, planning_nodes_->size(), world, plan.worker_master_addr, port,
-               human_duration(chosen.timeout_s), chosen.timeout_explained);
+               generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen.timeout_s),
+               chosen.timeout_explained);
+  return R::success(std::move(plan));
 }
 
 const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handlers() {
@@ -245,17 +258,16 @@ bool starts_a_generation(const JobPolicy::Decisions& decisions) {
 }
 }  // namespace
 
-void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
+void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fence) {
   if (decisions.empty()) return;
   if (!settings_.save_state) return carry_out_each(decisions);
   note_learnt_step_interval();  // any growth: saved with the state below
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
   // A generation starts only once etcd confirmed this launcher still leads, so a deposed or
-  // cut-off coordinator starts none (its changes wait while etcd does not answer). Planning
-  // answers the rendezvous server at once: it follows a generation start already confirmed.
+  // cut-off coordinator starts none (its changes wait while etcd does not answer).
   const std::string state = policy_.save_state(PolicyClock::now());
   const bool fenced = starts_a_generation(decisions);
-  if (planning_ || (fenced_.idle() && !fenced)) {
+  if (fence == Fence::AlreadyConfirmed || (fenced_.idle() && !fenced)) {
     carry_out_each(decisions);
     settings_.save_state(state, {});
     return;
@@ -266,12 +278,12 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions) {
 void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
   for (const auto& d : decisions) std::visit(Overloaded{
       [](const decision::Log& log) { log_decision(log); },
-      [this](const decision::PlanGeneration& chosen) { carry_out_plan(chosen); },
+      // Decided only while planning, where plan() makes its answer of it.
+      [](const decision::PlanGeneration&) {},
       [this](const decision::RefuseJob& refuse) {
-        // Inside planning the rendezvous server tells every node; a refusal at any other
-        // time (none is decided today) still reaches them, as an abort.
-        if (planning_) planning_->refusal = refuse.reason;
-        else if (server_) server_->abort(refuse.reason);
+        // plan() answers a refusal itself; one at any other time (none is decided today) still
+        // reaches every node, as an abort.
+        if (server_) server_->abort(refuse.reason);
       },
       [this](const decision::ScheduleRestart& restart) {
         backoff_timer_.expires_after(std::chrono::microseconds(static_cast<long long>(restart.delay_s * 1e6)));

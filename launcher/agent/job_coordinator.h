@@ -93,9 +93,13 @@ class JobCoordinator {
   void on_node_report(int node_rank, const rendezvous::Message& message);
   void on_probe_results(int node_rank, const rendezvous::Message& message);
 
-  void carry_out(const JobPolicy::Decisions& decisions);
+  // Fence::AlreadyConfirmed: decisions made while planning, which follows a generation start
+  // etcd confirmed already: carried out at once.
+  enum class Fence { AsDecided, AlreadyConfirmed };
+  void carry_out(const JobPolicy::Decisions& decisions, Fence fence = Fence::AsDecided);
   void carry_out_each(const JobPolicy::Decisions& decisions);
-  void carry_out_plan(const decision::PlanGeneration& chosen);
+  Result<rendezvous::JobPlan> plan_generation(const decision::PlanGeneration& chosen,
+                                              const std::vector<rendezvous::NodeRecord>& nodes);
   void schedule_sweep();
 
   // Hangs and stacks (job_coordinator_hang.cpp).
@@ -123,9 +127,6 @@ class JobCoordinator {
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
   std::map<int, std::string> host_by_node_;  // from rank states, for the status table
   bool sweeping_ = false;                    // the sweep timer is armed
-  // While plan() runs: the answer for the rendezvous server, and the nodes it plans for.
-  rendezvous::JobPlan* planning_ = nullptr;
-  const std::vector<rendezvous::NodeRecord>* planning_nodes_ = nullptr;
   HangWatch hang_;
   FencedDecisions fenced_;  // etcd: decisions wait for etcd's proof of leadership, in order
   StackRounds stack_rounds_;
