@@ -95,6 +95,7 @@ std::string JobCoordinator::hang_status_text() const {
 
 void JobCoordinator::check_hangs(PolicyClock::time_point now) {
   if (policy_.phase() != JobPhase::Running || hang_.generation() != policy_.generation()) return;
+  if (auto note = hang_.unwatched_note(now)) spdlog::warn("{}", *note);
   for (HangEvent& e : hang_.check(now)) {
     if (e.level == HangEvent::Level::Suspect) {
       spdlog::warn("{}", e.text);

@@ -75,6 +75,7 @@ class HangTracker {
   void hold(bool held, PolicyClock::time_point now);
   bool held() const { return held_; }
 
+  const HangSettings& settings() const { return settings_; }
   HangLimits limits() const;                              // outside sections
   HangLimits section_limits(const std::string& name) const;
   double learnt_interval_s() const { return learnt_interval_s_; }

@@ -14,6 +14,8 @@ void HangWatch::on_generation(long generation, int world, TimePoint now) {
   in_debugger_.assign(sections_.size(), false);
   interval_spans_hold_.assign(sections_.size(), false);
   steps_.assign(sections_.size(), 0);
+  running_since_.assign(sections_.size(), std::nullopt);
+  progressed_.assign(sections_.size(), false);
 }
 
 void HangWatch::on_ranks_reported(long generation, const std::vector<RankReport>& ranks, TimePoint now) {
@@ -26,7 +28,9 @@ void HangWatch::on_ranks_reported(long generation, const std::vector<RankReport>
       tracker_.on_exit(r.rank);
       continue;
     }
+    if (r.phase == RankPhase::Running && !running_since_[index]) running_since_[index] = now;
     if (r.progress_age_ms < 0) continue;  // no step or section yet: the init rules apply
+    progressed_[index] = true;
     // The node measured when the progress happened; the report only carries it here.
     const TimePoint at = now - std::chrono::milliseconds(r.progress_age_ms);
     // The step that spans a hold ends with the first report whose step count moved on; the
@@ -47,6 +51,25 @@ void HangWatch::on_ranks_reported(long generation, const std::vector<RankReport>
   const bool held = std::find(in_debugger_.begin(), in_debugger_.end(), true) != in_debugger_.end();
   if (held && !tracker_.held()) std::fill(interval_spans_hold_.begin(), interval_spans_hold_.end(), true);
   tracker_.hold(held, now);
+}
+
+std::optional<std::string> HangWatch::unwatched_note(TimePoint now) {
+  if (unwatched_said_) return std::nullopt;
+  const auto floor = std::chrono::duration<double>(tracker_.settings().suspect_floor_s);
+  std::vector<int> silent;
+  for (std::size_t i = 0; i < running_since_.size(); ++i)
+    if (running_since_[i] && !progressed_[i] && now - *running_since_[i] >= floor) silent.push_back(static_cast<int>(i));
+  if (silent.empty()) return std::nullopt;
+  unwatched_said_ = true;
+  std::string ranks;
+  for (int rank : silent) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+  return fmt::format(
+      "hang watch: {} {} run {} since init without any sign of progress (an optimizer step, a DDP forward or a "
+      "torch.distributed collective), so the watch cannot judge {} yet: it judges a rank from its first progress "
+      "on. A program with none of these (a C++ loop, a custom one) can report each step itself: "
+      "ddplaunch_shim.step() in Python, ddplaunch::shim::step() in C++",
+      silent.size() == 1 ? "rank" : "ranks", ranks + (silent.size() == 1 ? " has" : " have"),
+      human_duration(tracker_.settings().suspect_floor_s), silent.size() == 1 ? "it" : "them");
 }
 
 std::string HangWatch::deadlines_text() const { return tracker_.limits().explained; }

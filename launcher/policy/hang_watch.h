@@ -3,6 +3,7 @@
 // open section) into HangTracker events, so the tracker's learnt deadlines apply. Pure.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,10 @@ class HangWatch {
   void on_generation(long generation, int world, TimePoint now);
   void on_ranks_reported(long generation, const std::vector<RankReport>& ranks, TimePoint now);
   std::vector<HangEvent> check(TimePoint now) { return tracker_.check(now); }
+  // Once per job: ranks that have run past the suspect floor since their init without any
+  // sign of progress are not judged (the watch starts at a rank's first progress). The note
+  // that says so, naming them and what counts as progress; nothing otherwise.
+  std::optional<std::string> unwatched_note(TimePoint now);
 
   long generation() const { return generation_; }
   const HangTracker& tracker() const { return tracker_; }
@@ -35,6 +40,11 @@ class HangWatch {
   // held the job, so it teaches nothing (it would raise the learnt deadlines).
   std::vector<bool> in_debugger_, interval_spans_hold_;
   std::vector<long> steps_;            // by rank: the step count last passed to the tracker
+  // By rank: when it was first reported running in this generation, and whether it has shown
+  // progress (a step or a section) since.
+  std::vector<std::optional<TimePoint>> running_since_;
+  std::vector<bool> progressed_;
+  bool unwatched_said_ = false;
 };
 
 }  // namespace ddplaunch

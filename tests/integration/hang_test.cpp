@@ -89,6 +89,47 @@ TEST(HangDetection, PythonRankThatStopsIsSuspectWithStacksThenTheJobStops) {
 }
 
 #ifdef TRAIN_BINARY_BIN
+// A program with no optimizer and no DDP, only torch.distributed collectives: each completed
+// collective is progress, so the rank that stops before its next all_reduce is found like a
+// trainer's (suspect with the stacks, the stuck rank named by file and line; then the stop).
+TEST(HangDetection, APlainAllReduceLoopIsWatchedAndItsStuckRankNamed) {
+  if (!python_has_torch()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch (install python3-torch)";
+  TempDir dir;
+  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/allreduce_loop.py";
+  dt::RunResult r = run_one_node(
+      3, short_deadlines(dir.path),
+      {PYTHON_WITH_TORCH, script, "--steps", "400", "--pause", "0.05", "--stall-rank", "1", "--stall-after", "60"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 1 stalls"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("suspect: "), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(rank 1 \(STUCK\): stall_forever\(\) at allreduce_loop\.py:\d+)")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 1 .*made no progress past the hang deadline)")))
+      << r.output;
+  EXPECT_EQ(r.output.find("without any sign of progress"), std::string::npos) << "its ranks made progress: " << r.output;
+}
+
+// Ranks that run without any sign of progress are not judged, and the launcher says so once,
+// naming them and what counts as progress; the job itself is left alone and succeeds.
+TEST(HangDetection, RanksWithoutAnyProgressAreSaidOnceNotJudged) {
+  if (!python_has_torch()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch (install python3-torch)";
+  TempDir dir;
+  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/allreduce_loop.py";
+  dt::RunResult r =
+      run_one_node(2, short_deadlines(dir.path), {PYTHON_WITH_TORCH, script, "--silent", "--steps", "200", "--pause", "0.1"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(hang watch: ranks 0, 1 have run .* without any sign of progress)")))
+      << r.output;
+  std::size_t said = 0;
+  for (std::size_t at = r.output.find("without any sign of progress"); at != std::string::npos;
+       at = r.output.find("without any sign of progress", at + 1))
+    ++said;
+  EXPECT_EQ(said, 1u) << r.output;
+  EXPECT_EQ(r.output.find("suspect: "), std::string::npos) << r.output;
+}
+
 TEST(HangDetection, CxxTrainerRankThatStopsIsNamedWithNativeStacks) {
   if (access("/usr/bin/eu-stack", X_OK) != 0)
     GTEST_SKIP() << "eu-stack is not installed (apt-get install elfutils; scripts/install-deps.sh does)";

@@ -5,9 +5,9 @@ report(event, detail) sends one status datagram ("DDPL1 <event> <rank> <generati
 <detail>", see worker_shim/include/ddplaunch/contract.h) to $DDPLAUNCH_STATUS_SOCKET.
 install() wraps torch.distributed.init_process_group (now, or when torch.distributed is
 first imported) to report init_begin / init_ok / init_failed, and once init succeeded hooks
-the optimizers' step() and DistributedDataParallel's forward() to report progress ("step",
-about once a second) for the launcher's hang detection; section("checkpoint") marks a long
-planned pause. It passes every argument
+the optimizers' step(), DistributedDataParallel's forward() and the torch.distributed
+collectives to report progress ("step", about once a second) for the launcher's hang
+detection; section("checkpoint") marks a long planned pause. It passes every argument
 through unchanged: in particular it never sets `timeout`, which in PyTorch bounds the store
 wait and every later collective too. The launcher enforces its init deadline itself
 ($DDPLAUNCH_TIMEOUT_S is for the program's information only).
@@ -116,8 +116,14 @@ class _StepCounter:
 
 
 _counter = _StepCounter()
-_optimizer_seen = [False]  # once an optimizer step was counted, forward() no longer counts
+# What counts as progress: the coarsest sign a program gives. An optimizer step once one was
+# seen; before that a DDP forward; before either, a completed torch.distributed collective
+# (a plain all_reduce loop). A finer sign is not counted once a coarser one was seen, so a
+# trainer's learnt step interval stays the time between its steps.
+_COLLECTIVE, _FORWARD, _OPTIMIZER = 1, 2, 3
+_coarsest_seen = [0]
 _in_step = [0]             # nested step() calls (a subclass calling super().step()) count once
+_in_collective = [0]       # a collective built of others (all_gather_object) counts once
 
 
 def step():
@@ -148,9 +154,48 @@ class section:
         return False
 
 
+def _progress(level):
+    """One sign of progress of `level`: counted unless a coarser kind was seen already."""
+    if level >= _coarsest_seen[0]:
+        _coarsest_seen[0] = level
+        step()
+
+
 def _on_optimizer_step():
-    _optimizer_seen[0] = True
-    step()
+    _progress(_OPTIMIZER)
+
+
+# The collectives a program calls through torch.distributed (the module's attribute at call
+# time); DDP's own gradient all-reduce runs in C++ and is counted as its forward instead.
+_COLLECTIVES = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base",
+                "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all",
+                "all_to_all_single", "gather", "scatter", "barrier", "send", "recv", "all_gather_object",
+                "broadcast_object_list", "gather_object", "scatter_object_list", "monitored_barrier")
+
+
+def _wrap_collective(original):
+    """Counts one progress sign when the collective returned (an async one: when issued)."""
+    def counted(*args, **kwargs):
+        _in_collective[0] += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _in_collective[0] -= 1
+            if _in_collective[0] == 0 and _coarsest_seen[0] <= _COLLECTIVE:
+                _progress(_COLLECTIVE)
+    return _wraps(counted, original)
+
+
+def _install_collective_hooks(dist):
+    for name in _COLLECTIVES:
+        original = getattr(dist, name, None)
+        if original is None or getattr(original, _WRAPPED_MARK, False):
+            continue
+        wrapped = _wrap_collective(original)
+        setattr(dist, name, wrapped)
+        c10d = sys.modules.get("torch.distributed.distributed_c10d")
+        if c10d is not None and getattr(c10d, name, None) is original:
+            setattr(c10d, name, wrapped)
 
 
 def _wrap_step(cls):
@@ -206,10 +251,12 @@ def _install_step_hooks():
     original_forward = DistributedDataParallel.forward
     if not getattr(original_forward, _WRAPPED_MARK, False):
         def forward(self, *args, **kwargs):
-            if not _optimizer_seen[0]:
-                step()
+            if _coarsest_seen[0] <= _FORWARD:
+                _progress(_FORWARD)
             return original_forward(self, *args, **kwargs)
         DistributedDataParallel.forward = _wraps(forward, original_forward)
+    import torch.distributed as dist
+    _install_collective_hooks(dist)
 
 
 def store_init_method(init_method):
