@@ -260,6 +260,9 @@ int main(int argc, char** argv) {
 
   // Fan-out: one ddplaunch per host over ssh; this one only checks, starts and relays.
   if (cl.fanout.requested()) return fanout::run_fanout(cl, env);
+  if (!cl.fanout.exported.empty() || !cl.fanout.env_file.empty())
+    return fail({"-x/--export and --env-file pass variables to the hosts of --hosts/--hostfile; without them this "
+                 "ddplaunch's workers inherit this shell's environment: export the variable here instead"});
   if (cl.token_stdin) {  // a fan-out's node: the token comes as stdin's first line, never in argv
     fanout::TokenLine line = fanout::read_token_line(STDIN_FILENO, std::chrono::seconds(30));
     if (!line.error.empty()) return fail({line.error});

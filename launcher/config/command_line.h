@@ -19,6 +19,8 @@ enum class ProgramMode { Auto, Module, NoPython, RunPath };
 // host over ssh instead of running workers itself (launcher/fanout/).
 struct FanoutFlags {
   std::string hosts, hostfile, include, exclude;
+  std::vector<std::string> exported;  // -x VAR or -x VAR=VALUE, in order: passed to every node
+  std::string env_file;               // --env-file FILE: VAR=VALUE lines passed to every node
   bool requested() const { return !hosts.empty() || !hostfile.empty(); }
 };
 

@@ -302,6 +302,8 @@ void apply_hosts(const std::string& v, FlagContext& c) { c.cl.fanout.hosts = v; 
 void apply_hostfile(const std::string& v, FlagContext& c) { c.cl.fanout.hostfile = v; }
 void apply_include(const std::string& v, FlagContext& c) { c.cl.fanout.include = v; }
 void apply_exclude(const std::string& v, FlagContext& c) { c.cl.fanout.exclude = v; }
+void apply_export(const std::string& v, FlagContext& c) { c.cl.fanout.exported.push_back(v); }
+void apply_env_file(const std::string& v, FlagContext& c) { c.cl.fanout.env_file = v; }
 void apply_token_stdin(const std::string& v, FlagContext& c) { c.cl.token_stdin = switch_on(v); }
 void apply_stop_on_stdin_eof(const std::string& v, FlagContext& c) { c.cl.stop_on_stdin_eof = switch_on(v); }
 

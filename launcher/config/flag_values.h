@@ -45,6 +45,8 @@ void apply_hosts(const std::string& value, FlagContext& context);
 void apply_hostfile(const std::string& value, FlagContext& context);
 void apply_include(const std::string& value, FlagContext& context);
 void apply_exclude(const std::string& value, FlagContext& context);
+void apply_export(const std::string& value, FlagContext& context);
+void apply_env_file(const std::string& value, FlagContext& context);
 void apply_token_stdin(const std::string& value, FlagContext& context);
 void apply_stop_on_stdin_eof(const std::string& value, FlagContext& context);
 

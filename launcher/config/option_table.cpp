@@ -383,6 +383,11 @@ constexpr OptionSpec kOptions[] = {
      .help = "keep only these hosts (or slots = GPU indices) of --hosts/--hostfile"},
     {.names = "--exclude", .group = G::FanOut, .value_name = "HOST[:SLOT,..]@..", .apply = apply_exclude,
      .help = "leave out these hosts (or slots) of --hosts/--hostfile"},
+    {.names = "-x,--export", .group = G::FanOut, .value_name = "VAR[=VALUE]", .apply = apply_export,
+     .help = "pass VAR (its value here, or VALUE) to every host's ddplaunch and workers; repeatable (mpirun's -x). "
+             "NCCL_*, GLOO_*, TORCH_*, TORCHELASTIC_*, PYTHON*, OMP_*, PET_* and DDPLAUNCH_* pass by themselves"},
+    {.names = "--env-file", .group = G::FanOut, .value_name = "FILE", .apply = apply_env_file,
+     .help = "pass the VAR=VALUE lines of FILE to every host (# comments; `export ` prefixes allowed; -x wins)"},
     {.names = "--token-stdin", .group = G::FanOut, .kind = K::Switch, .apply = apply_token_stdin,
      .help = "read the rendezvous token from stdin's first line (how the fan-out hands it over)"},
     {.names = "--stop-on-stdin-eof", .group = G::FanOut, .kind = K::Switch, .apply = apply_stop_on_stdin_eof,

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -140,6 +142,26 @@ std::string choose_master(const LaunchConfig& config, const std::string& first_h
 
 }  // namespace
 
+namespace {
+constexpr std::size_t kMaxEnvFileBytes = 1 << 20;
+
+Result<std::vector<std::pair<std::string, std::string>>> read_user_environment(const FanoutFlags& flags,
+                                                                               const Environment& env) {
+  using R = Result<std::vector<std::pair<std::string, std::string>>>;
+  std::string text;
+  if (!flags.env_file.empty()) {
+    std::ifstream in(flags.env_file, std::ios::binary);
+    if (!in) return R::failure(fmt::format("--env-file {}: cannot read it ({})", flags.env_file, std::strerror(errno)));
+    text.resize(kMaxEnvFileBytes + 1);
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxEnvFileBytes)
+      return R::failure(fmt::format("--env-file {}: larger than 1 MiB; is it the right file?", flags.env_file));
+  }
+  return user_environment(flags.exported, text, flags.env_file, env);
+}
+}  // namespace
+
 int run_fanout(const CommandLine& cl, const Environment& env) {
   // Hosts, and the config of this command line.
   if (cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks)
@@ -153,6 +175,8 @@ int run_fanout(const CommandLine& cl, const Environment& env) {
   const LaunchConfig& config = setup.config;
   SshCommand ssh = ssh_command(env, config.connect_timeout_s);
   if (!ssh.error.empty()) return fail({ssh.error});
+  auto user_env = read_user_environment(cl.fanout, env);
+  if (!user_env) return fail({user_env.error});
   Environment ssh_env = env;
   for (const char* secret : kSecretVariables) ssh_env.erase(secret);
   const std::vector<std::string> ssh_env_strings = to_env_strings(ssh_env);
@@ -193,7 +217,7 @@ int run_fanout(const CommandLine& cl, const Environment& env) {
     launch.subcommand = cl.subcommand == Subcommand::Doctor ? "doctor" : "";
     launch.cwd = request.cwd;
     launch.host = hosts[i];
-    launch.env = forwarded_environment(env);
+    launch.env = with_user_environment(forwarded_environment(env), *user_env);
     launch.options = forwarded_options(cl.options, hosts[i].slots > 0 || !hosts[i].devices.empty());
     launch.program = cl.program;
     nodes.push_back({launch.node_rank, hosts[i].name, ssh_argv(ssh, hosts[i].name, launch_command(launch))});

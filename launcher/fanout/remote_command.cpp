@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -23,7 +24,8 @@ std::string_view option_name(std::string_view option) {
 // Keys of `--set KEY=VALUE` and flags that the fan-out decides per node.
 constexpr std::array kOwnedFlags = {"hosts",  "hostfile",    "include",       "exclude",     "token",
                                     "token-file", "token-stdin", "stop-on-stdin-eof", "nnodes", "node-rank",
-                                    "rdzv-endpoint", "master-addr", "master-port", "standalone", "slurm"};
+                                    "rdzv-endpoint", "master-addr", "master-port", "standalone", "slurm", "export",
+                                    "env-file"};
 constexpr std::array kOwnedKeys = {"nodes", "membership.min_nodes", "node_rank", "master", "token", "token_file",
                                    "standalone", "slurm"};
 // (The token reaches each node on its stdin; the etcd password is not sent: the fan-out runs
@@ -91,6 +93,74 @@ std::vector<std::pair<std::string, std::string>> forwarded_environment(const Env
     if (wanted && !listed(kOwnedVariables, key)) out.emplace_back(key, value);
   }
   return out;
+}
+
+namespace {
+bool is_variable_name(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// One "VAR=VALUE" (or, from -x only, "VAR": its value here) checked; "" or what is wrong.
+std::string add_user_variable(std::string_view entry, bool from_file, const Environment& env,
+                              std::vector<std::pair<std::string, std::string>>& out) {
+  const auto equals = entry.find('=');
+  const std::string name(entry.substr(0, equals));
+  if (!is_variable_name(name))
+    return fmt::format("'{}' is not a variable name (letters, digits and _, not starting with a digit)", name);
+  if (listed(kOwnedVariables, name))
+    return fmt::format("{} is the fan-out's own (it sets it for each node, or sends it another way): leave it out",
+                       name);
+  std::string value;
+  if (equals != std::string_view::npos) {
+    value = std::string(entry.substr(equals + 1));
+  } else if (from_file) {
+    return fmt::format("'{}' has no '=': write {}=VALUE", name, name);
+  } else {
+    auto it = env.find(name);
+    if (it == env.end()) return fmt::format("-x {}: {} is not set here; export it or give -x {}=VALUE", name, name, name);
+    value = it->second;
+  }
+  std::erase_if(out, [&](const auto& kv) { return kv.first == name; });  // the later one wins
+  out.emplace_back(name, std::move(value));
+  return {};
+}
+}  // namespace
+
+Result<std::vector<std::pair<std::string, std::string>>> user_environment(const std::vector<std::string>& exported,
+                                                                          std::string_view env_file_text,
+                                                                          const std::string& env_file_name,
+                                                                          const Environment& env) {
+  using R = Result<std::vector<std::pair<std::string, std::string>>>;
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t line_number = 0;
+  for (std::size_t start = 0; start < env_file_text.size();) {
+    std::size_t end = env_file_text.find('\n', start);
+    if (end == std::string_view::npos) end = env_file_text.size();
+    std::string_view line = env_file_text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    if (line.empty() || line.front() == '#') continue;
+    if (line.starts_with("export ")) line.remove_prefix(7);
+    if (std::string problem = add_user_variable(line, true, env, out); !problem.empty())
+      return R::failure(fmt::format("{}:{}: {}", env_file_name, line_number, problem));
+  }
+  for (const auto& entry : exported)
+    if (std::string problem = add_user_variable(entry, false, env, out); !problem.empty()) return R::failure(problem);
+  return R::success(std::move(out));
+}
+
+std::vector<std::pair<std::string, std::string>> with_user_environment(
+    std::vector<std::pair<std::string, std::string>> forwarded,
+    const std::vector<std::pair<std::string, std::string>>& user) {
+  for (const auto& [name, value] : user) {
+    std::erase_if(forwarded, [&](const auto& kv) { return kv.first == name; });
+    forwarded.emplace_back(name, value);
+  }
+  return forwarded;
 }
 
 std::vector<std::string> forwarded_options(const std::vector<std::string>& options, bool host_sets_nproc) {

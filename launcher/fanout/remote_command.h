@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ddplaunch/base/result.h"
 #include "ddplaunch/cluster/host_selection.h"
 #include "env/worker_environment.h"
 
@@ -35,6 +36,19 @@ std::vector<std::string> ssh_argv(const SshCommand& ssh, const std::string& host
 // environment), less what the fan-out decides itself (the token, the node's rank and
 // count, the master) and DDPLAUNCH_SSH.
 std::vector<std::pair<std::string, std::string>> forwarded_environment(const Environment& env);
+
+// The user's own variables for every node: --env-file's VAR=VALUE lines (blank lines and #
+// comments skipped, an `export ` prefix allowed), then each -x VAR (its value here) or
+// -x VAR=VALUE; a later one wins. An error names the file and line, or the -x, and the fix:
+// a bad name, a VAR unset here, or one of the fan-out's own variables.
+Result<std::vector<std::pair<std::string, std::string>>> user_environment(const std::vector<std::string>& exported,
+                                                                          std::string_view env_file_text,
+                                                                          const std::string& env_file_name,
+                                                                          const Environment& env);
+// `forwarded` with the user's variables added; the user's win.
+std::vector<std::pair<std::string, std::string>> with_user_environment(
+    std::vector<std::pair<std::string, std::string>> forwarded,
+    const std::vector<std::pair<std::string, std::string>>& user);
 
 // The options of this command line that every node gets unchanged: all but the fan-out's
 // own, the ones it sets per node (--nnodes, --node-rank, --rdzv-endpoint/--master and

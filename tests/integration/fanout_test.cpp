@@ -284,6 +284,36 @@ TEST(FanOut, HostfileSlotsSetEachHostsWorkers) {
   EXPECT_EQ(r.output.find("[node 2"), std::string::npos) << r.output;
 }
 
+// The user's own variables reach every host's workers only when passed: -x VAR (its value on
+// the fan-out's terminal), -x VAR=VALUE, and --env-file lines (-x wins over the file); one not
+// passed stays behind (an ssh session starts with a bare environment).
+TEST(FanOut, UserVariablesPassWithDashXAndAnEnvFileOthersStayBehind) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fux"), 2);
+  dt::SshServers ssh(cluster, {1, 2});
+  const std::string env_file = ssh.dir() + "/job.env";
+  std::ofstream(env_file) << "# the job's settings\nexport FROM_FILE=file-value\n\nMY_FLAG=overridden-by-x\n";
+  dt::RunResult r = dt::run_command(
+      fanout_argv(cluster, 2, {"-x", "MY_FLAG=from-x", "-x", "FANOUT_TEST_VAR", "--env-file", env_file},
+                  {"/bin/sh", "-c", "echo \"USERENV flag=$MY_FLAG here=$FANOUT_TEST_VAR file=$FROM_FILE stray=$STRAY_VAR\""}),
+      seconds(120),
+      {{"DDPLAUNCH_SSH", ssh.ssh_command()}, {"FANOUT_TEST_VAR", "from-the-terminal"}, {"STRAY_VAR", "not-passed"}},
+      kUnsetEnv);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (int node = 0; node < 2; ++node)
+    EXPECT_NE(r.output.find("[node " + std::to_string(node) + " rank " + std::to_string(node) +
+                            "] USERENV flag=from-x here=from-the-terminal file=file-value stray="),
+              std::string::npos)
+        << r.output;
+  EXPECT_EQ(r.output.find("not-passed"), std::string::npos) << r.output;
+  // Mistakes are named before anything starts.
+  dt::RunResult unset = dt::run_command(fanout_argv(cluster, 2, {"-x", "NOT_SET_ANYWHERE"}, {"/bin/true"}), seconds(60),
+                                        {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, kUnsetEnv);
+  EXPECT_EQ(unset.exit_code, 2) << unset.output;
+  EXPECT_NE(unset.output.find("-x NOT_SET_ANYWHERE: NOT_SET_ANYWHERE is not set here"), std::string::npos) << unset.output;
+}
+
 // Node 0 cannot start (the endpoint given is another host's address, so it refuses to host the
 // rendezvous): the fan-out does not leave the other nodes waiting for their join timeout but
 // stops them, and ends with node 0's status.
