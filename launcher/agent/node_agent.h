@@ -98,6 +98,7 @@ class NodeAgent {
   rendezvous::ListenError host_rendezvous(int& port);
   // Node 0: one attempt to host the rendezvous, its outcome to the policy (join, retry, end).
   void try_hosting();
+  void name_port_holder(rendezvous::ListenError& error) const;
   void join_and_watch(int port);
   // etcd (node_agent_etcd.cpp): the coordinator is elected among the launchers.
   std::string start_etcd();

@@ -15,6 +15,7 @@
 #include "agent/launcher_messages.h"
 #include "agent/master_probe.h"
 #include "ddplaunch/preflight/interfaces.h"
+#include "ddplaunch/preflight/port_holder.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/socket_ifname.h"
 #include "ddplaunch/rendezvous/printable.h"
@@ -36,6 +37,7 @@ std::string NodeAgent::start() {
   }
   int port = plan_.rendezvous_port;
   rendezvous::ListenError error = host_rendezvous(port);
+  name_port_holder(error);
   // A port that cannot be bound for another reason than a holder is a start-up error.
   if (error.failed() && !error.port_taken()) return error.text;
   carry_out(policy_.on_hosting_attempt(error.failed() ? HostingOutcome::PortTaken : HostingOutcome::Listening,
@@ -46,10 +48,18 @@ std::string NodeAgent::start() {
 void NodeAgent::try_hosting() {
   int port = plan_.rendezvous_port;
   rendezvous::ListenError error = host_rendezvous(port);
+  name_port_holder(error);
   const HostingOutcome outcome = !error.failed()     ? HostingOutcome::Listening
                                  : error.port_taken() ? HostingOutcome::PortTaken
                                                       : HostingOutcome::Failed;
   carry_out(policy_.on_hosting_attempt(outcome, error.text, PolicyClock::now()));
+}
+
+// A rendezvous port another process holds: who, when this launcher can see it in /proc.
+void NodeAgent::name_port_holder(rendezvous::ListenError& error) const {
+  if (!error.port_taken()) return;
+  if (std::string holder = preflight::describe_port_holder(plan_.rendezvous_port); !holder.empty())
+    error.text += "; it is held by " + holder;
 }
 
 void NodeAgent::join_and_watch(int port) {

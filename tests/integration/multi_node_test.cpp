@@ -501,6 +501,8 @@ TEST(MultiNode, ARendezvousPortHeldForAFewSecondsDelaysTheStartInsteadOfFailingI
   const std::string everything = all_output(results);
   for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << everything;
   EXPECT_NE(results[0].output.find("retrying every second for up to 30 s"), std::string::npos) << everything;
+  // The holder is named: this launcher runs as the same user, so /proc shows it.
+  EXPECT_NE(results[0].output.find("it is held by pid " + std::to_string(holder.pid())), std::string::npos) << everything;
   EXPECT_NE(results[0].output.find("is free now"), std::string::npos) << everything;
 }
 

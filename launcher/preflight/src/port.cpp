@@ -1,5 +1,6 @@
 // Worker-port checks: range, distinctness, bind+listen probe and bind-to-0 free-port pick.
 #include "ddplaunch/preflight/port.h"
+#include "ddplaunch/preflight/port_holder.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -92,6 +93,8 @@ CheckOutcome check_ports_distinct(int rendezvous_port, int worker_port) {
 }
 
 std::string likely_port_holder(int port) {
+  if (std::string holder = describe_port_holder(port); !holder.empty())
+    return "it is held by " + holder + " on this node; stop that process if it is a leftover";
   std::string who;
   if (port == 29500) {
     who = "most likely the c10d store of another PyTorch job on this node (29500 is the default "
