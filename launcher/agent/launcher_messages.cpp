@@ -107,6 +107,7 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   WorkerFailure& f = r->failure;
   f.detail = rendezvous::printable_lines(f.detail);
   f.init_signature = rendezvous::printable(f.init_signature);
+  f.log_file = rendezvous::printable(f.log_file);
   std::deque<std::string> tail;
   for (const auto& line : f.tail) {  // a line with line breaks in it is more than one line
     const std::string clean = rendezvous::printable_lines(line);

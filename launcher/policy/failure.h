@@ -48,6 +48,7 @@ struct WorkerFailure {
   std::string detail;            // shim's error text, signature match, deadline and its source
   std::string init_signature;    // the NCCL/c10d/gloo init error its output matched ("" when none)
   std::deque<std::string> tail;  // last output lines
+  std::string log_file;          // its whole output on its node (--log-dir), "" without one
 };
 
 struct FailureReport {

@@ -32,7 +32,8 @@ namespace ddplaunch {
 // Raised whenever a field changes meaning or a document of the old version could not be read;
 // a restore refuses any other version.
 // Version 2: the hang watch's learnt step interval (learnt_step_interval_s).
-inline constexpr int kPolicyStateVersion = 2;
+// Version 3: a failure report's log file (failures' log_file).
+inline constexpr int kPolicyStateVersion = 3;
 
 // The settings two coordinators must share for a saved state to mean the same thing, for
 // people: "init_restarts 3, max_restarts 0, membership off".

@@ -156,6 +156,7 @@ struct StateFields<FailureReport> {
     io("detail", r.failure.detail);
     io("init_signature", r.failure.init_signature);
     io("tail", r.failure.tail);
+    io("log_file", r.failure.log_file);
   }
 };
 

@@ -101,6 +101,7 @@ std::string describe_root_cause(const FailureReport& first, int other_failures, 
   } else {
     s += fmt::format("  its output is above, prefixed with its rank.\n");
   }
+  if (!f.log_file.empty()) s += fmt::format("  its whole output: {} on {}\n", f.log_file, first.host);
   return s;
 }
 

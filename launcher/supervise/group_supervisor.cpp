@@ -422,6 +422,7 @@ void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, Failure
   failure.detail = std::move(detail);
   failure.init_signature = std::move(init_signature);
   failure.tail = worker.tail;
+  if (worker.log.is_open()) failure.log_file = worker.log.path();
   if (callbacks_.on_failure) callbacks_.on_failure(failure);
 }
 

@@ -59,6 +59,19 @@ TEST(OutputOptions, RedirectSendsAStreamOnlyToTheLogFile) {
   EXPECT_TRUE(has(rank1, "\nOUT-1\n")) << rank1;
 }
 
+// The root cause of a failed rank names the file that holds its whole output (the terminal
+// shows only its last lines).
+TEST(OutputOptions, TheRootCauseNamesTheFailedRanksLogFile) {
+  const std::string dir = dt::temp_dir("ddpl-root-log-");
+  dt::RunResult r = dt::run_command({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--log-dir", dir, "--", "/bin/sh", "-c",
+                                     "echo working-$RANK; if [ $RANK = 1 ]; then exit 3; fi; sleep 1"},
+                                    kRunLimit, {}, {"PYTHONUNBUFFERED"});
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("root cause: rank 1 ")));
+  EXPECT_TRUE(has(r.output, "its whole output: " + dir + "/rank_1.log on ")) << r.output;
+}
+
 TEST(OutputOptions, TeeForOneRankWithoutLogDirMakesADirectory) {
   dt::RunResult r = run_launcher({"--nproc-per-node", "2", "--tee", "0:3"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
