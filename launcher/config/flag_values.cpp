@@ -2,6 +2,8 @@
 // words, ranges and refused capabilities into settings, notes and errors.
 #include "config/flag_values.h"
 
+#include "ddplaunch/base/index_list.h"
+
 #include <charconv>
 #include <cstdlib>
 #include <set>
@@ -208,6 +210,17 @@ void apply_local_ranks_filter(const std::string& v, FlagContext& c) {
       return c.error(fmt::format("{} '{}' is not a comma list of local ranks (e.g. 0,3)", c.source, v));
   }
   c.set("local_ranks_filter", v);
+}
+
+// Global ranks in the kernel's list form ("5,8-11"), expanded for the key's list.
+void apply_ranks_filter(const std::string& v, FlagContext& c) {
+  constexpr int kMostRank = 1 << 20;
+  auto ranks = parse_index_list(v, kMostRank);
+  if (!ranks || ranks->empty())
+    return c.error(fmt::format("{} '{}' is not a list of global ranks (e.g. 5,8-11)", c.source, v));
+  std::string expanded;
+  for (int r : *ranks) expanded += (expanded.empty() ? "" : ",") + std::to_string(r);
+  c.set("ranks_filter", expanded);
 }
 
 void apply_local_addr(const std::string& v, FlagContext& c) {

@@ -130,6 +130,7 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   for (const auto& [key, spec] : {std::pair{"redirects", &c.redirects}, std::pair{"tee", &c.tee}})
     if (auto problem = stream_spec_problem(*spec); !problem.empty()) errors.push_back(fmt::format("{}: {}", key, problem));
   for (int r : c.local_ranks_filter) need(r >= 0, fmt::format("local_ranks_filter: local rank {} is negative", r));
+  for (int r : c.ranks_filter) need(r >= 0, fmt::format("ranks_filter: rank {} is negative", r));
   need(!c.program.empty() || c.dry_run,
        "no program to run: put it after '--', e.g. ddplaunch --nproc-per-node 2 -- python3 train.py");
   return errors;

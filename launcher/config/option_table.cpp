@@ -354,6 +354,13 @@ constexpr OptionSpec kOptions[] = {
      .names = "--local-ranks-filter", .group = G::Output, .kind = K::Custom, .value_name = "R,R",
      .pet = "PET_LOCAL_RANKS_FILTER", .apply = apply_local_ranks_filter,
      .help = "show only these local ranks' output on the terminal (log files are unaffected)"},
+    {.key = "ranks_filter", .field = field<&L::ranks_filter>(),
+     .doc = "show only these global ranks' output on the terminal, on every node; [] = all; log files\n"
+            "and the root cause of a failure are unaffected, a rank stopped in a debugger is always shown",
+     .names = "--ranks-filter", .group = G::Output, .kind = K::Custom, .value_name = "5,8-11",
+     .apply = apply_ranks_filter,
+     .help = "show only these global ranks' output on the terminal (a failed rank's last lines and a rank in its "
+             "debugger are still shown)"},
     {.key = "numa_binding", .field = numa_binding_field(),
      .doc = "\"\" (none), node, socket, exclusive, core-complex: CPU affinity by the GPU's NUMA node",
      .names = "--numa-binding", .group = G::Placement, .value_name = "node|socket|exclusive|core-complex",

@@ -88,8 +88,10 @@ void GroupSupervisor::start(const GroupSpec& spec) {
                          ? prefix_from_template(prefix_template->second, spec.assignment.role, worker->global_rank, local)
                          : worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
     // torchrun's --local-ranks-filter: the others still go to log files and failure reports.
-    const bool shown = spec.local_ranks_filter.empty() ||
-                       std::count(spec.local_ranks_filter.begin(), spec.local_ranks_filter.end(), local) > 0;
+    const bool shown = (spec.local_ranks_filter.empty() ||
+                        std::count(spec.local_ranks_filter.begin(), spec.local_ranks_filter.end(), local) > 0) &&
+                       (spec.ranks_filter.empty() ||
+                        std::count(spec.ranks_filter.begin(), spec.ranks_filter.end(), worker->global_rank) > 0);
     worker->routing = route_streams(spec.redirects, spec.tee, !spec.log_dir.empty(), local, shown);
     workers_.push_back(worker);
   }

@@ -31,6 +31,7 @@ struct GroupSpec {
   std::string log_dir;           // "" = no log files
   std::vector<int> pause_ranks;  // global ranks started stopped
   std::vector<int> local_ranks_filter;  // only these local ranks on the terminal (empty: all)
+  std::vector<int> ranks_filter;        // only these global ranks on the terminal (empty: all)
   double init_grace_s = 0;       // opt-in: workers with no shim report count as running after this long
   std::string redirects, tee;    // torchrun's -r / -t specs (output/stream_routing.h)
   std::vector<placement::WorkerPlacement> placement;  // by local rank (--numa-binding); empty: none

@@ -483,6 +483,22 @@ TEST(MultiNode, RoleRanksAreCountedPerRoleAcrossNodes) {
 }
 // A process of an earlier job still holds the rendezvous port when the job starts: node 0
 // retries the bind (bounded) instead of failing, and the job runs once the port is free.
+// --ranks-filter counts global ranks, so "only ranks 1 and 2" can be said on a multi-node job:
+// node 0 shows its second rank, node 1 its first, and nothing of ranks 0 and 3.
+TEST(MultiNode, TheGlobalRanksFilterShowsTheNamedRanksOnEveryNode) {
+  MultiNodeJob job = new_job(2, "it2-ranks-filter");
+  std::vector<std::unique_ptr<BackgroundProcess>> nodes;
+  for (int node = 0; node < 2; ++node)
+    nodes.push_back(start_node(fake_worker_node(job, node, 2, {"--ranks-filter", "1-2"}, {"--print-env"})));
+  auto results = wait_all(nodes, kJobBound);
+  const std::string everything = all_output(results);
+  for (const auto& r : results) EXPECT_EQ(r.exit_code, 0) << everything;
+  EXPECT_NE(results[0].output.find("[node 0 rank 1] ENV RANK=1"), std::string::npos) << everything;
+  EXPECT_NE(results[1].output.find("[node 1 rank 2] ENV RANK=2"), std::string::npos) << everything;
+  EXPECT_EQ(everything.find("rank 0] ENV"), std::string::npos) << everything;
+  EXPECT_EQ(everything.find("rank 3] ENV"), std::string::npos) << everything;
+}
+
 TEST(MultiNode, ARendezvousPortHeldForAFewSecondsDelaysTheStartInsteadOfFailingIt) {
   MultiNodeJob job = new_job(2, "it2-port-held");
   BackgroundProcess holder;  // listens on the port for 3 s, accepts nobody
