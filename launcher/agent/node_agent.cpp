@@ -148,6 +148,8 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
   spec.pause_ranks = plan_.config.pause_ranks;
   spec.local_ranks_filter = plan_.config.local_ranks_filter;
   spec.ranks_filter = plan_.config.ranks_filter;
+  spec.collapse_lines = plan_.config.collapse_output == CollapseOutput::On ||
+                        (plan_.config.collapse_output == CollapseOutput::Auto && ::isatty(STDOUT_FILENO) == 1);
   spec.inherit_stdin = plan_.inherit_stdin;
   spec.init_grace_s = plan_.config.init_grace_s;
   spec.redirects = plan_.config.redirects;

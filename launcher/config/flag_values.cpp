@@ -212,6 +212,10 @@ void apply_local_ranks_filter(const std::string& v, FlagContext& c) {
   c.set("local_ranks_filter", v);
 }
 
+void apply_no_collapse(const std::string& v, FlagContext& c) {
+  if (switch_on(v)) c.set("collapse_output", "off");
+}
+
 // Global ranks in the kernel's list form ("5,8-11"), expanded for the key's list.
 void apply_ranks_filter(const std::string& v, FlagContext& c) {
   constexpr int kMostRank = 1 << 20;

@@ -25,6 +25,7 @@ void apply_redirects(const std::string& value, FlagContext& context);
 void apply_tee(const std::string& value, FlagContext& context);
 void apply_local_ranks_filter(const std::string& value, FlagContext& context);
 void apply_ranks_filter(const std::string& value, FlagContext& context);
+void apply_no_collapse(const std::string& value, FlagContext& context);
 void apply_local_addr(const std::string& value, FlagContext& context);
 void apply_signals(const std::string& value, FlagContext& context);
 void apply_numa_binding(const std::string& value, FlagContext& context);

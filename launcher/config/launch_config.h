@@ -57,6 +57,15 @@ inline constexpr NameTable<ShimChoice, 4> kShimChoiceNames{{{
     {ShimChoice::None, "none"},
 }}};
 
+// Identical lines of several ranks printed once, naming the ranks: on a terminal (auto), always
+// (on) or never (off).
+enum class CollapseOutput { Auto, On, Off };
+inline constexpr NameTable<CollapseOutput, 3> kCollapseOutputNames{{{
+    {CollapseOutput::Auto, "auto"},
+    {CollapseOutput::On, "on"},
+    {CollapseOutput::Off, "off"},
+}}};
+
 struct LaunchConfig {
   // Job shape.
   int nodes = 1;
@@ -96,6 +105,7 @@ struct LaunchConfig {
   std::string log_dir;                  // per-rank log files (append, generation headers)
   std::vector<int> local_ranks_filter;  // only these local ranks' output on the terminal (empty: all)
   std::vector<int> ranks_filter;        // only these global ranks' output on the terminal (empty: all)
+  CollapseOutput collapse_output = CollapseOutput::Auto;
   std::vector<int> pause_ranks;         // start these ranks stopped for a debugger
   bool debug = false;                   // process groups without the program's timeout wait a day (Python shim)
   double unattended_stop_s = 1800;      // no terminal, nobody attached: a stopped rank is continued after this long

@@ -354,6 +354,13 @@ constexpr OptionSpec kOptions[] = {
      .names = "--local-ranks-filter", .group = G::Output, .kind = K::Custom, .value_name = "R,R",
      .pet = "PET_LOCAL_RANKS_FILTER", .apply = apply_local_ranks_filter,
      .help = "show only these local ranks' output on the terminal (log files are unaffected)"},
+    {.key = "collapse_output", .field = choice_field<&L::collapse_output, kCollapseOutputNames>(),
+     .doc = "identical lines of several ranks within 150 ms print once, as \"[ranks 0-3] text\":\n"
+            "auto = when the output is a terminal (a pipe or file keeps every rank's line), on, off",
+     .names = "--collapse-output", .group = G::Output, .value_name = "auto|on|off",
+     .help = "print identical lines of several ranks once, naming the ranks (default auto: on a terminal)"},
+    {.names = "--no-collapse", .group = G::Output, .kind = K::Switch, .apply = apply_no_collapse,
+     .help = "print every rank's line, identical or not (--collapse-output off)"},
     {.key = "ranks_filter", .field = field<&L::ranks_filter>(),
      .doc = "show only these global ranks' output on the terminal, on every node; [] = all; log files\n"
             "and the root cause of a failure are unaffected, a rank stopped in a debugger is always shown",

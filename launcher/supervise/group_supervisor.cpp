@@ -37,7 +37,8 @@ GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard
       init_grace_(io),
       kill_timer_(io),
       drain_timer_(io),
-      sweep_timer_(io) {
+      sweep_timer_(io),
+      printer_(io) {
   wait_for_child_exits();
 }
 
@@ -49,6 +50,7 @@ GroupSupervisor::~GroupSupervisor() {
 
 void GroupSupervisor::close() {
   closed_ = true;
+  printer_.close();
   kill_all(SIGKILL);
   sweep();  // untagged orphans are out of reach once we exit
   guard_.job_swept();  // no worker starts after this: the guard need not scan the machine at our exit
@@ -75,6 +77,8 @@ bool GroupSupervisor::active() const {
 
 void GroupSupervisor::start(const GroupSpec& spec) {
   workers_.clear();
+  printer_.start(spec.collapse_lines && spec.assignment.local_world_size > 1, spec.assignment.node_rank,
+                 spec.assignment.node_count);
   assignment_ = spec.assignment;
   stopping_ = false;
   outcome_delivered_ = false;
@@ -212,7 +216,7 @@ void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_v
     worker.debugger_output.append(without_progress_mark(line)).append("\n");
   } else if (to_terminal) {
     print_held_lines(worker);
-    write_prefixed_line(stream, worker.prefix, line, worker.prefix_separator);
+    printer_.print(worker.global_rank, worker.prefix, worker.prefix_separator, stream, line);
   }
   if (is_stdout ? worker.routing.stdout_to_file : worker.routing.stderr_to_file) worker.log.write_line(stream, line);
   worker.remember(line);
@@ -220,6 +224,7 @@ void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_v
 
 void GroupSupervisor::print_held_lines(Worker& worker) {
   worker.held_lines_timer.cancel();
+  if (!worker.held_lines.empty()) printer_.flush();
   for (const auto& held : worker.held_lines)
     write_prefixed_line(OutputStream::Stdout, worker.prefix, held, worker.prefix_separator);
   worker.held_lines.clear();
@@ -357,6 +362,7 @@ void GroupSupervisor::close_pipes(Worker& worker) {
 
 void GroupSupervisor::on_worker_finished(Worker& worker) {
   const ExitStatus& status = *worker.status;
+  if (!status.success()) printer_.flush_through(worker.global_rank);  // its last lines before its failure
   if (callbacks_.drain_status && !status.success()) callbacks_.drain_status();
   const RankPhase phase_at_exit = worker.phase;
   set_phase(worker, RankPhase::Exited);
@@ -391,6 +397,7 @@ void GroupSupervisor::on_worker_finished(Worker& worker) {
 void GroupSupervisor::deliver_outcome_if_done() {
   if (!outcome_delivered_ && !active()) {
     outcome_delivered_ = true;
+    printer_.flush();  // every rank's lines before the group's end is said
     init_grace_.cancel();
     kill_timer_.cancel();
     drain_timer_.cancel();

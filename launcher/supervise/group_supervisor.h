@@ -19,6 +19,7 @@
 #include "debug/pdb_text.h"
 #include "placement/cpu_placement.h"
 #include "supervise/orphan_guard.h"
+#include "supervise/rank_line_printer.h"
 #include "supervise/worker.h"
 
 namespace ddplaunch {
@@ -40,6 +41,8 @@ struct GroupSpec {
   // debug console), unless ddplaunch itself was given data on stdin: then the workers share
   // that stdin as under torchrun (docs/TORCHRUN-COMPAT.md).
   bool inherit_stdin = false;
+  // Identical lines of several ranks within a short window print once, naming the ranks.
+  bool collapse_lines = false;
 };
 
 struct GroupOutcome {  // every worker of one generation reaped and its output drained
@@ -132,6 +135,7 @@ class GroupSupervisor {
   bool closed_ = false;
   bool outcome_delivered_ = true;
   boost::asio::steady_timer init_grace_, kill_timer_, drain_timer_, sweep_timer_;
+  RankLinePrinter printer_;  // the ranks' lines on the terminal
 };
 
 }  // namespace ddplaunch

@@ -110,6 +110,45 @@ std::vector<std::string> lonely_master_argv() {
 }
 }  // namespace
 
+// Four ranks printing the same lines: on a terminal each identical line is printed once,
+// naming the ranks; a line that differs (its rank number) is each rank's own; --no-collapse
+// and a pipe (the default "auto") keep every copy.
+TEST(OutputOptions, IdenticalLinesOfSeveralRanksPrintOnceOnATerminal) {
+  const std::vector<std::string> program{
+      "/bin/sh", "-c", "echo 'Loading dataset ... done'; echo \"step of rank $RANK\"; echo 'Training finished'"};
+  auto on_pty = [&](std::vector<std::string> flags) {
+    std::vector<std::string> argv{"/usr/bin/python3", "-c",
+                                  "import pty, sys; status = pty.spawn(sys.argv[1:]); "
+                                  "sys.exit(status >> 8 if status & 0xff == 0 else 1)",
+                                  DDPLAUNCH_BIN, "--nproc-per-node", "4"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), program.begin(), program.end());
+    return dt::run_command(argv, kRunLimit, {}, {"PYTHONUNBUFFERED"});
+  };
+  auto count = [](const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  dt::RunResult collapsed = on_pty({});
+  ASSERT_EQ(collapsed.exit_code, 0) << collapsed.output;
+  EXPECT_EQ(count(collapsed.output, "[ranks 0-3] Training finished"), 1u) << collapsed.output;
+  EXPECT_EQ(count(collapsed.output, "[ranks 0-3] Loading dataset ... done"), 1u) << collapsed.output;
+  EXPECT_EQ(count(collapsed.output, "Training finished"), 1u) << collapsed.output;
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_TRUE(has(collapsed.output, "[rank " + std::to_string(rank) + "] step of rank " + std::to_string(rank)))
+        << collapsed.output;
+  dt::RunResult every = on_pty({"--no-collapse"});
+  ASSERT_EQ(every.exit_code, 0) << every.output;
+  EXPECT_EQ(count(every.output, "Training finished"), 4u) << every.output;
+  dt::RunResult piped = dt::run_command({DDPLAUNCH_BIN, "--nproc-per-node", "4", "--", program[0], program[1], program[2]},
+                                        kRunLimit, {}, {"PYTHONUNBUFFERED"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_EQ(count(piped.output, "Training finished"), 4u) << "a pipe keeps every rank's line: " << piped.output;
+  EXPECT_TRUE(has(piped.output, "[rank 2] Training finished")) << piped.output;
+}
+
 TEST(OutputOptions, JoinProgressIsOneLiveLineOnATerminal) {
   std::vector<std::string> argv{"/usr/bin/python3", "-c",
                                 "import pty, sys; status = pty.spawn(sys.argv[1:]); "
