@@ -1,7 +1,7 @@
 // libFuzzer target for what a stranger's bytes reach before it has joined: the length-prefixed
 // reader (with the pre-join limit), the frame decoder, the typed field readers and the log
 // escaping. Optional (clang only): see tests/fuzz/CMakeLists.txt. CI runs the bounded
-// random-mutation test in tests/unit/rendezvous_fuzz_test.cpp instead.
+// random-mutation test in tests/unit/rendezvous/fuzz_test.cpp instead.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

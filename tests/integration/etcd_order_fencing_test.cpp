@@ -27,7 +27,7 @@
 #include "agent/launcher_messages.h"
 #include "etcd_cluster.h"
 #include "etcd_test_wait.h"
-#include "fake_master.h"
+#include "fake_job_coordinator.h"
 #include "process_runner.h"
 
 namespace {
@@ -37,12 +37,12 @@ using ddplaunch::Result;
 using ddplaunch::testing::BackgroundProcess;
 using ddplaunch::testing::EtcdCluster;
 using ddplaunch::testing::RunResult;
-using fake_master::FakeMaster;
+using fake_job_coordinator::FakeJobCoordinator;
 namespace etcd = ddplaunch::etcd;
 namespace messages = ddplaunch::messages;
 namespace rdzv = ddplaunch::rendezvous;
 
-constexpr auto kStep = fake_master::kEventBound;
+constexpr auto kStep = fake_job_coordinator::kEventBound;
 constexpr const char* kJob = "etcd-order-fencing";
 const std::string kElection = std::string("/ddplaunch/") + kJob + "/coordinator";  // EtcdSeat's key layout
 
@@ -111,7 +111,7 @@ rdzv::Message stamped(rdzv::Message m, etcd::Revision revision) {
 }
 
 // The scripted coordinator gives the node its slot in `generation` once the node joins.
-void admit(FakeMaster& coordinator, long generation, const BackgroundProcess& node) {
+void admit(FakeJobCoordinator& coordinator, long generation, const BackgroundProcess& node) {
   auto member = coordinator.next_member();
   ASSERT_TRUE(member) << node.output_so_far();
   coordinator.on_loop([&] { coordinator.server().begin_generation(static_cast<std::uint64_t>(generation), {*member}, {}); });
@@ -119,7 +119,7 @@ void admit(FakeMaster& coordinator, long generation, const BackgroundProcess& no
 }
 
 // True once no node is joined to `coordinator` (asked on its loop), within kStep.
-bool no_node_joined(FakeMaster& coordinator) {
+bool no_node_joined(FakeJobCoordinator& coordinator) {
   const auto deadline = std::chrono::steady_clock::now() + kStep;
   for (int round = 0; round < 1000 && std::chrono::steady_clock::now() < deadline; ++round) {
     bool empty = false;
@@ -146,7 +146,7 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
   auto campaign2 = candidates.campaign(lease2->id);
   ASSERT_EQ(campaign2.wait_for(300ms), std::future_status::timeout) << "coordinator 2 must wait behind coordinator 1";
   const etcd::Revision revision1 = won1->rev;
-  FakeMaster coordinator1({.expected_nodes = 1, .membership = true, .token = {}},
+  FakeJobCoordinator coordinator1({.expected_nodes = 1, .membership = true, .token = {}},
                           {.job_id = kJob, .order_revision = std::to_string(revision1)});
   ASSERT_TRUE(candidates.proclaim(*won1, coordinator1.master()));
 
@@ -167,7 +167,7 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
   ASSERT_TRUE(won2) << won2.error;
   const etcd::Revision revision2 = won2->rev;
   ASSERT_GT(revision2, revision1);
-  FakeMaster coordinator2({.expected_nodes = 1, .membership = true, .token = {}}, {.job_id = kJob, .order_revision = {}});
+  FakeJobCoordinator coordinator2({.expected_nodes = 1, .membership = true, .token = {}}, {.job_id = kJob, .order_revision = {}});
   ASSERT_TRUE(candidates.proclaim(*won2, coordinator2.master()));
   ASSERT_TRUE(node.wait_for_output(fmt::format("etcd names a newer coordinator at {} (election revision {} > {})",
                                                coordinator2.master(), revision2, revision1),

@@ -209,7 +209,7 @@ TEST(StacksCommand, HealthyTwoNodeJobShowsEveryRanksStack) {
   EXPECT_EQ(refused.output.find("stacks of"), std::string::npos) << refused.output;
   // A storm of requests interrupts the ranks once per 5 s at most; the
   // others are answered with the latest round's stacks (asserted loosely: fewer rounds than
-  // requests; the exact rule is unit-tested in launcher_stacks_test).
+  // requests; the exact rule is unit-tested in tests/unit/policy/stacks_query_test.cpp).
   constexpr int kStorm = 10;
   for (int i = 0; i < kStorm; ++i) {
     dt::RunResult again = dt::run_command(

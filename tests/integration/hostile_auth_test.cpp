@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "../../rendezvous/testing/fake_master.h"
-#include "../../rendezvous/testing/raw_peer.h"
+#include "rendezvous/fake_rendezvous_master.h"
+#include "rendezvous/raw_peer.h"
 #include "multi_node_job.h"
 #include "netns_cluster.h"
 #include "output_parsing.h"
@@ -193,7 +193,7 @@ TEST(HostileAuth, RelayThatRewritesAFrameAfterTheHandshakeIsRefused) {
 // A fake master that cannot prove the token: never obeyed, said once, connected to again after
 // a growing pause until the join timeout (not once per round trip), which then ends the node
 // naming it.
-rdzv_test::FakeMaster::Answer unproven_welcome_then_forged_assignment() {
+rdzv_test::FakeRendezvousMaster::Answer unproven_welcome_then_forged_assignment() {
   return [](const rdzv_test::Frame&, const std::string&) {
     rdzv_test::Frame welcome;
     welcome.kind = "welcome";
@@ -207,7 +207,7 @@ rdzv_test::FakeMaster::Answer unproven_welcome_then_forged_assignment() {
 }
 
 TEST(HostileAuth, NodeRefusesAFakeMasterThatCannotProveTheToken) {
-  rdzv_test::FakeMaster fake(unproven_welcome_then_forged_assignment(), /*every_connection=*/true);
+  rdzv_test::FakeRendezvousMaster fake(unproven_welcome_then_forged_assignment(), /*every_connection=*/true);
   dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = "127.0.0.1", .port = fake.port(),
                        .job_id = "hostile-fake", .flags = {"--join-timeout", "8", "--token", "real-tok"}};
   auto result = dt::run_command(fake_worker_node(job, 1, {}, {"--print-env"}), kJobBound, {}, kUnsetEnv);
@@ -226,7 +226,7 @@ TEST(HostileAuth, NodeRefusesAFakeMasterThatCannotProveTheToken) {
 // A program squats the rendezvous port while node 1 joins; once node 0 has the port, node 1
 // joins it and the job ends right (before: node 1 ended at the squatter's first answer, exit 2).
 TEST(HostileAuth, APortSquatterGoesAndTheNodeJoinsTheRealMaster) {
-  rdzv_test::FakeMaster squatter(unproven_welcome_then_forged_assignment(), /*every_connection=*/true);
+  rdzv_test::FakeRendezvousMaster squatter(unproven_welcome_then_forged_assignment(), /*every_connection=*/true);
   dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = "127.0.0.1", .port = squatter.port(),
                        .job_id = "hostile-squat", .flags = {"--join-timeout", "40", "--grace", "1", "--token",
                                                             "real-tok"}};

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../../rendezvous/testing/fake_master.h"
+#include "rendezvous/fake_rendezvous_master.h"
 #include "etcd_cluster.h"
 #include "multi_node_job.h"
 #include "output_parsing.h"
@@ -76,7 +76,7 @@ struct PlantedCoordinator {
     if (put.exit_code != 0) error = "etcdctl put: " + put.output;
   }
   EtcdCluster etcd;
-  rdzv_test::FakeMaster impostor{[](const rdzv_test::Frame&, const std::string&) { return std::vector<rdzv_test::Frame>{}; },
+  rdzv_test::FakeRendezvousMaster impostor{[](const rdzv_test::Frame&, const std::string&) { return std::vector<rdzv_test::Frame>{}; },
                                  /*every_connection=*/true};
   std::string job_id;
   std::string error;
@@ -93,7 +93,7 @@ TEST(HostileEtcd, AnImpostorCoordinatorPlantedInEtcdCostsAFewConnectionsAndTheLa
   ASSERT_EQ(planted.error, "");
   const EtcdCluster& etcd = planted.etcd;
   const std::string& job_id = planted.job_id;
-  const rdzv_test::FakeMaster& impostor = planted.impostor;
+  const rdzv_test::FakeRendezvousMaster& impostor = planted.impostor;
   RunResult r = dt::run_command(
       dt::etcd_launcher_argv(launcher_of(etcd, job_id, {"--join-timeout", "5"}, {FAKE_WORKER_BIN})), kJobBound);
   EXPECT_FALSE(r.timed_out) << r.output;
@@ -120,7 +120,7 @@ TEST(HostileEtcd, ACoordinatorAddressPlantedWithoutTheTokenIsNotFollowed) {
   ASSERT_EQ(planted.error, "");
   const EtcdCluster& etcd = planted.etcd;
   const std::string& job_id = planted.job_id;
-  const rdzv_test::FakeMaster& impostor = planted.impostor;
+  const rdzv_test::FakeRendezvousMaster& impostor = planted.impostor;
   RunResult r = dt::run_command(dt::etcd_launcher_argv(launcher_of(
                                     etcd, job_id, {"--join-timeout", "5", "--token", "etcd-unsealed-token-0123456789"},
                                     {FAKE_WORKER_BIN, "--print-env"})),

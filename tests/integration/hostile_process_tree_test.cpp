@@ -30,7 +30,7 @@ constexpr auto kRunLimit = 120s;
 constexpr auto kGoneBound = 10s;  // a swept process is gone well within this, even on a busy machine
 
 // The hostile worker (its modes are described at its top).
-const std::string kWorkerScript = std::string(SOURCE_DIR) + "/tests/integration/hostile_tree_worker.py";
+const std::string kWorkerScript = std::string(SOURCE_DIR) + "/tests/integration/support/hostile_tree_worker.py";
 std::string value_after(const std::string& output, const std::string& key) {
   auto at = output.find(key + "=");
   if (at == std::string::npos) return {};
@@ -279,7 +279,7 @@ TEST(HostileProcessTree, LogFileThatIsAFifoIsRefusedWithoutBlocking) {
 TEST(HostileProcessTree, AStatusReportForgedByAnotherRankIsIgnored) {
   const int port = dt::free_tcp_port();
   ASSERT_GT(port, 0);
-  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/hostile_forged_report.py";
+  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/support/hostile_forged_report.py";
   dt::RunResult r =
       dt::run_command(launcher_argv(port, {"--nproc-per-node", "2"}, {"/usr/bin/python3", script}), kRunLimit);
   ASSERT_FALSE(r.timed_out) << r.output;

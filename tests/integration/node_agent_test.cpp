@@ -15,7 +15,7 @@
 
 #include "agent/launcher_messages.h"
 #include "agent/order_revision.h"
-#include "fake_master.h"
+#include "fake_job_coordinator.h"
 #include "process_runner.h"
 
 namespace {
@@ -26,12 +26,12 @@ using ddplaunch::testing::RunResult;
 namespace rdzv = ddplaunch::rendezvous;
 namespace messages = ddplaunch::messages;
 
-constexpr auto kStep = fake_master::kEventBound;
+constexpr auto kStep = fake_job_coordinator::kEventBound;
 
-using fake_master::FakeMaster;
+using fake_job_coordinator::FakeJobCoordinator;
 
 // ddplaunch as node rank 1 of 2 against the fake master, one fake_worker with `work`.
-std::unique_ptr<BackgroundProcess> start_node(const FakeMaster& master, const std::vector<std::string>& work,
+std::unique_ptr<BackgroundProcess> start_node(const FakeJobCoordinator& master, const std::vector<std::string>& work,
                                               const std::vector<std::string>& flags = {"--no-peer-probe"}) {
   std::vector<std::string> argv{DDPLAUNCH_BIN, "--nodes", "2", "--node-rank", "1", "--nproc-per-node", "1",
                                 "--master", master.master(), "--job-id", "fake-master", "--grace", "1",
@@ -48,7 +48,7 @@ std::unique_ptr<BackgroundProcess> start_node(const FakeMaster& master, const st
 const std::vector<std::string> kLongWork{"--print-env", "--sleep-ms", "60000"};
 
 TEST(NodeAgent, RunsReportsItsWorkersEndAndExitsWithTheMastersCode) {
-  FakeMaster master({});
+  FakeJobCoordinator master({});
   auto node = start_node(master, {"--sleep-ms", "200", "--exit", "0"});
   master.join_helper_node();
   auto finished = master.next(messages::Kind::NodeFinished);
@@ -66,7 +66,7 @@ TEST(NodeAgent, RunsReportsItsWorkersEndAndExitsWithTheMastersCode) {
 }
 
 TEST(NodeAgent, AFailedRankIsReportedAndNamedInTheNodesReport) {
-  FakeMaster master({});
+  FakeJobCoordinator master({});
   auto node = start_node(master, {"--sleep-ms", "100", "--exit", "7"});
   master.join_helper_node();
   auto failed = master.next(messages::Kind::WorkerFailed);
@@ -80,7 +80,7 @@ TEST(NodeAgent, AFailedRankIsReportedAndNamedInTheNodesReport) {
 }
 
 TEST(NodeAgent, ARestartOrderStopsTheWorkersRejoinsAndRunsTheNextGeneration) {
-  FakeMaster master({});
+  FakeJobCoordinator master({});
   auto node = start_node(master, kLongWork);
   master.join_helper_node();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
@@ -101,7 +101,7 @@ TEST(NodeAgent, ARestartOrderStopsTheWorkersRejoinsAndRunsTheNextGeneration) {
 }
 
 TEST(NodeAgent, ASignalIsReportedAsTheNodesProblemAndItsStatusWins) {
-  FakeMaster master({});
+  FakeJobCoordinator master({});
   auto node = start_node(master, kLongWork);
   master.join_helper_node();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
@@ -118,7 +118,7 @@ TEST(NodeAgent, ASignalIsReportedAsTheNodesProblemAndItsStatusWins) {
 }
 
 TEST(NodeAgent, ASignalledNodeEndsByItselfWhenTheMasterNeverAnswers) {
-  FakeMaster master({});
+  FakeJobCoordinator master({});
   auto node = start_node(master, kLongWork);
   master.join_helper_node();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
@@ -131,7 +131,7 @@ TEST(NodeAgent, ASignalledNodeEndsByItselfWhenTheMasterNeverAnswers) {
 }
 
 TEST(NodeAgent, ALostMasterStopsTheWorkersAndEndsWithOne) {
-  FakeMaster master({});
+  FakeJobCoordinator master({});
   auto node = start_node(master, {"--print-env", "--fork-grandchild", "--sleep-ms", "60000"});
   master.join_helper_node();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
@@ -144,7 +144,7 @@ TEST(NodeAgent, ALostMasterStopsTheWorkersAndEndsWithOne) {
 }
 
 TEST(NodeAgent, ARefusedJoinEndsWithTwoAndTheMastersReason) {
-  FakeMaster master({.expected_nodes = 2, .membership = false, .token = "a-token-the-node-does-not-have-0123456789"});
+  FakeJobCoordinator master({.expected_nodes = 2, .membership = false, .token = "a-token-the-node-does-not-have-0123456789"});
   auto node = start_node(master, kLongWork);
   RunResult r = node->wait(kStep);
   ASSERT_FALSE(r.timed_out) << r.output;
@@ -154,7 +154,7 @@ TEST(NodeAgent, ARefusedJoinEndsWithTwoAndTheMastersReason) {
 }
 
 TEST(NodeAgent, AHotSpareWaitsIdleThenTakesTheSlotItIsGiven) {
-  FakeMaster master({.expected_nodes = 2, .membership = true, .token = {}});
+  FakeJobCoordinator master({.expected_nodes = 2, .membership = true, .token = {}});
   auto node = start_node(master, kLongWork);
   auto member = master.next_member();
   ASSERT_TRUE(member) << node->output_so_far();
@@ -172,7 +172,7 @@ TEST(NodeAgent, AHotSpareWaitsIdleThenTakesTheSlotItIsGiven) {
 }
 
 TEST(NodeAgent, ADismissedNodeStopsItsWorkersAndEndsWithTwo) {
-  FakeMaster master({.expected_nodes = 2, .membership = true, .token = {}});
+  FakeJobCoordinator master({.expected_nodes = 2, .membership = true, .token = {}});
   auto node = start_node(master, kLongWork);
   auto member = master.next_member();
   ASSERT_TRUE(member) << node->output_so_far();
@@ -186,7 +186,7 @@ TEST(NodeAgent, ADismissedNodeStopsItsWorkersAndEndsWithTwo) {
 }
 
 TEST(NodeAgent, ProbingNodeStartsItsWorkersOnlyOnTheVerdict) {
-  FakeMaster master({});
+  FakeJobCoordinator master({});
   auto node = start_node(master, kLongWork, {});  // peer probe on (a loopback master: lo)
   // The helper offers a listener nobody answers on: the node's link to it fails, and says so.
   master.join_helper_node("0123abcd;lo=127.0.0.1:1");  // listener id; ifname=address:port

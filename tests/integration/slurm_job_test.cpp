@@ -394,7 +394,7 @@ TEST_F(SlurmJobTest, ScancelLeavesNoEscapedDescendant) {
   BackgroundProcess srun;
   ASSERT_TRUE(srun.start({"srun", "-N", "2", "--ntasks-per-node=1", output_pattern("tree"), DDPLAUNCH_BIN, "--slurm",
                           "--grace", "2", "--", "/usr/bin/python3",
-                          kSource + "/tests/integration/hostile_tree_worker.py", "escape", "hang"},
+                          kSource + "/tests/integration/support/hostile_tree_worker.py", "escape", "hang"},
                          {{"SLURM_CONF", slurm_conf_}}, inherited_slurm_variables()))
       << srun.output_so_far();
   std::vector<TaskLog> logs;
