@@ -219,7 +219,10 @@ void apply_no_collapse(const std::string& v, FlagContext& c) {
 // Global ranks in the kernel's list form ("5,8-11"), expanded for the key's list.
 void apply_ranks_filter(const std::string& v, FlagContext& c) {
   constexpr int kMostRank = 1 << 20;
-  auto ranks = parse_index_list(v, kMostRank);
+  std::string list;  // "5, 8-11" and YAML's "[5, 8]" too
+  for (char ch : v)
+    if (ch != ' ' && ch != '[' && ch != ']') list += ch;
+  auto ranks = parse_index_list(list, kMostRank);
   if (!ranks || ranks->empty())
     return c.error(fmt::format("{} '{}' is not a list of global ranks (e.g. 5,8-11)", c.source, v));
   std::string expanded;

@@ -2,6 +2,7 @@
 #include "output/line_collapser.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -30,10 +31,13 @@ bool LineCollapser::may_join(const Waiting& waiting, int rank) const {
 std::vector<LineCollapser::Line> LineCollapser::add(int rank, OutputStream stream, std::string_view text,
                                                     Clock::time_point now) {
   const std::string key = key_of(stream, text);
+  // The earliest identical waiting line this rank may join.
+  std::optional<Place> join;
   auto [first, last] = by_text_.equal_range(key);
-  for (auto it = first; it != last; ++it) {
-    Place place = it->second;
-    if (!may_join(*place, rank)) continue;
+  for (auto it = first; it != last; ++it)
+    if ((!join || it->second->order < (*join)->order) && may_join(*it->second, rank)) join = it->second;
+  if (join) {
+    Place place = *join;
     auto newest = newest_of_rank_.find(rank);
     if (newest != newest_of_rank_.end() && newest->second->order > place->order) {
       waiting_.splice(waiting_.end(), waiting_, place);  // behind this rank's own waiting lines

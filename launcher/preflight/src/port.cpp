@@ -94,7 +94,8 @@ CheckOutcome check_ports_distinct(int rendezvous_port, int worker_port) {
 
 std::string likely_port_holder(int port) {
   if (std::string holder = describe_port_holder(port); !holder.empty())
-    return "it is held by " + holder + " on this node; stop that process if it is a leftover";
+    return "it is held by " + holder + " on this node; stop that process if it is a leftover (`ss -ltnp 'sport = :" +
+           std::to_string(port) + "'` shows it too)";
   std::string who;
   if (port == 29500) {
     who = "most likely the c10d store of another PyTorch job on this node (29500 is the default "

@@ -34,7 +34,8 @@ std::string sample_value(const OptionSpec& row) {
   static const std::map<std::string_view, std::string> words{
       {"nproc_per_node", "3"}, {"master", "h7:1234"}, {"redirects", "1"},
       {"tee", "2"},            {"numa_binding", "socket"}, {"restart.restart_on", "[init]"},
-      {"worker_port", "1234"}, {"hang.action", "report"},  {"shim", "python"}};
+      {"worker_port", "1234"}, {"hang.action", "report"},  {"shim", "python"},
+      {"collapse_output", "on"}};
   if (auto it = words.find(row.key); it != words.end()) return it->second;
   const std::string fallback = field_text(row.field, kDefaults);
   auto in_range = [&](double v) { return !row.range.any() || (v >= row.range.min && v <= row.range.max); };

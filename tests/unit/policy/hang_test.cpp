@@ -392,3 +392,30 @@ TEST(JobPolicyHang, HistoryRaisesTheInitDeadlineAndSaysSo) {
             std::string::npos)
       << capped.timeout_explained();
 }
+
+// A rank reported running that shows no progress of any kind past the suspect floor is not
+// judged; the watch says so once, naming such ranks, and never again in the job.
+TEST(HangWatch, RanksWithoutAnyProgressAreNamedOnceAfterTheSuspectFloor) {
+  HangSettings settings;
+  settings.suspect_floor_s = 60;
+  HangWatch w(settings);
+  w.on_generation(0, 3, t0);
+  auto report = [](int rank, long progress_age_ms, long steps) {
+    RankReport r;
+    r.rank = rank;
+    r.phase = RankPhase::Running;
+    r.state = "running";
+    r.steps = steps;
+    r.progress_age_ms = progress_age_ms;
+    return r;
+  };
+  w.on_ranks_reported(0, {report(0, -1, 0), report(1, -1, 0), report(2, 0, 1)}, t0 + 1s);
+  EXPECT_FALSE(w.unwatched_note(t0 + 60s));
+  auto note = w.unwatched_note(t0 + 61s);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("ranks 0, 1 have run 60 s since init without any sign of progress"), std::string::npos) << *note;
+  EXPECT_NE(note->find("torch.distributed collective"), std::string::npos) << *note;
+  for (const HangEvent& e : w.check(t0 + 3600s))  // rank 2 is judged (it progressed once); 0 and 1 are not
+    EXPECT_EQ(e.ranks, (std::vector<int>{2})) << e.text;
+  EXPECT_FALSE(w.unwatched_note(t0 + 7200s)) << "said once";
+}

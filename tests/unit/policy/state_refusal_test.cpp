@@ -30,8 +30,9 @@ TEST(PolicyStateRefusal, AnotherVersionIsRefusedNamingBoth) {
   Json doc = Json::parse(saved_mid_membership_restart());
   doc["version"] = kPolicyStateVersion + 1;
   const std::string why = refusal(doc.dump());
-  EXPECT_NE(why.find("cannot restore the job's policy state: the document is version 3, this launcher reads version 2 "
-                     "only: run the same ddplaunch version on every launcher"),
+  EXPECT_NE(why.find("cannot restore the job's policy state: the document is version " +
+                     std::to_string(kPolicyStateVersion + 1) + ", this launcher reads version " +
+                     std::to_string(kPolicyStateVersion) + " only: run the same ddplaunch version on every launcher"),
             std::string::npos)
       << why;
   doc.erase("version");

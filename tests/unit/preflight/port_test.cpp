@@ -54,6 +54,8 @@ TEST(PreflightPort, FreePortIsBindableAndThenInUseWhileHeld) {
   EXPECT_NE(busy.message.find("127.0.0.1:" + std::to_string(*port)), std::string::npos) << busy.message;
   EXPECT_NE(busy.message.find("--worker-port auto"), std::string::npos) << busy.message;
   EXPECT_NE(busy.message.find("ss -ltnp"), std::string::npos) << busy.message;
+  // This process holds it, and /proc shows that.
+  EXPECT_NE(busy.message.find("it is held by pid " + std::to_string(::getpid()) + " ("), std::string::npos) << busy.message;
   EXPECT_FALSE(busy_any.ok) << "0.0.0.0 overlaps 127.0.0.1";
   EXPECT_FALSE(busy_all.ok) << busy_all.message;
   EXPECT_NE(busy_all.message.find("*:" + std::to_string(*port)), std::string::npos) << busy_all.message;
