@@ -340,7 +340,8 @@ std::string JobCoordinator::status_text() const {
   if (!members.empty()) members = "\nmembership (active, spare, excluded, lost):\n" + members;
   if (policy_.phase() == JobPhase::Joining && server_)  // nothing planned yet: who is here so far
     return render_joining_table(settings_.config.job_id, settings_.config.nodes, server_->joined_nodes()) + members;
-  return render_status_table(settings_.config.job_id, policy_, host_by_node_) + members + hang_status_text();
+  return render_status_table(settings_.config.job_id, policy_, host_by_node_, hang_.tracker().suspect_ranks()) +
+         members + hang_status_text();
 }
 
 }  // namespace ddplaunch

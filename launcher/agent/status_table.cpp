@@ -1,12 +1,22 @@
 // Rendering of the status tables.
 #include "agent/status_table.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace ddplaunch {
 
+namespace {
+// "12 s ago" from the node's last report; "-" before any progress.
+std::string progress_text(const RankReport& r) {
+  if (r.progress_age_ms < 0) return "-";
+  return human_duration(static_cast<double>(r.progress_age_ms) / 1000.0) + " ago";
+}
+}  // namespace
+
 std::string render_status_table(const std::string& job_id, const JobPolicy& policy,
-                                const std::map<int, std::string>& host_by_node) {
+                                const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect) {
   std::string s = fmt::format("job {}  {}  generation {}  restarts {}/{}  init deadline {}  worker port {}\n", job_id,
                               job_phase_name(policy.phase()), policy.generation(), policy.restarts_used(),
                               policy.restart_budget(), human_duration(policy.timeout_s()), policy.worker_port());
@@ -17,15 +27,19 @@ std::string render_status_table(const std::string& job_id, const JobPolicy& poli
     s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8.2f} {}\n", n.node_rank, n.facts.hostname, n.observed_address,
                      n.facts.nproc, n.rtt_ms, error.empty() ? "-" : error);
   }
-  s += fmt::format("\n{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {}\n", "rank", "node", "host", "pid", "phase", "inits",
-                   "for");
+  s += fmt::format("\n{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {:<8} {:<14} {}\n", "rank", "node", "host", "pid", "state",
+                   "inits", "steps", "progress", "for");
   const auto now = PolicyClock::now();
   for (const auto& t : policy.ranks().ranks()) {
     auto host = host_by_node.find(t.node);
-    s += fmt::format("{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {}\n", t.last.rank, t.node,
+    std::string state = t.last.state.empty() ? std::string(rank_phase_name(t.last.phase)) : t.last.state;
+    if (t.last.phase == RankPhase::Running && !t.last.in_debugger() &&
+        std::find(suspect.begin(), suspect.end(), t.last.rank) != suspect.end())
+      state = "suspect";
+    s += fmt::format("{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {:<8} {:<14} {}\n", t.last.rank, t.node,
                      host == host_by_node.end() ? "-" : host->second, t.last.pid > 0 ? std::to_string(t.last.pid) : "-",
-                     t.last.state.empty() ? std::string(rank_phase_name(t.last.phase)) : t.last.state,
-                     t.last.init_entries, human_duration(std::chrono::duration<double>(now - t.since).count()));
+                     state, t.last.init_entries, t.last.steps, progress_text(t.last),
+                     human_duration(std::chrono::duration<double>(now - t.since).count()));
   }
   return s;
 }

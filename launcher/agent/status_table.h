@@ -9,8 +9,9 @@
 
 namespace ddplaunch {
 
+// `suspect`: ranks the hang watch found without progress past the suspect deadline.
 std::string render_status_table(const std::string& job_id, const JobPolicy& policy,
-                                const std::map<int, std::string>& host_by_node);
+                                const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect = {});
 
 // While nodes are still joining: which have joined, and how many are missing.
 std::string render_joining_table(const std::string& job_id, int expected_nodes,

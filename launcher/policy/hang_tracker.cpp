@@ -56,6 +56,13 @@ void HangTracker::on_section(int rank, bool begin, const std::string& name, Poli
   r.suspect_reported = r.hang_reported = false;
 }
 
+std::vector<int> HangTracker::suspect_ranks() const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < ranks_.size(); ++i)
+    if (ranks_[i].alive && ranks_[i].suspect_reported) out.push_back(static_cast<int>(i));
+  return out;
+}
+
 void HangTracker::on_exit(int rank) {
   if (rank >= 0 && rank < static_cast<int>(ranks_.size())) ranks_[static_cast<std::size_t>(rank)].alive = false;
 }

@@ -76,6 +76,8 @@ class HangTracker {
   bool held() const { return held_; }
 
   const HangSettings& settings() const { return settings_; }
+  // Ranks found suspect (or hung) and without progress since: `ddplaunch status` marks them.
+  std::vector<int> suspect_ranks() const;
   HangLimits limits() const;                              // outside sections
   HangLimits section_limits(const std::string& name) const;
   double learnt_interval_s() const { return learnt_interval_s_; }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -108,6 +109,34 @@ TEST(HangDetection, APlainAllReduceLoopIsWatchedAndItsStuckRankNamed) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 1 .*made no progress past the hang deadline)")))
       << r.output;
   EXPECT_EQ(r.output.find("without any sign of progress"), std::string::npos) << "its ranks made progress: " << r.output;
+}
+
+// `ddplaunch status` shows each rank's steps and last progress, and marks the suspect rank,
+// so the stuck one is visible in the table and not only in the log.
+TEST(HangDetection, StatusShowsStepsProgressAndTheSuspectRank) {
+  if (!python_has_torch()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch (install python3-torch)";
+  TempDir dir;
+  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/allreduce_loop.py";
+  const int port = dt::free_tcp_port();
+  std::vector<std::string> argv{DDPLAUNCH_BIN, "--nproc-per-node", "2", "--nodes", "1", "--node-rank", "0", "--master",
+                                "127.0.0.1:" + std::to_string(port), "--grace", "1", "--hang-suspect-floor", "4",
+                                "--hang-minimum", "600", "--history-file", dir.path + "/history", "--",
+                                PYTHON_WITH_TORCH, script, "--steps", "100000", "--pause", "0.05", "--stall-rank", "1",
+                                "--stall-after", "40"};
+  dt::BackgroundProcess job;
+  ASSERT_TRUE(job.start(argv, {}, {"PYTHONUNBUFFERED"}));
+  ASSERT_TRUE(job.wait_for_output("suspect: ", 120s)) << job.output_so_far();
+  std::string status;
+  for (int i = 0; i < 20 && !std::regex_search(status, std::regex(R"(\n1\s+0\s+\S+\s+\d+\s+suspect\s)")); ++i) {
+    status = dt::run_command({DDPLAUNCH_BIN, "status", "--master", "127.0.0.1:" + std::to_string(port)}, 20s).output;
+    std::this_thread::sleep_for(500ms);
+  }
+  // rank node host pid state inits steps progress for
+  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\n1\s+0\s+\S+\s+\d+\s+suspect\s+\d+\s+\d+\s+\d[^\n]* ago)"))) << status;
+  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\nrank\s+node\s+host\s+pid\s+state\s+inits\s+steps\s+progress)")))
+      << status;
+  job.send_signal(SIGTERM);
+  job.wait(60s);
 }
 
 // Ranks that run without any sign of progress are not judged, and the launcher says so once,
