@@ -85,12 +85,29 @@ int fail(const std::vector<std::string>& errors) {
   return kExitConfigError;
 }
 
-int print_status(const LaunchConfig& config) {
+int print_status(const LaunchConfig& config, bool watch) {
   auto endpoint = parse_host_port(config.master);
   if (!endpoint) return fail({"ddplaunch status needs --master HOST:PORT of the running job's rendezvous"});
   std::string error;
   std::string text = rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port),
                                               config.job_id, config.token, std::chrono::seconds(5), error);
+  // --watch: the table again every second, in place on a terminal (a blank line between
+  // tables otherwise), until the job has ended (its master is gone, or says so).
+  const bool on_terminal = ::isatty(STDOUT_FILENO) == 1;
+  for (bool shown_once = false; watch && error.empty(); shown_once = true) {
+    const std::string table = rendezvous::printable_lines(text);
+    std::fputs(on_terminal ? "\x1b[H\x1b[2J" : (shown_once ? "\n" : ""), stdout);
+    std::fputs(table.c_str(), stdout);
+    std::fflush(stdout);
+    if (table.find("the job has ended.") != std::string::npos) return 0;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    text = rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id,
+                                    config.token, std::chrono::seconds(5), error);
+    if (!error.empty() && error.find("Connection refused") != std::string::npos) {
+      std::puts("the job has ended (its master no longer answers).");
+      return 0;
+    }
+  }
   if (!error.empty()) {
     // Only a refused connection means nothing listens there; a refused join (another job's
     // id, a wrong token) came from a running job.
@@ -289,7 +306,7 @@ int main(int argc, char** argv) {
     config.job_id = record->job_id;
     if (config.token.empty()) config.token = record->token;
   }
-  if (cl.subcommand == Subcommand::Status) return print_status(config);
+  if (cl.subcommand == Subcommand::Status) return print_status(config, cl.status_watch);
   if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
   if (cl.subcommand == Subcommand::Debug) return open_debug_console(config, cl.gdb_rank);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node

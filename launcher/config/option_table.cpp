@@ -319,6 +319,8 @@ constexpr OptionSpec kOptions[] = {
      .names = "--debug", .group = G::Debugging, .kind = K::Switch,
      .help = "process groups without a timeout of the program's wait 24 h in collectives, so ranks waiting for one "
              "you hold in pdb are not failed by gloo/NCCL meanwhile"},
+    {.names = "--watch", .group = G::Debugging, .kind = K::Switch, .apply = apply_status_watch,
+     .help = "with `ddplaunch status`: redraw the status every second (like top) until the job ends; Ctrl-C stops"},
     {.names = "--gdb", .group = G::Debugging, .kind = K::Count, .value_name = "RANK", .apply = apply_gdb_rank,
      .help = "with `ddplaunch debug`: attach gdb to that rank at once (on its node), relayed to this terminal"},
     {.key = "unattended_stop_s", .field = field<&L::unattended_stop_s>(),

@@ -139,6 +139,29 @@ TEST(HangDetection, StatusShowsStepsProgressAndTheSuspectRank) {
   job.wait(60s);
 }
 
+// `ddplaunch status --watch` redraws the table every second while the job runs and ends by
+// itself when the job ends.
+TEST(StatusCommand, WatchRefreshesUntilTheJobEnds) {
+  if (!python_has_torch()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch (install python3-torch)";
+  TempDir dir;
+  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/allreduce_loop.py";
+  const int port = dt::free_tcp_port();
+  const std::string master = "127.0.0.1:" + std::to_string(port);
+  dt::BackgroundProcess job;
+  ASSERT_TRUE(job.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--nodes", "1", "--node-rank", "0", "--master", master,
+                         "--history-file", dir.path + "/history", "--", PYTHON_WITH_TORCH, script, "--steps", "100",
+                         "--pause", "0.05"},
+                        {}, {"PYTHONUNBUFFERED"}));
+  ASSERT_TRUE(job.wait_for_output("starting 2 worker(s)", 60s)) << job.output_so_far();
+  dt::RunResult watch = dt::run_command({DDPLAUNCH_BIN, "status", "--watch", "--master", master}, 120s);
+  dt::RunResult r = job.wait(60s);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_FALSE(watch.timed_out) << watch.output;
+  EXPECT_EQ(watch.exit_code, 0) << watch.output;
+  EXPECT_GE(dt::count_of(watch.output, "\nrank "), 2) << "redrawn while the job ran:\n" << watch.output;
+  EXPECT_NE(watch.output.find("the job has ended"), std::string::npos) << watch.output;
+}
+
 // Ranks that run without any sign of progress are not judged, and the launcher says so once,
 // naming them and what counts as progress; the job itself is left alone and succeeds.
 TEST(HangDetection, RanksWithoutAnyProgressAreSaidOnceNotJudged) {
