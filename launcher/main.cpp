@@ -21,6 +21,7 @@
 
 #include "agent/etcd_seat.h"
 #include "agent/node_agent.h"
+#include "agent/status_table.h"
 #include "agent/rendezvous_bind.h"
 #include "config/command_line.h"
 #include "config/config_docs.h"
@@ -85,24 +86,29 @@ int fail(const std::vector<std::string>& errors) {
   return kExitConfigError;
 }
 
-int print_status(const LaunchConfig& config, bool watch) {
+int print_status(const LaunchConfig& config, bool watch, bool json) {
   auto endpoint = parse_host_port(config.master);
   if (!endpoint) return fail({"ddplaunch status needs --master HOST:PORT of the running job's rendezvous"});
   std::string error;
-  std::string text = rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port),
-                                              config.job_id, config.token, std::chrono::seconds(5), error);
+  auto ask = [&] {
+    const auto port = static_cast<std::uint16_t>(endpoint->port);
+    return json ? rendezvous::query_master(endpoint->host, port, config.job_id, config.token, kStatusJsonQuery,
+                                           std::chrono::seconds(5), error)
+                : rendezvous::query_status(endpoint->host, port, config.job_id, config.token, std::chrono::seconds(5),
+                                           error);
+  };
+  std::string text = ask();
   // --watch: the table again every second, in place on a terminal (a blank line between
   // tables otherwise), until the job has ended (its master is gone, or says so).
-  const bool on_terminal = ::isatty(STDOUT_FILENO) == 1;
+  const bool redraw = ::isatty(STDOUT_FILENO) == 1 && !json;
   for (bool shown_once = false; watch && error.empty(); shown_once = true) {
-    const std::string table = rendezvous::printable_lines(text);
-    std::fputs(on_terminal ? "\x1b[H\x1b[2J" : (shown_once ? "\n" : ""), stdout);
+    const std::string table = json ? text + "\n" : rendezvous::printable_lines(text);
+    std::fputs(redraw ? "\x1b[H\x1b[2J" : (shown_once && !json ? "\n" : ""), stdout);
     std::fputs(table.c_str(), stdout);
     std::fflush(stdout);
-    if (table.find("the job has ended.") != std::string::npos) return 0;
+    if (table.find(json ? "\"phase\":\"Ended\"" : "the job has ended.") != std::string::npos) return 0;
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    text = rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id,
-                                    config.token, std::chrono::seconds(5), error);
+    text = ask();
     if (!error.empty() && error.find("Connection refused") != std::string::npos) {
       std::puts("the job has ended (its master no longer answers).");
       return 0;
@@ -117,7 +123,8 @@ int print_status(const LaunchConfig& config, bool watch) {
                       : "");
     return 1;
   }
-  std::fputs(rendezvous::printable_lines(text).c_str(), stdout);  // the master's text: never raw to the terminal
+  // The master's text: never raw to the terminal (JSON escapes every control character itself).
+  std::fputs(json ? (text + "\n").c_str() : rendezvous::printable_lines(text).c_str(), stdout);
   return 0;
 }
 
@@ -306,7 +313,7 @@ int main(int argc, char** argv) {
     config.job_id = record->job_id;
     if (config.token.empty()) config.token = record->token;
   }
-  if (cl.subcommand == Subcommand::Status) return print_status(config, cl.status_watch);
+  if (cl.subcommand == Subcommand::Status) return print_status(config, cl.status_watch, cl.status_json);
   if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
   if (cl.subcommand == Subcommand::Debug) return open_debug_console(config, cl.gdb_rank);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node

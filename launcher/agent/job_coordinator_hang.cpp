@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/job_coordinator.h"
+#include "agent/status_table.h"
 #include "history/run_history.h"
 #include "ddplaunch/base/time_units.h"
 #include "policy/stacks_query.h"
@@ -128,6 +129,9 @@ void JobCoordinator::on_rank_stacks(int node_rank, const rendezvous::Message& m)
 }
 
 std::string JobCoordinator::answer_query(const std::string& query) {
+  if (query == kStatusJsonQuery)
+    return render_status_json(settings_.config.job_id, policy_, host_by_node_, hang_.tracker().suspect_ranks(),
+                              hang_.tracker().learnt_interval_s());
   using Reply = StacksReply;
   const std::optional<StacksRequest> request = decode_stacks_request(query);
   if (!request) return "error: unknown query '" + query.substr(0, 40) + "'";

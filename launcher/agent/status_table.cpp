@@ -4,8 +4,19 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace ddplaunch {
+
+namespace {
+// A rank's state as the table shows it: the node's word for it, suspect where the watch found so.
+std::string state_of(const RankReport& r, const std::vector<int>& suspect) {
+  std::string state = r.state.empty() ? std::string(rank_phase_name(r.phase)) : r.state;
+  if (r.phase == RankPhase::Running && !r.in_debugger() && std::find(suspect.begin(), suspect.end(), r.rank) != suspect.end())
+    state = "suspect";
+  return state;
+}
+}  // namespace
 
 namespace {
 // "12 s ago" from the node's last report; "-" before any progress.
@@ -32,16 +43,49 @@ std::string render_status_table(const std::string& job_id, const JobPolicy& poli
   const auto now = PolicyClock::now();
   for (const auto& t : policy.ranks().ranks()) {
     auto host = host_by_node.find(t.node);
-    std::string state = t.last.state.empty() ? std::string(rank_phase_name(t.last.phase)) : t.last.state;
-    if (t.last.phase == RankPhase::Running && !t.last.in_debugger() &&
-        std::find(suspect.begin(), suspect.end(), t.last.rank) != suspect.end())
-      state = "suspect";
+    const std::string state = state_of(t.last, suspect);
     s += fmt::format("{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {:<8} {:<14} {}\n", t.last.rank, t.node,
                      host == host_by_node.end() ? "-" : host->second, t.last.pid > 0 ? std::to_string(t.last.pid) : "-",
                      state, t.last.init_entries, t.last.steps, progress_text(t.last),
                      human_duration(std::chrono::duration<double>(now - t.since).count()));
   }
   return s;
+}
+
+
+std::string render_status_json(const std::string& job_id, const JobPolicy& policy,
+                               const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect,
+                               double learnt_step_interval_s) {
+  using Json = nlohmann::json;
+  Json doc{{"job", job_id},
+           {"phase", job_phase_name(policy.phase())},
+           {"generation", policy.generation()},
+           {"restarts_used", policy.restarts_used()},
+           {"restart_budget", policy.restart_budget()},
+           {"init_deadline_s", policy.timeout_s()},
+           {"worker_port", policy.worker_port()},
+           {"learnt_step_interval_s", learnt_step_interval_s},
+           {"nodes", Json::array()},
+           {"ranks", Json::array()}};
+  for (const auto& n : policy.nodes())
+    doc["nodes"].push_back({{"node", n.node_rank}, {"host", n.facts.hostname}, {"address", n.observed_address},
+                            {"nproc", n.facts.nproc}, {"rtt_ms", n.rtt_ms}, {"last_error", policy.last_error(n.node_rank)}});
+  const auto now = PolicyClock::now();
+  for (const auto& t : policy.ranks().ranks()) {
+    auto host = host_by_node.find(t.node);
+    doc["ranks"].push_back(
+        {{"rank", t.last.rank},
+         {"node", t.node},
+         {"host", host == host_by_node.end() ? "" : host->second},
+         {"pid", t.last.pid},
+         {"state", state_of(t.last, suspect)},
+         {"inits", t.last.init_entries},
+         {"steps", t.last.steps},
+         {"progress_age_s", t.last.progress_age_ms < 0 ? Json(nullptr) : Json(t.last.progress_age_ms / 1000.0)},
+         {"in_state_s", std::chrono::duration<double>(now - t.since).count()}});
+  }
+  // Peer text (host names, errors) may be anything: replaced, never refused, so the document stays valid.
+  return doc.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string render_joining_table(const std::string& job_id, int expected_nodes,

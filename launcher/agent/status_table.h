@@ -13,6 +13,15 @@ namespace ddplaunch {
 std::string render_status_table(const std::string& job_id, const JobPolicy& policy,
                                 const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect = {});
 
+// The query `ddplaunch status --json` sends the master.
+inline constexpr const char* kStatusJsonQuery = "status json";
+
+// The same for scripts (`ddplaunch status --json`): one JSON object; times in seconds, a rank's
+// progress_age_s null before its first progress.
+std::string render_status_json(const std::string& job_id, const JobPolicy& policy,
+                               const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect,
+                               double learnt_step_interval_s);
+
 // While nodes are still joining: which have joined, and how many are missing.
 std::string render_joining_table(const std::string& job_id, int expected_nodes,
                                  const std::vector<rendezvous::NodeRecord>& joined);

@@ -40,6 +40,7 @@ struct CommandLine {
   std::vector<std::string> errors;                            // user-facing, one per problem
   FanoutFlags fanout;
   bool status_watch = false;                                  // `ddplaunch status --watch`: redrawn every second
+  bool status_json = false;                                   // `ddplaunch status --json`: one JSON object
   bool token_stdin = false;                                   // --token-stdin: the token is stdin's first line
   bool stop_on_stdin_eof = false;                             // --stop-on-stdin-eof (what a fan-out's node gets)
   int gdb_rank = -1;                                          // `ddplaunch debug --gdb R`: attach gdb to R at once

@@ -40,6 +40,7 @@ void apply_man(const std::string& value, FlagContext& context);
 void apply_python(const std::string& value, FlagContext& context);
 void apply_gdb_rank(const std::string& value, FlagContext& context);
 void apply_status_watch(const std::string& value, FlagContext& context);
+void apply_status_json(const std::string& value, FlagContext& context);
 void apply_module(const std::string& value, FlagContext& context);
 void apply_no_python(const std::string& value, FlagContext& context);
 void apply_run_path(const std::string& value, FlagContext& context);

@@ -321,6 +321,9 @@ constexpr OptionSpec kOptions[] = {
              "you hold in pdb are not failed by gloo/NCCL meanwhile"},
     {.names = "--watch", .group = G::Debugging, .kind = K::Switch, .apply = apply_status_watch,
      .help = "with `ddplaunch status`: redraw the status every second (like top) until the job ends; Ctrl-C stops"},
+    {.names = "--json", .group = G::Debugging, .kind = K::Switch, .apply = apply_status_json,
+     .help = "with `ddplaunch status`: one JSON object (job, nodes, ranks: state, steps, progress age) for scripts; "
+             "with --watch one per second, a line each"},
     {.names = "--gdb", .group = G::Debugging, .kind = K::Count, .value_name = "RANK", .apply = apply_gdb_rank,
      .help = "with `ddplaunch debug`: attach gdb to that rank at once (on its node), relayed to this terminal"},
     {.key = "unattended_stop_s", .field = field<&L::unattended_stop_s>(),

@@ -135,6 +135,12 @@ TEST(HangDetection, StatusShowsStepsProgressAndTheSuspectRank) {
   EXPECT_TRUE(std::regex_search(status, std::regex(R"(\n1\s+0\s+\S+\s+\d+\s+suspect\s+\d+\s+\d+\s+\d[^\n]* ago)"))) << status;
   EXPECT_TRUE(std::regex_search(status, std::regex(R"(\nrank\s+node\s+host\s+pid\s+state\s+inits\s+steps\s+progress)")))
       << status;
+  // The same for scripts: one JSON object, the suspect rank's state and steps in it.
+  const std::string json =
+      dt::run_command({DDPLAUNCH_BIN, "status", "--json", "--master", "127.0.0.1:" + std::to_string(port)}, 20s).output;
+  EXPECT_TRUE(std::regex_search(json, std::regex(R"(\{"host":"[^"]*","in_state_s":[0-9.e+-]+,"inits":\d+,"node":0,"pid":\d+,"progress_age_s":[0-9.e+-]+,"rank":1,"state":"suspect","steps":[1-9]\d*\})")))
+      << json;
+  EXPECT_NE(json.find("\"phase\":\"running\""), std::string::npos) << json;
   job.send_signal(SIGTERM);
   job.wait(60s);
 }
