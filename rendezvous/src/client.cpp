@@ -256,7 +256,8 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
         phase_ != Phase::kAssigned)
       return;
     auto now = Clock::now();
-    if (now - last_heard_ > opt_.heartbeat_timeout) {
+    const bool judge = silence_.may_judge(now, opt_.heartbeat_interval);
+    if (judge && now - last_heard_ > opt_.heartbeat_timeout) {
       auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard_);
       return lost("no message from the master at " + where_ + " for " + detail::format_seconds(quiet) +
                   " (heartbeat timeout " + detail::format_seconds(opt_.heartbeat_timeout) + ")");
@@ -333,6 +334,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   bool timed_out_ = false;
   Clock::time_point connect_started_, last_heard_, hb_sent_;
   std::uint64_t hb_seq_ = 0, generation_ = 0;
+  detail::SilenceJudge silence_;  // a late heartbeat tick judges nobody
   double rtt_ms_ = 0;
   std::vector<std::string> last_missing_;
 };

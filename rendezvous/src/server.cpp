@@ -200,9 +200,10 @@ void Server::Impl::heartbeat_tick() {
   if (phase_ == Phase::kClosed) return;
   trim_after_flood();
   auto now = Clock::now();
+  const bool judge = silence_.may_judge(now, opt_.heartbeat_interval);
   std::vector<PeerPtr> silent;
   for (const auto& p : joined_) {
-    if (now - p->last_heard > opt_.heartbeat_timeout) {
+    if (judge && now - p->last_heard > opt_.heartbeat_timeout) {
       silent.push_back(p);
       continue;
     }

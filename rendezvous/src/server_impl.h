@@ -104,6 +104,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors_;  // one per bound address
   std::vector<tcp::acceptor*> paused_acceptors_;            // at the cap of unjoined peers (server_limits.cpp)
   boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_;
+  detail::SilenceJudge silence_;  // a late heartbeat tick judges nobody
   std::unordered_map<ServerPeer*, PeerPtr> handshaking_;
   std::deque<tcp::socket> waiting_;  // accepted while every handshake place was taken (server_limits.cpp)
   std::vector<PeerPtr> joined_;   // join order

@@ -43,6 +43,25 @@ const std::string* find_field(const Fields& f, const std::string& key);
 // (an ack of an older heartbeat, or without a seq, changes nothing). Both sides measure so.
 void note_heartbeat_ack(const Fields& ack, std::uint64_t seq, Clock::time_point sent, double& rtt_ms);
 
+// Whether a heartbeat tick may judge a peer silent. A tick that comes more than an interval
+// late found this process's own loop held up (a stall, a burst of work such as starting a
+// thousand workers): the peer's frames that arrived meanwhile are still unread, so that tick
+// judges nobody. Only every other tick can be skipped, so a dead peer is still found.
+class SilenceJudge {
+ public:
+  bool may_judge(Clock::time_point now, Clock::duration interval) {
+    const bool late = due_ != Clock::time_point{} && now - due_ > interval;
+    const bool judge = !late || skipped_;
+    skipped_ = !judge;
+    due_ = now + interval;
+    return judge;
+  }
+
+ private:
+  Clock::time_point due_{};
+  bool skipped_ = false;
+};
+
 // The exact bytes a join or status request claims: its body without the proof field. Both
 // sides compute it from the frame, so any change on the way changes the digest in the proofs.
 std::string claims_of(const Frame& request);

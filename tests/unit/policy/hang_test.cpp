@@ -178,21 +178,24 @@ TEST(HangTracker, NobodyIsJudgedWhileHeldAndClocksRestartAtTheRelease) {
   EXPECT_EQ(suspect[0].ranks, (std::vector<int>{0, 1}));
 }
 
+// A running rank's report as its node sends it: `steps` so far, the longest interval since the
+// last report, progress just now.
+static RankReport report(int rank, long steps, long max_interval_ms, const char* state) {
+  RankReport r;
+  r.rank = rank;
+  r.phase = RankPhase::Running;
+  r.state = state;
+  r.steps = steps;
+  r.max_interval_ms = max_interval_ms;
+  r.progress_age_ms = 0;
+  return r;
+}
+
 // HangWatch: a rank reported in its debugger holds the tracker; the step interval reported
 // after the release spans the hold and is not learnt.
 TEST(HangWatch, ARankInItsDebuggerHoldsTheWatchAndItsLongStepIsNotLearnt) {
   HangWatch w;
   w.on_generation(0, 2, t0);
-  auto report = [](int rank, long steps, long max_interval_ms, const char* state) {
-    RankReport r;
-    r.rank = rank;
-    r.phase = RankPhase::Running;
-    r.state = state;
-    r.steps = steps;
-    r.max_interval_ms = max_interval_ms;
-    r.progress_age_ms = 0;
-    return r;
-  };
   for (int s = 1; s <= 20; ++s)
     w.on_ranks_reported(0, {report(0, s, 300, "running"), report(1, s, 300, "running")}, t0 + std::chrono::seconds(s));
   const double learnt = w.tracker().learnt_interval_s();
@@ -212,16 +215,6 @@ TEST(HangWatch, ARankInItsDebuggerHoldsTheWatchAndItsLongStepIsNotLearnt) {
 TEST(HangWatch, AStepFinishedSeveralReportsAfterTheReleaseIsStillNotLearnt) {
   HangWatch w;
   w.on_generation(0, 2, t0);
-  auto report = [](int rank, long steps, long max_interval_ms, const char* state) {
-    RankReport r;
-    r.rank = rank;
-    r.phase = RankPhase::Running;
-    r.state = state;
-    r.steps = steps;
-    r.max_interval_ms = max_interval_ms;
-    r.progress_age_ms = 0;
-    return r;
-  };
   for (int s = 1; s <= 20; ++s)
     w.on_ranks_reported(0, {report(0, s, 300, "running"), report(1, s, 300, "running")}, t0 + std::chrono::seconds(s));
   const double learnt = w.tracker().learnt_interval_s();
@@ -400,16 +393,9 @@ TEST(HangWatch, RanksWithoutAnyProgressAreNamedOnceAfterTheSuspectFloor) {
   settings.suspect_floor_s = 60;
   HangWatch w(settings);
   w.on_generation(0, 3, t0);
-  auto report = [](int rank, long progress_age_ms, long steps) {
-    RankReport r;
-    r.rank = rank;
-    r.phase = RankPhase::Running;
-    r.state = "running";
-    r.steps = steps;
-    r.progress_age_ms = progress_age_ms;
-    return r;
-  };
-  w.on_ranks_reported(0, {report(0, -1, 0), report(1, -1, 0), report(2, 0, 1)}, t0 + 1s);
+  RankReport silent0 = report(0, 0, 0, "running"), silent1 = report(1, 0, 0, "running");
+  silent0.progress_age_ms = silent1.progress_age_ms = -1;  // no progress yet
+  w.on_ranks_reported(0, {silent0, silent1, report(2, 1, 0, "running")}, t0 + 1s);
   EXPECT_FALSE(w.unwatched_note(t0 + 60s));
   auto note = w.unwatched_note(t0 + 61s);
   ASSERT_TRUE(note);

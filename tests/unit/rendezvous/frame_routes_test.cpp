@@ -246,3 +246,24 @@ TEST(RendezvousFrameRoutes, NodeIgnoresAnUnknownKindInSession) {
   EXPECT_EQ(node.log->last_missing, std::vector<std::string>{"b"});
   node.client->close();
 }
+
+namespace ddplaunch::rendezvous::detail {
+namespace {
+
+// A heartbeat tick that comes late (this process's loop was held up) judges nobody: frames
+// the peer sent meanwhile are still unread. A tick on time judges, and so does the tick after
+// a skipped one, however late: a dead peer is still found.
+TEST(SilenceJudge, ALateTickJudgesNobodyButOnlyEveryOtherTickIsSkipped) {
+  using namespace std::chrono_literals;
+  SilenceJudge judge;
+  const Clock::time_point t0 = Clock::now();
+  EXPECT_TRUE(judge.may_judge(t0, 1s));           // the first tick
+  EXPECT_TRUE(judge.may_judge(t0 + 1s, 1s));      // on time
+  EXPECT_TRUE(judge.may_judge(t0 + 2500ms, 1s));  // half an interval late: still on time
+  EXPECT_FALSE(judge.may_judge(t0 + 15s, 1s));    // the loop was held up for seconds
+  EXPECT_TRUE(judge.may_judge(t0 + 30s, 1s));     // late again, but the last one was skipped
+  EXPECT_TRUE(judge.may_judge(t0 + 31s, 1s));
+}
+
+}  // namespace
+}  // namespace ddplaunch::rendezvous::detail
