@@ -19,10 +19,10 @@ namespace ddplaunch {
 using namespace decision;
 
 namespace {
-constexpr NameTable<MemberState, 3> kMemberStateNames{{{
-    {MemberState::Active, "active"},
-    {MemberState::Finished, "finished"},
-    {MemberState::Lost, "lost"},
+constexpr NameTable<NodeStanding, 3> kNodeStandingNames{{{
+    {NodeStanding::Active, "active"},
+    {NodeStanding::Finished, "finished"},
+    {NodeStanding::Lost, "lost"},
 }}};
 
 bool mentions_port_in_use(const WorkerFailure& f) {
@@ -63,8 +63,8 @@ std::optional<JobPhase> job_phase_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view member_state_name(MemberState state) { return kMemberStateNames.name(state); }
-std::optional<MemberState> member_state_from_name(std::string_view name) { return kMemberStateNames.parse(name); }
+std::string_view node_standing_name(NodeStanding state) { return kNodeStandingNames.name(state); }
+std::optional<NodeStanding> node_standing_from_name(std::string_view name) { return kNodeStandingNames.parse(name); }
 
 JobPolicy::JobPolicy(PolicySettings settings) : settings_(std::move(settings)), rng_(settings_.random_seed) {
   if (settings_.membership) membership_.emplace(settings_.membership_settings);
@@ -77,7 +77,7 @@ std::string JobPolicy::last_error(int node) const {
 
 int JobPolicy::active_nodes() const {
   return static_cast<int>(std::count_if(node_states_.begin(), node_states_.end(),
-                                        [](const auto& n) { return n.second == MemberState::Active; }));
+                                        [](const auto& n) { return n.second == NodeStanding::Active; }));
 }
 
 JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vector<rendezvous::NodeRecord>& nodes,
@@ -87,7 +87,7 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   generation_ = generation;
   nodes_ = nodes;
   node_states_.clear();
-  for (const auto& n : nodes) node_states_[n.node_rank] = MemberState::Active;
+  for (const auto& n : nodes) node_states_[n.node_rank] = NodeStanding::Active;
   first_failure_.reset();
   stopping_for_failure_ = false;
   finished_exit_code_ = 0;
@@ -208,7 +208,7 @@ JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
     Decisions stop = order_stop(1, what);
     out.insert(out.end(), stop.begin(), stop.end());
   }
-  Decisions finished = finish_node(node, MemberState::Lost, 1);
+  Decisions finished = finish_node(node, NodeStanding::Lost, 1);
   out.insert(out.end(), finished.begin(), finished.end());
   return out;
 }
@@ -408,7 +408,7 @@ JobPolicy::Decisions JobPolicy::on_backoff_elapsed(long generation) {
   phase_ = JobPhase::Rejoining;
   generation_ = generation;
   for (auto& [node, state] : node_states_)
-    if (state == MemberState::Finished) state = MemberState::Active;
+    if (state == NodeStanding::Finished) state = NodeStanding::Active;
   return {OrderRestart{generation, restart_reason_, next_members(), last_planned_members()}};
 }
 
@@ -427,12 +427,12 @@ JobPolicy::Decisions JobPolicy::order_stop(int exit_code, const std::string& rea
 
 JobPolicy::Decisions JobPolicy::on_node_finished(int node, long generation, int exit_code) {
   if (generation != generation_ || phase_ == JobPhase::Ended) return {};
-  return finish_node(node, MemberState::Finished, exit_code);
+  return finish_node(node, NodeStanding::Finished, exit_code);
 }
 
-JobPolicy::Decisions JobPolicy::finish_node(int node, MemberState state, int exit_code) {
+JobPolicy::Decisions JobPolicy::finish_node(int node, NodeStanding state, int exit_code) {
   auto it = node_states_.find(node);
-  if (it == node_states_.end() || it->second != MemberState::Active) return {};
+  if (it == node_states_.end() || it->second != NodeStanding::Active) return {};
   it->second = state;
   if (exit_code != 0 && finished_exit_code_ == 0) finished_exit_code_ = exit_code;
   if (active_nodes() > 0) return {};

@@ -57,9 +57,12 @@ enum class JobPhase {
 std::string_view job_phase_name(JobPhase phase);
 std::optional<JobPhase> job_phase_from_name(std::string_view name);
 
-enum class MemberState { Active, Finished, Lost };
-std::string_view member_state_name(MemberState state);  // "active", "finished", "lost"
-std::optional<MemberState> member_state_from_name(std::string_view name);
+// A planned node's standing in the current generation: its workers still run (active), all of
+// them ended (finished), or the node was lost. Not its membership role (MemberRole: active,
+// spare, excluded, lost across generations).
+enum class NodeStanding { Active, Finished, Lost };
+std::string_view node_standing_name(NodeStanding state);  // "active", "finished", "lost"
+std::optional<NodeStanding> node_standing_from_name(std::string_view name);
 
 class JobPolicy {
  public:
@@ -161,7 +164,7 @@ class JobPolicy {
   Decisions decide_on_failure(const FailureReport& report);
   Decisions order_stop(int exit_code, const std::string& reason);
   Decisions end_job(int exit_code);
-  Decisions finish_node(int node, MemberState state, int exit_code);
+  Decisions finish_node(int node, NodeStanding state, int exit_code);
   Decisions recheck_init_deadline();
   void apply_history_to_init_deadline();
   Decisions conclude_probe();
@@ -182,7 +185,7 @@ class JobPolicy {
   JobPhase phase_ = JobPhase::Joining;
   long generation_ = 0;
   std::vector<rendezvous::NodeRecord> nodes_;
-  std::map<int, MemberState> node_states_;      // this generation
+  std::map<int, NodeStanding> node_states_;      // this generation
   std::map<int, std::string> last_error_by_node_;
   InitTracker tracker_;
 

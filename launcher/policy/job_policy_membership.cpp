@@ -97,7 +97,7 @@ JobPolicy::Decisions JobPolicy::on_member_lost(const rendezvous::NodeRecord& rec
       Decisions stop = order_stop(1, change.kind == MembershipChange::Kind::Fail ? change.reason : what);
       out.insert(out.end(), stop.begin(), stop.end());
     }
-    Decisions finished = finish_node(slot, MemberState::Lost, 1);
+    Decisions finished = finish_node(slot, NodeStanding::Lost, 1);
     out.insert(out.end(), finished.begin(), finished.end());
     return out;
   }

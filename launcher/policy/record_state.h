@@ -18,7 +18,7 @@ namespace ddplaunch {
 template <>
 struct StateNames<JobPhase> : NamedEnum<JobPhase, job_phase_name, job_phase_from_name> {};
 template <>
-struct StateNames<MemberState> : NamedEnum<MemberState, member_state_name, member_state_from_name> {};
+struct StateNames<NodeStanding> : NamedEnum<NodeStanding, node_standing_name, node_standing_from_name> {};
 template <>
 struct StateNames<MemberRole> : NamedEnum<MemberRole, member_role_name, member_role_from_name> {};
 template <>
