@@ -110,9 +110,9 @@ std::vector<std::string> lonely_master_argv() {
 }
 }  // namespace
 
-// Four ranks printing the same lines: on a terminal each identical line is printed once,
-// naming the ranks; a line that differs (its rank number) is each rank's own; --no-collapse
-// and a pipe (the default "auto") keep every copy.
+// Four ranks printing the same lines, with --collapse-output auto: on a terminal each identical
+// line is printed once, naming the ranks; a line that differs (its rank number) is each rank's
+// own; --no-collapse, a pipe, and the default (off) keep every copy.
 TEST(OutputOptions, IdenticalLinesOfSeveralRanksPrintOnceOnATerminal) {
   const std::vector<std::string> program{
       "/bin/sh", "-c", "echo 'Loading dataset ... done'; echo \"step of rank $RANK\"; echo 'Training finished'"};
@@ -131,7 +131,7 @@ TEST(OutputOptions, IdenticalLinesOfSeveralRanksPrintOnceOnATerminal) {
     for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
     return n;
   };
-  dt::RunResult collapsed = on_pty({});
+  dt::RunResult collapsed = on_pty({"--collapse-output", "auto"});
   ASSERT_EQ(collapsed.exit_code, 0) << collapsed.output;
   EXPECT_EQ(count(collapsed.output, "[ranks 0-3] Training finished"), 1u) << collapsed.output;
   EXPECT_EQ(count(collapsed.output, "[ranks 0-3] Loading dataset ... done"), 1u) << collapsed.output;
@@ -139,10 +139,14 @@ TEST(OutputOptions, IdenticalLinesOfSeveralRanksPrintOnceOnATerminal) {
   for (int rank = 0; rank < 4; ++rank)
     EXPECT_TRUE(has(collapsed.output, "[rank " + std::to_string(rank) + "] step of rank " + std::to_string(rank)))
         << collapsed.output;
-  dt::RunResult every = on_pty({"--no-collapse"});
+  dt::RunResult every = on_pty({"--collapse-output", "auto", "--no-collapse"});
+  dt::RunResult by_default = on_pty({});
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.output;
+  EXPECT_EQ(count(by_default.output, "Training finished"), 4u) << "off by default, as torchrun: " << by_default.output;
   ASSERT_EQ(every.exit_code, 0) << every.output;
   EXPECT_EQ(count(every.output, "Training finished"), 4u) << every.output;
-  dt::RunResult piped = dt::run_command({DDPLAUNCH_BIN, "--nproc-per-node", "4", "--", program[0], program[1], program[2]},
+  dt::RunResult piped = dt::run_command({DDPLAUNCH_BIN, "--nproc-per-node", "4", "--collapse-output", "auto", "--",
+                                         program[0], program[1], program[2]},
                                         kRunLimit, {}, {"PYTHONUNBUFFERED"});
   ASSERT_EQ(piped.exit_code, 0) << piped.output;
   EXPECT_EQ(count(piped.output, "Training finished"), 4u) << "a pipe keeps every rank's line: " << piped.output;
