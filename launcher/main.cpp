@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -23,6 +24,7 @@
 #include "agent/node_agent.h"
 #include "agent/status_table.h"
 #include "agent/rendezvous_bind.h"
+#include "agent/timeline_files.h"
 #include "config/command_line.h"
 #include "config/config_docs.h"
 #include "config/job_setup.h"
@@ -125,6 +127,38 @@ int print_status(const LaunchConfig& config, bool watch, bool json) {
   }
   // The master's text: never raw to the terminal (JSON escapes every control character itself).
   std::fputs(json ? (text + "\n").c_str() : rendezvous::printable_lines(text).c_str(), stdout);
+  return 0;
+}
+
+// `ddplaunch timeline`: the job's timeline as trace JSON and its HTML page, from the running
+// job's master, or (--log-dir) from the timeline.json its master wrote there at the end.
+int write_job_timeline(const LaunchConfig& config, bool from_log_dir) {
+  std::string json;
+  if (from_log_dir) {
+    const std::string path = config.log_dir + "/" + kLogDirTraceName;
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (!file)
+      return fail({fmt::format("cannot read {}: {} — the master writes it when a job run with --log-dir {} ends; for a "
+                               "running job, leave out --log-dir",
+                               path, std::strerror(errno), config.log_dir)});
+    char buffer[65536];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) json.append(buffer, n);
+    std::fclose(file);
+  } else {
+    auto endpoint = parse_host_port(config.master);
+    if (!endpoint) return fail({"ddplaunch timeline needs --master HOST:PORT of the running job's rendezvous, or "
+                                "--log-dir DIR of a finished one"});
+    std::string error;
+    json = rendezvous::query_master(endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id,
+                                    config.token, kTimelineJsonQuery, std::chrono::seconds(10), error);
+    if (!error.empty()) return fail({fmt::format("cannot get the timeline from {}: {}", config.master, error)});
+    if (json.rfind("error: ", 0) == 0) return fail({fmt::format("the master at {} gave no timeline: {}", config.master,
+                                                                rendezvous::printable(json.substr(7)))});
+  }
+  const TimelinePaths paths = timeline_paths_for(config.trace_file.empty() ? "timeline.json" : config.trace_file);
+  if (std::string error = write_timeline(paths, json); !error.empty()) return fail({error + " (--trace FILE names it)"});
+  std::printf("%s: Chrome trace JSON (open in Perfetto or chrome://tracing)\n%s: the timeline page (any browser)\n",
+              paths.json.c_str(), paths.page.c_str());
   return 0;
 }
 
@@ -299,13 +333,17 @@ int main(int argc, char** argv) {
   for (const auto& warning : setup.warnings) spdlog::warn("{}", warning);
   if (!setup.errors.empty()) return fail(setup.errors);
   LaunchConfig& config = setup.config;
-  if (etcd_enabled(config) && (cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks)) {
+  // `ddplaunch timeline --log-dir DIR`: a finished job's files, no master to ask.
+  const bool timeline_from_log_dir = cl.subcommand == Subcommand::Timeline && given(cl, "log_dir") && !given(cl, "master");
+  if (timeline_from_log_dir) return write_job_timeline(config, true);
+  if (etcd_enabled(config) && (cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks ||
+                               cl.subcommand == Subcommand::Timeline)) {
     auto coordinator = find_coordinator(config);  // the elected launcher's rendezvous
     if (!coordinator) return fail({coordinator.error});
     config.master = *coordinator;
   }
   const bool inspects = cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks ||
-                        cl.subcommand == Subcommand::Debug;
+                        cl.subcommand == Subcommand::Debug || cl.subcommand == Subcommand::Timeline;
   if (inspects && !etcd_enabled(config) && !given(cl, "master")) {  // this node's record of the job
     auto record = choose_job_record(running_job_records(), given(cl, "job_id") ? config.job_id : "");
     if (!record) return fail({record.error});
@@ -316,6 +354,7 @@ int main(int argc, char** argv) {
   if (cl.subcommand == Subcommand::Status) return print_status(config, cl.status_watch, cl.status_json);
   if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
   if (cl.subcommand == Subcommand::Debug) return open_debug_console(config, cl.gdb_rank);
+  if (cl.subcommand == Subcommand::Timeline) return write_job_timeline(config, false);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
 
   // Local preflight: the master resolves, GPUs fit nproc.

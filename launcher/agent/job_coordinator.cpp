@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/rank_timeline_reporter.h"
 #include "agent/status_table.h"
 #include "log_setup.h"
 #include "ddplaunch/base/overloaded.h"
@@ -74,6 +75,8 @@ void JobCoordinator::take_over() {
     return;
   }
   policy_ = std::move(*restored.value);
+  record_instant(timeline::kJobLane, "coordinator moved", "coordinator",
+                 "this launcher took the job over with the last coordinator's state");
   seed_hang_watch_from_state();
   carry_out(policy_.on_coordinator_moved());
   schedule_sweep();
@@ -140,6 +143,16 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
   int world = 0;
   for (const auto& n : nodes) world += n.facts.nproc;
   start_hang_watch(generation, world);
+  for (const auto& n : nodes) timeline_.name_node(n.node_rank, n.facts.hostname);
+  timeline::Event begins;
+  begins.at_us = timeline_clock_us();
+  begins.generation = generation;
+  begins.type = timeline::EventType::State;
+  begins.name = fmt::format("generation {}", generation);
+  begins.category = "generation";
+  begins.detail = fmt::format("{} node(s), world size {}, init deadline {}", nodes.size(), world,
+                              human_duration(chosen.timeout_s));
+  timeline_.record(std::move(begins));
   spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
                generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen.timeout_s),
                chosen.timeout_explained);
@@ -155,6 +168,7 @@ const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handler
       {messages::Kind::NodeReport, &JobCoordinator::on_node_report},
       {messages::Kind::ProbeResults, &JobCoordinator::on_probe_results},
       {messages::Kind::RankStacks, &JobCoordinator::on_rank_stacks},
+      {messages::Kind::TimelineEvents, &JobCoordinator::on_timeline_events},
   };
   return table;
 }
@@ -174,6 +188,11 @@ void JobCoordinator::on_debugger_quit(long generation, int rank) {
 void JobCoordinator::on_worker_failed(int node_rank, const rendezvous::Message& m) {
   if (auto report = messages::decode_failure(m)) {
     report->failure.node_rank = node_rank;  // the connection says who it is, not the payload
+    const WorkerFailure& f = report->failure;
+    timeline_.record_failure(node_rank, f.global_rank, static_cast<long>(m.generation), timeline_clock_us(),
+                             fmt::format("rank {} (node {}, {}) {} in {}{}{}", f.global_rank, node_rank, report->host,
+                                         f.status ? f.status->describe() : std::string(failure_kind_name(f.kind)),
+                                         failure_phase_name(f.phase), f.detail.empty() ? "" : ": ", f.detail));
     carry_out(policy_.on_worker_failed(node_rank, static_cast<long>(m.generation), *report, PolicyClock::now()));
   }
 }
@@ -206,11 +225,13 @@ void JobCoordinator::on_probe_results(int node_rank, const rendezvous::Message& 
 }
 
 void JobCoordinator::on_node_lost(const rendezvous::NodeRecord& node, const std::string& why) {
+  record_instant(node.node_rank, "node lost", "node", why);
   if (policy_.membership_enabled()) return carry_out(policy_.on_member_lost(node, why, PolicyClock::now()));
   carry_out(policy_.on_node_lost(node.node_rank, why));
 }
 
 void JobCoordinator::on_member_joined(const rendezvous::NodeRecord& node) {
+  record_instant(timeline::kJobLane, "launcher joined", "membership", node.facts.hostname);
   carry_out(policy_.on_member_joined(node, PolicyClock::now()));
   if (!sweeping_) schedule_sweep();  // the last call and the wait for a launcher are ticks
 }
@@ -276,6 +297,7 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fenc
 }
 
 void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
+  record_decisions(decisions);
   for (const auto& d : decisions) std::visit(Overloaded{
       [](const decision::Log& log) { log_decision(log); },
       // Decided only while planning, where plan() makes its answer of it.
@@ -311,6 +333,7 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
         if (server_) server_->broadcast(messages::encode(stop.generation, messages::Stop{stop.reason, stop.exit_code}));
       },
       [this](const decision::EndJob& end) {
+        write_timeline_files();
         finish_hang_watch();
         backoff_timer_.cancel();
         deadline_timer_.cancel();

@@ -25,6 +25,7 @@
 #include "policy/hang_watch.h"
 #include "policy/job_policy.h"
 #include "policy/stack_report.h"
+#include "timeline/job_timeline.h"
 
 namespace ddplaunch {
 
@@ -92,6 +93,13 @@ class JobCoordinator {
   void on_rank_states(int node_rank, const rendezvous::Message& message);
   void on_node_report(int node_rank, const rendezvous::Message& message);
   void on_probe_results(int node_rank, const rendezvous::Message& message);
+  void on_timeline_events(int node_rank, const rendezvous::Message& message);
+  // The job's timeline (job_coordinator_timeline.cpp): the master's own events, and the
+  // files at the job's end (--trace, --log-dir).
+  void record_instant(int node, std::string name, std::string category, std::string detail);
+  void record_decisions(const JobPolicy::Decisions& decisions);
+  void write_timeline_files();
+  std::string timeline_json() const;
 
   // Fence::AlreadyConfirmed: decisions made while planning, which follows a generation start
   // etcd confirmed already: carried out at once.
@@ -133,6 +141,7 @@ class JobCoordinator {
   std::optional<long> last_requested_round_;     // the latest round `ddplaunch stacks` started
   PolicyClock::time_point last_requested_at_{};
   bool history_recorded_ = false;
+  timeline::JobTimeline timeline_;
 };
 
 }  // namespace ddplaunch

@@ -113,6 +113,7 @@ void JobCoordinator::check_hangs(PolicyClock::time_point now) {
 }
 
 long JobCoordinator::request_stacks(std::string heading, std::vector<int> silent, StacksDone done) {
+  record_instant(timeline::kJobLane, "stack round", "hang", heading);
   std::vector<int> node_ranks;
   int world = 0;
   for (const auto& n : policy_.nodes()) {
@@ -129,6 +130,14 @@ void JobCoordinator::on_rank_stacks(int node_rank, const rendezvous::Message& m)
 }
 
 std::string JobCoordinator::answer_query(const std::string& query) {
+  if (query == kTimelineJsonQuery) {
+    std::string json = timeline_json();
+    if (json.size() > kMaxTimelineReplyBytes)
+      return fmt::format("error: the job's timeline is {} KiB, more than one answer carries ({} KiB): the master "
+                         "writes it whole at the job's end with --trace FILE or --log-dir DIR",
+                         json.size() / 1024, kMaxTimelineReplyBytes / 1024);
+    return json;
+  }
   if (query == kStatusJsonQuery)
     return render_status_json(settings_.config.job_id, policy_, host_by_node_, hang_.tracker().suspect_ranks(),
                               hang_.tracker().learnt_interval_s());

@@ -11,11 +11,12 @@
 #include "ddplaunch/rendezvous/token_proof.h"
 #include "policy/failure_codec.h"
 #include "ddplaunch/base/name_table.h"
+#include "timeline/timeline_wire.h"
 
 namespace ddplaunch::messages {
 
 namespace {
-constexpr NameTable<Kind, 19> kKindNames{{{
+constexpr NameTable<Kind, 20> kKindNames{{{
     {Kind::WorkerFailed, "worker_failed"},
     {Kind::NodeFinished, "node_finished"},
     {Kind::NodeProblem, "node_problem"},
@@ -35,6 +36,7 @@ constexpr NameTable<Kind, 19> kKindNames{{{
     {Kind::DebugResumed, "debug_resumed"},
     {Kind::DebugInput, "debug_input"},
     {Kind::DebugAttachGdb, "debug_attach_gdb"},
+    {Kind::TimelineEvents, "timeline_events"},
 }}};
 
 rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
@@ -274,6 +276,40 @@ std::optional<Standby> decode_standby(const rendezvous::Message& m) {
   if (!is(m, Kind::Standby)) return std::nullopt;
   std::string run = field(m, "run");
   return Standby{entry_field(m, "reason"), rendezvous::is_run_nonce(run) ? run : ""};
+}
+
+std::vector<std::vector<timeline::Event>> timeline_batches(std::vector<timeline::Event> events) {
+  std::vector<std::vector<timeline::Event>> batches(1);
+  std::size_t bytes = 0;
+  for (auto& e : events) {
+    const std::size_t size = timeline::encode_events({e}).size();
+    if (!batches.back().empty() &&
+        (bytes + size > kMaxTimelineBatchBytes || batches.back().size() == timeline::kMaxEventsPerMessage)) {
+      batches.emplace_back();
+      bytes = 0;
+    }
+    bytes += size;
+    batches.back().push_back(std::move(e));
+  }
+  if (batches.back().empty()) batches.pop_back();
+  return batches;
+}
+
+rendezvous::Message encode(long generation, const TimelineEvents& p) {
+  return make(Kind::TimelineEvents, generation,
+              {{"sent_at_us", std::to_string(p.sent_at_us)}, {"events", timeline::encode_events(p.events)}});
+}
+std::optional<TimelineEvents> decode_timeline_events(const rendezvous::Message& m) {
+  if (!is(m, Kind::TimelineEvents)) return std::nullopt;
+  auto sent_at = long_field(m, "sent_at_us");
+  auto events = timeline::decode_events(field(m, "events"));
+  if (!sent_at || !events) return std::nullopt;
+  for (auto& e : *events) {  // another launcher's text: made printable once, here
+    e.name = rendezvous::printable(e.name);
+    e.category = rendezvous::printable(e.category);
+    e.detail = rendezvous::printable(e.detail);
+  }
+  return TimelineEvents{*sent_at, std::move(*events)};
 }
 
 rendezvous::Message encode(long generation, const CollectStacks& p) {

@@ -13,6 +13,7 @@
 #include "policy/failure.h"
 #include "policy/rank_phase.h"
 #include "policy/stack_report.h"
+#include "timeline/timeline_event.h"
 
 namespace ddplaunch::messages {
 
@@ -24,6 +25,7 @@ enum class Kind {
   NodeReport,    // doctor's row
   RankStates,    // every local rank's phase (on each change, and every few seconds)
   ProbeResults,  // the node's peer probes: one line per link
+  TimelineEvents,  // its ranks' state changes for the job's timeline, on the node's clock
   // master → nodes
   Restart,       // generation = the new one
   Stop,          // stop workers, then report finished
@@ -100,6 +102,16 @@ std::optional<DebugStopped> decode_debug_stopped(const rendezvous::Message& mess
 std::optional<DebugOutput> decode_debug_output(const rendezvous::Message& message);
 std::optional<DebugResumed> decode_debug_resumed(const rendezvous::Message& message);
 std::optional<DebugInput> decode_debug_input(const rendezvous::Message& message);
+
+// The node's timeline events since its last batch; sent_at_us: its clock when it sent them
+// (the master aligns the node's clock with it). One batch holds at most
+// timeline::kMaxEventsPerMessage events and kMaxTimelineBatchBytes of them encoded.
+struct TimelineEvents { std::int64_t sent_at_us = 0; std::vector<timeline::Event> events; };
+inline constexpr std::size_t kMaxTimelineBatchBytes = 48 * 1024;
+// The events cut into batches that each fit one message.
+std::vector<std::vector<timeline::Event>> timeline_batches(std::vector<timeline::Event> events);
+rendezvous::Message encode(long generation, const TimelineEvents& payload);
+std::optional<TimelineEvents> decode_timeline_events(const rendezvous::Message& message);
 
 // nullopt when the message is not of that kind or a required field is malformed.
 std::optional<FailureReport> decode_failure(const rendezvous::Message& message);

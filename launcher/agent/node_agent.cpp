@@ -64,6 +64,8 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                               local_failure_ = f;
                               local_failure_generation_ = policy_.generation();
                             }
+                            // The timeline first: the master sees the exit before the failure it caused.
+                            rank_timeline_.report(policy_.generation(), supervisor_.workers(), client_.get());
                             if (client_) client_->send(messages::encode(policy_.generation(), FailureReport{f, plan_.hostname}));
                           },
                       .on_phases_changed = [this]() { report_rank_states_soon(); },
@@ -382,6 +384,7 @@ void NodeAgent::send_rank_states() {
   messages::RankStates states{plan_.hostname, {}};
   for (const auto& w : supervisor_.workers()) states.ranks.push_back(rank_report_of(*w));
   client_->send(messages::encode(policy_.generation(), states));
+  rank_timeline_.report(policy_.generation(), supervisor_.workers(), client_.get());
 }
 
 // Changes come in bursts (a thousand workers exiting at once): one report of the whole table

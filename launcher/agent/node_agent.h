@@ -22,6 +22,7 @@
 #include "agent/debug_relay.h"
 #include "agent/etcd_seat.h"
 #include "agent/job_coordinator.h"
+#include "agent/rank_timeline_reporter.h"
 #include "config/launch_config.h"
 #include "ddplaunch/preflight/peer_probe.h"
 #include "ddplaunch/preflight/tcp_probe.h"
@@ -165,6 +166,7 @@ class NodeAgent {
   boost::asio::steady_timer join_pause_timer_;   // the pause before joining a missing coordinator again
   boost::asio::steady_timer rank_states_timer_;  // the coalesced rank-state report
   bool rank_states_due_ = false;
+  RankTimelineReporter rank_timeline_;           // the ranks' state changes, for the job's timeline
   boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
   bool etcd_unreachable_ = false;
   MinorityRule minority_rule_;

@@ -2,6 +2,7 @@
 // plain text tables rendered from the policy's state on the master.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -15,6 +16,10 @@ std::string render_status_table(const std::string& job_id, const JobPolicy& poli
 
 // The query `ddplaunch status --json` sends the master.
 inline constexpr const char* kStatusJsonQuery = "status json";
+// `ddplaunch timeline`: the running job's timeline as trace JSON (or "error: ..." when larger
+// than one answer may be).
+inline constexpr const char* kTimelineJsonQuery = "timeline json";
+inline constexpr std::size_t kMaxTimelineReplyBytes = 900 * 1024;
 
 // The same for scripts (`ddplaunch status --json`): one JSON object; times in seconds, a rank's
 // progress_age_s null before its first progress.

@@ -10,7 +10,7 @@
 
 namespace ddplaunch {
 
-enum class Subcommand { Run, Doctor, Status, Stacks, Debug };
+enum class Subcommand { Run, Doctor, Status, Stacks, Debug, Timeline };
 
 // How PROGRAM is started (torchrun's -m / --no-python / --run-path); see program_command.h.
 enum class ProgramMode { Auto, Module, NoPython, RunPath };

@@ -142,6 +142,7 @@ JobSetup resolve_job_setup(const CommandLine& cl, const Environment& env) {
   if (cl.subcommand == Subcommand::Status && config.program.empty()) config.program = {"(status)"};
   if (cl.subcommand == Subcommand::Stacks && config.program.empty()) config.program = {"(stacks)"};
   if (cl.subcommand == Subcommand::Debug && config.program.empty()) config.program = {"(debug)"};
+  if (cl.subcommand == Subcommand::Timeline && config.program.empty()) config.program = {"(timeline)"};
   auto problems = validate(config);
   setup.errors.insert(setup.errors.end(), problems.begin(), problems.end());
   return setup;

@@ -345,6 +345,12 @@ constexpr OptionSpec kOptions[] = {
      .doc = "per-rank log files: rank_<R>.log = current generation, rank_<R>.gen<G>.log = earlier",
      .names = "--log-dir", .group = G::Output, .value_name = "DIR", .pet = "PET_LOG_DIR",
      .help = "write DIR/rank_<R>.log per rank (the current generation; earlier ones kept as rank_<R>.gen<G>.log)"},
+    {.key = "trace", .field = field<&L::trace_file>(),
+     .doc = "the job's timeline, written by the master when the job ends: Chrome Trace Event JSON to this file\n"
+            "(Perfetto, chrome://tracing) and a self-contained HTML page beside it (.json → .html); with\n"
+            "log_dir, also timeline.json and timeline.html there. `ddplaunch timeline` takes it while the job runs",
+     .names = "--trace", .group = G::Output, .value_name = "FILE",
+     .help = "write the job's timeline at its end: trace JSON to FILE (Perfetto) and the HTML page beside it"},
     {.key = "redirects", .field = field<&L::redirects>(),
      .doc = "torchrun's -r: streams only to the log file: 1 stdout, 2 stderr, 3 both, or \"0:3,1:1\"",
      .names = "-r,--redirects", .group = G::Output, .kind = K::Custom, .value_name = "0-3|R:S,...",

@@ -1,0 +1,29 @@
+// RankTimelineReporter: rank state changes → timeline_events messages to the master.
+#include "agent/rank_timeline_reporter.h"
+
+#include <chrono>
+
+#include "agent/launcher_messages.h"
+
+namespace ddplaunch {
+
+std::int64_t timeline_clock_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void RankTimelineReporter::report(long generation, const std::vector<std::shared_ptr<Worker>>& workers,
+                                  rendezvous::Client* client) {
+  std::vector<timeline::RankState> states;
+  states.reserve(workers.size());
+  for (const auto& w : workers) states.push_back({w->global_rank, w->state_text()});
+  for (auto& e : transitions_.observe(generation, states, timeline_clock_us())) waiting_.push_back(std::move(e));
+  if (waiting_.size() > kMaxWaitingEvents)
+    waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<long>(waiting_.size() - kMaxWaitingEvents));
+  if (!client || waiting_.empty()) return;
+  for (auto& batch : messages::timeline_batches(std::move(waiting_)))
+    client->send(messages::encode(generation, messages::TimelineEvents{timeline_clock_us(), std::move(batch)}));
+  waiting_.clear();
+}
+
+}  // namespace ddplaunch

@@ -1,0 +1,66 @@
+// Writing the job's timeline files (whole files, each written once at the job's end or on request).
+#include "agent/timeline_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "output/log_directory.h"
+#include "timeline/timeline_page.h"
+
+namespace ddplaunch {
+
+namespace {
+// "" when all of `text` went into fd (then closed), else the OS's reason.
+std::string write_all_and_close(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? std::strerror(errno) : "nothing written";
+      ::close(fd);
+      return why;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return ::close(fd) == 0 ? "" : std::strerror(errno);
+}
+
+std::string write_file(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
+  if (std::string why = write_all_and_close(fd, text); !why.empty()) return "cannot write " + path + ": " + why;
+  return "";
+}
+}  // namespace
+
+TimelinePaths timeline_paths_for(const std::string& trace_file) {
+  constexpr std::string_view kJson = ".json";
+  std::string page = trace_file;
+  if (page.size() > kJson.size() && page.compare(page.size() - kJson.size(), kJson.size(), kJson) == 0)
+    page.resize(page.size() - kJson.size());
+  return {trace_file, page + ".html"};
+}
+
+std::string write_timeline(const TimelinePaths& paths, const std::string& trace_json) {
+  if (std::string error = write_file(paths.json, trace_json); !error.empty()) return error;
+  return write_file(paths.page, timeline::timeline_page(trace_json));
+}
+
+std::string write_timeline_to_log_dir(const std::string& log_dir, const std::string& trace_json) {
+  auto dir = LogDirectory::open_once(log_dir);
+  if (!dir) return dir.error;
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{kLogDirTraceName, trace_json},
+                                   {kLogDirPageName, timeline::timeline_page(trace_json)}}) {
+    const int fd = (*dir.value)->open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
+    if (fd < 0) return "cannot write " + (*dir.value)->shown(name) + ": " + std::strerror(errno);
+    if (std::string why = write_all_and_close(fd, text); !why.empty())
+      return "cannot write " + (*dir.value)->shown(name) + ": " + why;
+  }
+  return "";
+}
+
+}  // namespace ddplaunch

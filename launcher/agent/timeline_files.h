@@ -1,0 +1,26 @@
+// Where the job's timeline is written, and the writing: the trace JSON and its HTML page
+// beside it (--trace FILE), and timeline.json / timeline.html in the --log-dir.
+#pragma once
+
+#include <string>
+
+namespace ddplaunch {
+
+struct TimelinePaths {
+  std::string json;  // Chrome Trace Event JSON
+  std::string page;  // the self-contained HTML page
+};
+
+// --trace FILE: FILE itself, and the page beside it (a ".json" ending becomes ".html",
+// otherwise ".html" is added).
+TimelinePaths timeline_paths_for(const std::string& trace_file);
+
+// Both files from the trace JSON. "" when written, else what failed, for the person.
+std::string write_timeline(const TimelinePaths& paths, const std::string& trace_json);
+// timeline.json and timeline.html in the --log-dir, through the directory opened once.
+std::string write_timeline_to_log_dir(const std::string& log_dir, const std::string& trace_json);
+
+inline constexpr const char* kLogDirTraceName = "timeline.json";
+inline constexpr const char* kLogDirPageName = "timeline.html";
+
+}  // namespace ddplaunch

@@ -1,0 +1,32 @@
+// RankTransitions: state events for the ranks whose state moved on.
+#include "timeline/rank_transitions.h"
+
+namespace ddplaunch::timeline {
+
+bool ends_lane(const Event& event) {
+  if (event.type != EventType::State) return false;
+  return event.name == "ended" || event.name.rfind("exited:", 0) == 0 || event.name.rfind("killed:", 0) == 0;
+}
+
+std::vector<Event> RankTransitions::observe(long generation, const std::vector<RankState>& ranks, std::int64_t now_us) {
+  if (generation != generation_) {
+    generation_ = generation;
+    last_state_.clear();
+  }
+  std::vector<Event> changed;
+  for (const RankState& r : ranks) {
+    auto [seen, first] = last_state_.try_emplace(r.rank, r.state);
+    if (!first && seen->second == r.state) continue;
+    seen->second = r.state;
+    Event e;
+    e.at_us = now_us;
+    e.generation = generation;
+    e.rank = r.rank;
+    e.type = EventType::State;
+    e.name = r.state;
+    changed.push_back(std::move(e));
+  }
+  return changed;
+}
+
+}  // namespace ddplaunch::timeline

@@ -1,0 +1,29 @@
+// RankTransitions: a node's ranks' states, seen from time to time, turned into the timeline's
+// state events: one event per rank whose state changed since the last look (a new generation
+// starts every rank afresh). Pure: the caller passes the states and the time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "timeline/timeline_event.h"
+
+namespace ddplaunch::timeline {
+
+struct RankState {
+  int rank = 0;       // global rank
+  std::string state;  // setup, init, running, paused, debugging, exited:N, killed:SIG
+};
+
+class RankTransitions {
+ public:
+  std::vector<Event> observe(long generation, const std::vector<RankState>& ranks, std::int64_t now_us);
+
+ private:
+  long generation_ = -1;
+  std::map<int, std::string> last_state_;  // by global rank, in generation_
+};
+
+}  // namespace ddplaunch::timeline
