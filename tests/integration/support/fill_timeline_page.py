@@ -4,8 +4,8 @@
 Usage: fill_timeline_page.py TEMPLATE.html TRACE.json OUT.html
 
 The trace's text goes in place of the template's one placeholder, as it is (no JSON parsing, so a
-damaged trace makes a page that must show its error box), with every "</" written "<\\/" so that
-no text of the job's can end the page's script (the same substitution as timeline_page() in
+damaged trace makes a page that must show its error box), with every "<" written "\\u003c" (inside a JSON
+string, the same text) so that no text of the job's can end or confuse the page's script (the same substitution as timeline_page() in
 launcher/timeline/timeline_page.cpp). Exits 2 when the template has no placeholder or several.
 """
 import sys
@@ -14,8 +14,8 @@ PLACEHOLDER = "/*DDPLAUNCH_TRACE_JSON*/null"
 
 
 def script_safe(trace_text):
-    """The trace text, safe inside a <script> element: "</" becomes "<\\/" (the same JSON)."""
-    return trace_text.replace("</", "<\\/")
+    """The trace text, safe inside a <script> element: "<" becomes "\\u003c" (the same JSON)."""
+    return trace_text.replace("<", "\\u003c")
 
 
 def fill(template_text, trace_text):
