@@ -23,6 +23,7 @@
 #include "agent/etcd_seat.h"
 #include "agent/node_agent.h"
 #include "agent/status_table.h"
+#include "agent/rank_tail_relay.h"
 #include "agent/rendezvous_bind.h"
 #include "agent/timeline_files.h"
 #include "config/command_line.h"
@@ -160,6 +161,44 @@ int write_job_timeline(const LaunchConfig& config, bool from_log_dir) {
   std::printf("%s: Chrome trace JSON (open in Perfetto or chrome://tracing)\n%s: the timeline page (any browser)\n",
               paths.json.c_str(), paths.page.c_str());
   return 0;
+}
+
+// `ddplaunch tail --rank R`: that rank's last lines, then its lines as they come (relayed by
+// the master from the rank's node; across restarts), until the job ends or Ctrl-C.
+int follow_rank_output(const LaunchConfig& config, int rank) {
+  if (rank < 0) return fail({"ddplaunch tail needs --rank R: the global rank whose output to follow"});
+  auto endpoint = parse_host_port(config.master);
+  if (!endpoint) return fail({"ddplaunch tail needs --master HOST:PORT of the running job's rendezvous"});
+  const auto port = static_cast<std::uint16_t>(endpoint->port);
+  TailRequest request{rank, -1};
+  for (bool answered_once = false;; answered_once = true) {
+    std::string error;
+    const std::string text = rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
+                                                      encode_tail_request(request), std::chrono::seconds(5), error);
+    if (!error.empty()) {
+      if (answered_once && error.find("Connection refused") != std::string::npos) {
+        std::fputs("ddplaunch tail: the job has ended (its master no longer answers)\n", stderr);
+        return 0;
+      }
+      return fail({fmt::format("cannot follow rank {} at {}: {}", rank, config.master, error)});
+    }
+    const std::optional<TailReply> reply = decode_tail_reply(text);
+    if (!reply) return fail({fmt::format("the master at {} gave an answer this ddplaunch cannot read (another version?)",
+                                         config.master)});
+    if (!reply->error.empty())
+      return fail({fmt::format("the master at {} does not relay rank {}: {}", config.master, rank,
+                               rendezvous::printable(reply->error))});
+    if (reply->slice.missed > 0)
+      std::fprintf(stdout, "[ddplaunch tail: %ld line(s) of rank %d went by before they could be shown]\n",
+                   reply->slice.missed, rank);
+    // Another launcher's text: never raw to the terminal.
+    std::fputs(rendezvous::printable_lines(reply->slice.lines).c_str(), stdout);
+    std::fflush(stdout);
+    const bool more_waiting = reply->slice.next > request.from && !reply->slice.lines.empty() && request.from >= 0 &&
+                              reply->slice.lines.size() >= RankTailRelay::kMaxReplyBytes / 2;
+    request.from = reply->slice.next;
+    if (!more_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 // `ddplaunch debug`: the job's debug console from this terminal.
@@ -337,13 +376,14 @@ int main(int argc, char** argv) {
   const bool timeline_from_log_dir = cl.subcommand == Subcommand::Timeline && given(cl, "log_dir") && !given(cl, "master");
   if (timeline_from_log_dir) return write_job_timeline(config, true);
   if (etcd_enabled(config) && (cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks ||
-                               cl.subcommand == Subcommand::Timeline)) {
+                               cl.subcommand == Subcommand::Timeline || cl.subcommand == Subcommand::Tail)) {
     auto coordinator = find_coordinator(config);  // the elected launcher's rendezvous
     if (!coordinator) return fail({coordinator.error});
     config.master = *coordinator;
   }
   const bool inspects = cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks ||
-                        cl.subcommand == Subcommand::Debug || cl.subcommand == Subcommand::Timeline;
+                        cl.subcommand == Subcommand::Debug || cl.subcommand == Subcommand::Timeline ||
+                        cl.subcommand == Subcommand::Tail;
   if (inspects && !etcd_enabled(config) && !given(cl, "master")) {  // this node's record of the job
     auto record = choose_job_record(running_job_records(), given(cl, "job_id") ? config.job_id : "");
     if (!record) return fail({record.error});
@@ -355,6 +395,7 @@ int main(int argc, char** argv) {
   if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
   if (cl.subcommand == Subcommand::Debug) return open_debug_console(config, cl.gdb_rank);
   if (cl.subcommand == Subcommand::Timeline) return write_job_timeline(config, false);
+  if (cl.subcommand == Subcommand::Tail) return follow_rank_output(config, cl.tail_rank);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
 
   // Local preflight: the master resolves, GPUs fit nproc.

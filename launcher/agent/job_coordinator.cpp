@@ -58,6 +58,9 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
       fenced_([this](const JobPolicy::Decisions& d) { carry_out_each(d); }, [](const decision::Log& l) { log_decision(l); }),
       stack_rounds_(io, settings_.config.log_dir, [this](long round) {
         if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::CollectStacks{round}));
+      }),
+      tails_([this](int rank, int seconds) {
+        if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::FollowRank{rank, seconds}));
       }) {}
 
 void JobCoordinator::attach(rendezvous::Server& server) {
@@ -169,6 +172,7 @@ const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handler
       {messages::Kind::ProbeResults, &JobCoordinator::on_probe_results},
       {messages::Kind::RankStacks, &JobCoordinator::on_rank_stacks},
       {messages::Kind::TimelineEvents, &JobCoordinator::on_timeline_events},
+      {messages::Kind::RankOutput, &JobCoordinator::on_rank_output},
   };
   return table;
 }
@@ -213,6 +217,22 @@ void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m)
   host_by_node_[node_rank] = states->host;
   hang_.on_ranks_reported(static_cast<long>(m.generation), states->ranks, PolicyClock::now());
   carry_out(policy_.on_ranks_reported(node_rank, static_cast<long>(m.generation), states->ranks, PolicyClock::now()));
+}
+
+void JobCoordinator::on_rank_output(int, const rendezvous::Message& m) {
+  if (auto output = messages::decode_rank_output(m)) tails_.on_output(*output);
+}
+
+// The same rule as for stacks: the lines of a multi-node job's ranks go only to someone who
+// proved the job's token (a job without one answers status, not its ranks' output).
+std::string JobCoordinator::answer_tail(const TailRequest& request) {
+  if (policy_.nodes().size() > 1 && settings_.config.token.empty())
+    return encode_tail_reply({{}, "this multi-node job has no token, so its ranks' output is not relayed: start it "
+                                  "with DDPLAUNCH_TOKEN or --token-file (ddplaunch-srun and --hosts make one)"});
+  int world = 0;
+  for (const auto& n : policy_.nodes()) world += n.facts.nproc;
+  if (world == 0) return encode_tail_reply({{}, "no workers run yet: the job is still joining"});
+  return tails_.answer(request, world, RankTailRelay::Clock::now());
 }
 
 void JobCoordinator::on_node_report(int node_rank, const rendezvous::Message& m) {

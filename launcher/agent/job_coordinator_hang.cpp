@@ -130,6 +130,7 @@ void JobCoordinator::on_rank_stacks(int node_rank, const rendezvous::Message& m)
 }
 
 std::string JobCoordinator::answer_query(const std::string& query) {
+  if (auto tail = decode_tail_request(query)) return answer_tail(*tail);
   if (query == kTimelineJsonQuery) {
     std::string json = timeline_json();
     if (json.size() > kMaxTimelineReplyBytes)

@@ -22,6 +22,7 @@
 #include "agent/debug_relay.h"
 #include "agent/etcd_seat.h"
 #include "agent/job_coordinator.h"
+#include "agent/rank_follower.h"
 #include "agent/rank_timeline_reporter.h"
 #include "config/launch_config.h"
 #include "ddplaunch/preflight/peer_probe.h"
@@ -148,6 +149,11 @@ class NodeAgent {
   boost::asio::posix::stream_descriptor terminal_;  // Enter resumes paused ranks
   StatusChannel status_;
   GroupSupervisor supervisor_;
+  RankFollower follower_;  // `ddplaunch tail`: a followed rank's lines to the master
+  boost::asio::steady_timer tail_linger_timer_;  // the master's end: tail clients read the last lines
+  static constexpr auto kTailLinger = std::chrono::milliseconds(1000);
+  static constexpr int kTailLingerChecks = 20;
+  void close_server_after_tails(int checks_left = kTailLingerChecks);
   std::unique_ptr<JobCoordinator> coordinator_;
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
