@@ -214,7 +214,7 @@ void JobCoordinator::on_node_problem(int node_rank, const rendezvous::Message& m
 void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m) {
   auto states = messages::decode_rank_states(m);
   if (!states) return;
-  host_by_node_[node_rank] = states->host;
+  reporting_nodes_[node_rank] = ReportingNode{states->host, states->log_dir, static_cast<long>(m.generation)};
   hang_.on_ranks_reported(static_cast<long>(m.generation), states->ranks, PolicyClock::now());
   carry_out(policy_.on_ranks_reported(node_rank, static_cast<long>(m.generation), states->ranks, PolicyClock::now()));
 }
@@ -378,12 +378,16 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
   }, d);
 }
 
+StatusExtras JobCoordinator::status_extras() const {
+  return {reporting_nodes_, hang_.tracker().suspect_ranks(), hang_.tracker().learnt_interval_s()};
+}
+
 std::string JobCoordinator::status_text() const {
   std::string members = policy_.membership_table(PolicyClock::now());
   if (!members.empty()) members = "\nmembership (active, spare, excluded, lost):\n" + members;
   if (policy_.phase() == JobPhase::Joining && server_)  // nothing planned yet: who is here so far
     return render_joining_table(settings_.config.job_id, settings_.config.nodes, server_->joined_nodes()) + members;
-  return render_status_table(settings_.config.job_id, policy_, host_by_node_, hang_.tracker().suspect_ranks()) +
+  return render_status_table(settings_.config.job_id, policy_, status_extras()) +
          members + hang_status_text();
 }
 

@@ -20,6 +20,7 @@
 #include "agent/launcher_messages.h"
 #include "agent/rank_tail_relay.h"
 #include "agent/stack_rounds.h"
+#include "agent/status_table.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "history/run_history.h"
@@ -138,7 +139,8 @@ class JobCoordinator {
   std::unique_ptr<ServerJobChannel> server_channel_;
   JobChannel* server_ = nullptr;
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
-  std::map<int, std::string> host_by_node_;  // from rank states, for the status table
+  std::map<int, ReportingNode> reporting_nodes_;  // from rank states, for the status table
+  StatusExtras status_extras() const;
   bool sweeping_ = false;                    // the sweep timer is armed
   HangWatch hang_;
   FencedDecisions fenced_;  // etcd: decisions wait for etcd's proof of leadership, in order

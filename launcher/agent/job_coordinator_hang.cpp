@@ -140,8 +140,7 @@ std::string JobCoordinator::answer_query(const std::string& query) {
     return json;
   }
   if (query == kStatusJsonQuery)
-    return render_status_json(settings_.config.job_id, policy_, host_by_node_, hang_.tracker().suspect_ranks(),
-                              hang_.tracker().learnt_interval_s());
+    return render_status_json(settings_.config.job_id, policy_, status_extras());
   using Reply = StacksReply;
   const std::optional<StacksRequest> request = decode_stacks_request(query);
   if (!request) return "error: unknown query '" + query.substr(0, 40) + "'";

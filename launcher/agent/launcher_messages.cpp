@@ -162,12 +162,13 @@ rendezvous::Message encode(long generation, const RankStates& p) {
              std::to_string(r.init_entries) + " " + (r.state.empty() ? "-" : r.state) + " " + std::to_string(r.steps) +
              " " + std::to_string(r.max_interval_ms) + " " + std::to_string(r.progress_age_ms) + " " +
              (r.section.empty() ? "-" : r.section) + "\n";
-  return make(Kind::RankStates, generation, {{"host", p.host}, {"ranks", lines}});
+  return make(Kind::RankStates, generation, {{"host", p.host}, {"ranks", lines}, {"log_dir", p.log_dir}});
 }
 std::optional<RankStates> decode_rank_states(const rendezvous::Message& m) {
   if (!is(m, Kind::RankStates)) return std::nullopt;
   RankStates p;
   p.host = text_field(m, "host", "?");
+  p.log_dir = text_field(m, "log_dir");
   std::istringstream lines(field(m, "ranks"));
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);

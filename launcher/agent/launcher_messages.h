@@ -53,7 +53,8 @@ std::optional<Kind> kind_of(const rendezvous::Message& message);
 struct NodeFinished { int exit_code = 0; std::string summary; };
 struct NodeProblem { std::string message; int exit_code = 1; };
 struct NodeReport { bool ok = false; std::string nic; std::string problems; };
-struct RankStates { std::string host; std::vector<RankReport> ranks; };
+// log_dir: where the node writes its ranks' log files ("" without --log-dir), as an absolute path.
+struct RankStates { std::string host; std::vector<RankReport> ranks; std::string log_dir; };
 struct Restart { std::string reason; };
 struct Stop { std::string reason; int exit_code = 1; };
 struct JobEnd { int exit_code = 0; };

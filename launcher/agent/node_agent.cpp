@@ -8,6 +8,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <filesystem>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -102,6 +104,10 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
       rank_states_timer_(io),
       minority_timer_(io),
       policy_(node_policy_settings(plan_)) {
+  if (!plan_.config.log_dir.empty()) {
+    std::error_code ignored;
+    log_dir_shown_ = std::filesystem::absolute(plan_.config.log_dir, ignored).lexically_normal().string();
+  }
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
   signals_.add(SIGUSR1);  // Slurm's --signal=USR1@120: forwarded, never fatal to the launcher
@@ -413,7 +419,7 @@ void NodeAgent::report_problem(const std::string& message, int exit_code) {
 
 void NodeAgent::send_rank_states() {
   if (!client_ || policy_.state() == NodeState::Finished || policy_.state() == NodeState::Joining) return;
-  messages::RankStates states{plan_.hostname, {}};
+  messages::RankStates states{plan_.hostname, {}, log_dir_shown_};
   for (const auto& w : supervisor_.workers()) states.ranks.push_back(rank_report_of(*w));
   client_->send(messages::encode(policy_.generation(), states));
   rank_timeline_.report(policy_.generation(), supervisor_.workers(), client_.get());

@@ -173,6 +173,7 @@ class NodeAgent {
   boost::asio::steady_timer rank_states_timer_;  // the coalesced rank-state report
   bool rank_states_due_ = false;
   RankTimelineReporter rank_timeline_;           // the ranks' state changes, for the job's timeline
+  std::string log_dir_shown_;                    // --log-dir as an absolute path, for `ddplaunch status`
   boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
   bool etcd_unreachable_ = false;
   MinorityRule minority_rule_;
