@@ -209,6 +209,23 @@ TEST(HangDetection, CxxTrainerRankThatStopsIsNamedWithNativeStacks) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 1 .*made no progress past the hang deadline)")))
       << r.output;
 }
+
+// A C++ program that never calls shim::step() (its steps are only collectives, as a parameter
+// server's or a benchmark's): the shim's process group counts each completed collective, so
+// the stuck rank is found and named all the same.
+TEST(HangDetection, CxxProgramWithoutStepsIsWatchedThroughItsCollectives) {
+  TempDir dir;
+  auto flags = short_deadlines(dir.path);
+  flags.insert(flags.end(), {"--hang-action", "stop"});
+  dt::RunResult r = run_one_node(2, flags, {TRAIN_BINARY_BIN, "--steps", "100000", "--no-steps", "--stall-rank", "1",
+                                            "--stall-after", "20"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("suspect: "), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 1 .*made no progress past the hang deadline)")))
+      << r.output;
+  EXPECT_EQ(r.output.find("without any sign of progress"), std::string::npos) << "its collectives are progress: " << r.output;
+}
 #endif
 
 TEST(HangDetection, LongCheckpointInsideASectionIsNoFalseAlarm) {

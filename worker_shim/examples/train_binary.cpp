@@ -1,7 +1,7 @@
 // A small libtorch data-parallel trainer that uses the ddplaunch shim: an MLP on synthetic
 // regression data, gradients all-reduced over the shim's gloo process group. Every rank
 // prints the same final checksum of the parameters when training is correct.
-//   train_binary [--steps N] [--lr X] [--stall-rank R --stall-after N]
+//   train_binary [--steps N] [--lr X] [--stall-rank R --stall-after N] [--no-steps]
 // --stall-rank/--stall-after: rank R stops making progress after N steps (sleeps for good),
 // so the others wait in their next all-reduce: the launcher's hang detection test.
 #include <cstdio>
@@ -21,6 +21,7 @@ struct Options {
   double lr = 0.05;
   int stall_rank = -1;
   int stall_after = 0;
+  bool report_steps = true;  // --no-steps: never call shim::step() (its collectives are the progress)
 };
 
 // Never returns: a rank that stopped making progress, as a deadlock or lost I/O would.
@@ -39,6 +40,8 @@ bool parse_options(int argc, char** argv, Options& opts) {
         return false;
       }
       (arg == "--stall-rank" ? opts.stall_rank : opts.stall_after) = static_cast<int>(value);
+    } else if (arg == "--no-steps") {
+      opts.report_steps = false;
     } else if ((arg == "--steps" || arg == "--lr") && i + 1 < argc) {
       char* end = nullptr;
       const char* value = argv[++i];
@@ -49,7 +52,9 @@ bool parse_options(int argc, char** argv, Options& opts) {
         return false;
       }
     } else {
-      std::fprintf(stderr, "usage: train_binary [--steps N] [--lr X] [--stall-rank R --stall-after N]  (unknown: '%s')\n",
+      std::fprintf(stderr,
+                   "usage: train_binary [--steps N] [--lr X] [--stall-rank R --stall-after N] [--no-steps]  "
+                   "(unknown: '%s')\n",
                    arg.c_str());
       return false;
     }
@@ -117,7 +122,9 @@ int main(int argc, char** argv) {
     loss.backward();
     average_gradients(model, *pg.group);
     sgd.step();
-    ddplaunch::shim::step();  // progress for the launcher's hang detection (~1 report/s)
+    // Progress for the launcher's hang detection (~1 report/s); without it (--no-steps) the
+    // shim's group counts each completed collective instead.
+    if (opts.report_steps) ddplaunch::shim::step();
     loss_last = loss.item<double>();
     if (step == 1) loss_first = loss_last;
     if (step % 10 == 0) std::printf("step %d loss %.6f\n", step, loss_last);

@@ -1,4 +1,5 @@
 // step() and Section: progress reports for the launcher's hang detection (shim.h).
+#include <atomic>
 #include <mutex>
 
 #include "ddplaunch/shim.h"
@@ -21,9 +22,10 @@ SharedCounter& shared_counter() {
   return *s;
 }
 
-}  // namespace
+// The program called step() itself: collectives are no longer progress of their own.
+std::atomic<bool> program_steps{false};
 
-void step() noexcept {
+void count_progress() noexcept {
   std::optional<c::StepProgress> due;
   {
     SharedCounter& s = shared_counter();
@@ -36,6 +38,17 @@ void step() noexcept {
     } catch (...) {  // out of memory formatting: progress is best-effort
     }
   }
+}
+
+}  // namespace
+
+void step() noexcept {
+  program_steps.store(true, std::memory_order_relaxed);
+  count_progress();
+}
+
+void collective_completed() noexcept {
+  if (!program_steps.load(std::memory_order_relaxed)) count_progress();
 }
 
 Section::Section(std::string_view name) noexcept {

@@ -1,7 +1,8 @@
 // init_process_group(): contract → c10d::TCPStore → ProcessGroupGloo (or NCCL), with
 // PyTorch's default timeout (or the program's) on both, and the outcome reported on the
-// status channel. Never the launcher's DDPLAUNCH_TIMEOUT_S (see shim_torch.h).
-// The only translation unit of the library that includes the heavy c10d headers.
+// status channel. Never the launcher's DDPLAUNCH_TIMEOUT_S (see shim_torch.h). Its gloo group
+// counts each completed collective as progress (progress_counting_gloo.h). One of the two
+// translation units of the library that include the heavy c10d headers.
 #include <chrono>
 #include <exception>
 #include <sstream>
@@ -14,6 +15,7 @@
 #endif
 
 #include "ddplaunch/shim_torch.h"
+#include "progress_counting_gloo.h"
 
 namespace ddplaunch::shim {
 namespace {
@@ -66,7 +68,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> make_gloo(const c10::intrusive_ptr<c10d::
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
   if (options->devices.empty())
     options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, c.rank, c.world_size, options);
+  return c10::make_intrusive<ProgressCountingGloo>(store, c.rank, c.world_size, options);
 }
 
 #ifdef DDPLAUNCH_TORCH_NCCL

@@ -28,6 +28,7 @@
 #endif
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
+#include "ddplaunch/shim.h"
 #include "ddplaunch/shim_torch.h"
 #include "process_runner.h"  // tests/integration/support: free_tcp_port
 
@@ -184,6 +185,43 @@ TEST(ShimTorch, ReportsBeginThenOkOrFailedOnTheStatusSocket) {
   ASSERT_TRUE(failed);
   EXPECT_EQ(failed->event, contract::StatusEvent::InitFailed);
   EXPECT_NE(failed->detail.find("RANK=7"), std::string::npos) << failed->detail;
+}
+
+// A program without steps of its own (a loop of all_reduce calls) is hang-watched: each
+// completed collective of the shim's group counts as progress ("step" reports) — until the
+// program calls step() itself; then only its steps count.
+TEST(ShimTorch, CompletedCollectivesCountAsProgressUntilTheProgramStepsItself) {
+  StatusSocket status;
+  ASSERT_TRUE(status.bound());
+  auto made = shim::init_process_group(make_contract(0, 1, free_port(), 10), "gloo");
+  ASSERT_TRUE(made.group) << made.error;
+  ASSERT_EQ(status.next()->event, contract::StatusEvent::InitBegin);
+  ASSERT_EQ(status.next()->event, contract::StatusEvent::InitOk);
+  auto allreduce = [&] {
+    std::vector<at::Tensor> t{at::ones({4})};
+    made.group->allreduce(t)->wait();
+  };
+  // The counter is the process's: counts are compared, not taken as absolute (another test of
+  // this binary may have counted before). A report goes out at most once a second.
+  auto steps_reported = [&]() -> long {
+    auto m = status.next();
+    if (!m || m->event != contract::StatusEvent::Step) return -1;
+    auto detail = contract::parse_step_detail(m->detail);
+    return detail ? detail->steps : -1;
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  for (int i = 0; i < 3; ++i) allreduce();
+  const long after_first = steps_reported();  // reported at the first of the three
+  ASSERT_GT(after_first, 0);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  shim::step();  // the program steps itself from now on
+  const long stepped = steps_reported();
+  EXPECT_EQ(stepped, after_first + 3);  // the two other collectives, then this step
+  for (int i = 0; i < 5; ++i) allreduce();  // no longer progress of their own
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  shim::step();
+  EXPECT_EQ(steps_reported(), stepped + 1);
 }
 
 TEST(ShimTorch, EnvironmentOverloadReadsTheContract) {

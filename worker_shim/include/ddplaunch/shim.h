@@ -60,6 +60,12 @@ void stop_heartbeat();
 // Thread-safe; never blocks, never throws.
 void step() noexcept;
 
+// One completed collective of a process group made by the shim's init_process_group (it
+// calls this itself): counted as progress like a step, until the program calls step() — then
+// its steps alone are progress, so the learnt step interval stays the time between steps. A
+// program without steps of its own (a loop of all_reduce calls) is hang-watched all the same.
+void collective_completed() noexcept;
+
 // A long planned pause (checkpoint, evaluation): reports section_begin now and section_end
 // when it goes out of scope, so the launcher applies the section's own deadline instead of
 // suspecting a hang. `name` is free text (one word reads best: "checkpoint").
