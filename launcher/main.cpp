@@ -218,7 +218,7 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const prefli
   a.world_size = config.nodes * plan.nproc;
   a.master_addr = plan.master_ip;
   a.master_port = config.worker_port.fixed.value_or(0);
-  a.timeout_s = preflight::compute_timeout(config.timeout, config.nodes, false, 0, 0);
+  a.timeout_s = preflight::compute_init_deadline(config.timeout, config.nodes, false, 0, 0);
   a.max_restarts = config.restart.max_restarts;
   a.run_id = config.job_id;
   a.role = config.role;
@@ -228,7 +228,7 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const prefli
   std::printf("# this node: %d GPU(s) (%s), driver %s, CUDA %s, NCCL %s\n# GPU notes: %s\n", gpus.count,
               gpus.source.c_str(), known(gpus.driver_version), known(gpus.cuda_version), known(gpus.nccl_version),
               gpus.note.c_str());
-  std::printf("# timeout: %s\n", preflight::explain_timeout(config.timeout, config.nodes, false, 0, 0).c_str());
+  std::printf("# timeout: %s\n", preflight::explain_init_deadline(config.timeout, config.nodes, false, 0, 0).c_str());
   std::printf("# stdin: %s\n",
               plan.inherit_stdin
                   ? "data piped into ddplaunch: every local worker shares it, as under torchrun (no debugger keyboard)"

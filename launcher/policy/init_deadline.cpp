@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "ddplaunch/preflight/timeout_policy.h"
+#include "ddplaunch/preflight/init_deadline_formula.h"
 #include "policy/init_tracker.h"  // human_duration
 
 namespace ddplaunch {
@@ -17,8 +17,8 @@ void InitDeadline::plan(const std::vector<rendezvous::NodeRecord>& nodes, int in
   const bool dedicated_nic = !settings_.doctor && nodes.size() > 1 &&
                              std::all_of(nodes.begin(), nodes.end(), [](const auto& n) { return !n.facts.socket_ifname.empty(); });
   const int node_count = static_cast<int>(nodes.size());
-  seconds_ = preflight::compute_timeout(settings_.formula, node_count, dedicated_nic, rtt_ms, init_failure_restarts);
-  explained_ = preflight::explain_timeout(settings_.formula, node_count, dedicated_nic, rtt_ms, init_failure_restarts);
+  seconds_ = preflight::compute_init_deadline(settings_.formula, node_count, dedicated_nic, rtt_ms, init_failure_restarts);
+  explained_ = preflight::explain_init_deadline(settings_.formula, node_count, dedicated_nic, rtt_ms, init_failure_restarts);
   raise_to_history();
   armed_ = false;
 }

@@ -1,5 +1,5 @@
 // InitDeadline: the group's init deadline, one generation at a time. Its value: the formula
-// (preflight's timeout_policy, grown by each restart after an init failure), raised to what
+// (preflight's init_deadline_formula, grown by each restart after an init failure), raised to what
 // past runs of the same job needed (the run history) but never past timeout.max_s, with the
 // words that say where it came from. Its arming: it runs while InitTracker's rule says so and
 // no rank is held in a debugger; each arming is numbered, so a timer of an older arming that
@@ -20,7 +20,7 @@ template <class T>
 struct StateFields;
 
 struct InitDeadlineSettings {
-  TimeoutSettings formula;
+  InitDeadlineFormula formula;
   double history_init_s = 0;      // what past runs needed for init (0: no history)
   std::string history_explained;  // where that number comes from, for people
   bool doctor = false;            // doctor's checks: no dedicated-NIC allowance

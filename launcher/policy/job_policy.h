@@ -35,7 +35,7 @@ namespace ddplaunch {
 
 struct PolicySettings {
   RestartSettings restart;
-  TimeoutSettings timeout;             // the init deadline's formula (the timeout.* keys)
+  InitDeadlineFormula timeout;             // the init deadline's formula (the timeout.* keys)
   double setup_timeout_s = 0;           // 0: setup is unbounded (the default)
   bool worker_port_auto = true;         // a free port every generation
   std::string worker_master_addr;       // MASTER_ADDR every node reached
