@@ -22,6 +22,7 @@
 
 #include "agent/etcd_seat.h"
 #include "agent/node_agent.h"
+#include "agent/node_assignment.h"
 #include "agent/node_plan.h"
 #include "agent/status_table.h"
 #include "agent/timeline_files.h"
@@ -195,20 +196,16 @@ int print_stacks(const LaunchConfig& config) {
 // job whose ports are not chosen yet.
 int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const preflight::GpuInfo& gpus) {
   std::printf("# resolved configuration\n%s", describe(config).c_str());
-  NodeAssignment a;
-  a.node_rank = std::max(config.node_rank, 0);
-  a.node_count = config.nodes;
-  a.local_world_size = plan.nproc;
-  a.rank_offset = a.node_rank * plan.nproc;
-  a.world_size = config.nodes * plan.nproc;
-  a.master_addr = plan.master_ip;
-  a.master_port = config.worker_port.fixed.value_or(0);
-  a.timeout_s = preflight::compute_init_deadline(config.timeout, config.nodes, false, 0, 0);
-  a.max_restarts = config.restart.max_restarts;
-  a.run_id = config.job_id;
-  a.role = config.role;
-  a.job_id = config.job_id;
-  a.status_socket = "(created at start)";
+  rendezvous::Assignment planned;  // what the master would assign this node
+  planned.node_rank = std::max(config.node_rank, 0);
+  planned.node_count = config.nodes;
+  planned.rank_offset = planned.node_rank * plan.nproc;
+  planned.world_size = config.nodes * plan.nproc;
+  planned.worker_master_addr = plan.master_ip;
+  planned.worker_master_port = config.worker_port.fixed.value_or(0);
+  planned.timeout_s = preflight::compute_init_deadline(config.timeout, config.nodes, false, 0, 0);
+  planned.run_id = config.job_id;
+  const NodeAssignment a = node_assignment(planned, plan, "(created at start)", "", 0);
   auto known = [](const std::string& v) { return v.empty() ? "unknown" : v.c_str(); };
   std::printf("# this node: %d GPU(s) (%s), driver %s, CUDA %s, NCCL %s\n# GPU notes: %s\n", gpus.count,
               gpus.source.c_str(), known(gpus.driver_version), known(gpus.cuda_version), known(gpus.nccl_version),

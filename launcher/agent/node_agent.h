@@ -112,7 +112,6 @@ class NodeAgent {
   void attach_gdb(int rank);  // `:attach R --gdb`: when R is this node's
   // This node's record of the job (job_record.h), from the join until the end.
   void record_job(int rendezvous_port);
-  NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
 
   boost::asio::io_context& io_;
   OrphanGuard& guard_;
