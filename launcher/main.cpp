@@ -25,6 +25,7 @@
 #include "agent/node_assignment.h"
 #include "agent/node_plan.h"
 #include "agent/status_table.h"
+#include "agent/rank_tail_relay.h"
 #include "agent/timeline_files.h"
 #include "config/command_line.h"
 #include "config/config_docs.h"
@@ -146,6 +147,44 @@ int write_job_timeline(const LaunchConfig& config, bool from_log_dir) {
   std::printf("%s: Chrome trace JSON (open in Perfetto or chrome://tracing)\n%s: the timeline page (any browser)\n",
               paths.json.c_str(), paths.page.c_str());
   return 0;
+}
+
+// `ddplaunch tail --rank R`: that rank's last lines, then its lines as they come (relayed by
+// the master from the rank's node; across restarts), until the job ends or Ctrl-C.
+int follow_rank_output(const LaunchConfig& config, int rank) {
+  if (rank < 0) return fail({"ddplaunch tail needs --rank R: the global rank whose output to follow"});
+  auto endpoint = parse_host_port(config.master);
+  if (!endpoint) return fail({"ddplaunch tail needs --master HOST:PORT of the running job's rendezvous"});
+  const auto port = static_cast<std::uint16_t>(endpoint->port);
+  TailRequest request{rank, -1};
+  for (bool answered_once = false;; answered_once = true) {
+    std::string error;
+    const std::string text = rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
+                                                      encode_tail_request(request), std::chrono::seconds(5), error);
+    if (!error.empty()) {
+      if (answered_once && error.find("Connection refused") != std::string::npos) {
+        std::fputs("ddplaunch tail: the job has ended (its master no longer answers)\n", stderr);
+        return 0;
+      }
+      return fail({fmt::format("cannot follow rank {} at {}: {}", rank, config.master, error)});
+    }
+    const std::optional<TailReply> reply = decode_tail_reply(text);
+    if (!reply) return fail({fmt::format("the master at {} gave an answer this ddplaunch cannot read (another version?)",
+                                         config.master)});
+    if (!reply->error.empty())
+      return fail({fmt::format("the master at {} does not relay rank {}: {}", config.master, rank,
+                               rendezvous::printable(reply->error))});
+    if (reply->slice.missed > 0)
+      std::fprintf(stdout, "[ddplaunch tail: %ld line(s) of rank %d went by before they could be shown]\n",
+                   reply->slice.missed, rank);
+    // Another launcher's text: never raw to the terminal.
+    std::fputs(rendezvous::printable_lines(reply->slice.lines).c_str(), stdout);
+    std::fflush(stdout);
+    const bool more_waiting = reply->slice.next > request.from && !reply->slice.lines.empty() && request.from >= 0 &&
+                              reply->slice.lines.size() >= RankTailRelay::kMaxReplyBytes / 2;
+    request.from = reply->slice.next;
+    if (!more_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 // `ddplaunch debug`: the job's debug console from this terminal.
@@ -275,10 +314,10 @@ std::string take_fanout_node_input(const CommandLine& cl, Environment& env) {
 
 bool inspects_a_job(Subcommand subcommand) {
   return subcommand == Subcommand::Status || subcommand == Subcommand::Stacks || subcommand == Subcommand::Debug ||
-         subcommand == Subcommand::Timeline;
+         subcommand == Subcommand::Timeline || subcommand == Subcommand::Tail;
 }
 
-// status, stacks, debug, timeline: a running job's master (found through etcd, --master, or
+// status, stacks, debug, timeline, tail: a running job's master (found through etcd, --master, or
 // this node's record of the job), or a finished job's --log-dir.
 int inspect_job(const CommandLine& cl, LaunchConfig& config) {
   // `ddplaunch timeline --log-dir DIR`: a finished job's files, no master to ask.
@@ -300,6 +339,7 @@ int inspect_job(const CommandLine& cl, LaunchConfig& config) {
     case Subcommand::Status: return print_status(config, cl.status_watch, cl.status_json);
     case Subcommand::Stacks: return print_stacks(config);
     case Subcommand::Debug: return open_debug_console(config, cl.gdb_rank);
+    case Subcommand::Tail: return follow_rank_output(config, cl.tail_rank);
     default: return write_job_timeline(config, false);
   }
 }
@@ -359,7 +399,7 @@ int main(int argc, char** argv) {
   if (!setup.errors.empty()) return fail(setup.errors);
   LaunchConfig& config = setup.config;
 
-  // Inspect a job instead of running one: status, stacks, debug, timeline.
+  // Inspect a job instead of running one: status, stacks, debug, timeline, tail.
   if (inspects_a_job(cl.subcommand)) return inspect_job(cl, config);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
 

@@ -16,6 +16,9 @@ packages=(
   # python3-etcd: torch's etcd-v2 rendezvous backend (torchrun --rdzv-backend etcd-v2), which
   # bench/run master-loss runs side by side with ddplaunch's etcd backend.
   python3-etcd
+  # chromium: headless, for tests/integration/support/check_timeline_page.py, which opens the job
+  # timeline page (launcher/timeline/timeline_page.html) in it and checks what it drew.
+  chromium
 )
 
 # --with-slurm: also the Slurm daemons and client for tests/clusters/slurm-test-cluster.sh.

@@ -84,6 +84,10 @@ DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::str
                                 if (hooks_.broadcast)
                                   hooks_.broadcast(messages::encode(generation_, messages::DebugAttachGdb{rank}));
                               },
+                              .show_ranks = [this](const std::vector<int>& ranks) {
+                                if (hooks_.broadcast)
+                                  hooks_.broadcast(messages::encode(generation_, messages::OutputFilter{ranks}));
+                              },
                           }),
       unattended_(io),
       unattended_stop_(unattended_stop) {

@@ -58,6 +58,9 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
       fenced_([this](const JobPolicy::Decisions& d) { carry_out_each(d); }, [](const decision::Log& l) { log_decision(l); }),
       stack_rounds_(io, settings_.config.log_dir, [this](long round) {
         if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::CollectStacks{round}));
+      }),
+      tails_([this](int rank, int seconds) {
+        if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::FollowRank{rank, seconds}));
       }) {}
 
 void JobCoordinator::attach(rendezvous::Server& server) {
@@ -169,6 +172,7 @@ const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handler
       {messages::Kind::ProbeResults, &JobCoordinator::on_probe_results},
       {messages::Kind::RankStacks, &JobCoordinator::on_rank_stacks},
       {messages::Kind::TimelineEvents, &JobCoordinator::on_timeline_events},
+      {messages::Kind::RankOutput, &JobCoordinator::on_rank_output},
   };
   return table;
 }
@@ -210,9 +214,25 @@ void JobCoordinator::on_node_problem(int node_rank, const rendezvous::Message& m
 void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m) {
   auto states = messages::decode_rank_states(m);
   if (!states) return;
-  host_by_node_[node_rank] = states->host;
+  reporting_nodes_[node_rank] = ReportingNode{states->host, states->log_dir, static_cast<long>(m.generation)};
   hang_.on_ranks_reported(static_cast<long>(m.generation), states->ranks, PolicyClock::now());
   carry_out(policy_.on_ranks_reported(node_rank, static_cast<long>(m.generation), states->ranks, PolicyClock::now()));
+}
+
+void JobCoordinator::on_rank_output(int, const rendezvous::Message& m) {
+  if (auto output = messages::decode_rank_output(m)) tails_.on_output(*output);
+}
+
+// The same rule as for stacks: the lines of a multi-node job's ranks go only to someone who
+// proved the job's token (a job without one answers status, not its ranks' output).
+std::string JobCoordinator::answer_tail(const TailRequest& request) {
+  if (policy_.nodes().size() > 1 && settings_.config.token.empty())
+    return encode_tail_reply({{}, "this multi-node job has no token, so its ranks' output is not relayed: start it "
+                                  "with DDPLAUNCH_TOKEN or --token-file (ddplaunch-srun and --hosts make one)"});
+  int world = 0;
+  for (const auto& n : policy_.nodes()) world += n.facts.nproc;
+  if (world == 0) return encode_tail_reply({{}, "no workers run yet: the job is still joining"});
+  return tails_.answer(request, world, RankTailRelay::Clock::now());
 }
 
 void JobCoordinator::on_node_report(int node_rank, const rendezvous::Message& m) {
@@ -358,12 +378,16 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
   }, d);
 }
 
+StatusExtras JobCoordinator::status_extras() const {
+  return {reporting_nodes_, hang_.tracker().suspect_ranks(), hang_.tracker().learnt_interval_s()};
+}
+
 std::string JobCoordinator::status_text() const {
   std::string members = policy_.membership_table(PolicyClock::now());
   if (!members.empty()) members = "\nmembership (active, spare, excluded, lost):\n" + members;
   if (policy_.phase() == JobPhase::Joining && server_)  // nothing planned yet: who is here so far
     return render_joining_table(settings_.config.job_id, settings_.config.nodes, server_->joined_nodes()) + members;
-  return render_status_table(settings_.config.job_id, policy_, host_by_node_, hang_.tracker().suspect_ranks()) +
+  return render_status_table(settings_.config.job_id, policy_, status_extras()) +
          members + hang_status_text();
 }
 

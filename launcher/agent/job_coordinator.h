@@ -18,7 +18,9 @@
 #include "agent/fenced_decisions.h"
 #include "agent/job_channel.h"
 #include "agent/launcher_messages.h"
+#include "agent/rank_tail_relay.h"
 #include "agent/stack_rounds.h"
+#include "agent/status_table.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "history/run_history.h"
@@ -78,6 +80,8 @@ class JobCoordinator {
   // `ddplaunch stacks`: "stacks" starts a collection and answers "pending <id>";
   // "stacks <id>" answers "pending <id>", or "done" and the grouped stacks.
   std::string answer_query(const std::string& query);
+  // `ddplaunch tail` clients have lines to read still (the master's end waits briefly for them).
+  bool tails_unread() const { return tails_.unread(RankTailRelay::Clock::now()); }
   // The debug console: a person quit `rank`'s debugger (and confirmed) — the job ends.
   void on_debugger_quit(long generation, int rank);
   // The node is finishing (whatever ended it: a signal, a lost master, the job's end): no
@@ -94,6 +98,8 @@ class JobCoordinator {
   void on_node_report(int node_rank, const rendezvous::Message& message);
   void on_probe_results(int node_rank, const rendezvous::Message& message);
   void on_timeline_events(int node_rank, const rendezvous::Message& message);
+  void on_rank_output(int node_rank, const rendezvous::Message& message);
+  std::string answer_tail(const TailRequest& request);
   // The job's timeline (job_coordinator_timeline.cpp): the master's own events, and the
   // files at the job's end (--trace, --log-dir).
   void record_instant(int node, std::string name, std::string category, std::string detail);
@@ -133,7 +139,8 @@ class JobCoordinator {
   std::unique_ptr<ServerJobChannel> server_channel_;
   JobChannel* server_ = nullptr;
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
-  std::map<int, std::string> host_by_node_;  // from rank states, for the status table
+  std::map<int, ReportingNode> reporting_nodes_;  // from rank states, for the status table
+  StatusExtras status_extras() const;
   bool sweeping_ = false;                    // the sweep timer is armed
   HangWatch hang_;
   FencedDecisions fenced_;  // etcd: decisions wait for etcd's proof of leadership, in order
@@ -142,6 +149,7 @@ class JobCoordinator {
   PolicyClock::time_point last_requested_at_{};
   bool history_recorded_ = false;
   timeline::JobTimeline timeline_;
+  RankTailRelay tails_;  // `ddplaunch tail`: followed ranks' lines
 };
 
 }  // namespace ddplaunch

@@ -130,6 +130,7 @@ void JobCoordinator::on_rank_stacks(int node_rank, const rendezvous::Message& m)
 }
 
 std::string JobCoordinator::answer_query(const std::string& query) {
+  if (auto tail = decode_tail_request(query)) return answer_tail(*tail);
   if (query == kTimelineJsonQuery) {
     std::string json = timeline_json();
     if (json.size() > kMaxTimelineReplyBytes)
@@ -139,8 +140,7 @@ std::string JobCoordinator::answer_query(const std::string& query) {
     return json;
   }
   if (query == kStatusJsonQuery)
-    return render_status_json(settings_.config.job_id, policy_, host_by_node_, hang_.tracker().suspect_ranks(),
-                              hang_.tracker().learnt_interval_s());
+    return render_status_json(settings_.config.job_id, policy_, status_extras());
   using Reply = StacksReply;
   const std::optional<StacksRequest> request = decode_stacks_request(query);
   if (!request) return "error: unknown query '" + query.substr(0, 40) + "'";

@@ -10,13 +10,14 @@
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/rendezvous/token_proof.h"
 #include "policy/failure_codec.h"
+#include "ddplaunch/base/index_list.h"
 #include "ddplaunch/base/name_table.h"
 #include "timeline/timeline_wire.h"
 
 namespace ddplaunch::messages {
 
 namespace {
-constexpr NameTable<Kind, 20> kKindNames{{{
+constexpr NameTable<Kind, 23> kKindNames{{{
     {Kind::WorkerFailed, "worker_failed"},
     {Kind::NodeFinished, "node_finished"},
     {Kind::NodeProblem, "node_problem"},
@@ -37,6 +38,9 @@ constexpr NameTable<Kind, 20> kKindNames{{{
     {Kind::DebugInput, "debug_input"},
     {Kind::DebugAttachGdb, "debug_attach_gdb"},
     {Kind::TimelineEvents, "timeline_events"},
+    {Kind::OutputFilter, "output_filter"},
+    {Kind::FollowRank, "follow_rank"},
+    {Kind::RankOutput, "rank_output"},
 }}};
 
 rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
@@ -158,12 +162,13 @@ rendezvous::Message encode(long generation, const RankStates& p) {
              std::to_string(r.init_entries) + " " + (r.state.empty() ? "-" : r.state) + " " + std::to_string(r.steps) +
              " " + std::to_string(r.max_interval_ms) + " " + std::to_string(r.progress_age_ms) + " " +
              (r.section.empty() ? "-" : r.section) + "\n";
-  return make(Kind::RankStates, generation, {{"host", p.host}, {"ranks", lines}});
+  return make(Kind::RankStates, generation, {{"host", p.host}, {"ranks", lines}, {"log_dir", p.log_dir}});
 }
 std::optional<RankStates> decode_rank_states(const rendezvous::Message& m) {
   if (!is(m, Kind::RankStates)) return std::nullopt;
   RankStates p;
   p.host = text_field(m, "host", "?");
+  p.log_dir = text_field(m, "log_dir");
   std::istringstream lines(field(m, "ranks"));
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line);
@@ -310,6 +315,44 @@ std::optional<TimelineEvents> decode_timeline_events(const rendezvous::Message& 
     e.detail = rendezvous::printable(e.detail);
   }
   return TimelineEvents{*sent_at, std::move(*events)};
+}
+
+namespace {
+constexpr int kMaxListedRank = 1 << 22;  // far above any world size
+}
+
+rendezvous::Message encode(long generation, const OutputFilter& p) {
+  return make(Kind::OutputFilter, generation, {{"ranks", format_index_list(p.ranks)}});
+}
+std::optional<OutputFilter> decode_output_filter(const rendezvous::Message& m) {
+  if (!is(m, Kind::OutputFilter)) return std::nullopt;
+  const std::string ranks = field(m, "ranks");
+  if (ranks.empty()) return OutputFilter{};
+  auto parsed = parse_index_list(ranks, kMaxListedRank);
+  if (!parsed) return std::nullopt;
+  return OutputFilter{std::move(*parsed)};
+}
+
+rendezvous::Message encode(long generation, const FollowRank& p) {
+  return make(Kind::FollowRank, generation, {{"rank", std::to_string(p.rank)}, {"seconds", std::to_string(p.seconds)}});
+}
+std::optional<FollowRank> decode_follow_rank(const rendezvous::Message& m) {
+  if (!is(m, Kind::FollowRank)) return std::nullopt;
+  FollowRank p{int_field(m, "rank", -1), int_field(m, "seconds", -1)};
+  if (p.rank < 0 || p.seconds < 0 || p.seconds > 3600) return std::nullopt;
+  return p;
+}
+
+rendezvous::Message encode(long generation, const RankOutput& p) {
+  return make(Kind::RankOutput, generation,
+              {{"rank", std::to_string(p.rank)}, {"lines", cut_middle(p.lines, kMaxRankOutputBytes)},
+               {"dropped", std::to_string(p.dropped)}});
+}
+std::optional<RankOutput> decode_rank_output(const rendezvous::Message& m) {
+  if (!is(m, Kind::RankOutput)) return std::nullopt;
+  RankOutput p{int_field(m, "rank", -1), lines_field(m, "lines"), long_field(m, "dropped").value_or(0)};
+  if (p.rank < 0 || p.dropped < 0) return std::nullopt;
+  return p;
 }
 
 rendezvous::Message encode(long generation, const CollectStacks& p) {

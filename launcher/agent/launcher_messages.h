@@ -26,6 +26,7 @@ enum class Kind {
   RankStates,    // every local rank's phase (on each change, and every few seconds)
   ProbeResults,  // the node's peer probes: one line per link
   TimelineEvents,  // its ranks' state changes for the job's timeline, on the node's clock
+  RankOutput,    // the lines of a followed rank (`ddplaunch tail`), batched
   // master → nodes
   Restart,       // generation = the new one
   Stop,          // stop workers, then report finished
@@ -33,6 +34,8 @@ enum class Kind {
   Resume,        // paused ranks may continue
   ProbeVerdict,  // peer probe done: start workers, with this socket interface ("" = as before)
   Standby,       // to one launcher: it is a hot spare; wait idle for a slot
+  OutputFilter,  // the terminal shows only these global ranks' lines from now on (none listed: all)
+  FollowRank,    // the node of that rank sends its lines for `seconds` (renewed while someone follows)
   // Stacks on demand (either direction)
   CollectStacks,  // master → nodes: take your ranks' stacks for round `request`
   RankStacks,     // node → master: the stacks of its ranks for round `request`
@@ -50,7 +53,8 @@ std::optional<Kind> kind_of(const rendezvous::Message& message);
 struct NodeFinished { int exit_code = 0; std::string summary; };
 struct NodeProblem { std::string message; int exit_code = 1; };
 struct NodeReport { bool ok = false; std::string nic; std::string problems; };
-struct RankStates { std::string host; std::vector<RankReport> ranks; };
+// log_dir: where the node writes its ranks' log files ("" without --log-dir), as an absolute path.
+struct RankStates { std::string host; std::vector<RankReport> ranks; std::string log_dir; };
 struct Restart { std::string reason; };
 struct Stop { std::string reason; int exit_code = 1; };
 struct JobEnd { int exit_code = 0; };
@@ -112,6 +116,19 @@ inline constexpr std::size_t kMaxTimelineBatchBytes = 48 * 1024;
 std::vector<std::vector<timeline::Event>> timeline_batches(std::vector<timeline::Event> events);
 rendezvous::Message encode(long generation, const TimelineEvents& payload);
 std::optional<TimelineEvents> decode_timeline_events(const rendezvous::Message& message);
+
+// Output you can steer: the console's `:ranks`, and `ddplaunch tail --rank R`.
+struct OutputFilter { std::vector<int> ranks; };  // empty: every rank
+struct FollowRank { int rank = -1; int seconds = 0; };
+// lines: whole lines, each ended by '\n'; dropped: lines the node could not send meanwhile.
+struct RankOutput { int rank = -1; std::string lines; long dropped = 0; };
+inline constexpr std::size_t kMaxRankOutputBytes = 48 * 1024;  // one batch of a followed rank's lines
+rendezvous::Message encode(long generation, const OutputFilter& payload);
+rendezvous::Message encode(long generation, const FollowRank& payload);
+rendezvous::Message encode(long generation, const RankOutput& payload);
+std::optional<OutputFilter> decode_output_filter(const rendezvous::Message& message);
+std::optional<FollowRank> decode_follow_rank(const rendezvous::Message& message);
+std::optional<RankOutput> decode_rank_output(const rendezvous::Message& message);
 
 // nullopt when the message is not of that kind or a required field is malformed.
 std::optional<FailureReport> decode_failure(const rendezvous::Message& message);

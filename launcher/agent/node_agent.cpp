@@ -8,6 +8,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <filesystem>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -65,7 +67,8 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                               local_failure_ = f;
                               local_failure_generation_ = policy_.generation();
                             }
-                            // The timeline first: the master sees the exit before the failure it caused.
+                            // Its last lines and the timeline first: the master has them before the failure.
+                            follower_.flush();
                             rank_timeline_.report(policy_.generation(), supervisor_.workers(), client_.get());
                             if (client_) client_->send(messages::encode(policy_.generation(), FailureReport{f, plan_.hostname}));
                           },
@@ -89,12 +92,23 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                           [this](const Worker& w) {
                             send_debug_message(messages::encode(policy_.generation(), messages::DebugResumed{w.global_rank}));
                           },
+                      .on_followed_line = [this](int rank, std::string_view line) { follower_.on_line(rank, line); },
                   }),
+      follower_(io,
+                [this](messages::RankOutput out) {
+                  if (client_) client_->send(messages::encode(policy_.generation(), out));
+                },
+                [this](std::set<int> ranks) { supervisor_.follow_ranks(std::move(ranks)); }),
+      tail_linger_timer_(io),
       coordinator_timer_(io),
       join_pause_timer_(io),
       rank_states_timer_(io),
       minority_timer_(io),
       policy_(node_policy_settings(plan_)) {
+  if (!plan_.config.log_dir.empty()) {
+    std::error_code ignored;
+    log_dir_shown_ = std::filesystem::absolute(plan_.config.log_dir, ignored).lexically_normal().string();
+  }
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
   signals_.add(SIGUSR1);  // Slurm's --signal=USR1@120: forwarded, never fatal to the launcher
@@ -189,6 +203,7 @@ void NodeAgent::on_job_end(int exit_code) { carry_out(policy_.on_job_end(exit_co
 // Every worker ended by itself (the first failed rank names the node's status), or the stop
 // this node ordered is complete.
 void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
+  follower_.flush();
   send_rank_states();
   int code = 0;
   std::string summary = "all workers succeeded";
@@ -313,15 +328,27 @@ void NodeAgent::finish(int exit_code) {
   gdb_sessions_.clear();
   if (!job_record_.empty()) remove_job_record(job_record_);
   close_peer_probe();
+  follower_.close();
   supervisor_.close();
   status_.close();
   if (coordinator_) coordinator_->close();
   if (client_) client_->close();
-  if (server_) server_->close();  // flushes job_end to the other nodes, bounded
+  if (server_ && coordinator_ && coordinator_->tails_unread()) close_server_after_tails();
+  else if (server_) server_->close();  // flushes job_end to the other nodes, bounded
   // etcd: the registration and any candidacy go at once; a job that ended under this
   // coordinator leaves no state behind for a later run under the same id.
   if (seat_ && coordinator_ && coordinator_->job_ended()) seat_->end_run();
   else if (seat_) seat_->stop();
+}
+
+// `ddplaunch tail` clients still have a followed rank's last lines to read: the master's
+// rendezvous answers their polls a little longer (at most kTailLinger; job_end has gone out).
+void NodeAgent::close_server_after_tails(int checks_left) {
+  if (checks_left <= 0 || !coordinator_->tails_unread()) return server_->close();
+  tail_linger_timer_.expires_after(kTailLinger / kTailLingerChecks);
+  tail_linger_timer_.async_wait([this, checks_left](const boost::system::error_code&) {
+    close_server_after_tails(checks_left - 1);
+  });
 }
 
 // An outer agent (TorchX, Kubeflow, a scheduler) reads the root cause from the
@@ -359,6 +386,17 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   }
   if (auto ask = messages::decode_collect_stacks(m)) return on_collect_stacks(ask->request);
   if (auto gdb = messages::decode_debug_attach_gdb(m)) return attach_gdb(gdb->rank);
+  if (auto filter = messages::decode_output_filter(m)) {
+    plan_.config.ranks_filter = filter->ranks;  // the next generations too
+    return supervisor_.show_ranks(filter->ranks);
+  }
+  if (auto follow = messages::decode_follow_rank(m)) {
+    if (!follower_.follow(follow->rank, follow->seconds)) return;
+    for (const auto& w : supervisor_.workers())  // a new follower starts with the lines the rank printed last
+      if (w->global_rank == follow->rank)
+        for (const auto& line : w->tail) follower_.on_line(w->global_rank, line);
+    return;
+  }
   if (auto input = messages::decode_debug_input(m)) {
     if (auto session = gdb_sessions_.find(input->rank); session != gdb_sessions_.end()) {
       session->second->input(input->line);
@@ -382,7 +420,7 @@ void NodeAgent::report_problem(const std::string& message, int exit_code) {
 
 void NodeAgent::send_rank_states() {
   if (!client_ || policy_.state() == NodeState::Finished || policy_.state() == NodeState::Joining) return;
-  messages::RankStates states{plan_.hostname, {}};
+  messages::RankStates states{plan_.hostname, {}, log_dir_shown_};
   for (const auto& w : supervisor_.workers()) states.ranks.push_back(rank_report_of(*w));
   client_->send(messages::encode(policy_.generation(), states));
   rank_timeline_.report(policy_.generation(), supervisor_.workers(), client_.get());

@@ -23,6 +23,7 @@
 #include "agent/etcd_seat.h"
 #include "agent/job_coordinator.h"
 #include "agent/node_plan.h"
+#include "agent/rank_follower.h"
 #include "agent/rank_timeline_reporter.h"
 #include "config/launch_config.h"
 #include "ddplaunch/preflight/peer_probe.h"
@@ -123,6 +124,11 @@ class NodeAgent {
   boost::asio::posix::stream_descriptor terminal_;  // Enter resumes paused ranks
   StatusChannel status_;
   GroupSupervisor supervisor_;
+  RankFollower follower_;  // `ddplaunch tail`: a followed rank's lines to the master
+  boost::asio::steady_timer tail_linger_timer_;  // the master's end: tail clients read the last lines
+  static constexpr auto kTailLinger = std::chrono::milliseconds(1000);
+  static constexpr int kTailLingerChecks = 20;
+  void close_server_after_tails(int checks_left = kTailLingerChecks);
   std::unique_ptr<JobCoordinator> coordinator_;
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
@@ -142,6 +148,7 @@ class NodeAgent {
   boost::asio::steady_timer rank_states_timer_;  // the coalesced rank-state report
   bool rank_states_due_ = false;
   RankTimelineReporter rank_timeline_;           // the ranks' state changes, for the job's timeline
+  std::string log_dir_shown_;                    // --log-dir as an absolute path, for `ddplaunch status`
   boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
   bool etcd_unreachable_ = false;
   MinorityRule minority_rule_;

@@ -26,36 +26,52 @@ std::string progress_text(const RankReport& r) {
 }
 }  // namespace
 
-std::string render_status_table(const std::string& job_id, const JobPolicy& policy,
-                                const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect) {
-  std::string s = fmt::format("job {}  {}  generation {}  restarts {}/{}  init deadline {}  worker port {}\n", job_id,
-                              job_phase_name(policy.phase()), policy.generation(), policy.restarts_used(),
-                              policy.restart_budget(), human_duration(policy.timeout_s()), policy.worker_port());
+std::string rank_log_file(const StatusExtras& extras, int node, int rank) {
+  auto reported = extras.nodes.find(node);
+  if (reported == extras.nodes.end() || reported->second.log_dir.empty()) return "-";
+  return fmt::format("{}/rank_{}.log", reported->second.log_dir, rank);
+}
+
+namespace {
+std::string host_of(const StatusExtras& extras, int node) {
+  auto reported = extras.nodes.find(node);
+  return reported == extras.nodes.end() ? "-" : reported->second.host;
+}
+std::string generation_of(const StatusExtras& extras, int node) {
+  auto reported = extras.nodes.find(node);
+  return reported == extras.nodes.end() ? "-" : std::to_string(reported->second.generation);
+}
+}  // namespace
+
+std::string render_status_table(const std::string& job_id, const JobPolicy& policy, const StatusExtras& extras) {
+  std::string s = fmt::format("job {}  {}  generation {}  restarts {}/{}  init deadline {}  worker port {}  learnt step {}\n",
+                              job_id, job_phase_name(policy.phase()), policy.generation(), policy.restarts_used(),
+                              policy.restart_budget(), human_duration(policy.timeout_s()), policy.worker_port(),
+                              extras.learnt_step_interval_s > 0 ? human_duration(extras.learnt_step_interval_s) : "-");
   if (policy.phase() == JobPhase::Ended) s += "the job has ended.\n";
-  s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8} {}\n", "node", "host", "address", "nproc", "rtt_ms", "last error");
+  s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8} {:<4} {}\n", "node", "host", "address", "nproc", "rtt_ms", "gen",
+                   "last error");
   for (const auto& n : policy.nodes()) {
     std::string error = policy.last_error(n.node_rank);
-    s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8.2f} {}\n", n.node_rank, n.facts.hostname, n.observed_address,
-                     n.facts.nproc, n.rtt_ms, error.empty() ? "-" : error);
+    s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8.2f} {:<4} {}\n", n.node_rank, n.facts.hostname, n.observed_address,
+                     n.facts.nproc, n.rtt_ms, generation_of(extras, n.node_rank), error.empty() ? "-" : error);
   }
-  s += fmt::format("\n{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {:<8} {:<14} {}\n", "rank", "node", "host", "pid", "state",
-                   "inits", "steps", "progress", "for");
+  s += fmt::format("\n{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {:<8} {:<14} {:<10} {}\n", "rank", "node", "host", "pid",
+                   "state", "inits", "steps", "progress", "for", "log");
   const auto now = PolicyClock::now();
   for (const auto& t : policy.ranks().ranks()) {
-    auto host = host_by_node.find(t.node);
-    const std::string state = state_of(t.last, suspect);
-    s += fmt::format("{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {:<8} {:<14} {}\n", t.last.rank, t.node,
-                     host == host_by_node.end() ? "-" : host->second, t.last.pid > 0 ? std::to_string(t.last.pid) : "-",
-                     state, t.last.init_entries, t.last.steps, progress_text(t.last),
-                     human_duration(std::chrono::duration<double>(now - t.since).count()));
+    const std::string state = state_of(t.last, extras.suspect);
+    s += fmt::format("{:<6} {:<5} {:<20} {:<8} {:<10} {:<5} {:<8} {:<14} {:<10} {}\n", t.last.rank, t.node,
+                     host_of(extras, t.node), t.last.pid > 0 ? std::to_string(t.last.pid) : "-", state,
+                     t.last.init_entries, t.last.steps, progress_text(t.last),
+                     human_duration(std::chrono::duration<double>(now - t.since).count()),
+                     rank_log_file(extras, t.node, t.last.rank));
   }
   return s;
 }
 
 
-std::string render_status_json(const std::string& job_id, const JobPolicy& policy,
-                               const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect,
-                               double learnt_step_interval_s) {
+std::string render_status_json(const std::string& job_id, const JobPolicy& policy, const StatusExtras& extras) {
   using Json = nlohmann::json;
   Json doc{{"job", job_id},
            {"phase", job_phase_name(policy.phase())},
@@ -64,21 +80,24 @@ std::string render_status_json(const std::string& job_id, const JobPolicy& polic
            {"restart_budget", policy.restart_budget()},
            {"init_deadline_s", policy.timeout_s()},
            {"worker_port", policy.worker_port()},
-           {"learnt_step_interval_s", learnt_step_interval_s},
+           {"learnt_step_interval_s", extras.learnt_step_interval_s},
            {"nodes", Json::array()},
            {"ranks", Json::array()}};
   for (const auto& n : policy.nodes())
     doc["nodes"].push_back({{"node", n.node_rank}, {"host", n.facts.hostname}, {"address", n.observed_address},
-                            {"nproc", n.facts.nproc}, {"rtt_ms", n.rtt_ms}, {"last_error", policy.last_error(n.node_rank)}});
+                            {"nproc", n.facts.nproc}, {"rtt_ms", n.rtt_ms}, {"last_error", policy.last_error(n.node_rank)},
+                            {"generation", extras.nodes.count(n.node_rank) ? Json(extras.nodes.at(n.node_rank).generation)
+                                                                           : Json(nullptr)}});
   const auto now = PolicyClock::now();
   for (const auto& t : policy.ranks().ranks()) {
-    auto host = host_by_node.find(t.node);
+    const std::string log = rank_log_file(extras, t.node, t.last.rank);
     doc["ranks"].push_back(
         {{"rank", t.last.rank},
          {"node", t.node},
-         {"host", host == host_by_node.end() ? "" : host->second},
+         {"host", extras.nodes.count(t.node) ? extras.nodes.at(t.node).host : ""},
          {"pid", t.last.pid},
-         {"state", state_of(t.last, suspect)},
+         {"state", state_of(t.last, extras.suspect)},
+         {"log_file", log == "-" ? Json(nullptr) : Json(log)},
          {"inits", t.last.init_entries},
          {"steps", t.last.steps},
          {"progress_age_s", t.last.progress_age_ms < 0 ? Json(nullptr) : Json(t.last.progress_age_ms / 1000.0)},

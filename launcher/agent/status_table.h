@@ -10,9 +10,24 @@
 
 namespace ddplaunch {
 
-// `suspect`: ranks the hang watch found without progress past the suspect deadline.
-std::string render_status_table(const std::string& job_id, const JobPolicy& policy,
-                                const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect = {});
+// What each node said of itself in its last rank-state report.
+struct ReportingNode {
+  std::string host;
+  std::string log_dir;  // "" without --log-dir
+  long generation = 0;  // the generation its last report was about
+};
+
+// What the tables show besides the policy's state.
+struct StatusExtras {
+  std::map<int, ReportingNode> nodes;  // by node rank
+  std::vector<int> suspect;            // ranks the hang watch found without progress past the suspect deadline
+  double learnt_step_interval_s = 0;   // the hang watch's (0: none learnt yet)
+};
+
+// A rank's whole output on its node ("-" without a log directory there).
+std::string rank_log_file(const StatusExtras& extras, int node, int rank);
+
+std::string render_status_table(const std::string& job_id, const JobPolicy& policy, const StatusExtras& extras);
 
 // The query `ddplaunch status --json` sends the master.
 inline constexpr const char* kStatusJsonQuery = "status json";
@@ -23,9 +38,7 @@ inline constexpr std::size_t kMaxTimelineReplyBytes = 900 * 1024;
 
 // The same for scripts (`ddplaunch status --json`): one JSON object; times in seconds, a rank's
 // progress_age_s null before its first progress.
-std::string render_status_json(const std::string& job_id, const JobPolicy& policy,
-                               const std::map<int, std::string>& host_by_node, const std::vector<int>& suspect,
-                               double learnt_step_interval_s);
+std::string render_status_json(const std::string& job_id, const JobPolicy& policy, const StatusExtras& extras);
 
 // While nodes are still joining: which have joined, and how many are missing.
 std::string render_joining_table(const std::string& job_id, int expected_nodes,

@@ -142,6 +142,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args, const std::
   else if (!args.empty() && args[0] == "stacks") cl.subcommand = Subcommand::Stacks, first = 1;
   else if (!args.empty() && args[0] == "debug") cl.subcommand = Subcommand::Debug, first = 1;
   else if (!args.empty() && args[0] == "timeline") cl.subcommand = Subcommand::Timeline, first = 1;
+  else if (!args.empty() && args[0] == "tail") cl.subcommand = Subcommand::Tail, first = 1;
   SplitArguments split = split_arguments(args, first, cl);
   cl.program = std::move(split.program);
   cl.options = split.options;

@@ -10,7 +10,7 @@
 
 namespace ddplaunch {
 
-enum class Subcommand { Run, Doctor, Status, Stacks, Debug, Timeline };
+enum class Subcommand { Run, Doctor, Status, Stacks, Debug, Timeline, Tail };
 
 // How PROGRAM is started (torchrun's -m / --no-python / --run-path); see program_command.h.
 enum class ProgramMode { Auto, Module, NoPython, RunPath };
@@ -44,6 +44,7 @@ struct CommandLine {
   bool token_stdin = false;                                   // --token-stdin: the token is stdin's first line
   bool stop_on_stdin_eof = false;                             // --stop-on-stdin-eof (what a fan-out's node gets)
   int gdb_rank = -1;                                          // `ddplaunch debug --gdb R`: attach gdb to R at once
+  int tail_rank = -1;                                         // `ddplaunch tail --rank R`: the rank to follow
   std::vector<std::string> options;                           // the options as given, each "--primary-name[=value]"
 };
 

@@ -275,6 +275,7 @@ void apply_print_default_config(const std::string& v, FlagContext& c) { c.cl.pri
 void apply_man(const std::string& v, FlagContext& c) { c.cl.man = switch_on(v); }
 void apply_python(const std::string& v, FlagContext& c) { c.cl.python = v; }
 void apply_gdb_rank(const std::string& v, FlagContext& c) { c.cl.gdb_rank = std::stoi(v); }  // a Count: checked
+void apply_tail_rank(const std::string& v, FlagContext& c) { c.cl.tail_rank = std::stoi(v); }  // a Count: checked
 void apply_status_watch(const std::string& v, FlagContext& c) { c.cl.status_watch = switch_on(v); }
 void apply_status_json(const std::string& v, FlagContext& c) { c.cl.status_json = switch_on(v); }
 void apply_module(const std::string& v, FlagContext& c) {

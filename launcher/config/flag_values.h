@@ -39,6 +39,7 @@ void apply_print_default_config(const std::string& value, FlagContext& context);
 void apply_man(const std::string& value, FlagContext& context);
 void apply_python(const std::string& value, FlagContext& context);
 void apply_gdb_rank(const std::string& value, FlagContext& context);
+void apply_tail_rank(const std::string& value, FlagContext& context);
 void apply_status_watch(const std::string& value, FlagContext& context);
 void apply_status_json(const std::string& value, FlagContext& context);
 void apply_module(const std::string& value, FlagContext& context);

@@ -143,6 +143,7 @@ JobSetup resolve_job_setup(const CommandLine& cl, const Environment& env) {
   if (cl.subcommand == Subcommand::Stacks && config.program.empty()) config.program = {"(stacks)"};
   if (cl.subcommand == Subcommand::Debug && config.program.empty()) config.program = {"(debug)"};
   if (cl.subcommand == Subcommand::Timeline && config.program.empty()) config.program = {"(timeline)"};
+  if (cl.subcommand == Subcommand::Tail && config.program.empty()) config.program = {"(tail)"};
   auto problems = validate(config);
   setup.errors.insert(setup.errors.end(), problems.begin(), problems.end());
   return setup;

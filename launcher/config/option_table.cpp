@@ -324,6 +324,8 @@ constexpr OptionSpec kOptions[] = {
     {.names = "--json", .group = G::Debugging, .kind = K::Switch, .apply = apply_status_json,
      .help = "with `ddplaunch status`: one JSON object (job, nodes, ranks: state, steps, progress age) for scripts; "
              "with --watch one per second, a line each"},
+    {.names = "--rank", .group = G::Output, .kind = K::Count, .value_name = "RANK", .apply = apply_tail_rank,
+     .help = "with `ddplaunch tail`: the global rank whose output to follow (its last lines, then as they come)"},
     {.names = "--gdb", .group = G::Debugging, .kind = K::Count, .value_name = "RANK", .apply = apply_gdb_rank,
      .help = "with `ddplaunch debug`: attach gdb to that rank at once (on its node), relayed to this terminal"},
     {.key = "unattended_stop_s", .field = field<&L::unattended_stop_s>(),

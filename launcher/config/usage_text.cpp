@@ -21,6 +21,7 @@ constexpr const char* kIntro =
     "  ddplaunch doctor [options]                     rendezvous + every check, start no worker\n"
     "  ddplaunch status --master HOST:PORT            live table of a running job's nodes and ranks\n"
     "  ddplaunch stacks --master HOST:PORT            every rank's stack, grouped (where is it stuck?)\n"
+    "  ddplaunch tail --rank R                        follow one rank's output of a running job, from any terminal\n"
     "  ddplaunch timeline [--trace FILE]              the running job's timeline: trace JSON + HTML page\n"
     "  ddplaunch timeline --log-dir DIR [--trace F]   the page again from a finished job's DIR/timeline.json\n\n"
     "examples:\n"

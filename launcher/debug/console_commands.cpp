@@ -74,6 +74,16 @@ ConsoleCommand parse_console_command(std::string_view line) {
     const std::string_view flag = next_word(rest);
     if (flag == "--gdb") c.gdb = true;
     else if (!flag.empty()) return invalid(fmt::format("attach takes a rank and optionally --gdb (got '{}')", flag));
+  } else if (verb == "ranks" || verb == "show") {
+    const std::string_view list = next_word(rest);
+    c.kind = ConsoleCommand::Kind::ShowRanks;
+    if (list != "all") {
+      auto ranks = parse_index_list(list, kMaxRank);
+      if (list.empty() || !ranks || ranks->empty())
+        return invalid(fmt::format("ranks needs the global ranks to show, e.g. `:ranks 5,8-11`, or `:ranks all` (got '{}')",
+                                   list));
+      c.shown_ranks = std::move(*ranks);
+    }
   } else if (verb == "cast") {
     auto targets = parse_selection(rest);
     if (!targets)
@@ -87,7 +97,10 @@ ConsoleCommand parse_console_command(std::string_view line) {
                                "the attached rank: `:attach R` first)",
                                verb));
   }
-  if (c.kind != ConsoleCommand::Kind::Attach && c.kind != ConsoleCommand::Kind::Cast && !rest.empty())
+  if (c.kind == ConsoleCommand::Kind::ShowRanks && !rest.empty())
+    return invalid(fmt::format("ranks takes one list of ranks, e.g. `:ranks 0,4-7` (got '{}' after it)", rest));
+  if (c.kind != ConsoleCommand::Kind::Attach && c.kind != ConsoleCommand::Kind::Cast &&
+      c.kind != ConsoleCommand::Kind::ShowRanks && !rest.empty())
     return invalid(fmt::format("'{}' takes no arguments (got '{}')", verb, rest));
   return c;
 }
@@ -100,6 +113,8 @@ std::string console_help_text() {
          "  :detach                back to this console's prompt; the rank stays stopped\n"
          "  :cast RANKS CMD        send CMD to several stopped ranks: `:cast 0,4-7 p x`, `:cast node 1 bt`, `:cast all w`\n"
          "  :continue              every stopped rank runs on\n"
+         "  :ranks 5,8-11          the terminal shows only these ranks' output from now on, on every node\n"
+         "                         (`:ranks all`: every rank again); log files keep every rank\n"
          "  :quit                  end the job on every node (asks first)\n"
          "  anything else          goes to the attached rank's debugger (pdb: p x, l, n, s, w, c, q)\n";
 }

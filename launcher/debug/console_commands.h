@@ -18,12 +18,13 @@ struct RankSelection {
 };
 
 struct ConsoleCommand {
-  enum class Kind { List, Attach, Detach, Cast, ContinueAll, Quit, Help, Invalid };
+  enum class Kind { List, Attach, Detach, Cast, ContinueAll, Quit, Help, ShowRanks, Invalid };
   Kind kind = Kind::Invalid;
   int rank = -1;               // attach
   bool gdb = false;            // attach R --gdb: a native debugger on that rank
   RankSelection targets;       // cast
   std::string debugger_input;  // cast: the line every target receives
+  IndexList shown_ranks;       // ranks: the global ranks the terminal shows from now on (empty: all)
   std::string error;           // Invalid: what is wrong and what to type instead
 };
 

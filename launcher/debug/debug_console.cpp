@@ -202,6 +202,19 @@ void DebugConsole::run_command(const ConsoleCommand& command, ConsoleClock::time
       awaiting_answer_ = false;
       break;
     }
+    case Kind::ShowRanks:
+      if (!actions_.show_ranks) {
+        screen_.print("the output filter cannot be changed from this console\n");
+        break;
+      }
+      actions_.show_ranks(command.shown_ranks);
+      screen_.print(command.shown_ranks.empty()
+                        ? std::string("every rank's output is shown again\n")
+                        : fmt::format("the terminal shows only rank(s) {} from now on, on every node (log files keep "
+                                      "every rank; a rank in its debugger is still shown here, a failed one in the "
+                                      "root cause; `:ranks all` shows every rank again)\n",
+                                      format_index_list(command.shown_ranks)));
+      break;
     case Kind::Quit:
       if (attached_) return ask_to_quit(*attached_);
       if (!stopped_.empty()) return ask_to_quit(stopped_.begin()->first);

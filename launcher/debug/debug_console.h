@@ -50,6 +50,8 @@ struct ConsoleActions {
   std::function<void(const StoppedRank& rank, const std::string& line)> send_input;  // to its debugger
   std::function<void(const StoppedRank& rank)> end_job;  // the person confirmed quitting `rank`'s debugger
   std::function<void(int rank)> attach_gdb;  // `:attach R --gdb`, stopped or not (unset: not offered)
+  // `:ranks LIST`: every node's terminal output shows only these global ranks (empty: all).
+  std::function<void(const std::vector<int>& ranks)> show_ranks;
 };
 
 // Each line of `lines` (the last one with or without its '\n') after `prefix`, each ended by '\n'.

@@ -207,6 +207,8 @@ int run_fanout(const CommandLine& cl, const Environment& env) {
   const std::string master = choose_master(config, hosts[0].name, reports[0]);
   const std::string token = config.token.empty() ? rendezvous::random_nonce() : config.token;
   if (token.empty()) return fail({"cannot draw a random token (getrandom failed)"});
+  const bool collapse = config.collapse_output == CollapseOutput::On ||
+                        (config.collapse_output == CollapseOutput::Auto && ::isatty(STDOUT_FILENO) == 1);
   std::vector<FanoutNode> nodes;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     NodeLaunch launch;
@@ -219,10 +221,12 @@ int run_fanout(const CommandLine& cl, const Environment& env) {
     launch.host = hosts[i];
     launch.env = with_user_environment(forwarded_environment(env), *user_env);
     launch.options = forwarded_options(cl.options, hosts[i].slots > 0 || !hosts[i].devices.empty());
+    // Collapsing happens here, across the nodes: each node prints every line of its ranks.
+    if (collapse) launch.options.insert(launch.options.end(), {"--collapse-output", "off"});
     launch.program = cl.program;
     nodes.push_back({launch.node_rank, hosts[i].name, ssh_argv(ssh, hosts[i].name, launch_command(launch))});
   }
-  FanoutJob job(io, std::move(nodes), token, config.grace_s);
+  FanoutJob job(io, std::move(nodes), token, config.grace_s, collapse);
   if (std::string error = job.start(ssh_env_strings); !error.empty()) spdlog::error("{}", error);
   io.run();
   return job.exit_code();

@@ -10,6 +10,7 @@
 
 #include "debug/console_relay.h"
 #include "fanout/node_relay.h"
+#include "fanout/rank_line.h"
 #include "policy/fanout_policy.h"
 #include "ddplaunch/base/time_units.h"
 
@@ -22,7 +23,8 @@ std::string how_it_ended(const SessionEnd& end) {
 }
 }  // namespace
 
-FanoutJob::FanoutJob(boost::asio::io_context& io, std::vector<FanoutNode> nodes, std::string token, double grace_s)
+FanoutJob::FanoutJob(boost::asio::io_context& io, std::vector<FanoutNode> nodes, std::string token, double grace_s,
+                     bool collapse)
     : io_(io),
       nodes_(std::move(nodes)),
       token_(std::move(token)),
@@ -31,8 +33,10 @@ FanoutJob::FanoutJob(boost::asio::io_context& io, std::vector<FanoutNode> nodes,
                                      [this](int n, const SessionEnd& e) { on_end(n, e); }}),
       signals_(io, SIGINT, SIGTERM),
       stop_bound_(io),
-      settle_(io) {
+      settle_(io),
+      printer_(io) {
   signals_.add(SIGHUP);
+  printer_.start(collapse, 0, static_cast<int>(nodes_.size()));
 }
 
 std::string FanoutJob::start(const std::vector<std::string>& env) {
@@ -59,6 +63,13 @@ int FanoutJob::exit_code() const { return fanout_exit_code(master_code_); }
 
 void FanoutJob::on_line(int node, OutputStream stream, std::string_view line) {
   if (stream == OutputStream::Stdout && relay_console_line(node, line)) return;
+  if (auto rank_line = parse_rank_line(line); rank_line && rank_line->node == node) {
+    printer_.note_node(rank_line->rank, node);
+    printer_.print(rank_line->rank, fmt::format("[node {} rank {}]", node, rank_line->rank), " ", stream,
+                   rank_line->text);
+    return;
+  }
+  printer_.flush();  // the nodes' own lines (a restart, the job's end) after the workers' lines before them
   std::string prefix = relay_prefix(node, nodes_.at(node).host, line);
   if (prefix.empty()) write_line(stream, line);
   else write_prefixed_line(stream, prefix, line);
@@ -120,6 +131,7 @@ void FanoutJob::finish_when_done() {
   signals_.cancel(ignored);
   stop_bound_.cancel();
   settle_.cancel();
+  printer_.close();
   sessions_.close();
   if (console_) console_->close();
 }

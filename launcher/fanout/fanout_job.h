@@ -17,6 +17,7 @@
 
 #include "console/console_terminal.h"
 #include "fanout/ssh_sessions.h"
+#include "supervise/rank_line_printer.h"
 
 namespace ddplaunch::fanout {
 
@@ -29,7 +30,10 @@ struct FanoutNode {
 class FanoutJob {
  public:
   // grace_s: the nodes' SIGTERM → SIGKILL grace; a stopped node gets that plus a bound.
-  FanoutJob(boost::asio::io_context& io, std::vector<FanoutNode> nodes, std::string token, double grace_s);
+  // collapse: identical lines of ranks on any nodes print once, naming the ranks (the nodes
+  // then print every line; see FanoutNode's command).
+  FanoutJob(boost::asio::io_context& io, std::vector<FanoutNode> nodes, std::string token, double grace_s,
+            bool collapse = false);
 
   // Starts every node (environment `env` for ssh). "" or why not; on an error the nodes
   // already started are stopped. Then run the event loop until it returns.
@@ -58,6 +62,7 @@ class FanoutJob {
   bool stopping_ = false;
   std::optional<int> master_code_;
   std::unique_ptr<ConsoleTerminal> console_;  // opened at the master's first console line (a terminal only)
+  RankLinePrinter printer_;                   // the nodes' worker lines, merged across nodes when collapsing
   bool console_tried_ = false;
 };
 

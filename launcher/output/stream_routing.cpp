@@ -1,6 +1,8 @@
 // torchrun's stream specs and the routing rule.
 #include "output/stream_routing.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <optional>
 
@@ -52,6 +54,14 @@ int streams_for_rank(std::string_view spec, int local_rank) {
     if (rank == local_rank) found = streams;
   });
   return found;
+}
+
+bool shown_by_filters(int local_rank, int global_rank, const std::vector<int>& local_ranks_filter,
+                      const std::vector<int>& ranks_filter) {
+  auto lists = [](const std::vector<int>& filter, int rank) {
+    return filter.empty() || std::find(filter.begin(), filter.end(), rank) != filter.end();
+  };
+  return lists(local_ranks_filter, local_rank) && lists(ranks_filter, global_rank);
 }
 
 StreamRouting route_streams(std::string_view redirects, std::string_view tee, bool have_log_dir, int local_rank,

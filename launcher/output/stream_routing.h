@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace ddplaunch {
@@ -27,6 +28,11 @@ int streams_for_rank(std::string_view spec, int local_rank);
 // there is a --log-dir (ddplaunch's default). Otherwise torchrun's meaning: redirected
 // streams go only to the file, teed ones to the file and the terminal, the rest only to
 // the terminal. --local-ranks-filter then hides the ranks it leaves out from the terminal.
+// Whether the filters leave a rank's lines on the terminal: --local-ranks-filter by local
+// rank, --ranks-filter (or the console's `:ranks`) by global rank; an empty filter shows all.
+bool shown_by_filters(int local_rank, int global_rank, const std::vector<int>& local_ranks_filter,
+                      const std::vector<int>& ranks_filter);
+
 StreamRouting route_streams(std::string_view redirects, std::string_view tee, bool have_log_dir, int local_rank,
                             bool shown_by_filter);
 

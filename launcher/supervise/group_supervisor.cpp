@@ -80,6 +80,7 @@ void GroupSupervisor::start(const GroupSpec& spec) {
   printer_.start(spec.collapse_lines && spec.assignment.local_world_size > 1, spec.assignment.node_rank,
                  spec.assignment.node_count);
   assignment_ = spec.assignment;
+  routing_spec_ = RoutingSpec{spec.redirects, spec.tee, !spec.log_dir.empty(), spec.local_ranks_filter};
   stopping_ = false;
   outcome_delivered_ = false;
 
@@ -92,11 +93,8 @@ void GroupSupervisor::start(const GroupSpec& spec) {
                          ? prefix_from_template(prefix_template->second, spec.assignment.role, worker->global_rank, local)
                          : worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
     // torchrun's --local-ranks-filter: the others still go to log files and failure reports.
-    const bool shown = (spec.local_ranks_filter.empty() ||
-                        std::count(spec.local_ranks_filter.begin(), spec.local_ranks_filter.end(), local) > 0) &&
-                       (spec.ranks_filter.empty() ||
-                        std::count(spec.ranks_filter.begin(), spec.ranks_filter.end(), worker->global_rank) > 0);
-    worker->routing = route_streams(spec.redirects, spec.tee, !spec.log_dir.empty(), local, shown);
+    worker->routing = route_streams(spec.redirects, spec.tee, !spec.log_dir.empty(), local,
+                                    shown_by_filters(local, worker->global_rank, spec.local_ranks_filter, spec.ranks_filter));
     workers_.push_back(worker);
   }
   std::vector<SpawnRequest> requests;
@@ -219,7 +217,16 @@ void GroupSupervisor::on_line(Worker& worker, OutputStream stream, std::string_v
     printer_.print(worker.global_rank, worker.prefix, worker.prefix_separator, stream, line);
   }
   if (is_stdout ? worker.routing.stdout_to_file : worker.routing.stderr_to_file) worker.log.write_line(stream, line);
+  if (!followed_.empty() && followed_.count(worker.global_rank) && callbacks_.on_followed_line)
+    callbacks_.on_followed_line(worker.global_rank, without_progress_mark(line));
   worker.remember(line);
+}
+
+void GroupSupervisor::show_ranks(const std::vector<int>& ranks_filter) {
+  const RoutingSpec& r = routing_spec_;
+  for (auto& w : workers_)
+    w->routing = route_streams(r.redirects, r.tee, r.log_files, w->local_rank,
+                               shown_by_filters(w->local_rank, w->global_rank, r.local_ranks_filter, ranks_filter));
 }
 
 void GroupSupervisor::print_held_lines(Worker& worker) {

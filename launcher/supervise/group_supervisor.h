@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,8 @@ struct GroupCallbacks {
   std::function<void(const Worker&, const debug::StopLocation& where, const std::string& reason)> on_debugger_stopped;
   std::function<void(const Worker&, const std::string& lines, bool prompt)> on_debugger_output;
   std::function<void(const Worker&)> on_debugger_left;
+  // `ddplaunch tail`: a line of a followed rank (follow_ranks), as printed, without its newline.
+  std::function<void(int global_rank, std::string_view line)> on_followed_line;
 };
 
 // What the node tells the master about one worker: phase, state and progress. Takes the
@@ -100,6 +103,12 @@ class GroupSupervisor {
   // The TORCHELASTIC_ERROR_FILE a rank of the current generation was given ("" when none).
   std::string error_file_of(int global_rank) const;
   const std::vector<std::shared_ptr<Worker>>& workers() const { return workers_; }
+  // The console's `:ranks`: the terminal shows only these global ranks' lines from now on
+  // (empty: every rank); log files and failure reports are unaffected, a rank in its debugger
+  // is still shown at the console.
+  void show_ranks(const std::vector<int>& ranks_filter);
+  // `ddplaunch tail`: these global ranks' lines also go to on_followed_line.
+  void follow_ranks(std::set<int> ranks) { followed_ = std::move(ranks); }
 
  private:
   void wait_for_child_exits();
@@ -131,6 +140,13 @@ class GroupSupervisor {
   boost::asio::signal_set child_exits_;
   std::vector<std::shared_ptr<Worker>> workers_;
   NodeAssignment assignment_;
+  // What decides a worker's routing besides --ranks-filter (kept for show_ranks).
+  struct RoutingSpec {
+    std::string redirects, tee;
+    bool log_files = false;
+    std::vector<int> local_ranks_filter;
+  } routing_spec_;
+  std::set<int> followed_;  // global ranks someone follows with `ddplaunch tail`
   bool stopping_ = false;
   bool closed_ = false;
   bool outcome_delivered_ = true;

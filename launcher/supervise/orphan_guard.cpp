@@ -14,6 +14,7 @@
 // There, in programs other than ddplaunch (the unit tests) and under valgrind, the guard is
 // a forked copy of the launcher that sweeps in place, as before.
 #include "supervise/orphan_guard.h"
+#include "supervise/guard_record.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -133,32 +134,28 @@ void ignore_stop_signals() {
   }
 }
 
-// A record is NUL, an operation letter, its value, newline: a line of text (a log line that
-// reached this pipe by mistake) never starts with NUL, so it is never taken for a command.
+// One line from the launcher (supervise/guard_record.h: anything not NUL-led is ignored).
 void handle_record(GuardState& g, const char* line, std::size_t length) {
-  if (length < 2 || line[0] != '\0') return;
-  const char* record = line + 1;
-  const std::size_t size = length - 1;
-  if (size == 1 && record[0] == 's') g.unswept_workers = false;
-  if (size < 2) return;
-  if (record[0] == 'd') {
-    const std::size_t n = size - 1;
-    if (n >= PATH_MAX) return;
-    for (std::size_t i = 0; i < g.directory_count; ++i)
-      if (length_of(g.directories[i]) == n && same_bytes(g.directories[i], record + 1, n)) return;
-    if (g.directory_count == kMaxDirectories) return;
-    copy_bytes(g.directories[g.directory_count], record + 1, n);
-    g.directories[g.directory_count++][n] = '\0';
-    return;
+  const GuardRecord r = parse_guard_record(line, length, PATH_MAX);
+  switch (r.op) {
+    case GuardRecord::Op::None: return;
+    case GuardRecord::Op::Swept: g.unswept_workers = false; return;
+    case GuardRecord::Op::Directory: {
+      const std::size_t n = r.path_size;
+      for (std::size_t i = 0; i < g.directory_count; ++i)
+        if (length_of(g.directories[i]) == n && same_bytes(g.directories[i], r.path, n)) return;
+      if (g.directory_count == kMaxDirectories) return;
+      copy_bytes(g.directories[g.directory_count], r.path, n);
+      g.directories[g.directory_count++][n] = '\0';
+      return;
+    }
+    case GuardRecord::Op::Watch:
+    case GuardRecord::Op::Forget: break;
   }
-  long value = 0;
-  for (std::size_t i = 1; i < size && record[i] >= '0' && record[i] <= '9' && value < (1L << 31); ++i)
-    value = value * 10 + (record[i] - '0');
-  const pid_t group = static_cast<pid_t>(value);
-  if (value <= 1 || value >= (1L << 31)) return;
+  const pid_t group = static_cast<pid_t>(r.group);
   std::size_t at = 0;
   while (at < g.group_count && g.groups[at] != group) ++at;
-  if (record[0] == '+') {
+  if (r.op == GuardRecord::Op::Watch) {
     if (at == g.group_count && g.group_count < kMaxGroups) g.groups[g.group_count++] = group;
     g.unswept_workers = true;
   } else if (at < g.group_count) {
@@ -342,7 +339,7 @@ std::string OrphanGuard::start(Sweep sweep) {
 
 void OrphanGuard::send(char op, const std::string& value) {
   if (pipe_fd_ < 0) return;
-  std::string record = fmt::format("{}{}{}\n", '\0', op, value);
+  const std::string record = guard_record(op, value);
   if (record.size() > PIPE_BUF || value.find('\n') != std::string::npos) return;  // atomic records only
   (void)!write(pipe_fd_, record.data(), record.size());
 }

@@ -35,7 +35,19 @@ void RankLinePrinter::flush_through(int rank) {
 void RankLinePrinter::close() { flush(); }
 
 void RankLinePrinter::write(const LineCollapser::Line& line) {
-  write_prefixed_line(line.stream, collapsed_prefix(node_rank_, node_count_, line.ranks), line.text, " ");
+  int node = node_rank_;
+  if (!node_of_rank_.empty()) {
+    auto node_of = [&](int rank) {
+      auto known = node_of_rank_.find(rank);
+      return known == node_of_rank_.end() ? -1 : known->second;
+    };
+    node = node_of(line.ranks.front());
+    for (int rank : line.ranks)
+      if (node_of(rank) != node) node = -1;
+  }
+  const std::string prefix = node >= 0 ? collapsed_prefix(node, node_count_, line.ranks)
+                                       : collapsed_prefix(0, 1, line.ranks);  // "[ranks 0-7]": several nodes
+  write_prefixed_line(line.stream, prefix, line.text, " ");
 }
 
 void RankLinePrinter::arm() {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -26,6 +27,9 @@ class RankLinePrinter {
   // One rank's line; `prefix`/`separator`: how it is printed on its own.
   void print(int rank, const std::string& prefix, const std::string& separator, OutputStream stream,
              std::string_view line);
+  // Lines of ranks of several nodes (the fan-out's terminal): `rank` is on node `node`. A merged
+  // line names that node when all its ranks are on it, else only the ranks ("[ranks 0-7]").
+  void note_node(int rank, int node) { node_of_rank_[rank] = node; }
   void flush();  // every waiting line now
   void flush_through(int rank);  // the waiting lines up to this rank's newest
   void close();
@@ -38,6 +42,7 @@ class RankLinePrinter {
   LineCollapser collapser_;
   bool collapse_ = false;
   int node_rank_ = 0, node_count_ = 1;
+  std::unordered_map<int, int> node_of_rank_;  // empty: every rank is on node_rank_
   LineCollapser::Clock::time_point armed_for_ = LineCollapser::Clock::time_point::max();
 };
 

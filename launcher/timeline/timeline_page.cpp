@@ -10,9 +10,9 @@ constexpr std::string_view kPlaceholder = "/*DDPLAUNCH_TRACE_JSON*/null";
 std::string timeline_page(std::string_view trace_json) {
   std::string script_safe;
   script_safe.reserve(trace_json.size());
-  for (std::size_t i = 0; i < trace_json.size(); ++i) {
-    script_safe += trace_json[i];
-    if (trace_json[i] == '<' && i + 1 < trace_json.size() && trace_json[i + 1] == '/') script_safe += '\\';
+  for (char c : trace_json) {
+    if (c == '<') script_safe += "\\u003c";  // only ever inside a JSON string: the same text
+    else script_safe += c;
   }
   std::string page(timeline_page_template());
   const std::size_t at = page.find(kPlaceholder);

@@ -10,8 +10,9 @@ namespace ddplaunch::timeline {
 
 // The template's text (made at build time from timeline_page.html).
 std::string_view timeline_page_template();
-// The page for one trace (trace_json's text). "</" inside it is written "<\/" (the same JSON)
-// so that no text of the job's can end the page's script.
+// The page for one trace (trace_json's text). Every "<" inside it is written "\u003c" (the
+// same JSON string) so that no text of the job's can end or confuse the page's script
+// ("</script>", "<!--").
 std::string timeline_page(std::string_view trace_json);
 
 }  // namespace ddplaunch::timeline

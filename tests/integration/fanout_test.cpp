@@ -314,6 +314,34 @@ TEST(FanOut, UserVariablesPassWithDashXAndAnEnvFileOthersStayBehind) {
   EXPECT_NE(unset.output.find("-x NOT_SET_ANYWHERE: NOT_SET_ANYWHERE is not set here"), std::string::npos) << unset.output;
 }
 
+// With --collapse-output on, the fan-out's terminal merges identical lines of ranks on different
+// hosts into one naming the ranks; lines that differ keep their own "[node N rank R]".
+TEST(FanOut, IdenticalLinesOfRanksOnDifferentHostsPrintOnceWhenCollapsing) {
+  if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("fcl"), 2);
+  dt::SshServers ssh(cluster, {1, 2});
+  const std::string go = ssh.dir() + "/go";
+  // Every rank says it is ready, waits (bounded) for the test's go, then prints the same line.
+  const std::string script = "echo \"ready $RANK\"; i=0; while [ ! -e " + go +
+                             " ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done; echo 'Training finished'; "
+                             "echo \"bye from $RANK\"";
+  dt::BackgroundProcess fanout;
+  ASSERT_TRUE(fanout.start(fanout_argv(cluster, 2, {"--nproc-per-node", "2", "--collapse-output", "on"},
+                                       {"/bin/sh", "-c", script}),
+                           {{"DDPLAUNCH_SSH", ssh.ssh_command()}}, kUnsetEnv));
+  for (int rank = 0; rank < 4; ++rank)
+    ASSERT_TRUE(fanout.wait_for_output("rank " + std::to_string(rank) + "] ready " + std::to_string(rank), seconds(90)))
+        << fanout.output_so_far();
+  std::ofstream(go) << "go\n";
+  dt::RunResult r = fanout.wait(seconds(90));
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(dt::count_of(r.output, "Training finished"), 1) << r.output;
+  EXPECT_NE(r.output.find("[ranks 0-3] Training finished"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[node 1 rank 3] bye from 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[node 0 rank 0] ready 0"), std::string::npos) << r.output;
+}
+
 // Node 0 cannot start (the endpoint given is another host's address, so it refuses to host the
 // rendezvous): the fan-out does not leave the other nodes waiting for their join timeout but
 // stops them, and ends with node 0's status.

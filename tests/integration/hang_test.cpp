@@ -120,8 +120,9 @@ TEST(HangDetection, StatusShowsStepsProgressAndTheSuspectRank) {
   const int port = dt::free_tcp_port();
   std::vector<std::string> argv{DDPLAUNCH_BIN, "--nproc-per-node", "2", "--nodes", "1", "--node-rank", "0", "--master",
                                 "127.0.0.1:" + std::to_string(port), "--grace", "1", "--hang-suspect-floor", "4",
-                                "--hang-minimum", "600", "--history-file", dir.path + "/history", "--",
-                                PYTHON_WITH_TORCH, script, "--steps", "100000", "--pause", "0.05", "--stall-rank", "1",
+                                "--hang-minimum", "600", "--history-file", dir.path + "/history", "--log-dir",
+                                dir.path + "/logs", "--", PYTHON_WITH_TORCH, script, "--steps", "100000", "--pause",
+                                "0.05", "--stall-rank", "1",
                                 "--stall-after", "40"};
   dt::BackgroundProcess job;
   ASSERT_TRUE(job.start(argv, {}, {"PYTHONUNBUFFERED"}));
@@ -133,13 +134,18 @@ TEST(HangDetection, StatusShowsStepsProgressAndTheSuspectRank) {
   }
   // rank node host pid state inits steps progress for
   EXPECT_TRUE(std::regex_search(status, std::regex(R"(\n1\s+0\s+\S+\s+\d+\s+suspect\s+\d+\s+\d+\s+\d[^\n]* ago)"))) << status;
-  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\nrank\s+node\s+host\s+pid\s+state\s+inits\s+steps\s+progress)")))
+  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\nrank\s+node\s+host\s+pid\s+state\s+inits\s+steps\s+progress\s+for\s+log)")))
       << status;
+  // Each rank's log file, each node's generation, the learnt step interval in the heading.
+  EXPECT_NE(status.find(dir.path + "/logs/rank_1.log"), std::string::npos) << status;
+  EXPECT_TRUE(std::regex_search(status, std::regex(R"(learnt step (\d|-))"))) << status;
+  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\nnode\s+host\s+address\s+nproc\s+rtt_ms\s+gen\s)"))) << status;
   // The same for scripts: one JSON object, the suspect rank's state and steps in it.
   const std::string json =
       dt::run_command({DDPLAUNCH_BIN, "status", "--json", "--master", "127.0.0.1:" + std::to_string(port)}, 20s).output;
-  EXPECT_TRUE(std::regex_search(json, std::regex(R"(\{"host":"[^"]*","in_state_s":[0-9.e+-]+,"inits":\d+,"node":0,"pid":\d+,"progress_age_s":[0-9.e+-]+,"rank":1,"state":"suspect","steps":[1-9]\d*\})")))
+  EXPECT_TRUE(std::regex_search(json, std::regex(R"(\{"host":"[^"]*","in_state_s":[0-9.e+-]+,"inits":\d+,"log_file":"[^"]*/logs/rank_1\.log","node":0,"pid":\d+,"progress_age_s":[0-9.e+-]+,"rank":1,"state":"suspect","steps":[1-9]\d*\})")))
       << json;
+  EXPECT_TRUE(std::regex_search(json, std::regex(R"("generation":0,"host")"))) << json;
   EXPECT_NE(json.find("\"phase\":\"running\""), std::string::npos) << json;
   job.send_signal(SIGTERM);
   job.wait(60s);

@@ -92,6 +92,21 @@ TEST(ConsoleCommands, ParsesEachCommandAndRefusesWithTheFix) {
   EXPECT_FALSE(dbg::is_console_command("p x"));
 }
 
+TEST(ConsoleCommands, RanksNamesTheGlobalRanksToShowOrAll) {
+  using K = dbg::ConsoleCommand::Kind;
+  auto some = dbg::parse_console_command(":ranks 5,8-11");
+  ASSERT_EQ(some.kind, K::ShowRanks);
+  EXPECT_EQ(some.shown_ranks, (std::vector<int>{5, 8, 9, 10, 11}));
+  auto all = dbg::parse_console_command(":ranks all");
+  ASSERT_EQ(all.kind, K::ShowRanks);
+  EXPECT_TRUE(all.shown_ranks.empty());
+  for (const char* bad : {":ranks", ":ranks five", ":ranks 1 2", ":ranks 0-2000000000"}) {
+    auto refused = dbg::parse_console_command(bad);
+    EXPECT_EQ(refused.kind, K::Invalid) << bad;
+    EXPECT_NE(refused.error.find(":ranks"), std::string::npos) << refused.error;
+  }
+}
+
 TEST(ConsoleRelay, MarkedLinesAreTheConsolesAndNothingElse) {
   auto text = dbg::parse_relayed_console_line(std::string(dbg::kConsoleLineMark) + "rank 3 stopped");
   ASSERT_TRUE(text);

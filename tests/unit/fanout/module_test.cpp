@@ -3,6 +3,8 @@
 // script run locally and its verdicts, relay prefixes, the flags, and the stdin channel.
 #include <gtest/gtest.h>
 
+#include "fanout/rank_line.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -243,4 +245,17 @@ TEST(FanoutFlags, RemoteSideOptionsAreRecorded) {
   EXPECT_EQ(cl.fanout.include, "a:0,1");
   EXPECT_TRUE(cl.fanout.requested());
   EXPECT_FALSE(parse_command_line({"p"}, {}).fanout.requested());
+}
+
+TEST(FanoutRankLine, AWorkersRelayedLineIsTakenApartAnythingElseIsNot) {
+  auto line = ddplaunch::fanout::parse_rank_line("[node 1 rank 5] loss 0.25");
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->node, 1);
+  EXPECT_EQ(line->rank, 5);
+  EXPECT_EQ(line->text, "loss 0.25");
+  EXPECT_EQ(ddplaunch::fanout::parse_rank_line("[node 0 rank 0] ")->text, "");
+  for (const char* other : {"12:00:00.000 ddplaunch[node 1] info: generation 0", "[node 1 ranks 4-7] done",
+                            "[rank 3] a single node's prefix", "[node x rank 1] t", "[node 1 rank -1] t",
+                            "[node 1 rank 5]no space", "ssh: connect to host h2 port 22: Connection refused"})
+    EXPECT_FALSE(ddplaunch::fanout::parse_rank_line(other)) << other;
 }
