@@ -1,7 +1,6 @@
-// ddplaunch: one per node. Reads as the pipeline it runs:
-// parse → config → preflight → rendezvous → spawn → supervise → report.
+// ddplaunch: one per node. main reads as the pipeline it runs: parse → guard → config →
+// (inspect a job, or) plan the node → run its agent (rendezvous → spawn → supervise → report).
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <cstring>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -22,32 +22,25 @@
 
 #include "agent/etcd_seat.h"
 #include "agent/node_agent.h"
+#include "agent/node_assignment.h"
+#include "agent/node_plan.h"
 #include "agent/status_table.h"
 #include "agent/rank_tail_relay.h"
-#include "agent/rendezvous_bind.h"
 #include "agent/timeline_files.h"
 #include "config/command_line.h"
 #include "config/config_docs.h"
 #include "config/job_setup.h"
 #include "config/token_source.h"
 #include "console/remote_console.h"
-#include "ddplaunch/preflight/gpus.h"
-#include "ddplaunch/preflight/interfaces.h"
-#include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/printable.h"
-#include "env/program_path.h"
 #include "output/log_directory.h"
 #include "env/worker_environment.h"
 #include "ddplaunch/base/exit_codes.h"
-#include "ddplaunch/contract.h"
 #include "fanout/fanout_driver.h"
 #include "fanout/stdin_control.h"
 #include "job_record.h"
 #include "log_setup.h"
-#include "node_facts.h"
-#include "output/stream_routing.h"
-#include "output/worker_output.h"
 #include "placement/node_placement.h"
 #include "policy/stacks_query.h"
 #include "supervise/descendant_sweep.h"
@@ -70,13 +63,6 @@ void open_missing_stdio() {
       ::close(opened);
     }
   }
-}
-
-// Data piped or redirected into ddplaunch (`cat data | ddplaunch ...`, `< file`) is the
-// workers' stdin, as under torchrun; a terminal, /dev/null or nothing is not data.
-bool stdin_carries_data() {
-  struct stat info {};
-  return ::fstat(STDIN_FILENO, &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISREG(info.st_mode));
 }
 
 int print_version() {
@@ -249,25 +235,21 @@ int print_stacks(const LaunchConfig& config) {
 // job whose ports are not chosen yet.
 int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const preflight::GpuInfo& gpus) {
   std::printf("# resolved configuration\n%s", describe(config).c_str());
-  NodeAssignment a;
-  a.node_rank = std::max(config.node_rank, 0);
-  a.node_count = config.nodes;
-  a.local_world_size = plan.nproc;
-  a.rank_offset = a.node_rank * plan.nproc;
-  a.world_size = config.nodes * plan.nproc;
-  a.master_addr = plan.master_ip;
-  a.master_port = config.worker_port.fixed.value_or(0);
-  a.timeout_s = preflight::compute_timeout(config.timeout, config.nodes, false, 0, 0);
-  a.max_restarts = config.restart.max_restarts;
-  a.run_id = config.job_id;
-  a.role = config.role;
-  a.job_id = config.job_id;
-  a.status_socket = "(created at start)";
+  rendezvous::Assignment planned;  // what the master would assign this node
+  planned.node_rank = std::max(config.node_rank, 0);
+  planned.node_count = config.nodes;
+  planned.rank_offset = planned.node_rank * plan.nproc;
+  planned.world_size = config.nodes * plan.nproc;
+  planned.worker_master_addr = plan.master_ip;
+  planned.worker_master_port = config.worker_port.fixed.value_or(0);
+  planned.timeout_s = preflight::compute_init_deadline(config.timeout, config.nodes, false, 0, 0);
+  planned.run_id = config.job_id;
+  const NodeAssignment a = node_assignment(planned, plan, "(created at start)", "", 0);
   auto known = [](const std::string& v) { return v.empty() ? "unknown" : v.c_str(); };
   std::printf("# this node: %d GPU(s) (%s), driver %s, CUDA %s, NCCL %s\n# GPU notes: %s\n", gpus.count,
               gpus.source.c_str(), known(gpus.driver_version), known(gpus.cuda_version), known(gpus.nccl_version),
               gpus.note.c_str());
-  std::printf("# timeout: %s\n", preflight::explain_timeout(config.timeout, config.nodes, false, 0, 0).c_str());
+  std::printf("# timeout: %s\n", preflight::explain_init_deadline(config.timeout, config.nodes, false, 0, 0).c_str());
   std::printf("# stdin: %s\n",
               plan.inherit_stdin
                   ? "data piped into ddplaunch: every local worker shares it, as under torchrun (no debugger keyboard)"
@@ -292,24 +274,87 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const prefli
   return 0;
 }
 
-// Only what this job needs: a number of workers on one node needs no GPU count, a machine
-// without an NVIDIA device has none to find, NCCL's version matters only across nodes.
-preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor, bool driver_present) {
-  preflight::GpuNeeds needs;
-  needs.driver_present = driver_present;
-  needs.nproc_is_number = !config.nproc_per_node.empty() &&
-                          config.nproc_per_node.find_first_not_of("0123456789") == std::string::npos;
-  needs.single_node = config.standalone || (config.nodes == 1 && config.membership.spares == 0);
-  needs.placement = config.numa_binding != placement::BindingMode::None;
-  needs.report = doctor || config.dry_run;
-  preflight::GpuQuery query;
-  query.devices = preflight::gpu_probe_needed(needs);
-  query.why_not_probed = !needs.driver_present ? "no /dev/nvidia* and no nvidia module: nothing to find"
-                                               : "--nproc-per-node is a number on a single-node job";
-  query.pci_addresses = needs.placement;
-  query.nccl = !preflight::nccl_version_needed(needs) ? preflight::NcclLookup::Skip
-                                                      : preflight::NcclLookup::FilesThenLoad;
-  return query;
+// --help, --version, --print-default-config and --man: the documents made from the option
+// table need nothing more than the parsed command line. nullopt: none was asked for.
+std::optional<int> print_document(const CommandLine& cl) {
+  if (cl.help) return std::fputs(usage_text().c_str(), stdout), 0;
+  if (cl.version) return print_version();
+  if (cl.print_default_config) return std::fputs(default_config_yaml().c_str(), stdout), 0;
+  if (cl.man) return std::fputs(man_page(DDPLAUNCH_VERSION).c_str(), stdout), 0;
+  return std::nullopt;
+}
+
+// The orphan guard starts before anything can start a thread or install a signal handler;
+// then logging and the process-wide settings every launcher needs (each only warns).
+void guard_this_process(OrphanGuard& guard) {
+  std::string guard_error = guard.start(OrphanGuard::Sweep::ByReexec);
+  init_logging();
+  if (!guard_error.empty()) spdlog::warn("{}; workers may outlive a SIGKILLed launcher", guard_error);
+  std::signal(SIGPIPE, SIG_IGN);
+  // Orphans of the job (double-forked, setsid'd) reparent to us, so the sweep at a
+  // generation's end finds them even without the job tag (docs/ARCHITECTURE.md).
+  if (std::string error = become_subreaper(); !error.empty())
+    spdlog::warn("cannot become a child subreaper ({}): only the job tag finds workers' escaped descendants", error);
+  if (std::string warning = raise_descriptor_limit(); !warning.empty()) spdlog::warn("{}", warning);
+}
+
+// A fan-out's own options without --hosts are a mistake; a fan-out's node (--token-stdin)
+// reads the token as stdin's first line, never from argv. "" or the error.
+std::string take_fanout_node_input(const CommandLine& cl, Environment& env) {
+  if (!cl.fanout.exported.empty() || !cl.fanout.env_file.empty())
+    return "-x/--export and --env-file pass variables to the hosts of --hosts/--hostfile; without them this "
+           "ddplaunch's workers inherit this shell's environment: export the variable here instead";
+  if (cl.token_stdin) {
+    fanout::TokenLine line = fanout::read_token_line(STDIN_FILENO, std::chrono::seconds(30));
+    if (!line.error.empty()) return line.error;
+    env["DDPLAUNCH_TOKEN"] = line.token;
+  }
+  return "";
+}
+
+bool inspects_a_job(Subcommand subcommand) {
+  return subcommand == Subcommand::Status || subcommand == Subcommand::Stacks || subcommand == Subcommand::Debug ||
+         subcommand == Subcommand::Timeline || subcommand == Subcommand::Tail;
+}
+
+// status, stacks, debug, timeline, tail: a running job's master (found through etcd, --master, or
+// this node's record of the job), or a finished job's --log-dir.
+int inspect_job(const CommandLine& cl, LaunchConfig& config) {
+  // `ddplaunch timeline --log-dir DIR`: a finished job's files, no master to ask.
+  const bool timeline_from_log_dir = cl.subcommand == Subcommand::Timeline && given(cl, "log_dir") && !given(cl, "master");
+  if (timeline_from_log_dir) return write_job_timeline(config, true);
+  if (etcd_enabled(config) && cl.subcommand != Subcommand::Debug) {
+    auto coordinator = find_coordinator(config);  // the elected launcher's rendezvous
+    if (!coordinator) return fail({coordinator.error});
+    config.master = *coordinator;
+  }
+  if (!etcd_enabled(config) && !given(cl, "master")) {  // this node's record of the job
+    auto record = choose_job_record(running_job_records(), given(cl, "job_id") ? config.job_id : "");
+    if (!record) return fail({record.error});
+    config.master = record->master;
+    config.job_id = record->job_id;
+    if (config.token.empty()) config.token = record->token;
+  }
+  switch (cl.subcommand) {
+    case Subcommand::Status: return print_status(config, cl.status_watch, cl.status_json);
+    case Subcommand::Stacks: return print_stacks(config);
+    case Subcommand::Debug: return open_debug_console(config, cl.gdb_rank);
+    case Subcommand::Tail: return follow_rank_output(config, cl.tail_rank);
+    default: return write_job_timeline(config, false);
+  }
+}
+
+// Rendezvous, spawn and supervise: all inside the one event loop, until the job ends here.
+int run_node_agent(OrphanGuard& guard, NodePlan plan, bool stop_on_stdin_eof) {
+  boost::asio::io_context io;
+  NodeAgent agent(io, guard, std::move(plan));
+  if (std::string error = agent.start(); !error.empty()) return fail({error});
+  if (stop_on_stdin_eof)  // after start: its signals are handled
+    fanout::watch_stdin_for_stop(STDIN_FILENO, [&io, &agent](std::string line) {
+      boost::asio::post(io, [&agent, line = std::move(line)] { agent.on_console_line(line); });
+    });
+  io.run();
+  return agent.exit_code();
 }
 
 }  // namespace
@@ -334,37 +379,18 @@ int main(int argc, char** argv) {
   Environment env = current_environment();
   scrub_secret_environment();
 
-  // Parse the command line (pure: no thread, no file); --help, --version and the documents
-  // made from the option table need nothing more.
+  // Parse the command line (pure: no thread, no file).
   CommandLine cl = parse_command_line(args);
-  if (cl.help) return std::fputs(usage_text().c_str(), stdout), 0;
-  if (cl.version) return print_version();
-  if (cl.print_default_config) return std::fputs(default_config_yaml().c_str(), stdout), 0;
-  if (cl.man) return std::fputs(man_page(DDPLAUNCH_VERSION).c_str(), stdout), 0;
+  if (auto printed = print_document(cl)) return *printed;
 
-  // The guard must start before anything can start a thread or install a signal handler.
+  // Guard this process: the orphan guard, logging, signals, limits.
   OrphanGuard guard;
-  std::string guard_error = guard.start(OrphanGuard::Sweep::ByReexec);
-  init_logging();
-  if (!guard_error.empty()) spdlog::warn("{}; workers may outlive a SIGKILLed launcher", guard_error);
-  std::signal(SIGPIPE, SIG_IGN);
-  // Orphans of the job (double-forked, setsid'd) reparent to us, so the sweep at a
-  // generation's end finds them even without the job tag (docs/ARCHITECTURE.md).
-  if (std::string error = become_subreaper(); !error.empty())
-    spdlog::warn("cannot become a child subreaper ({}): only the job tag finds workers' escaped descendants", error);
-  if (std::string warning = raise_descriptor_limit(); !warning.empty()) spdlog::warn("{}", warning);
+  guard_this_process(guard);
   if (!cl.errors.empty()) return fail(cl.errors);
 
   // Fan-out: one ddplaunch per host over ssh; this one only checks, starts and relays.
   if (cl.fanout.requested()) return fanout::run_fanout(cl, env);
-  if (!cl.fanout.exported.empty() || !cl.fanout.env_file.empty())
-    return fail({"-x/--export and --env-file pass variables to the hosts of --hosts/--hostfile; without them this "
-                 "ddplaunch's workers inherit this shell's environment: export the variable here instead"});
-  if (cl.token_stdin) {  // a fan-out's node: the token comes as stdin's first line, never in argv
-    fanout::TokenLine line = fanout::read_token_line(STDIN_FILENO, std::chrono::seconds(30));
-    if (!line.error.empty()) return fail({line.error});
-    env["DDPLAUNCH_TOKEN"] = line.token;
-  }
+  if (std::string error = take_fanout_node_input(cl, env); !error.empty()) return fail({error});
 
   // Resolve the config: YAML, flags, environment, cluster.
   JobSetup setup = resolve_job_setup(cl, env);
@@ -372,130 +398,22 @@ int main(int argc, char** argv) {
   for (const auto& warning : setup.warnings) spdlog::warn("{}", warning);
   if (!setup.errors.empty()) return fail(setup.errors);
   LaunchConfig& config = setup.config;
-  // `ddplaunch timeline --log-dir DIR`: a finished job's files, no master to ask.
-  const bool timeline_from_log_dir = cl.subcommand == Subcommand::Timeline && given(cl, "log_dir") && !given(cl, "master");
-  if (timeline_from_log_dir) return write_job_timeline(config, true);
-  if (etcd_enabled(config) && (cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks ||
-                               cl.subcommand == Subcommand::Timeline || cl.subcommand == Subcommand::Tail)) {
-    auto coordinator = find_coordinator(config);  // the elected launcher's rendezvous
-    if (!coordinator) return fail({coordinator.error});
-    config.master = *coordinator;
-  }
-  const bool inspects = cl.subcommand == Subcommand::Status || cl.subcommand == Subcommand::Stacks ||
-                        cl.subcommand == Subcommand::Debug || cl.subcommand == Subcommand::Timeline ||
-                        cl.subcommand == Subcommand::Tail;
-  if (inspects && !etcd_enabled(config) && !given(cl, "master")) {  // this node's record of the job
-    auto record = choose_job_record(running_job_records(), given(cl, "job_id") ? config.job_id : "");
-    if (!record) return fail({record.error});
-    config.master = record->master;
-    config.job_id = record->job_id;
-    if (config.token.empty()) config.token = record->token;
-  }
-  if (cl.subcommand == Subcommand::Status) return print_status(config, cl.status_watch, cl.status_json);
-  if (cl.subcommand == Subcommand::Stacks) return print_stacks(config);
-  if (cl.subcommand == Subcommand::Debug) return open_debug_console(config, cl.gdb_rank);
-  if (cl.subcommand == Subcommand::Timeline) return write_job_timeline(config, false);
-  if (cl.subcommand == Subcommand::Tail) return follow_rank_output(config, cl.tail_rank);
+
+  // Inspect a job instead of running one: status, stacks, debug, timeline, tail.
+  if (inspects_a_job(cl.subcommand)) return inspect_job(cl, config);
   if (config.node_rank >= 0) set_log_node(config.node_rank, config.nodes);  // every line names its node
 
-  // Local preflight: the master resolves, GPUs fit nproc.
-  NodePlan plan;
-  plan.config = config;
-  plan.doctor = cl.subcommand == Subcommand::Doctor;
-  plan.hostname = local_hostname();
-  if (config.standalone) {
-    plan.master_host = plan.master_ip = "127.0.0.1";
-  } else if (etcd_enabled(config)) {
-    // The coordinator is elected among the launchers: this one's address is the one its
-    // route to etcd leaves from (where it hosts the rendezvous if elected).
-    auto address = etcd_route_address(config.etcd.endpoints);
-    if (!address) return fail({address.error});
-    plan.master_host = plan.master_ip = *address;
-    plan.master_addresses = {*address};
-    plan.rendezvous_bind = {*address};
-    plan.rendezvous_port = config.etcd.coordinator_port;
-  } else {
-    auto endpoint = parse_host_port(config.master);
-    plan.master_host = endpoint->host;
-    plan.rendezvous_port = endpoint->port;
-    auto resolved = preflight::resolve_host(endpoint->host);
-    if (!resolved) return fail({resolved.error});
-    plan.master_ip = resolved->front();
-    plan.master_addresses = *resolved;
-    auto loopback = preflight::check_master_not_loopback(endpoint->host, *resolved, config.nodes);
-    // Loopback is right when every "node" runs on this machine (tests, one-box debugging);
-    // the master refuses the job if a node joins from elsewhere.
-    if (!loopback)
-      spdlog::info("master {} is loopback: every node must run on this machine (otherwise pass node 0's "
-                   "routable address to --master)", plan.master_ip);
-  }
-  const bool driver_present = preflight::nvidia_driver_present();
-  preflight::GpuInfo gpus = preflight::detect_gpus(gpu_query(config, plan.doctor, driver_present));
-  // Not probed on a node with a driver (a single-node job with a numeric --nproc-per-node):
-  // GPUs may be there, so NCCL may run.
-  plan.nccl_may_run = gpus.count > 0 || (driver_present && gpus.source == "not probed");
-  auto nproc = preflight::resolve_nproc(config.nproc_per_node, gpus.count);
-  if (!nproc) return fail({nproc.error});
-  plan.nproc = *nproc;
-  plan.gpu_count = gpus.count;
-  plan.base_env = env;
-  for (const char* secret : kSecretVariables) plan.base_env.erase(secret);  // the launcher's, not the workers'
-  for (const auto& note : add_shim_environment(config.shim, config.program, plan.base_env)) spdlog::warn("{}", note);
-  if (config.debug) plan.base_env[contract::kDebugTimeoutSeconds] = "86400";
-  if (config.post_mortem) plan.base_env[contract::kPostMortemSeconds] = fmt::format("{:g}", config.post_mortem_timeout_s);
-  // Placement: each worker's CPUs and memory nodes (--numa-binding), decided once here.
-  auto placement = placement::plan_node_placement(config.numa_binding, plan.nproc, gpus.count, gpus.pci_bus_ids);
-  if (!placement) return fail({placement.error});
-  plan.placement = *placement;
-  if (config.virtual_local_rank)
-    if (std::string problem = virtual_local_rank_problem(env, plan.nproc); !problem.empty()) return fail({problem});
-  plan.facts = gather_node_facts(config, plan.nproc, gpus);
-  // The interface the peer probe verifies is the one this node's collectives read: NCCL's
-  // where there are (or, not probed, may be) GPUs, gloo's where there are none (a gloo job
-  // never reads NCCL_SOCKET_IFNAME; the node agent warns about a wrong one instead).
-  const char* ifname_variable = plan.nccl_may_run ? "NCCL_SOCKET_IFNAME" : "GLOO_SOCKET_IFNAME";
-  if (auto ifname = env.find(ifname_variable); ifname != env.end()) plan.facts.socket_ifname = ifname->second;
-  // Interactive debugging: where the console is, and whether stdin is data for the workers.
-  plan.console_place = cl.stop_on_stdin_eof ? ConsolePlace::Fanout
-                       : isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 ? ConsolePlace::Terminal
-                                                                                 : ConsolePlace::None;
-  // (srun hands every task a pipe of its own, data or not: under Slurm the workers keep their
-  // debugger keyboards; `srun --input` users reach the console with `ddplaunch debug`.)
-  plan.inherit_stdin = !cl.stop_on_stdin_eof && !cl.token_stdin && !config.slurm && stdin_carries_data();
-  plan.record_token = cl.token_stdin || (env.count("DDPLAUNCH_TOKEN_ORIGIN") && env.at("DDPLAUNCH_TOKEN_ORIGIN") == "ddplaunch-srun");
-  if (config.dry_run) return print_dry_run(config, plan, gpus);
-  if (!plan.doctor)
-    if (std::string problem = program_start_problem(config.program.front()); !problem.empty()) return fail({problem});
-  // torchrun's -r/-t without --log-dir: a fresh directory, as torchrun's temporary one.
-  if (plan.config.log_dir.empty() && streams_need_files(config.redirects, config.tee)) {
-    auto dir = make_log_directory();
-    if (!dir) return fail({dir.error});
-    plan.config.log_dir = *dir;
-    spdlog::info("-r/-t without --log-dir: the workers' log files go to {}", *dir);
-  }
-  plan.host_chosen_by_address =
-      !config.standalone && !etcd_enabled(config) && config.node_rank < 0 && is_local_address(plan.master_ip);
-  plan.host_server = !etcd_enabled(config) && (config.standalone || config.node_rank == 0 || plan.host_chosen_by_address);
-  if (plan.host_server) {
-    auto bind = choose_rendezvous_bind(config.rendezvous_bind, config.standalone, plan.master_host,
-                                       plan.master_addresses);
-    if (!bind.error.empty()) return fail({bind.error});
-    plan.rendezvous_bind = bind.addresses;
-  }
-
+  // Plan this node: the master, GPUs and workers, their environment, the console.
+  Result<PlannedNode> planned = plan_node(config, cl, env);
+  if (!planned) return fail({planned.error});
+  NodePlan& plan = planned.value->plan;
+  if (config.dry_run) return print_dry_run(config, plan, planned->gpus);
+  if (std::string error = ready_node_to_run(plan); !error.empty()) return fail({error});
 
   // --log-dir is opened now, once: files go into this directory even if its path is swapped later.
   if (!plan.config.log_dir.empty())
     if (auto dir = LogDirectory::open_once(plan.config.log_dir); !dir) return fail({dir.error});
 
-  // Rendezvous, spawn and supervise: all inside the one event loop.
-  boost::asio::io_context io;
-  NodeAgent agent(io, guard, plan);
-  if (std::string error = agent.start(); !error.empty()) return fail({error});
-  if (cl.stop_on_stdin_eof)  // after start: its signals are handled
-    fanout::watch_stdin_for_stop(STDIN_FILENO, [&io, &agent](std::string line) {
-      boost::asio::post(io, [&agent, line = std::move(line)] { agent.on_console_line(line); });
-    });
-  io.run();
-  return agent.exit_code();
+  // Run the node: rendezvous, spawn and supervise.
+  return run_node_agent(guard, std::move(plan), cl.stop_on_stdin_eof);
 }

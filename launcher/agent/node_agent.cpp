@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/launcher_messages.h"
+#include "agent/node_assignment.h"
 #include "debug/debug_console.h"
 #include "ddplaunch/preflight/env_conflicts.h"
 #include "ddplaunch/preflight/resolve.h"
@@ -157,7 +158,7 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
     return report_problem(problem, kExitConfigError);
   GroupSpec spec;
   spec.program = plan_.config.program;
-  spec.assignment = to_node_assignment(a, ifname);
+  spec.assignment = node_assignment(a, plan_, status_.path(), ifname, server_ ? server_->port() : plan_.rendezvous_port);
   spec.base_env = plan_.base_env;
   spec.hostname = plan_.hostname;
   spec.log_dir = plan_.config.log_dir;

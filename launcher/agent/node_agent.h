@@ -22,6 +22,7 @@
 #include "agent/debug_relay.h"
 #include "agent/etcd_seat.h"
 #include "agent/job_coordinator.h"
+#include "agent/node_plan.h"
 #include "agent/rank_follower.h"
 #include "agent/rank_timeline_reporter.h"
 #include "config/launch_config.h"
@@ -39,31 +40,6 @@
 #include "supervise/orphan_guard.h"
 
 namespace ddplaunch {
-
-struct NodePlan {                 // what main resolved before the event loop starts
-  LaunchConfig config;
-  std::string master_host;        // rendezvous host as given
-  std::string master_ip;          // resolved (the first address)
-  std::vector<std::string> master_addresses;  // every address master_host resolves to
-  std::vector<std::string> rendezvous_bind;   // where the server listens (host_server only)
-  int rendezvous_port = 0;        // 0 with --standalone: any free port
-  bool host_server = false;       // this node runs the rendezvous server (node rank 0)
-  bool host_chosen_by_address = false;  // no --node-rank: hosting because the master address is ours
-  int nproc = 1;
-  int gpu_count = 0;
-  bool nccl_may_run = false;  // GPUs found, or a driver present and not probed: NCCL_SOCKET_IFNAME matters
-  std::string hostname;
-  Environment base_env;           // launcher environment + shim additions
-  rendezvous::NodeFacts facts;
-  bool doctor = false;
-  std::vector<placement::WorkerPlacement> placement;  // by local rank (--numa-binding); empty: none
-  // Interactive debugging: where the job's debug console is shown when this node is the
-  // master, and whether the workers share ddplaunch's stdin (data was piped into it) instead
-  // of each having its debugger's keyboard.
-  ConsolePlace console_place = ConsolePlace::None;
-  bool inherit_stdin = false;
-  bool record_token = false;  // the token was made by ddplaunch (fan-out, ddplaunch-srun): kept in the job record
-};
 
 class NodeAgent {
  public:
@@ -137,7 +113,6 @@ class NodeAgent {
   void attach_gdb(int rank);  // `:attach R --gdb`: when R is this node's
   // This node's record of the job (job_record.h), from the join until the end.
   void record_job(int rendezvous_port);
-  NodeAssignment to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const;
 
   boost::asio::io_context& io_;
   OrphanGuard& guard_;

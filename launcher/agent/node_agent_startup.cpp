@@ -232,37 +232,6 @@ void NodeAgent::on_join_probe(const preflight::ProbeResult& probe, double interv
   if (!policy_.finished()) watch_join();
 }
 
-NodeAssignment NodeAgent::to_node_assignment(const rendezvous::Assignment& a, const std::string& ifname) const {
-  NodeAssignment n;
-  n.node_rank = a.node_rank;
-  n.node_count = a.node_count;
-  n.rank_offset = a.rank_offset;
-  n.world_size = a.world_size;
-  n.local_world_size = plan_.nproc;
-  n.master_addr = a.worker_master_addr;
-  n.master_port = a.worker_master_port;
-  n.timeout_s = a.timeout_s;
-  n.generation = static_cast<long>(a.generation);
-  n.max_restarts = plan_.config.restart.max_restarts;
-  n.run_id = a.run_id;
-  n.role = plan_.config.role;
-  // Role ranks: counted over the nodes that run this role (the node list comes with the
-  // assignment on jobs of up to 256 nodes; above that every node is taken to share it).
-  if (!a.nodes.empty()) {
-    n.role_rank_offset = 0;
-    for (const auto& node : a.nodes) {
-      if (node.facts.role != n.role) continue;
-      if (node.node_rank < a.node_rank) n.role_rank_offset += node.facts.nproc;
-      n.role_world_size += node.facts.nproc;
-    }
-  }
-  n.job_id = plan_.config.job_id;
-  n.status_socket = status_.path();
-  n.socket_ifname = ifname;
-  n.rendezvous_port = server_ ? server_->port() : plan_.rendezvous_port;
-  return n;
-}
-
 std::string NodeAgent::check_socket_ifnames(std::string& selected, const std::string& probe_ifname) {
   if (plan_.config.nodes <= 1) return {};
   auto interfaces = preflight::list_interfaces();

@@ -1,14 +1,17 @@
 // JobPolicy: every decision of the job, made once, on the master (DESIGN.md "The run of
 // one node"). Events in, decisions out; no sockets, timers or processes, so unit tests
-// drive it with short event scripts. It holds the job's whole state: one phase for the
-// job, each node's and each rank's state, the restart budgets and the first failure of
-// each generation. The rendezvous server and the node agents only report to it.
+// drive it with short event scripts. It holds the job's phase and generation and turns each
+// event into decisions; its parts hold the rules: the restart budget (RestartBudget), the
+// init deadline (InitDeadline), the planned nodes and their standing (PlannedNodes), the
+// failures remembered for the root cause (JobFailures), the ranks' phases (InitTracker) and
+// what is said about their start-up (InitProgress), the peer probe (ProbeRound) and, in
+// membership mode, the members (Membership). The rendezvous server and the node agents only
+// report to it.
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,17 +20,22 @@
 #include "policy/decisions.h"
 #include "policy/failure.h"
 #include "policy/hang_action.h"
+#include "policy/init_deadline.h"
+#include "policy/init_progress.h"
 #include "policy/init_tracker.h"
+#include "policy/job_failures.h"
 #include "policy/membership.h"
 #include "policy/node_checks.h"
+#include "policy/planned_nodes.h"
 #include "policy/probe_round.h"
+#include "policy/restart_budget.h"
 #include "policy/restart_settings.h"
 
 namespace ddplaunch {
 
 struct PolicySettings {
   RestartSettings restart;
-  TimeoutSettings timeout;
+  InitDeadlineFormula timeout;             // the init deadline's formula (the timeout.* keys)
   double setup_timeout_s = 0;           // 0: setup is unbounded (the default)
   bool worker_port_auto = true;         // a free port every generation
   std::string worker_master_addr;       // MASTER_ADDR every node reached
@@ -56,13 +64,6 @@ enum class JobPhase {
 };
 std::string_view job_phase_name(JobPhase phase);
 std::optional<JobPhase> job_phase_from_name(std::string_view name);
-
-// A planned node's standing in the current generation: its workers still run (active), all of
-// them ended (finished), or the node was lost. Not its membership role (MemberRole: active,
-// spare, excluded, lost across generations).
-enum class NodeStanding { Active, Finished, Lost };
-std::string_view node_standing_name(NodeStanding state);  // "active", "finished", "lost"
-std::optional<NodeStanding> node_standing_from_name(std::string_view name);
 
 class JobPolicy {
  public:
@@ -118,20 +119,21 @@ class JobPolicy {
   // Read-only view for `ddplaunch status` and doctor.
   JobPhase phase() const { return phase_; }
   long generation() const { return generation_; }
-  int restarts_used() const { return init_restarts_used_ + any_restarts_used_; }
-  int restart_budget() const { return settings_.restart.init_restarts + settings_.restart.max_restarts; }
-  double timeout_s() const { return timeout_s_; }
+  int restarts_used() const { return budget_.used(); }
+  int restart_budget() const { return budget_.total(); }
+  // The init deadline of the current generation, and where its value came from.
+  double timeout_s() const { return init_deadline_.seconds(); }
+  const std::string& timeout_explained() const { return init_deadline_.explained(); }
   HangAction hang_action() const { return settings_.hang_action; }
-  const std::string& timeout_explained() const { return timeout_explained_; }
-  const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_; }
+  const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_.records(); }
   const InitTracker& ranks() const { return tracker_; }
-  std::string last_error(int node) const;
+  std::string last_error(int node) const { return failures_.last_error(node); }
   // Seconds from the last rank entering init until every rank finished it (nullopt: not yet).
-  std::optional<double> init_seconds() const { return init_seconds_; }
+  std::optional<double> init_seconds() const { return init_progress_.init_seconds(); }
   void set_worker_port(int port) { worker_port_ = port; }
   // The port the rendezvous listens on (known once it is bound): a rank that fails to bind
   // its c10d store there was pointed at the launcher's port by the program.
-  void set_rendezvous_port(int port) { rendezvous_port_ = port; }
+  void set_rendezvous_port(int port) { failures_.set_rendezvous_port(port); }
   int worker_port() const { return worker_port_; }
 
   // The job's whole state as a versioned JSON document, for another coordinator to go on
@@ -164,62 +166,32 @@ class JobPolicy {
   Decisions decide_on_failure(const FailureReport& report);
   Decisions order_stop(int exit_code, const std::string& reason);
   Decisions end_job(int exit_code);
-  Decisions finish_node(int node, NodeStanding state, int exit_code);
-  Decisions recheck_init_deadline();
-  void apply_history_to_init_deadline();
+  Decisions finish_node(int node, NodeStanding standing, int exit_code);
   Decisions conclude_probe();
-  std::optional<Decision> announce_init_done(TimePoint now);
-  std::optional<FailureReport> init_timeout_failure() const;
-  FailureReport failure_of_rank(int rank, FailureKind kind, std::string detail) const;
-  std::string budget_text() const;
-  const rendezvous::NodeRecord* find_node(int node) const;  // nullptr: not a node of this generation
-  std::string host_of(int node) const;                      // its hostname, or "?"
-  int active_nodes() const;
   Decisions apply_membership_change(const MembershipChange& change);
   Decisions restart_for_membership(const std::string& reason, bool hold);
-  std::vector<int> next_members() const;  // membership: ids by slot; empty otherwise
-  std::vector<int> last_planned_members() const;  // membership: who held a slot in the last plan
 
   PolicySettings settings_;
-  std::mt19937 rng_;
   JobPhase phase_ = JobPhase::Joining;
   long generation_ = 0;
-  std::vector<rendezvous::NodeRecord> nodes_;
-  std::map<int, NodeStanding> node_states_;      // this generation
-  std::map<int, std::string> last_error_by_node_;
+  PlannedNodes nodes_;
   InitTracker tracker_;
-
-  // Restart budgets: init failures spend init_restarts first, then max_restarts.
-  int init_restarts_used_ = 0;
-  int any_restarts_used_ = 0;
-  bool port_at_fault_ = false;
-  double timeout_s_ = 0;
-  std::string timeout_explained_;
+  InitProgress init_progress_;
+  InitDeadline init_deadline_;
+  RestartBudget budget_;
+  JobFailures failures_;
   int worker_port_ = 0;
 
-  std::optional<FailureReport> first_failure_;  // of the current generation
-  std::optional<RememberedFailure> previous_failure_;  // the failure that caused the last restart
-  int failure_count_ = 0;                       // all generations
   std::string restart_reason_;
-  std::string foreign_store_note_;  // a worker's TCPStore client reached the rendezvous port
-  int rendezvous_port_ = 0;
   int stop_exit_code_ = 1;
-  bool stopping_for_failure_ = false;           // the stop follows a worker failure of this generation
-  int finished_exit_code_ = 0;                  // first non-zero node exit of this generation
+  bool stopping_for_failure_ = false;  // the stop follows a worker failure of this generation
 
-  bool deadline_armed_ = false;
-  bool init_done_announced_ = false;  // "every rank finished init" said for this generation
-  std::optional<double> init_seconds_;
-  TimePoint generation_started_{};
-  int deadline_serial_ = 0;
-  TimePoint last_wait_report_{};
   std::map<int, DoctorRow> doctor_rows_;  // by node rank
   ProbeRound probe_;                      // generation 0's peer probe
   std::string probe_summary_, probe_refusal_;
   std::optional<Membership> membership_;  // membership mode only
   int membership_restarts_ = 0;           // generations started by a membership change
   long first_generation_ = 0;             // membership's first plan: 0, or the one after a coordinator moved
-  int init_failure_restarts_ = 0;         // restarts after an init failure, whichever budget paid: they grow the init deadline
   double learnt_step_interval_s_ = 0;     // the hang watch's, carried (see remember_learnt_step_interval)
 };
 

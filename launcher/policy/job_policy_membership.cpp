@@ -10,19 +10,6 @@ namespace ddplaunch {
 
 using namespace decision;
 
-std::vector<int> JobPolicy::next_members() const {
-  return membership_ ? membership_->active_ids() : std::vector<int>{};
-}
-
-// The server keeps no record of who ran workers: the policy says it with every generation.
-std::vector<int> JobPolicy::last_planned_members() const {
-  std::vector<int> ids;
-  if (!membership_) return ids;
-  for (const auto& n : nodes_)
-    if (n.member_id >= 0) ids.push_back(n.member_id);
-  return ids;
-}
-
 std::string JobPolicy::membership_table(TimePoint now) const { return membership_ ? membership_->table(now) : ""; }
 
 JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& record, TimePoint now) {
@@ -32,10 +19,10 @@ JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& r
   if (!membership_ || phase_ == JobPhase::Ended) return {};
   const std::string& host = record.facts.hostname;
   // A launcher joining a running job is checked against its nodes before it may take a slot.
-  if (membership_->started() && !nodes_.empty()) {
-    std::vector<rendezvous::NodeRecord> with_it = nodes_;
+  if (membership_->started() && !nodes_.records().empty()) {
+    std::vector<rendezvous::NodeRecord> with_it = nodes_.records();
     with_it.push_back(record);
-    with_it.back().node_rank = static_cast<int>(nodes_.size());
+    with_it.back().node_rank = static_cast<int>(nodes_.records().size());
     NodeFactsVerdict facts = check_node_facts(with_it, settings_.worker_master_addr, settings_.master_is_loopback,
                                               settings_.refuse_version_mismatch);
     if (!facts.refusal.empty()) {
@@ -79,7 +66,7 @@ JobPolicy::Decisions JobPolicy::on_member_lost(const rendezvous::NodeRecord& rec
                                             record.observed_address, why)}};
   if (was != MemberRole::Active) return {};  // excluded (told to exit) or lost already
   const std::string what = fmt::format("node {} ({}, {}) was lost: {}", slot, host, record.observed_address, why);
-  last_error_by_node_[slot] = what;
+  failures_.set_last_error(slot, what);
   Decisions out{Log{Severity::Error, what}};
   // A rank that failed as its peer vanished (a collective to a dead node) is the loss's doing:
   // when the loss can be repaired, the job goes on instead of stopping for that failure.
@@ -115,18 +102,16 @@ JobPolicy::Decisions JobPolicy::on_coordinator_moved() {
   membership_.emplace(settings_.membership_settings);
   phase_ = JobPhase::Joining;
   nodes_.clear();
-  node_states_.clear();
-  first_failure_.reset();
+  failures_.new_generation();
   stopping_for_failure_ = false;
-  deadline_armed_ = false;
-  ++deadline_serial_;  // an init deadline armed by the last coordinator is not ours
-  init_done_announced_ = false;
+  init_deadline_.forget_armings();  // an init deadline armed by the last coordinator is not ours
+  init_progress_.forget_announcement();
   probe_ = ProbeRound{};
   ++membership_restarts_;
   return {Log{Severity::Warn,
               fmt::format("took over as the job's coordinator after generation {} (restarts used: {} of {}): "
                           "waiting for the launchers to join again; generation {} starts with {} node(s)",
-                          last, restarts_used(), restart_budget(), first_generation_,
+                          last, budget_.used(), budget_.total(), first_generation_,
                           settings_.membership_settings.min_nodes == settings_.membership_settings.max_nodes
                               ? fmt::format("{}", settings_.membership_settings.max_nodes)
                               : fmt::format("{} to {}", settings_.membership_settings.min_nodes,
@@ -142,7 +127,7 @@ JobPolicy::Decisions JobPolicy::apply_membership_change(const MembershipChange& 
     case MembershipChange::Kind::Start:
       out.push_back(Log{Severity::Info, fmt::format("membership: {}; starting generation {}", change.reason,
                                                     first_generation_)});
-      out.push_back(BeginGeneration{first_generation_, next_members(), last_planned_members()});
+      out.push_back(BeginGeneration{first_generation_, membership_->active_ids(), nodes_.member_ids()});
       break;
     case MembershipChange::Kind::Replace:
     case MembershipChange::Kind::Resize:
@@ -180,7 +165,8 @@ JobPolicy::Decisions JobPolicy::restart_for_membership(const std::string& reason
                          "budget spent), because {}",
                          generation_, reason);
   return {Log{Severity::Warn, std::move(text)},
-          OrderRestart{generation_, reason, hold ? std::vector<int>{} : next_members(), last_planned_members(), hold}};
+          OrderRestart{generation_, reason, hold ? std::vector<int>{} : membership_->active_ids(), nodes_.member_ids(),
+                       hold}};
 }
 
 }  // namespace ddplaunch

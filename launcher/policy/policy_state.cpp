@@ -9,48 +9,32 @@
 
 namespace ddplaunch {
 
-// Every field of JobPolicy but settings_ (see policy_state.h).
+// Every field of JobPolicy but settings_ (see policy_state.h); the fields of the parts that
+// are no objects of the document are listed in its top level (part_state.h).
 template <>
 struct StateFields<JobPolicy> {
   template <class Io, class Self>
   static void list(Io& io, Self& p) {
-    io("rng", p.rng_);
     io("phase", p.phase_);
     io("generation", p.generation_);
-    io("nodes", p.nodes_);
-    io("node_states", p.node_states_);
-    io("last_error_by_node", p.last_error_by_node_);
+    StateFields<PlannedNodes>::list(io, p.nodes_);
     io("tracker", p.tracker_);
-    io("init_restarts_used", p.init_restarts_used_);
-    io("any_restarts_used", p.any_restarts_used_);
-    io("port_at_fault", p.port_at_fault_);
-    io("timeout_s", p.timeout_s_);
-    io("timeout_explained", p.timeout_explained_);
+    StateFields<InitProgress>::list(io, p.init_progress_);
+    StateFields<InitDeadline>::list(io, p.init_deadline_);
+    StateFields<RestartBudget>::list(io, p.budget_);
     // The shell sets both ports again where they changed (set_worker_port, set_rendezvous_port):
     // the workers still use the saved worker port; the new coordinator's rendezvous port is its own.
+    StateFields<JobFailures>::list(io, p.failures_);
     io("worker_port", p.worker_port_);
-    io("rendezvous_port", p.rendezvous_port_);
-    io("first_failure", p.first_failure_);
-    io("previous_failure", p.previous_failure_);
-    io("failure_count", p.failure_count_);
     io("restart_reason", p.restart_reason_);
-    io("foreign_store_note", p.foreign_store_note_);
     io("stop_exit_code", p.stop_exit_code_);
     io("stopping_for_failure", p.stopping_for_failure_);
-    io("finished_exit_code", p.finished_exit_code_);
-    io("deadline_armed", p.deadline_armed_);
-    io("deadline_serial", p.deadline_serial_);
-    io("init_done_announced", p.init_done_announced_);
-    io("init_seconds", p.init_seconds_);
-    io("generation_started", p.generation_started_);
-    io("last_wait_report", p.last_wait_report_);
     io("doctor_rows", p.doctor_rows_);
     io("probe", p.probe_);
     io("probe_summary", p.probe_summary_);
     io("probe_refusal", p.probe_refusal_);
     io("membership", p.membership_);
     io("membership_restarts", p.membership_restarts_);
-    io("init_failure_restarts", p.init_failure_restarts_);
     io("first_generation", p.first_generation_);
     io("learnt_step_interval_s", p.learnt_step_interval_s_);
   }

@@ -3,12 +3,13 @@
 // (config → policy, never back).
 #pragma once
 
-#include "ddplaunch/preflight/timeout_policy.h"
+#include "ddplaunch/preflight/init_deadline_formula.h"
 
 namespace ddplaunch {
 
-// The timeout formula lives with the preflight checks; the config only holds its knobs.
-using TimeoutSettings = preflight::TimeoutPolicy;
+// The init deadline's formula lives with the preflight checks; the config only holds its knobs
+// (the timeout.* keys).
+using preflight::InitDeadlineFormula;
 
 // Two budgets (torchrun's --max-restarts meaning plus ddplaunch's automatic init retries):
 // an init failure spends init_restarts first, then max_restarts; any other failure spends

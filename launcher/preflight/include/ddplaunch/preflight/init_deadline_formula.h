@@ -1,5 +1,6 @@
-// The process-group timeout injected into every worker (DDPLAUNCH_TIMEOUT_S), computed from
-// the cluster's size, NIC setup and measured RTT, and grown on each restart.
+// The formula of the group's init deadline (the timeout.* keys; DDPLAUNCH_TIMEOUT_S in every
+// worker), from the cluster's size, NIC setup and measured RTT, grown on each restart after an
+// init failure. The policy's InitDeadline applies it each generation.
 //
 //   raw     = base_s + per_node_s * nodes + (dedicated_nic ? dedicated_nic_s : 0)
 //             + rtt_factor * rtt_ms / 1000
@@ -15,7 +16,7 @@
 
 namespace ddplaunch::preflight {
 
-struct TimeoutPolicy {
+struct InitDeadlineFormula {
   double base_s = 30;
   double per_node_s = 5;
   double dedicated_nic_s = 10;
@@ -27,16 +28,16 @@ struct TimeoutPolicy {
 
 // Fails for a negative or non-finite field, min_s > max_s, max_s == 0, or restart_factor < 1;
 // the message names the field and its value.
-CheckOutcome validate(const TimeoutPolicy& policy);
+CheckOutcome validate(const InitDeadlineFormula& formula);
 
-// Seconds; see the formula above. Assumes validate(policy) passed.
-double compute_timeout(const TimeoutPolicy& policy, int nodes, bool dedicated_nic, double rtt_ms,
-                       int generation);
+// Seconds; see the formula above. Assumes validate(formula) passed.
+double compute_init_deadline(const InitDeadlineFormula& formula, int nodes, bool dedicated_nic, double rtt_ms,
+                             int generation);
 
 // The formula with the numbers plugged in, one line, for --dry-run and doctor, e.g.
 // "timeout = clamp(30 + 5 s x 4 nodes + 10 s dedicated NIC + 200 x 2 ms RTT / 1000 = 60.4 s,
 //  30, 1800) x 1.5^2 (restart 2) = 135.9 s (max 1800 s)".
-std::string explain_timeout(const TimeoutPolicy& policy, int nodes, bool dedicated_nic, double rtt_ms,
-                            int generation);
+std::string explain_init_deadline(const InitDeadlineFormula& formula, int nodes, bool dedicated_nic, double rtt_ms,
+                                  int generation);
 
 }  // namespace ddplaunch::preflight

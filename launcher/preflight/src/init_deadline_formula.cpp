@@ -1,5 +1,5 @@
-// Timeout formula, its validation and its human-readable explanation.
-#include "ddplaunch/preflight/timeout_policy.h"
+// The init deadline's formula, its validation and its human-readable explanation.
+#include "ddplaunch/preflight/init_deadline_formula.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,14 +18,14 @@ std::string num(double v) {  // shortest readable: 30, 0.4, 135.9
   return s;
 }
 
-double raw_timeout(const TimeoutPolicy& p, int nodes, bool dedicated_nic, double rtt_ms) {
+double raw_init_deadline(const InitDeadlineFormula& p, int nodes, bool dedicated_nic, double rtt_ms) {
   return p.base_s + p.per_node_s * std::max(nodes, 0) + (dedicated_nic ? p.dedicated_nic_s : 0.0) +
          p.rtt_factor * std::max(rtt_ms, 0.0) / 1000.0;
 }
 
 }  // namespace
 
-CheckOutcome validate(const TimeoutPolicy& p) {
+CheckOutcome validate(const InitDeadlineFormula& p) {
   const std::pair<const char*, double> fields[] = {
       {"base_s", p.base_s}, {"per_node_s", p.per_node_s}, {"dedicated_nic_s", p.dedicated_nic_s},
       {"rtt_factor", p.rtt_factor}, {"min_s", p.min_s}, {"max_s", p.max_s}, {"restart_factor", p.restart_factor}};
@@ -47,14 +47,14 @@ CheckOutcome validate(const TimeoutPolicy& p) {
   return CheckOutcome::pass();
 }
 
-double compute_timeout(const TimeoutPolicy& p, int nodes, bool dedicated_nic, double rtt_ms, int generation) {
-  double t = std::clamp(raw_timeout(p, nodes, dedicated_nic, rtt_ms), p.min_s, p.max_s);
+double compute_init_deadline(const InitDeadlineFormula& p, int nodes, bool dedicated_nic, double rtt_ms, int generation) {
+  double t = std::clamp(raw_init_deadline(p, nodes, dedicated_nic, rtt_ms), p.min_s, p.max_s);
   t *= integer_power(p.restart_factor, std::max(generation, 0));
   return std::min(t, p.max_s);
 }
 
-std::string explain_timeout(const TimeoutPolicy& p, int nodes, bool dedicated_nic, double rtt_ms, int generation) {
-  double raw = raw_timeout(p, nodes, dedicated_nic, rtt_ms);
+std::string explain_init_deadline(const InitDeadlineFormula& p, int nodes, bool dedicated_nic, double rtt_ms, int generation) {
+  double raw = raw_init_deadline(p, nodes, dedicated_nic, rtt_ms);
   std::string s = "timeout = clamp(" + num(p.base_s) + " + " + num(p.per_node_s) + " s x " +
                   std::to_string(std::max(nodes, 0)) + " nodes";
   s += dedicated_nic ? " + " + num(p.dedicated_nic_s) + " s dedicated NIC" : std::string(" + 0 (no dedicated NIC)");
@@ -64,7 +64,7 @@ std::string explain_timeout(const TimeoutPolicy& p, int nodes, bool dedicated_ni
     s += " x " + num(p.restart_factor) + "^" + std::to_string(generation) + " (restart " +
          std::to_string(generation) + ")";
   }
-  s += " = " + num(compute_timeout(p, nodes, dedicated_nic, rtt_ms, generation)) + " s (max " + num(p.max_s) + " s)";
+  s += " = " + num(compute_init_deadline(p, nodes, dedicated_nic, rtt_ms, generation)) + " s (max " + num(p.max_s) + " s)";
   return s;
 }
 
