@@ -15,6 +15,7 @@
 #include "output/live_status_line.h"
 #include "output/terminal_writer.h"
 #include "output/prompt_line.h"
+#include "ddplaunch/base/exit_codes.h"
 
 namespace ddplaunch {
 
@@ -79,6 +80,11 @@ void log_decision(const decision::Log& log) {
                : log.severity == decision::Severity::Warn ? spdlog::level::warn
                                                           : spdlog::level::info;
   spdlog::log(level, "{}", log.text);
+}
+
+int log_errors_and_refuse(const std::vector<std::string>& errors) {
+  for (const auto& e : errors) spdlog::error("{}", e);
+  return kExitConfigError;
 }
 
 }  // namespace ddplaunch
