@@ -8,8 +8,6 @@
 
 #include <boost/asio/post.hpp>
 
-#include <filesystem>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -55,7 +53,6 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
       plan_(std::move(plan)),
       signals_(io, SIGINT, SIGTERM),
       exit_timer_(io),
-      state_timer_(io),
       join_timer_(io),
       terminal_(io),
       status_(io, [this](const contract::StatusMessage& m) { supervisor_.handle_status(m); }),
@@ -69,10 +66,10 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                             }
                             // Its last lines and the timeline first: the master has them before the failure.
                             follower_.flush();
-                            rank_timeline_.report(policy_.generation(), supervisor_.workers(), client_.get());
+                            rank_states_.send_timeline();
                             if (client_) client_->send(messages::encode(policy_.generation(), FailureReport{f, plan_.hostname}));
                           },
-                      .on_phases_changed = [this]() { report_rank_states_soon(); },
+                      .on_phases_changed = [this]() { rank_states_.send_soon(); },
                       .on_paused = [this](const Worker& w) { on_paused(w); },
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
                       .drain_status = [this]() { status_.drain(); },
@@ -99,16 +96,23 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                   if (client_) client_->send(messages::encode(policy_.generation(), out));
                 },
                 [this](std::set<int> ranks) { supervisor_.follow_ranks(std::move(ranks)); }),
+      rank_states_(io, plan_.hostname, plan_.config.log_dir,
+                   RankStateSource{
+                       .connected = [this] { return client_ != nullptr; },
+                       .send = [this](const rendezvous::Message& m) { client_->send(m); },
+                       .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& { return supervisor_.workers(); },
+                       .generation = [this] { return policy_.generation(); },
+                       .may_report =
+                           [this] {
+                             return policy_.state() != NodeState::Finished && policy_.state() != NodeState::Joining;
+                           },
+                       .running = [this] { return policy_.state() == NodeState::Running && supervisor_.active(); },
+                   }),
       tail_linger_timer_(io),
       coordinator_timer_(io),
       join_pause_timer_(io),
-      rank_states_timer_(io),
       minority_timer_(io),
       policy_(node_policy_settings(plan_)) {
-  if (!plan_.config.log_dir.empty()) {
-    std::error_code ignored;
-    log_dir_shown_ = std::filesystem::absolute(plan_.config.log_dir, ignored).lexically_normal().string();
-  }
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
   signals_.add(SIGUSR1);  // Slurm's --signal=USR1@120: forwarded, never fatal to the launcher
@@ -185,8 +189,8 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
   spdlog::info("generation {}: starting {} worker(s), global ranks {}..{} of {}", policy_.generation(), plan_.nproc,
                a.rank_offset, a.rank_offset + plan_.nproc - 1, a.world_size);
   supervisor_.start(spec);
-  send_rank_states();
-  schedule_rank_state_reports();
+  rank_states_.send_now();
+  rank_states_.send_periodically();
 }
 
 void NodeAgent::on_restart_order(long generation, const std::string& reason) {
@@ -204,7 +208,7 @@ void NodeAgent::on_job_end(int exit_code) { carry_out(policy_.on_job_end(exit_co
 // this node ordered is complete.
 void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
   follower_.flush();
-  send_rank_states();
+  rank_states_.send_now();
   int code = 0;
   std::string summary = "all workers succeeded";
   for (const auto& [rank, status] : outcome.statuses) {
@@ -238,7 +242,7 @@ void NodeAgent::on_dismissed(const std::string& reason) {
 void NodeAgent::on_signal(int signal) {
   if (signal == SIGCONT) {
     supervisor_.resume_paused();
-    return send_rank_states();
+    return rank_states_.send_now();
   }
   if (signal == SIGUSR1 || signal == SIGUSR2) {  // e.g. checkpoint before preemption
     int sent = supervisor_.forward_signal(signal);
@@ -316,8 +320,7 @@ void NodeAgent::finish(int exit_code) {
   boost::system::error_code ignored;
   signals_.cancel(ignored);
   exit_timer_.cancel();
-  state_timer_.cancel();
-  rank_states_timer_.cancel();
+  rank_states_.stop();
   join_timer_.cancel();
   coordinator_timer_.cancel();
   join_pause_timer_.cancel();
@@ -410,41 +413,12 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   }
   if (messages::kind_of(m) == messages::Kind::Resume) {
     supervisor_.resume_paused();
-    send_rank_states();
+    rank_states_.send_now();
   }
 }
 
 void NodeAgent::report_problem(const std::string& message, int exit_code) {
   carry_out(policy_.on_local_problem(message, exit_code));
-}
-
-void NodeAgent::send_rank_states() {
-  if (!client_ || policy_.state() == NodeState::Finished || policy_.state() == NodeState::Joining) return;
-  messages::RankStates states{plan_.hostname, {}, log_dir_shown_};
-  for (const auto& w : supervisor_.workers()) states.ranks.push_back(rank_report_of(*w));
-  client_->send(messages::encode(policy_.generation(), states));
-  rank_timeline_.report(policy_.generation(), supervisor_.workers(), client_.get());
-}
-
-// Changes come in bursts (a thousand workers exiting at once): one report of the whole table
-// per burst, not one per change (which was O(N^2) bytes in one loop turn).
-void NodeAgent::report_rank_states_soon() {
-  if (rank_states_due_) return;
-  rank_states_due_ = true;
-  rank_states_timer_.expires_after(kRankStatesCoalescing);
-  rank_states_timer_.async_wait([this](const boost::system::error_code& ec) {
-    rank_states_due_ = false;
-    if (!ec) send_rank_states();
-  });
-}
-
-void NodeAgent::schedule_rank_state_reports() {
-  state_timer_.expires_after(std::chrono::seconds(2));
-  state_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || policy_.state() != NodeState::Running || !supervisor_.active()) return;
-    send_rank_states();
-    schedule_rank_state_reports();
-  });
 }
 
 void NodeAgent::on_paused(const Worker& w) {
@@ -471,7 +445,7 @@ void NodeAgent::wait_for_enter() {
     if (ec || policy_.state() == NodeState::Finished) return;
     spdlog::info("resuming paused ranks");
     supervisor_.resume_paused();
-    send_rank_states();
+    rank_states_.send_now();
   });
 }
 
@@ -554,7 +528,7 @@ void NodeAgent::attach_gdb(int rank) {
                                            "", std::string(debug::StoppedRank::kGdbReason), 0}));
     if (!lines.empty())
       send_debug_message(messages::encode(generation, messages::DebugOutput{worker->global_rank, lines, true}));
-    send_rank_states();
+    rank_states_.send_now();
   };
   callbacks.on_output = [this, worker, generation](const std::string& lines, bool prompt) {
     send_debug_message(messages::encode(generation, messages::DebugOutput{worker->global_rank, lines, prompt}));
@@ -562,7 +536,7 @@ void NodeAgent::attach_gdb(int rank) {
   callbacks.on_exit = [this, worker, rank, generation] {
     worker->gdb_attached = false;
     send_debug_message(messages::encode(generation, messages::DebugResumed{rank}));
-    send_rank_states();
+    rank_states_.send_now();
     boost::asio::post(io_, [this, rank] { gdb_sessions_.erase(rank); });  // not from inside its own callback
   };
   auto session = std::make_shared<GdbSession>(io_, worker->pid, std::move(callbacks));

@@ -24,7 +24,7 @@
 #include "agent/job_coordinator.h"
 #include "agent/node_plan.h"
 #include "agent/rank_follower.h"
-#include "agent/rank_timeline_reporter.h"
+#include "agent/rank_state_reporter.h"
 #include "config/launch_config.h"
 #include "ddplaunch/preflight/peer_probe.h"
 #include "ddplaunch/preflight/tcp_probe.h"
@@ -93,10 +93,6 @@ class NodeAgent {
   void watch_join();
   void on_join_probe(const preflight::ProbeResult& probe, double interval);
   void wait_for_signals();
-  void send_rank_states();
-  void report_rank_states_soon();  // coalesced: one report per burst of changes
-  static constexpr auto kRankStatesCoalescing = std::chrono::milliseconds(20);
-  void schedule_rank_state_reports();
   void wait_for_enter();
   void on_paused(const Worker& worker);
   void run_doctor_checks();
@@ -119,12 +115,12 @@ class NodeAgent {
   NodePlan plan_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer exit_timer_;   // bounds waiting for the master after a local stop
-  boost::asio::steady_timer state_timer_;  // periodic rank-state reports
   boost::asio::steady_timer join_timer_;   // explains (and bounds) a master that cannot be reached
   boost::asio::posix::stream_descriptor terminal_;  // Enter resumes paused ranks
   StatusChannel status_;
   GroupSupervisor supervisor_;
   RankFollower follower_;  // `ddplaunch tail`: a followed rank's lines to the master
+  RankStateReporter rank_states_;  // the rank table and its timeline events to the master
   boost::asio::steady_timer tail_linger_timer_;  // the master's end: tail clients read the last lines
   static constexpr auto kTailLinger = std::chrono::milliseconds(1000);
   static constexpr int kTailLingerChecks = 20;
@@ -145,10 +141,6 @@ class NodeAgent {
   std::optional<std::string> restored_state_;    // the last coordinator's, when this one was elected
   boost::asio::steady_timer coordinator_timer_;  // bounds the wait for a new coordinator
   boost::asio::steady_timer join_pause_timer_;   // the pause before joining a missing coordinator again
-  boost::asio::steady_timer rank_states_timer_;  // the coalesced rank-state report
-  bool rank_states_due_ = false;
-  RankTimelineReporter rank_timeline_;           // the ranks' state changes, for the job's timeline
-  std::string log_dir_shown_;                    // --log-dir as an absolute path, for `ddplaunch status`
   boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
   bool etcd_unreachable_ = false;
   MinorityRule minority_rule_;
