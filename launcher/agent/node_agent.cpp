@@ -109,9 +109,6 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                        .running = [this] { return policy_.state() == NodeState::Running && supervisor_.active(); },
                    }),
       tail_linger_timer_(io),
-      coordinator_timer_(io),
-      join_pause_timer_(io),
-      minority_timer_(io),
       policy_(node_policy_settings(plan_)) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
@@ -130,7 +127,7 @@ NodeAgent::~NodeAgent() {
 void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   const bool first = policy_.state() == NodeState::Joining;
   if (!policy_.take_assignment(static_cast<long>(a.generation))) return;
-  if (seat_) seat_->joined_run(a.run_nonce);
+  if (etcd_) etcd_->seat().joined_run(a.run_nonce);
   node_rank_ = a.node_rank;
   set_log_node(a.node_rank, a.node_count);
   if (policy_.leave_spare()) {
@@ -276,11 +273,7 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
       },
       [this](const node_decision::Finish& end) { finish(end.exit_code); },
       [this](const node_decision::JoinCoordinator& join) {
-        if (join.after_s <= 0) return join_coordinator();
-        join_pause_timer_.expires_after(seconds_to_ms(join.after_s));
-        join_pause_timer_.async_wait([this](const boost::system::error_code& ec) {
-          if (!ec) join_coordinator();
-        });
+        if (etcd_) etcd_->join_coordinator(join.after_s);
       },
       [this](const node_decision::JoinRendezvous& join) {
         if (join.as_node) {  // another launcher of this job hosts it here: this one is a node
@@ -296,10 +289,10 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
         });
       },
       [this](const node_decision::ArmCoordinatorWait& wait) {
-        coordinator_timer_.expires_after(seconds_to_ms(wait.seconds));
-        coordinator_timer_.async_wait([this, serial = wait.serial](const boost::system::error_code& ec) {
-          if (!ec) carry_out(policy_.on_coordinator_wait_over(serial));
-        });
+        if (etcd_)
+          etcd_->wait_for_coordinator(wait.seconds, [this, serial = wait.serial] {
+            carry_out(policy_.on_coordinator_wait_over(serial));
+          });
       },
   }, d);
 }
@@ -312,8 +305,8 @@ void NodeAgent::finish(int exit_code) {
     if (exit_code == 0) spdlog::info("{}: job succeeded", where);
     else
       spdlog::error("{}: job failed, exit code {}{}", where, exit_code,
-                    policy_.host_server() || (seat_ && node_rank_ < 0) ? ""  // etcd: never joined a coordinator
-                    : seat_ ? " — the coordinator's output has the root cause"
+                    policy_.host_server() || (etcd_ && node_rank_ < 0) ? ""  // etcd: never joined a coordinator
+                    : etcd_ ? " — the coordinator's output has the root cause"
                             : " — the master's output has the root cause");
   }
   if (exit_code != 0) write_outer_error_file(exit_code);
@@ -322,9 +315,6 @@ void NodeAgent::finish(int exit_code) {
   exit_timer_.cancel();
   rank_states_.stop();
   join_timer_.cancel();
-  coordinator_timer_.cancel();
-  join_pause_timer_.cancel();
-  minority_timer_.cancel();
   terminal_.close(ignored);
   if (debug_relay_) debug_relay_->close();
   for (auto& [rank, session] : gdb_sessions_) session->close();
@@ -338,10 +328,7 @@ void NodeAgent::finish(int exit_code) {
   if (client_) client_->close();
   if (server_ && coordinator_ && coordinator_->tails_unread()) close_server_after_tails();
   else if (server_) server_->close();  // flushes job_end to the other nodes, bounded
-  // etcd: the registration and any candidacy go at once; a job that ended under this
-  // coordinator leaves no state behind for a later run under the same id.
-  if (seat_ && coordinator_ && coordinator_->job_ended()) seat_->end_run();
-  else if (seat_) seat_->stop();
+  if (etcd_) etcd_->close(coordinator_ && coordinator_->job_ended());
 }
 
 // `ddplaunch tail` clients still have a followed rank's last lines to read: the master's
@@ -384,7 +371,7 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
   if (auto end = messages::decode_job_end(m)) return on_job_end(end->exit_code);
   if (auto verdict = messages::decode_probe_verdict(m)) return on_probe_verdict(generation, verdict->ifname);
   if (auto standby = messages::decode_standby(m)) {
-    if (seat_) seat_->joined_run(standby->run_nonce);
+    if (etcd_) etcd_->seat().joined_run(standby->run_nonce);
     return on_standby(standby->reason);
   }
   if (auto ask = messages::decode_collect_stacks(m)) return on_collect_stacks(ask->request);

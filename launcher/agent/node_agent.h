@@ -20,7 +20,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "agent/debug_relay.h"
-#include "agent/etcd_seat.h"
+#include "agent/etcd_node_link.h"
 #include "agent/job_coordinator.h"
 #include "agent/node_plan.h"
 #include "agent/rank_follower.h"
@@ -33,7 +33,6 @@
 #include "env/worker_environment.h"
 #include "placement/cpu_placement.h"
 #include "policy/node_policy.h"
-#include "policy/minority_rule.h"
 #include "status/status_channel.h"
 #include "supervise/gdb_session.h"
 #include "supervise/group_supervisor.h"
@@ -78,16 +77,9 @@ class NodeAgent {
   void try_hosting();
   void name_port_holder(rendezvous::ListenError& error) const;
   void join_and_watch(int port);
-  // etcd (node_agent_etcd.cpp): the coordinator is elected among the launchers.
+  // etcd (node_agent_etcd.cpp): the coordinator is elected among the launchers (etcd_).
   std::string start_etcd();
-  void on_elected(std::optional<std::string> state);
-  void on_coordinator(const std::string& address, std::int64_t revision);
-  void on_coordinator_lost(const std::string& why);
-  void on_seat_lost(const std::string& why);
-  void join_coordinator();
   void retire_client();
-  bool obeys(std::int64_t revision);  // false: an order of a superseded coordinator (logged)
-  void check_minority();  // the coordinator, while etcd does not answer: still with most launchers?
   // `serial`: etcd's connections to coordinators, numbered (0 without etcd).
   void join_master(const std::string& host, int port, int serial = 0);
   void watch_join();
@@ -132,18 +124,7 @@ class NodeAgent {
   std::map<int, std::shared_ptr<GdbSession>> gdb_sessions_;  // by rank: gdb attached at a person's request
   std::string job_record_;                   // its folder, "" when none was written
   std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
-  // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to.
-  std::unique_ptr<EtcdSeat> seat_;
-  std::string coordinator_address_;
-  std::int64_t coordinator_revision_ = 0, connected_revision_ = 0;
-  std::string connected_address_;  // the coordinator client_ joined
-  int connection_serial_ = 0;      // client_'s: callbacks of a retired client are ignored
-  std::optional<std::string> restored_state_;    // the last coordinator's, when this one was elected
-  boost::asio::steady_timer coordinator_timer_;  // bounds the wait for a new coordinator
-  boost::asio::steady_timer join_pause_timer_;   // the pause before joining a missing coordinator again
-  boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
-  bool etcd_unreachable_ = false;
-  MinorityRule minority_rule_;
+  std::unique_ptr<EtcdNodeLink> etcd_;  // etcd mode only: the seat and the coordinator etcd names
   std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
   std::thread probe_thread_;                                        // this node's probes, off the loop
   std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict

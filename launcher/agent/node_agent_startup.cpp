@@ -11,7 +11,6 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/dropped_connections_log.h"
-#include "agent/order_revision.h"
 #include "agent/launcher_messages.h"
 #include "agent/master_probe.h"
 #include "ddplaunch/preflight/interfaces.h"
@@ -80,13 +79,13 @@ rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
   settings.doctor = plan_.doctor;
   settings.program_fingerprint = plan_.facts.program_fingerprint;
   settings.socket_ifname = plan_.facts.socket_ifname;
-  if (seat_) {  // etcd: elected; the state goes to etcd after each decision, fenced by the seat
+  if (etcd_) {  // etcd: elected; the state goes to etcd after each decision, fenced by the seat
     settings.elected = true;
-    settings.save_state = [seat = seat_.get()](std::string state, std::function<void()> confirmed) {
+    settings.save_state = [seat = &etcd_->seat()](std::string state, std::function<void()> confirmed) {
       seat->save_state(std::move(state), std::move(confirmed));
     };
-    settings.restored_state = restored_state_;
-    settings.run_nonce = seat_->run();
+    settings.restored_state = etcd_->restored_state();
+    settings.run_nonce = etcd_->seat().run();
   }
   coordinator_ = std::make_unique<JobCoordinator>(io_, settings);
   rendezvous::ServerOptions options;
@@ -99,7 +98,7 @@ rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
   options.launcher_version = plan_.facts.launcher_version;
   options.launcher_assigns_slots = membership_enabled(c);
   options.max_spares = c.membership.spares;
-  if (seat_) options.order_revision = std::to_string(seat_->leader_revision());
+  if (etcd_) options.order_revision = std::to_string(etcd_->seat().leader_revision());
   rendezvous::ServerCallbacks callbacks;
   callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
     return coordinator_->plan(g, nodes);
@@ -126,7 +125,7 @@ rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
     drops->note(peer, reason);
   };
   callbacks.status_text = [this]() {
-    return coordinator_->status_text() + (seat_ ? "\n" + seat_->status_line() + "\n" : "");
+    return coordinator_->status_text() + (etcd_ ? "\n" + etcd_->seat().status_line() + "\n" : "");
   };
   callbacks.query_text = [this](const std::string& query) {
     if (query.rfind("debug ", 0) == 0) {
@@ -183,11 +182,11 @@ void NodeAgent::join_master(const std::string& host, int port, int serial) {
   // etcd: each connection is to one elected coordinator (connection `serial`); a superseded
   // one's orders are refused, and the loss of the current one means joining the next one.
   callbacks.on_message = [this, serial](const rendezvous::Message& m) {
-    if (obeys(order_revision(m, serial == connection_serial_ ? connected_revision_ : 0))) on_master_message(m);
+    if (!etcd_ || etcd_->obeys(m, serial)) on_master_message(m);
   };
   callbacks.on_lost = [this, serial](const std::string& why) {
-    if (!seat_) return on_lost(rendezvous::printable(why), kExitFailure);
-    if (serial == connection_serial_) on_coordinator_lost(rendezvous::printable(why));
+    if (!etcd_) return on_lost(rendezvous::printable(why), kExitFailure);
+    etcd_->on_connection_lost(serial, rendezvous::printable(why));
   };
   callbacks.on_impostor = [this](const std::string& why) {
     spdlog::warn("{} — connecting again until the join timeout ({}; --join-timeout)", rendezvous::printable(why),
@@ -200,7 +199,7 @@ void NodeAgent::join_master(const std::string& host, int port, int serial) {
   client_ = std::make_unique<rendezvous::Client>(io_, options, callbacks);
   rendezvous::NodeFacts facts = plan_.facts;
   facts.requested_node_rank = policy_.host_server() ? 0 : c.node_rank;
-  if (seat_) facts.requested_node_rank = node_rank_ >= 0 ? node_rank_ : c.node_rank;  // back to its slot
+  if (etcd_) facts.requested_node_rank = node_rank_ >= 0 ? node_rank_ : c.node_rank;  // back to its slot
   client_->join(facts);
 }
 
