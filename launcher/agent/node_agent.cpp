@@ -109,6 +109,15 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                        .running = [this] { return policy_.state() == NodeState::Running && supervisor_.active(); },
                    }),
       tail_linger_timer_(io),
+      peer_probe_(io, plan_,
+                  PeerProbeHooks{
+                      .wanted =
+                          [this](long generation) {
+                            return policy_.state() == NodeState::Probing && generation == policy_.generation() &&
+                                   client_;
+                          },
+                      .send = [this](const rendezvous::Message& m) { client_->send(m); },
+                  }),
       policy_(node_policy_settings(plan_)) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
@@ -117,7 +126,6 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
 }
 
 NodeAgent::~NodeAgent() {
-  if (probe_thread_.joinable()) probe_thread_.join();  // bounded: every probe bounds itself
   if (stacks_thread_.joinable()) stacks_thread_.join();  // bounded: every tool has a deadline
 }
 
@@ -136,19 +144,19 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   }
   // The master runs the peer probe in generation 0 only (a launcher that joins a moved
   // coordinator later has nothing to probe for).
-  if (first && a.generation == 0 && start_peer_probe(a)) return;  // workers start on the verdict
-  close_peer_probe();
+  if (first && a.generation == 0 && peer_probe_.start(a, policy_.generation())) {
+    policy_.probing();  // workers start on the master's verdict
+    return;
+  }
+  peer_probe_.close();
   start_generation(a, "");
 }
 
 // probing → running: every node probed its peers; the master chose the interface (or kept
 // the user's). A refusal comes as a stop order instead.
 void NodeAgent::on_probe_verdict(long generation, const std::string& ifname) {
-  if (policy_.state() != NodeState::Probing || !probing_assignment_ || generation != policy_.generation()) return;
-  close_peer_probe();
-  rendezvous::Assignment a = *probing_assignment_;
-  probing_assignment_.reset();
-  start_generation(a, ifname);
+  if (policy_.state() != NodeState::Probing || !peer_probe_.probing() || generation != policy_.generation()) return;
+  start_generation(peer_probe_.end(), ifname);
 }
 
 void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::string& probe_ifname) {
@@ -229,7 +237,7 @@ void NodeAgent::on_standby(const std::string& reason) {
   spdlog::info("{} (`ddplaunch status --master ...` lists the membership)", reason);
   client_->wait_as_spare();
   join_timer_.cancel();
-  close_peer_probe();
+  peer_probe_.close();
 }
 
 void NodeAgent::on_dismissed(const std::string& reason) {
@@ -320,7 +328,7 @@ void NodeAgent::finish(int exit_code) {
   for (auto& [rank, session] : gdb_sessions_) session->close();
   gdb_sessions_.clear();
   if (!job_record_.empty()) remove_job_record(job_record_);
-  close_peer_probe();
+  peer_probe_.close();
   follower_.close();
   supervisor_.close();
   status_.close();

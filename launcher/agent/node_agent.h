@@ -23,10 +23,10 @@
 #include "agent/etcd_node_link.h"
 #include "agent/job_coordinator.h"
 #include "agent/node_plan.h"
+#include "agent/peer_probe_run.h"
 #include "agent/rank_follower.h"
 #include "agent/rank_state_reporter.h"
 #include "config/launch_config.h"
-#include "ddplaunch/preflight/peer_probe.h"
 #include "ddplaunch/preflight/tcp_probe.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/server.h"
@@ -68,9 +68,7 @@ class NodeAgent {
 
   // Steps the transitions share.
   void start_generation(const rendezvous::Assignment& assignment, const std::string& probe_ifname);
-  void open_peer_probe();
-  bool start_peer_probe(const rendezvous::Assignment& assignment);
-  void close_peer_probe();
+  void open_peer_probe();  // its endpoints go out with the join facts
   void on_master_message(const rendezvous::Message& message);
   rendezvous::ListenError host_rendezvous(int& port);
   // Node 0: one attempt to host the rendezvous, its outcome to the policy (join, retry, end).
@@ -125,9 +123,7 @@ class NodeAgent {
   std::string job_record_;                   // its folder, "" when none was written
   std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
   std::unique_ptr<EtcdNodeLink> etcd_;  // etcd mode only: the seat and the coordinator etcd names
-  std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
-  std::thread probe_thread_;                                        // this node's probes, off the loop
-  std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict
+  PeerProbeRun peer_probe_;                                         // generation 0 of a multi-node job
   std::thread stacks_thread_;                                       // one stack collection at a time
   std::vector<long> stack_requests_;                                // answered by the running one
 

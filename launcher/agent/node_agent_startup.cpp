@@ -61,6 +61,10 @@ void NodeAgent::name_port_holder(rendezvous::ListenError& error) const {
     error.text += "; it is held by " + holder;
 }
 
+void NodeAgent::open_peer_probe() {
+  if (auto endpoints = peer_probe_.open()) plan_.facts.probe_endpoints = *endpoints;
+}
+
 void NodeAgent::join_and_watch(int port) {
   record_job(port);
   open_peer_probe();
