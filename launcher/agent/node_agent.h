@@ -7,7 +7,6 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,7 +14,6 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -23,7 +21,9 @@
 #include "agent/etcd_node_link.h"
 #include "agent/job_coordinator.h"
 #include "agent/node_plan.h"
+#include "agent/paused_ranks_prompt.h"
 #include "agent/peer_probe_run.h"
+#include "agent/rank_debug_sessions.h"
 #include "agent/rank_follower.h"
 #include "agent/rank_state_reporter.h"
 #include "config/launch_config.h"
@@ -34,7 +34,6 @@
 #include "placement/cpu_placement.h"
 #include "policy/node_policy.h"
 #include "status/status_channel.h"
-#include "supervise/gdb_session.h"
 #include "supervise/group_supervisor.h"
 #include "supervise/orphan_guard.h"
 
@@ -83,8 +82,6 @@ class NodeAgent {
   void watch_join();
   void on_join_probe(const preflight::ProbeResult& probe, double interval);
   void wait_for_signals();
-  void wait_for_enter();
-  void on_paused(const Worker& worker);
   void run_doctor_checks();
   std::string check_socket_ifnames(std::string& selected_ifname, const std::string& probe_ifname = "");
   void report_problem(const std::string& message, int exit_code);
@@ -92,11 +89,9 @@ class NodeAgent {
   // answer every request that came meanwhile with them.
   void on_collect_stacks(long request);
   void on_stacks_collected(std::vector<RankStack> stacks);
-  // Interactive debugging (the master's console is in debug_relay_): this node's ranks'
-  // debuggers to the master, and the console's lines back to them.
+  // The master hosts the job's debug console (debug_relay_); this node's ranks' debuggers
+  // are debug_sessions_'s.
   void start_debug_relay();
-  void send_debug_message(const rendezvous::Message& message);
-  void attach_gdb(int rank);  // `:attach R --gdb`: when R is this node's
   // This node's record of the job (job_record.h), from the join until the end.
   void record_job(int rendezvous_port);
 
@@ -106,11 +101,12 @@ class NodeAgent {
   boost::asio::signal_set signals_;
   boost::asio::steady_timer exit_timer_;   // bounds waiting for the master after a local stop
   boost::asio::steady_timer join_timer_;   // explains (and bounds) a master that cannot be reached
-  boost::asio::posix::stream_descriptor terminal_;  // Enter resumes paused ranks
   StatusChannel status_;
   GroupSupervisor supervisor_;
   RankFollower follower_;  // `ddplaunch tail`: a followed rank's lines to the master
   RankStateReporter rank_states_;  // the rank table and its timeline events to the master
+  RankDebugSessions debug_sessions_;  // this node's ranks' debuggers ↔ the master's console
+  PausedRanksPrompt paused_prompt_;   // --pause-ranks: how to attach, and Enter resumes
   boost::asio::steady_timer tail_linger_timer_;  // the master's end: tail clients read the last lines
   static constexpr auto kTailLinger = std::chrono::milliseconds(1000);
   static constexpr int kTailLingerChecks = 20;
@@ -119,7 +115,6 @@ class NodeAgent {
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
   std::unique_ptr<DebugRelay> debug_relay_;  // the master only
-  std::map<int, std::shared_ptr<GdbSession>> gdb_sessions_;  // by rank: gdb attached at a person's request
   std::string job_record_;                   // its folder, "" when none was written
   std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
   std::unique_ptr<EtcdNodeLink> etcd_;  // etcd mode only: the seat and the coordinator etcd names
@@ -136,7 +131,6 @@ class NodeAgent {
   std::optional<WorkerFailure> local_failure_;
   long local_failure_generation_ = -1;
   std::string stop_reason_;
-  char terminal_buffer_[256];
 };
 
 }  // namespace ddplaunch

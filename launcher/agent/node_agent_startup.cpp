@@ -1,10 +1,13 @@
-// NodeAgent start-up: host the rendezvous (server + JobCoordinator) on the master node,
-// join it as a client on every node, explain a master that cannot be reached, and the
-// node's own checks once its assignment is known.
+// NodeAgent start-up: host the rendezvous (server + JobCoordinator, the debug console's
+// relay) on the master node, join it as a client on every node and record the job, explain a
+// master that cannot be reached, and the node's own checks once its assignment is known.
 #include "ddplaunch/rendezvous/codec.h"
 #include "agent/node_agent.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,12 +16,14 @@
 #include "agent/dropped_connections_log.h"
 #include "agent/launcher_messages.h"
 #include "agent/master_probe.h"
+#include "debug/debug_console.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/port_holder.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/socket_ifname.h"
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/base/exit_codes.h"
+#include "job_record.h"
 #include "output/join_progress.h"
 #include "policy/node_checks.h"
 #include "ddplaunch/base/time_units.h"
@@ -278,6 +283,46 @@ void NodeAgent::run_doctor_checks() {
   // Host, address, GPUs and versions are in the node facts the master already holds.
   client_->send(messages::encode(policy_.generation(), messages::NodeReport{problems.empty(), ifname,
                                                                    fmt::format("{}", fmt::join(problems, "; "))}));
+}
+
+void NodeAgent::record_job(int rendezvous_port) {
+  if (!job_record_.empty() || plan_.doctor) return;
+  const LaunchConfig& c = plan_.config;
+  const std::string host = plan_.master_host.find(':') != std::string::npos ? "[" + plan_.master_host + "]" : plan_.master_host;
+  JobRecord record{c.job_id, fmt::format("{}:{}", host, rendezvous_port), plan_.record_token ? c.token : "",
+                   static_cast<long>(::getpid())};
+  job_master_ = record.master;
+  auto folder = write_job_record(record);
+  if (!folder) {
+    spdlog::warn("{} (`ddplaunch status|stacks|debug` then need --master and --job-id)", folder.error);
+    return;
+  }
+  job_record_ = *folder;
+  guard_.remove_at_exit(job_record_);  // even when the launcher is SIGKILLed
+  if (policy_.host_server())
+    spdlog::info("inspect: ddplaunch status|stacks|debug --job {}   (on this node; elsewhere add --master {})", c.job_id,
+                 record.master);
+}
+
+// The master hosts the job's one debug console: its terminal (or the fan-out's), and the
+// transcript `ddplaunch debug` reads.
+void NodeAgent::start_debug_relay() {
+  const LaunchConfig& c = plan_.config;
+  std::string hint = fmt::format("`ddplaunch debug --job {} --master {}:{}`", c.job_id, plan_.master_host,
+                                 server_ ? server_->port() : plan_.rendezvous_port);
+  DebugRelay::Hooks hooks;
+  hooks.send_to_node = [this](int node, const rendezvous::Message& m) {
+    if (server_) server_->send(node, m);
+  };
+  hooks.end_job = [this](const debug::StoppedRank& r) {
+    if (coordinator_) coordinator_->on_debugger_quit(r.generation, r.rank);
+  };
+  hooks.interrupt = [] { ::kill(::getpid(), SIGINT); };
+  hooks.broadcast = [this](const rendezvous::Message& m) {
+    if (server_) server_->broadcast(m);
+  };
+  debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), std::move(hooks),
+                                              seconds_to_ms(c.unattended_stop_s));
 }
 
 }  // namespace ddplaunch
