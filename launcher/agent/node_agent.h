@@ -7,7 +7,6 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,27 +14,26 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "agent/debug_relay.h"
-#include "agent/etcd_seat.h"
+#include "agent/etcd_node_link.h"
 #include "agent/job_coordinator.h"
 #include "agent/node_plan.h"
+#include "agent/paused_ranks_prompt.h"
+#include "agent/peer_probe_run.h"
+#include "agent/rank_debug_sessions.h"
 #include "agent/rank_follower.h"
-#include "agent/rank_timeline_reporter.h"
+#include "agent/rank_state_reporter.h"
 #include "config/launch_config.h"
-#include "ddplaunch/preflight/peer_probe.h"
 #include "ddplaunch/preflight/tcp_probe.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "env/worker_environment.h"
 #include "placement/cpu_placement.h"
 #include "policy/node_policy.h"
-#include "policy/minority_rule.h"
 #include "status/status_channel.h"
-#include "supervise/gdb_session.h"
 #include "supervise/group_supervisor.h"
 #include "supervise/orphan_guard.h"
 
@@ -69,36 +67,21 @@ class NodeAgent {
 
   // Steps the transitions share.
   void start_generation(const rendezvous::Assignment& assignment, const std::string& probe_ifname);
-  void open_peer_probe();
-  bool start_peer_probe(const rendezvous::Assignment& assignment);
-  void close_peer_probe();
+  void open_peer_probe();  // its endpoints go out with the join facts
   void on_master_message(const rendezvous::Message& message);
   rendezvous::ListenError host_rendezvous(int& port);
   // Node 0: one attempt to host the rendezvous, its outcome to the policy (join, retry, end).
   void try_hosting();
   void name_port_holder(rendezvous::ListenError& error) const;
   void join_and_watch(int port);
-  // etcd (node_agent_etcd.cpp): the coordinator is elected among the launchers.
+  // etcd (node_agent_etcd.cpp): the coordinator is elected among the launchers (etcd_).
   std::string start_etcd();
-  void on_elected(std::optional<std::string> state);
-  void on_coordinator(const std::string& address, std::int64_t revision);
-  void on_coordinator_lost(const std::string& why);
-  void on_seat_lost(const std::string& why);
-  void join_coordinator();
   void retire_client();
-  bool obeys(std::int64_t revision);  // false: an order of a superseded coordinator (logged)
-  void check_minority();  // the coordinator, while etcd does not answer: still with most launchers?
   // `serial`: etcd's connections to coordinators, numbered (0 without etcd).
   void join_master(const std::string& host, int port, int serial = 0);
   void watch_join();
   void on_join_probe(const preflight::ProbeResult& probe, double interval);
   void wait_for_signals();
-  void send_rank_states();
-  void report_rank_states_soon();  // coalesced: one report per burst of changes
-  static constexpr auto kRankStatesCoalescing = std::chrono::milliseconds(20);
-  void schedule_rank_state_reports();
-  void wait_for_enter();
-  void on_paused(const Worker& worker);
   void run_doctor_checks();
   std::string check_socket_ifnames(std::string& selected_ifname, const std::string& probe_ifname = "");
   void report_problem(const std::string& message, int exit_code);
@@ -106,11 +89,9 @@ class NodeAgent {
   // answer every request that came meanwhile with them.
   void on_collect_stacks(long request);
   void on_stacks_collected(std::vector<RankStack> stacks);
-  // Interactive debugging (the master's console is in debug_relay_): this node's ranks'
-  // debuggers to the master, and the console's lines back to them.
+  // The master hosts the job's debug console (debug_relay_); this node's ranks' debuggers
+  // are debug_sessions_'s.
   void start_debug_relay();
-  void send_debug_message(const rendezvous::Message& message);
-  void attach_gdb(int rank);  // `:attach R --gdb`: when R is this node's
   // This node's record of the job (job_record.h), from the join until the end.
   void record_job(int rendezvous_port);
 
@@ -119,12 +100,13 @@ class NodeAgent {
   NodePlan plan_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer exit_timer_;   // bounds waiting for the master after a local stop
-  boost::asio::steady_timer state_timer_;  // periodic rank-state reports
   boost::asio::steady_timer join_timer_;   // explains (and bounds) a master that cannot be reached
-  boost::asio::posix::stream_descriptor terminal_;  // Enter resumes paused ranks
   StatusChannel status_;
   GroupSupervisor supervisor_;
   RankFollower follower_;  // `ddplaunch tail`: a followed rank's lines to the master
+  RankStateReporter rank_states_;  // the rank table and its timeline events to the master
+  RankDebugSessions debug_sessions_;  // this node's ranks' debuggers ↔ the master's console
+  PausedRanksPrompt paused_prompt_;   // --pause-ranks: how to attach, and Enter resumes
   boost::asio::steady_timer tail_linger_timer_;  // the master's end: tail clients read the last lines
   static constexpr auto kTailLinger = std::chrono::milliseconds(1000);
   static constexpr int kTailLingerChecks = 20;
@@ -133,28 +115,10 @@ class NodeAgent {
   std::unique_ptr<rendezvous::Server> server_;
   std::unique_ptr<rendezvous::Client> client_;
   std::unique_ptr<DebugRelay> debug_relay_;  // the master only
-  std::map<int, std::shared_ptr<GdbSession>> gdb_sessions_;  // by rank: gdb attached at a person's request
   std::string job_record_;                   // its folder, "" when none was written
   std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
-  // etcd: the seat, the newest coordinator etcd named, the one client_ is connected to.
-  std::unique_ptr<EtcdSeat> seat_;
-  std::string coordinator_address_;
-  std::int64_t coordinator_revision_ = 0, connected_revision_ = 0;
-  std::string connected_address_;  // the coordinator client_ joined
-  int connection_serial_ = 0;      // client_'s: callbacks of a retired client are ignored
-  std::optional<std::string> restored_state_;    // the last coordinator's, when this one was elected
-  boost::asio::steady_timer coordinator_timer_;  // bounds the wait for a new coordinator
-  boost::asio::steady_timer join_pause_timer_;   // the pause before joining a missing coordinator again
-  boost::asio::steady_timer rank_states_timer_;  // the coalesced rank-state report
-  bool rank_states_due_ = false;
-  RankTimelineReporter rank_timeline_;           // the ranks' state changes, for the job's timeline
-  std::string log_dir_shown_;                    // --log-dir as an absolute path, for `ddplaunch status`
-  boost::asio::steady_timer minority_timer_;     // the coordinator's check while etcd does not answer
-  bool etcd_unreachable_ = false;
-  MinorityRule minority_rule_;
-  std::unique_ptr<preflight::PeerProbeListener> probe_listener_;  // open from start to the verdict
-  std::thread probe_thread_;                                        // this node's probes, off the loop
-  std::optional<rendezvous::Assignment> probing_assignment_;        // started after the verdict
+  std::unique_ptr<EtcdNodeLink> etcd_;  // etcd mode only: the seat and the coordinator etcd names
+  PeerProbeRun peer_probe_;                                         // generation 0 of a multi-node job
   std::thread stacks_thread_;                                       // one stack collection at a time
   std::vector<long> stack_requests_;                                // answered by the running one
 
@@ -167,7 +131,6 @@ class NodeAgent {
   std::optional<WorkerFailure> local_failure_;
   long local_failure_generation_ = -1;
   std::string stop_reason_;
-  char terminal_buffer_[256];
 };
 
 }  // namespace ddplaunch

@@ -1,25 +1,29 @@
-// NodeAgent start-up: host the rendezvous (server + JobCoordinator) on the master node,
-// join it as a client on every node, explain a master that cannot be reached, and the
-// node's own checks once its assignment is known.
+// NodeAgent start-up: host the rendezvous (server + JobCoordinator, the debug console's
+// relay) on the master node, join it as a client on every node and record the job, explain a
+// master that cannot be reached, and the node's own checks once its assignment is known.
 #include "ddplaunch/rendezvous/codec.h"
 #include "agent/node_agent.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/dropped_connections_log.h"
-#include "agent/order_revision.h"
 #include "agent/launcher_messages.h"
 #include "agent/master_probe.h"
+#include "debug/debug_console.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/port_holder.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/socket_ifname.h"
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/base/exit_codes.h"
+#include "job_record.h"
 #include "output/join_progress.h"
 #include "policy/node_checks.h"
 #include "ddplaunch/base/time_units.h"
@@ -62,6 +66,10 @@ void NodeAgent::name_port_holder(rendezvous::ListenError& error) const {
     error.text += "; it is held by " + holder;
 }
 
+void NodeAgent::open_peer_probe() {
+  if (auto endpoints = peer_probe_.open()) plan_.facts.probe_endpoints = *endpoints;
+}
+
 void NodeAgent::join_and_watch(int port) {
   record_job(port);
   open_peer_probe();
@@ -80,13 +88,13 @@ rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
   settings.doctor = plan_.doctor;
   settings.program_fingerprint = plan_.facts.program_fingerprint;
   settings.socket_ifname = plan_.facts.socket_ifname;
-  if (seat_) {  // etcd: elected; the state goes to etcd after each decision, fenced by the seat
+  if (etcd_) {  // etcd: elected; the state goes to etcd after each decision, fenced by the seat
     settings.elected = true;
-    settings.save_state = [seat = seat_.get()](std::string state, std::function<void()> confirmed) {
+    settings.save_state = [seat = &etcd_->seat()](std::string state, std::function<void()> confirmed) {
       seat->save_state(std::move(state), std::move(confirmed));
     };
-    settings.restored_state = restored_state_;
-    settings.run_nonce = seat_->run();
+    settings.restored_state = etcd_->restored_state();
+    settings.run_nonce = etcd_->seat().run();
   }
   coordinator_ = std::make_unique<JobCoordinator>(io_, settings);
   rendezvous::ServerOptions options;
@@ -99,7 +107,7 @@ rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
   options.launcher_version = plan_.facts.launcher_version;
   options.launcher_assigns_slots = membership_enabled(c);
   options.max_spares = c.membership.spares;
-  if (seat_) options.order_revision = std::to_string(seat_->leader_revision());
+  if (etcd_) options.order_revision = std::to_string(etcd_->seat().leader_revision());
   rendezvous::ServerCallbacks callbacks;
   callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
     return coordinator_->plan(g, nodes);
@@ -126,7 +134,7 @@ rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
     drops->note(peer, reason);
   };
   callbacks.status_text = [this]() {
-    return coordinator_->status_text() + (seat_ ? "\n" + seat_->status_line() + "\n" : "");
+    return coordinator_->status_text() + (etcd_ ? "\n" + etcd_->seat().status_line() + "\n" : "");
   };
   callbacks.query_text = [this](const std::string& query) {
     if (query.rfind("debug ", 0) == 0) {
@@ -183,11 +191,11 @@ void NodeAgent::join_master(const std::string& host, int port, int serial) {
   // etcd: each connection is to one elected coordinator (connection `serial`); a superseded
   // one's orders are refused, and the loss of the current one means joining the next one.
   callbacks.on_message = [this, serial](const rendezvous::Message& m) {
-    if (obeys(order_revision(m, serial == connection_serial_ ? connected_revision_ : 0))) on_master_message(m);
+    if (!etcd_ || etcd_->obeys(m, serial)) on_master_message(m);
   };
   callbacks.on_lost = [this, serial](const std::string& why) {
-    if (!seat_) return on_lost(rendezvous::printable(why), kExitFailure);
-    if (serial == connection_serial_) on_coordinator_lost(rendezvous::printable(why));
+    if (!etcd_) return on_lost(rendezvous::printable(why), kExitFailure);
+    etcd_->on_connection_lost(serial, rendezvous::printable(why));
   };
   callbacks.on_impostor = [this](const std::string& why) {
     spdlog::warn("{} — connecting again until the join timeout ({}; --join-timeout)", rendezvous::printable(why),
@@ -200,7 +208,7 @@ void NodeAgent::join_master(const std::string& host, int port, int serial) {
   client_ = std::make_unique<rendezvous::Client>(io_, options, callbacks);
   rendezvous::NodeFacts facts = plan_.facts;
   facts.requested_node_rank = policy_.host_server() ? 0 : c.node_rank;
-  if (seat_) facts.requested_node_rank = node_rank_ >= 0 ? node_rank_ : c.node_rank;  // back to its slot
+  if (etcd_) facts.requested_node_rank = node_rank_ >= 0 ? node_rank_ : c.node_rank;  // back to its slot
   client_->join(facts);
 }
 
@@ -275,6 +283,46 @@ void NodeAgent::run_doctor_checks() {
   // Host, address, GPUs and versions are in the node facts the master already holds.
   client_->send(messages::encode(policy_.generation(), messages::NodeReport{problems.empty(), ifname,
                                                                    fmt::format("{}", fmt::join(problems, "; "))}));
+}
+
+void NodeAgent::record_job(int rendezvous_port) {
+  if (!job_record_.empty() || plan_.doctor) return;
+  const LaunchConfig& c = plan_.config;
+  const std::string host = plan_.master_host.find(':') != std::string::npos ? "[" + plan_.master_host + "]" : plan_.master_host;
+  JobRecord record{c.job_id, fmt::format("{}:{}", host, rendezvous_port), plan_.record_token ? c.token : "",
+                   static_cast<long>(::getpid())};
+  job_master_ = record.master;
+  auto folder = write_job_record(record);
+  if (!folder) {
+    spdlog::warn("{} (`ddplaunch status|stacks|debug` then need --master and --job-id)", folder.error);
+    return;
+  }
+  job_record_ = *folder;
+  guard_.remove_at_exit(job_record_);  // even when the launcher is SIGKILLed
+  if (policy_.host_server())
+    spdlog::info("inspect: ddplaunch status|stacks|debug --job {}   (on this node; elsewhere add --master {})", c.job_id,
+                 record.master);
+}
+
+// The master hosts the job's one debug console: its terminal (or the fan-out's), and the
+// transcript `ddplaunch debug` reads.
+void NodeAgent::start_debug_relay() {
+  const LaunchConfig& c = plan_.config;
+  std::string hint = fmt::format("`ddplaunch debug --job {} --master {}:{}`", c.job_id, plan_.master_host,
+                                 server_ ? server_->port() : plan_.rendezvous_port);
+  DebugRelay::Hooks hooks;
+  hooks.send_to_node = [this](int node, const rendezvous::Message& m) {
+    if (server_) server_->send(node, m);
+  };
+  hooks.end_job = [this](const debug::StoppedRank& r) {
+    if (coordinator_) coordinator_->on_debugger_quit(r.generation, r.rank);
+  };
+  hooks.interrupt = [] { ::kill(::getpid(), SIGINT); };
+  hooks.broadcast = [this](const rendezvous::Message& m) {
+    if (server_) server_->broadcast(m);
+  };
+  debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), std::move(hooks),
+                                              seconds_to_ms(c.unattended_stop_s));
 }
 
 }  // namespace ddplaunch

@@ -13,16 +13,16 @@ std::int64_t timeline_clock_us() {
 }
 
 void RankTimelineReporter::report(long generation, const std::vector<std::shared_ptr<Worker>>& workers,
-                                  rendezvous::Client* client) {
+                                  const Send& send) {
   std::vector<timeline::RankState> states;
   states.reserve(workers.size());
   for (const auto& w : workers) states.push_back({w->global_rank, w->state_text()});
   for (auto& e : transitions_.observe(generation, states, timeline_clock_us())) waiting_.push_back(std::move(e));
   if (waiting_.size() > kMaxWaitingEvents)
     waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<long>(waiting_.size() - kMaxWaitingEvents));
-  if (!client || waiting_.empty()) return;
+  if (!send || waiting_.empty()) return;
   for (auto& batch : messages::timeline_batches(std::move(waiting_)))
-    client->send(messages::encode(generation, messages::TimelineEvents{timeline_clock_us(), std::move(batch)}));
+    send(messages::encode(generation, messages::TimelineEvents{timeline_clock_us(), std::move(batch)}));
   waiting_.clear();
 }
 

@@ -5,10 +5,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
-#include "ddplaunch/rendezvous/client.h"
+#include "ddplaunch/rendezvous/types.h"
 #include "supervise/worker.h"
 #include "timeline/rank_transitions.h"
 
@@ -18,8 +19,10 @@ class RankTimelineReporter {
  public:
   static constexpr std::size_t kMaxWaitingEvents = 16384;  // the oldest beyond it are dropped
 
-  // The ranks' states now; the changed ones go to the master (when `client` is given).
-  void report(long generation, const std::vector<std::shared_ptr<Worker>>& workers, rendezvous::Client* client);
+  using Send = std::function<void(const rendezvous::Message&)>;
+
+  // The ranks' states now; the changed ones go to the master (when `send` is given).
+  void report(long generation, const std::vector<std::shared_ptr<Worker>>& workers, const Send& send);
 
  private:
   timeline::RankTransitions transitions_;

@@ -1,19 +1,16 @@
-// NodeAgent and the peer probe: a listener per candidate interface from start-up,
-// advertised in the join facts; on the first assignment every node probes its ring
-// neighbour (every peer on small jobs) off the event loop, reports the links to the master,
-// and starts its workers on the master's verdict (probe_verdict) — or stops on its refusal.
-#include "agent/node_agent.h"
+// PeerProbeRun: the listeners, this node's probes on a thread, the links to the master.
+#include "agent/peer_probe_run.h"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "agent/launcher_messages.h"
+#include "ddplaunch/base/time_units.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/preflight/ring_plan.h"
 #include "ddplaunch/rendezvous/token_proof.h"
 #include "policy/probe_round.h"
-#include "ddplaunch/base/time_units.h"
 
 namespace ddplaunch {
 
@@ -31,14 +28,20 @@ preflight::ProbeAuth probe_auth(const std::string& token) {
 }
 }  // namespace
 
-// Multi-node jobs only: the listeners must be up before the facts go out with the join.
-void NodeAgent::open_peer_probe() {
+PeerProbeRun::PeerProbeRun(boost::asio::io_context& io, const NodePlan& plan, PeerProbeHooks hooks)
+    : io_(io), plan_(plan), hooks_(std::move(hooks)) {}
+
+PeerProbeRun::~PeerProbeRun() {
+  if (thread_.joinable()) thread_.join();
+}
+
+std::optional<std::string> PeerProbeRun::open() {
   const LaunchConfig& c = plan_.config;
-  if (c.nodes < 2 || !c.peer_probe || c.standalone) return;
+  if (c.nodes < 2 || !c.peer_probe || c.standalone) return std::nullopt;
   auto interfaces = preflight::list_interfaces();
   if (!interfaces) {
     spdlog::warn("peer probe skipped: cannot list network interfaces: {}", interfaces.error);
-    return;
+    return std::nullopt;
   }
   // Every node on this machine (a loopback master): loopback is the interface they share.
   const bool include_loopback = preflight::is_loopback(plan_.master_ip);
@@ -47,21 +50,20 @@ void NodeAgent::open_peer_probe() {
   auto listener = preflight::PeerProbeListener::start(endpoints, lifetime, probe_auth(c.token));
   if (!listener.value || (*listener.value)->endpoints().empty()) {
     spdlog::warn("peer probe skipped: no interface to listen on{}", listener.error.empty() ? "" : ": " + listener.error);
-    return;
+    return std::nullopt;
   }
-  probe_listener_ = std::move(*listener.value);
-  plan_.facts.probe_endpoints = preflight::encode_endpoints(probe_listener_->endpoints());
+  listener_ = std::move(*listener.value);
+  return preflight::encode_endpoints(listener_->endpoints());
 }
 
-// Probing, when due: the same rule on every node and on the master (probe_expected) — the
-// first generation of a multi-node job whose every node advertised probe endpoints, with the
-// node list at hand. Returns false (nothing started) when no probe is due.
-bool NodeAgent::start_peer_probe(const rendezvous::Assignment& a) {
-  if (!probe_listener_ || a.generation != 0) return false;
+// Due by the same rule on every node and on the master (probe_expected): the first
+// generation of a multi-node job whose every node advertised probe endpoints, with the node
+// list at hand.
+bool PeerProbeRun::start(const rendezvous::Assignment& a, long generation) {
+  if (!listener_ || a.generation != 0) return false;
   auto offers = probe_offers(a.nodes);
   if (!probe_expected(offers)) return false;
-  policy_.probing();  // workers start on the master's verdict
-  probing_assignment_ = a;
+  assignment_ = a;
   // Every node on this machine (a loopback master): a "link" is the kernel copying between
   // processes, and a throughput sample would only measure CPU contention — connect only.
   const bool one_machine = preflight::is_loopback(plan_.master_ip);
@@ -71,25 +73,31 @@ bool NodeAgent::start_peer_probe(const rendezvous::Assignment& a) {
   const preflight::ProbeAuth auth = probe_auth(plan_.config.token);
   for (auto& p : plan) p.probe.auth = auth;
   spdlog::info("peer probe: {} link(s) to test from this node before the workers start", plan.size());
-  const long generation = policy_.generation();
-  probe_thread_ = std::thread([this, plan = std::move(plan), generation] {
+  thread_ = std::thread([this, plan = std::move(plan), generation] {
     auto links = preflight::run_probes(plan);
     boost::asio::post(io_, [this, links = std::move(links), generation]() mutable {
-      if (probe_thread_.joinable()) probe_thread_.join();
-      if (policy_.state() != NodeState::Probing || generation != policy_.generation() || !client_) return;
+      if (thread_.joinable()) thread_.join();
+      if (!hooks_.wanted(generation)) return;
       for (const auto& l : links)
         if (!l.result.ok)
           spdlog::warn("peer probe: node {} -> node {} over {} ({} -> {}): {}", l.pair.from, l.pair.to, l.ifname,
                        l.from_address, l.to_endpoint, l.result.error);
-      client_->send(messages::encode(generation, messages::ProbeResults{std::move(links)}));
+      hooks_.send(messages::encode(generation, messages::ProbeResults{std::move(links)}));
     });
   });
   return true;
 }
 
-void NodeAgent::close_peer_probe() {
-  if (probe_listener_) probe_listener_->stop();
-  probe_listener_.reset();
+rendezvous::Assignment PeerProbeRun::end() {
+  close();
+  rendezvous::Assignment a = *assignment_;
+  assignment_.reset();
+  return a;
+}
+
+void PeerProbeRun::close() {
+  if (listener_) listener_->stop();
+  listener_.reset();
 }
 
 }  // namespace ddplaunch

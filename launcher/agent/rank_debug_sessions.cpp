@@ -1,0 +1,84 @@
+// RankDebugSessions: the node's ranks' debuggers ↔ the master's debug console.
+#include "agent/rank_debug_sessions.h"
+
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/launcher_messages.h"
+#include "debug/debug_console.h"
+
+namespace ddplaunch {
+
+RankDebugSessions::RankDebugSessions(boost::asio::io_context& io, std::string hostname, RankDebugHooks hooks)
+    : io_(io), hostname_(std::move(hostname)), hooks_(std::move(hooks)) {}
+
+void RankDebugSessions::on_stopped(const Worker& w, const debug::StopLocation& where, const std::string& reason) {
+  hooks_.send(messages::encode(hooks_.generation(),
+                               messages::DebugStopped{w.global_rank, w.local_rank, w.pid, hostname_, where.file,
+                                                      where.function, where.code, reason, where.line}));
+}
+
+void RankDebugSessions::on_output(const Worker& w, const std::string& lines, bool prompt) {
+  hooks_.send(messages::encode(hooks_.generation(), messages::DebugOutput{w.global_rank, lines, prompt}));
+}
+
+void RankDebugSessions::on_left(const Worker& w) {
+  hooks_.send(messages::encode(hooks_.generation(), messages::DebugResumed{w.global_rank}));
+}
+
+// The rank is "debugging" (deadlines held) while gdb holds it.
+void RankDebugSessions::attach_gdb(int rank) {
+  const auto& workers = hooks_.workers();
+  auto found = std::find_if(workers.begin(), workers.end(), [&](const auto& w) { return w->global_rank == rank; });
+  if (found == workers.end()) return;  // another node's rank
+  std::shared_ptr<Worker> worker = *found;
+  auto say = [this, rank](const std::string& text) {
+    hooks_.send(messages::encode(hooks_.generation(), messages::DebugOutput{rank, text + "\n", false}));
+  };
+  if (worker->status || worker->pid <= 0) return say(fmt::format("rank {} is not running: no gdb", rank));
+  if (gdb_sessions_.count(rank)) return say(fmt::format("gdb is attached to rank {} already", rank));
+  const long generation = hooks_.generation();
+  GdbSessionCallbacks callbacks;
+  callbacks.on_first_prompt = [this, worker, generation](const std::string& lines) {
+    worker->gdb_attached = true;
+    hooks_.send(messages::encode(
+        generation, messages::DebugStopped{worker->global_rank, worker->local_rank, worker->pid, hostname_, "", "", "",
+                                           std::string(debug::StoppedRank::kGdbReason), 0}));
+    if (!lines.empty())
+      hooks_.send(messages::encode(generation, messages::DebugOutput{worker->global_rank, lines, true}));
+    hooks_.ranks_changed();
+  };
+  callbacks.on_output = [this, worker, generation](const std::string& lines, bool prompt) {
+    hooks_.send(messages::encode(generation, messages::DebugOutput{worker->global_rank, lines, prompt}));
+  };
+  callbacks.on_exit = [this, worker, rank, generation] {
+    worker->gdb_attached = false;
+    hooks_.send(messages::encode(generation, messages::DebugResumed{rank}));
+    hooks_.ranks_changed();
+    boost::asio::post(io_, [this, rank] { gdb_sessions_.erase(rank); });  // not from inside its own callback
+  };
+  auto session = std::make_shared<GdbSession>(io_, worker->pid, std::move(callbacks));
+  if (std::string error = session->start(); !error.empty()) return say(error);
+  gdb_sessions_[rank] = session;
+}
+
+void RankDebugSessions::input(int rank, const std::string& line) {
+  if (auto session = gdb_sessions_.find(rank); session != gdb_sessions_.end()) {
+    session->second->input(line);
+    return;
+  }
+  if (!hooks_.pdb_input(rank, line))
+    spdlog::warn("a line for rank {}'s debugger was not delivered: that rank is no longer stopped in its debugger "
+                 "on this node",
+                 rank);
+}
+
+void RankDebugSessions::close() {
+  for (auto& [rank, session] : gdb_sessions_) session->close();
+  gdb_sessions_.clear();
+}
+
+}  // namespace ddplaunch

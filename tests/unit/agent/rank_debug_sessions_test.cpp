@@ -1,0 +1,84 @@
+// RankDebugSessions without a debugger running: a console line goes to the rank's pdb (and is
+// reported lost when the rank is not in it), a pdb's events become debug messages stamped
+// with the generation, and gdb is refused, with the reason, for a rank that is not running.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "agent/launcher_messages.h"
+#include "agent/rank_debug_sessions.h"
+
+namespace ddplaunch {
+namespace {
+
+// One rank (global 6), its pdb's lines, and what would go to the master.
+struct FakeNode {
+  std::vector<rendezvous::Message> sent;
+  std::vector<std::pair<int, std::string>> pdb_lines;
+  bool rank_in_pdb = true;
+  int ranks_changed = 0;
+  boost::asio::io_context io;
+  std::vector<std::shared_ptr<Worker>> workers;
+
+  FakeNode() { workers.push_back(std::make_shared<Worker>(io, 0, 6)); }
+
+  RankDebugHooks hooks() {
+    return RankDebugHooks{
+        .send = [this](const rendezvous::Message& m) { sent.push_back(m); },
+        .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& { return workers; },
+        .pdb_input =
+            [this](int rank, const std::string& line) {
+              pdb_lines.emplace_back(rank, line);
+              return rank_in_pdb;
+            },
+        .generation = [] { return 3L; },
+        .ranks_changed = [this] { ++ranks_changed; },
+    };
+  }
+};
+
+TEST(RankDebugSessions, AConsoleLineGoesToTheRanksPdb) {
+  FakeNode node;
+  RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  sessions.input(6, "bt");
+  ASSERT_EQ(node.pdb_lines.size(), 1u);
+  EXPECT_EQ(node.pdb_lines[0], std::make_pair(6, std::string("bt")));
+  node.rank_in_pdb = false;  // not delivered: only a warning, nothing to the master
+  sessions.input(6, "c");
+  EXPECT_TRUE(node.sent.empty());
+}
+
+TEST(RankDebugSessions, APdbsEventsBecomeDebugMessages) {
+  FakeNode node;
+  RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  Worker& w = *node.workers[0];
+  sessions.on_stopped(w, debug::StopLocation{}, "breakpoint");
+  sessions.on_output(w, "(Pdb) ", true);
+  sessions.on_left(w);
+  ASSERT_EQ(node.sent.size(), 3u);
+  EXPECT_EQ(messages::kind_of(node.sent[0]), messages::Kind::DebugStopped);
+  EXPECT_EQ(messages::kind_of(node.sent[1]), messages::Kind::DebugOutput);
+  EXPECT_EQ(messages::kind_of(node.sent[2]), messages::Kind::DebugResumed);
+  for (const auto& m : node.sent) EXPECT_EQ(m.generation, 3u);
+}
+
+TEST(RankDebugSessions, GdbIsRefusedForARankThatIsNotRunning) {
+  FakeNode node;
+  RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  sessions.attach_gdb(99);  // another node's rank: not this node's to answer
+  EXPECT_TRUE(node.sent.empty());
+  sessions.attach_gdb(6);  // no pid yet
+  ASSERT_EQ(node.sent.size(), 1u);
+  auto output = messages::decode_debug_output(node.sent[0]);
+  ASSERT_TRUE(output);
+  EXPECT_EQ(output->lines, "rank 6 is not running: no gdb\n");
+  EXPECT_EQ(node.ranks_changed, 0);
+}
+
+}  // namespace
+}  // namespace ddplaunch

@@ -1,0 +1,115 @@
+// RankStateReporter: a burst of changes becomes one rank_states report, nothing goes out
+// before the node is assigned or without a master, and a stopped reporter sends nothing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "agent/launcher_messages.h"
+#include "agent/rank_state_reporter.h"
+
+namespace ddplaunch {
+namespace {
+
+// A node without sockets: its workers, its state and the messages it would send.
+struct FakeNode {
+  boost::asio::io_context io;
+  std::vector<std::shared_ptr<Worker>> workers;
+  std::vector<rendezvous::Message> sent;
+  bool connected = true;
+  bool assigned = true;
+
+  FakeNode() {
+    for (int rank = 0; rank < 3; ++rank) workers.push_back(std::make_shared<Worker>(io, rank, 10 + rank));
+  }
+
+  RankStateSource source() {
+    return RankStateSource{
+        .connected = [this] { return connected; },
+        .send = [this](const rendezvous::Message& m) { sent.push_back(m); },
+        .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& { return workers; },
+        .generation = [] { return 4L; },
+        .may_report = [this] { return assigned; },
+        .running = [] { return true; },
+    };
+  }
+
+  int count(messages::Kind kind) const {
+    int n = 0;
+    for (const auto& m : sent) n += messages::kind_of(m) == kind;
+    return n;
+  }
+
+  void run_for(std::chrono::milliseconds time) {
+    io.restart();
+    io.run_for(time);
+  }
+};
+
+TEST(RankStateReporter, ABurstOfChangesIsOneReport) {
+  FakeNode node;
+  RankStateReporter reporter(node.io, "node-a", "", node.source());
+  for (int change = 0; change < 100; ++change) reporter.send_soon();
+  EXPECT_TRUE(node.sent.empty()) << "nothing before the coalescing timer";
+  node.run_for(RankStateReporter::kCoalescing * 5);
+  ASSERT_EQ(node.count(messages::Kind::RankStates), 1);
+  auto states = messages::decode_rank_states(node.sent.front());
+  ASSERT_TRUE(states);
+  EXPECT_EQ(states->host, "node-a");
+  ASSERT_EQ(states->ranks.size(), 3u);
+  EXPECT_EQ(node.sent.front().generation, 4u);
+
+  reporter.send_soon();  // the next burst: a report of its own
+  node.run_for(RankStateReporter::kCoalescing * 5);
+  EXPECT_EQ(node.count(messages::Kind::RankStates), 2);
+}
+
+TEST(RankStateReporter, TheFirstReportCarriesTheRanksTimeline) {
+  FakeNode node;
+  RankStateReporter reporter(node.io, "node-a", "", node.source());
+  reporter.send_now();
+  EXPECT_EQ(node.count(messages::Kind::RankStates), 1);
+  EXPECT_EQ(node.count(messages::Kind::TimelineEvents), 1);
+}
+
+TEST(RankStateReporter, NothingBeforeTheAssignmentOrWithoutAMaster) {
+  FakeNode node;
+  RankStateReporter reporter(node.io, "node-a", "", node.source());
+  node.assigned = false;
+  reporter.send_now();
+  node.assigned = true;
+  node.connected = false;
+  reporter.send_now();
+  reporter.send_timeline();
+  EXPECT_TRUE(node.sent.empty());
+
+  node.connected = true;  // the timeline events waited for the master
+  reporter.send_timeline();
+  EXPECT_EQ(node.count(messages::Kind::TimelineEvents), 1);
+}
+
+TEST(RankStateReporter, AStoppedReporterSendsNothing) {
+  FakeNode node;
+  RankStateReporter reporter(node.io, "node-a", "", node.source());
+  reporter.send_soon();
+  reporter.send_periodically();
+  reporter.stop();
+  node.run_for(RankStateReporter::kCoalescing * 5);
+  EXPECT_TRUE(node.sent.empty());
+}
+
+TEST(RankStateReporter, TheLogDirIsShownAbsolute) {
+  FakeNode node;
+  RankStateReporter reporter(node.io, "node-a", "logs/./run", node.source());
+  reporter.send_now();
+  auto states = messages::decode_rank_states(node.sent.front());
+  ASSERT_TRUE(states);
+  EXPECT_TRUE(states->log_dir.starts_with("/")) << states->log_dir;
+  EXPECT_TRUE(states->log_dir.ends_with("/logs/run")) << states->log_dir;
+}
+
+}  // namespace
+}  // namespace ddplaunch
