@@ -254,8 +254,13 @@ TEST(SingleNode, TheGuardSharesTheLaunchersMemoryWhereTheKernelAllowsIt) {
   pid_t guard = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {  // "pid (comm) state ppid ..."
     if (entry.path().filename().string().find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string stat;
+    try {  // a process that exits while it is read throws ("No such process"): it is not the guard
+      std::ifstream in(entry.path() / "stat");
+      stat.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::exception&) {
+      continue;
+    }
     const auto close = stat.rfind(')');
     if (close == std::string::npos || stat.find("(ddplaunch-guard)") == std::string::npos) continue;
     if (std::atoi(stat.c_str() + close + 4) == launcher.pid()) guard = std::atoi(stat.c_str());
