@@ -125,15 +125,22 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                           },
                       .send = [this](const rendezvous::Message& m) { client_->send(m); },
                   }),
+      stack_requests_(io, plan_.hostname,
+                      StackRequestHooks{
+                          .connected = [this] { return client_ != nullptr; },
+                          .finished = [this] { return policy_.state() == NodeState::Finished; },
+                          .send = [this](const rendezvous::Message& m) { client_->send(m); },
+                          .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& {
+                            return supervisor_.workers();
+                          },
+                          .node_rank = [this] { return node_rank_; },
+                          .generation = [this] { return policy_.generation(); },
+                      }),
       policy_(node_policy_settings(plan_)) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
   signals_.add(SIGUSR1);  // Slurm's --signal=USR1@120: forwarded, never fatal to the launcher
   signals_.add(SIGUSR2);
-}
-
-NodeAgent::~NodeAgent() {
-  if (stacks_thread_.joinable()) stacks_thread_.join();  // bounded: every tool has a deadline
 }
 
 // ---- transitions ------------------------------------------------------------------------
@@ -325,7 +332,7 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
     if (etcd_) etcd_->seat().joined_run(standby->run_nonce);
     return on_standby(standby->reason);
   }
-  if (auto ask = messages::decode_collect_stacks(m)) return on_collect_stacks(ask->request);
+  if (auto ask = messages::decode_collect_stacks(m)) return stack_requests_.on_request(ask->request, status_.directory());
   if (auto gdb = messages::decode_debug_attach_gdb(m)) return debug_sessions_.attach_gdb(gdb->rank);
   if (auto filter = messages::decode_output_filter(m)) {
     plan_.config.ranks_filter = filter->ranks;  // the next generations too

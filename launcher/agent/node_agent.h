@@ -10,7 +10,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -26,6 +25,7 @@
 #include "agent/rank_debug_sessions.h"
 #include "agent/rank_follower.h"
 #include "agent/rank_state_reporter.h"
+#include "agent/stack_requests.h"
 #include "config/launch_config.h"
 #include "ddplaunch/preflight/tcp_probe.h"
 #include "ddplaunch/rendezvous/client.h"
@@ -42,7 +42,6 @@ namespace ddplaunch {
 class NodeAgent {
  public:
   NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan plan);
-  ~NodeAgent();
   // Starts everything; returns "" or an error (nothing to clean up then).
   std::string start();
   // A line typed at the fan-out's terminal for the debug console (its stdin control channel).
@@ -85,10 +84,6 @@ class NodeAgent {
   void run_doctor_checks();
   std::string check_socket_ifnames(std::string& selected_ifname, const std::string& probe_ifname = "");
   void report_problem(const std::string& message, int exit_code);
-  // Stacks (node_agent_stacks.cpp): take this node's ranks' stacks off the loop,
-  // answer every request that came meanwhile with them.
-  void on_collect_stacks(long request);
-  void on_stacks_collected(std::vector<RankStack> stacks);
   // The master hosts the job's debug console (debug_relay_); this node's ranks' debuggers
   // are debug_sessions_'s.
   void start_debug_relay();
@@ -118,9 +113,8 @@ class NodeAgent {
   std::string job_record_;                   // its folder, "" when none was written
   std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
   std::unique_ptr<EtcdNodeLink> etcd_;  // etcd mode only: the seat and the coordinator etcd names
-  PeerProbeRun peer_probe_;                                         // generation 0 of a multi-node job
-  std::thread stacks_thread_;                                       // one stack collection at a time
-  std::vector<long> stack_requests_;                                // answered by the running one
+  PeerProbeRun peer_probe_;             // generation 0 of a multi-node job
+  StackRequests stack_requests_;        // the master's requests for this node's ranks' stacks
 
   NodePolicy policy_;            // the node's state and its own endings
   int node_rank_ = -1;

@@ -1,0 +1,56 @@
+// StackRequests: one stack collection on a thread at a time; its result answers every
+// request that came while it ran.
+#include "agent/stack_requests.h"
+
+#include <boost/asio/post.hpp>
+
+#include "agent/launcher_messages.h"
+#include "supervise/group_supervisor.h"
+
+namespace ddplaunch {
+
+StackRequests::StackRequests(boost::asio::io_context& io, std::string hostname, StackRequestHooks hooks)
+    : io_(io), hostname_(std::move(hostname)), hooks_(std::move(hooks)) {}
+
+StackRequests::~StackRequests() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void StackRequests::on_request(long request, const std::string& stack_dir) {
+  requests_.push_back(request);
+  if (requests_.size() > 1 || !hooks_.connected()) return;  // the running collection will answer it
+  if (thread_.joinable()) thread_.join();  // the previous one has finished (it posted)
+  // A rank a person holds in its debugger is never interrupted: it is where its debugger says.
+  const int node_rank = hooks_.node_rank();
+  std::vector<StackTarget> targets;
+  std::vector<RankStack> held;
+  for (const auto& w : hooks_.workers()) {
+    if (w->pid <= 0 || w->status) continue;
+    if (w->debugging || w->gdb_attached) held.push_back(RankStack{w->global_rank, node_rank, hostname_, w->pid, "debugger",
+                                               "in its debugger, held by a person at the debug console"});
+    else if (traced_by_a_person(w->pid))
+      held.push_back(RankStack{w->global_rank, node_rank, hostname_, w->pid, "debugger",
+                               "traced by a debugger (gdb -p?): held by a person, not interrupted"});
+    else targets.push_back(StackTarget{w->global_rank, w->pid});
+  }
+  thread_ = std::thread([this, targets, held, dir = stack_dir] {
+    auto stacks = collect_stacks(targets, dir);
+    stacks.insert(stacks.end(), held.begin(), held.end());
+    boost::asio::post(io_, [this, stacks = std::move(stacks)]() mutable { on_collected(std::move(stacks)); });
+  });
+}
+
+void StackRequests::on_collected(std::vector<RankStack> stacks) {
+  const int node_rank = hooks_.node_rank();
+  for (auto& s : stacks) {
+    s.node = node_rank;
+    s.host = hostname_;
+  }
+  std::vector<long> requests = std::move(requests_);
+  requests_.clear();
+  if (!hooks_.connected() || hooks_.finished()) return;
+  for (long request : requests)
+    hooks_.send(messages::encode(hooks_.generation(), messages::RankStacksReply{request, hostname_, stacks}));
+}
+
+}  // namespace ddplaunch

@@ -1,0 +1,48 @@
+// StackRequests: the master's requests for this node's ranks' stacks. The collection blocks
+// (signals, files, eu-stack), so it runs on a thread of its own; its result comes back to
+// the loop and answers every request received while it ran (one collection serves them all).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "agent/stack_collection.h"
+#include "ddplaunch/rendezvous/types.h"
+#include "supervise/worker.h"
+
+namespace ddplaunch {
+
+// What the requests read from their node.
+struct StackRequestHooks {
+  std::function<bool()> connected;  // a master to answer (the node's rendezvous client)
+  std::function<bool()> finished;   // the node has ended: no answer
+  std::function<void(const rendezvous::Message&)> send;
+  std::function<const std::vector<std::shared_ptr<Worker>>&()> workers;
+  std::function<int()> node_rank;
+  std::function<long()> generation;
+};
+
+class StackRequests {
+ public:
+  StackRequests(boost::asio::io_context& io, std::string hostname, StackRequestHooks hooks);
+  ~StackRequests();  // joins the collection: bounded, every tool has a deadline
+
+  // `stack_dir`: where the workers' shims write their faulthandler files.
+  void on_request(long request, const std::string& stack_dir);
+
+ private:
+  void on_collected(std::vector<RankStack> stacks);
+
+  boost::asio::io_context& io_;
+  std::string hostname_;
+  StackRequestHooks hooks_;
+  std::thread thread_;           // one stack collection at a time
+  std::vector<long> requests_;   // answered by the running one
+};
+
+}  // namespace ddplaunch
