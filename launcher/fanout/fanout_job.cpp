@@ -34,7 +34,7 @@ FanoutJob::FanoutJob(boost::asio::io_context& io, std::vector<FanoutNode> nodes,
       signals_(io, SIGINT, SIGTERM),
       stop_bound_(io),
       settle_(io),
-      printer_(io) {
+      printer_(io, kAcrossNodesWindow) {
   signals_.add(SIGHUP);
   printer_.start(collapse, 0, static_cast<int>(nodes_.size()));
 }

@@ -63,6 +63,8 @@ class FanoutJob {
   std::optional<int> master_code_;
   std::unique_ptr<ConsoleTerminal> console_;  // opened at the master's first console line (a terminal only)
   RankLinePrinter printer_;                   // the nodes' worker lines, merged across nodes when collapsing
+  // Lines of different hosts come through ssh and the network: a wider window than a node's.
+  static constexpr std::chrono::milliseconds kAcrossNodesWindow{500};
   bool console_tried_ = false;
 };
 

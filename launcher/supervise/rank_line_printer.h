@@ -20,7 +20,8 @@ class RankLinePrinter {
  public:
   static constexpr std::chrono::milliseconds kWindow{150};
 
-  explicit RankLinePrinter(boost::asio::io_context& io) : timer_(io), collapser_(kWindow) {}
+  explicit RankLinePrinter(boost::asio::io_context& io, std::chrono::milliseconds window = kWindow)
+      : timer_(io), collapser_(window) {}
 
   // A new generation's ranks: `collapse` off prints every line at once.
   void start(bool collapse, int node_rank, int node_count);
