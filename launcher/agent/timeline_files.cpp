@@ -29,11 +29,16 @@ std::string write_all_and_close(int fd, const std::string& text) {
   return ::close(fd) == 0 ? "" : std::strerror(errno);
 }
 
-std::string write_file(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
-  if (std::string why = write_all_and_close(fd, text); !why.empty()) return "cannot write " + path + ": " + why;
+// `fd` just opened for `shown` (-1: the open failed, errno says why): `text` written whole.
+// "" or what failed, for the person.
+std::string write_opened(int fd, const std::string& shown, const std::string& text) {
+  if (fd < 0) return "cannot write " + shown + ": " + std::strerror(errno);
+  if (std::string why = write_all_and_close(fd, text); !why.empty()) return "cannot write " + shown + ": " + why;
   return "";
+}
+
+std::string write_file(const std::string& path, const std::string& text) {
+  return write_opened(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), path, text);
 }
 }  // namespace
 
@@ -55,10 +60,10 @@ std::string write_timeline_to_log_dir(const std::string& log_dir, const std::str
   if (!dir) return dir.error;
   for (const auto& [name, text] : {std::pair<std::string, std::string>{kLogDirTraceName, trace_json},
                                    {kLogDirPageName, timeline::timeline_page(trace_json)}}) {
-    const int fd = (*dir.value)->open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
-    if (fd < 0) return "cannot write " + (*dir.value)->shown(name) + ": " + std::strerror(errno);
-    if (std::string why = write_all_and_close(fd, text); !why.empty())
-      return "cannot write " + (*dir.value)->shown(name) + ": " + why;
+    const LogDirectory& d = **dir.value;
+    if (std::string error = write_opened(d.open_file(name, O_WRONLY | O_CREAT | O_TRUNC), d.shown(name), text);
+        !error.empty())
+      return error;
   }
   return "";
 }

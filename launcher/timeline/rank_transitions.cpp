@@ -3,11 +3,6 @@
 
 namespace ddplaunch::timeline {
 
-bool ends_lane(const Event& event) {
-  if (event.type != EventType::State) return false;
-  return event.name == "ended" || event.name.rfind("exited:", 0) == 0 || event.name.rfind("killed:", 0) == 0;
-}
-
 std::vector<Event> RankTransitions::observe(long generation, const std::vector<RankState>& ranks, std::int64_t now_us) {
   if (generation != generation_) {
     generation_ = generation;
