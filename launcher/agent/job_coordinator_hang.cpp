@@ -100,14 +100,15 @@ void JobCoordinator::check_hangs(PolicyClock::time_point now) {
   for (HangEvent& e : hang_.check(now)) {
     if (e.level == HangEvent::Level::Suspect) {
       spdlog::warn("{}", e.text);
-      request_stacks(headline_of(e.text), e.ranks, nullptr);
+      request_stacks(headline_of(e.text), e.quiet_ranks, nullptr);
       continue;
     }
     spdlog::error("{}; hang.action: {}", e.text, hang_action_name(policy_.hang_action()));
-    request_stacks(headline_of(e.text), e.ranks,
-                   [this, generation = policy_.generation(), text = e.text](const std::string& stacks,
-                                                                              const std::vector<int>& stuck) {
-                     carry_out(policy_.on_hang(generation, stuck.front(), text + "\n" + stacks, PolicyClock::now()));
+    request_stacks(headline_of(e.text), e.quiet_ranks,
+                   [this, generation = policy_.generation(), text = e.text, quiet = e.quiet_ranks,
+                    past_deadline = e.ranks](const std::string& stacks, const std::vector<int>& stuck) {
+                     carry_out(policy_.on_hang(generation, hang_root_cause_rank(stuck, quiet, past_deadline),
+                                               text + "\n" + stacks, PolicyClock::now()));
                    });
   }
 }

@@ -47,6 +47,11 @@ struct HangLimits {                // the deadlines in force, with where they ca
 struct HangEvent {
   enum class Level { Suspect, Hang } level = Level::Suspect;
   std::vector<int> ranks;          // global ranks without progress beyond the limit
+  // Every watched rank without progress for at least half its suspect limit, `ranks` included:
+  // the ranks among which the stuck one is sought. Progress reports come about once a second,
+  // so the rank that stopped first is not always the first past a limit (a peer blocked in the
+  // collective it never joined may cross it a report earlier).
+  std::vector<int> quiet_ranks;
   double silent_s = 0;             // the longest silence among them
   std::string section;             // "" outside a section
   std::string text;                // the whole message for people

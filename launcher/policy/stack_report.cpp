@@ -121,6 +121,14 @@ std::vector<int> likely_stuck(const std::vector<RankStack>& stacks, const std::v
   return earlier_holds ? earlier : silent;
 }
 
+int hang_root_cause_rank(const std::vector<int>& stuck, const std::vector<int>& quiet,
+                         const std::vector<int>& past_deadline) {
+  for (int rank : stuck)
+    if (std::find(past_deadline.begin(), past_deadline.end(), rank) != past_deadline.end()) return rank;
+  if (!stuck.empty() && stuck.size() < quiet.size()) return stuck.front();
+  return past_deadline.front();
+}
+
 std::string rank_ranges(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());

@@ -34,6 +34,12 @@ std::string stack_summary(const std::string& text);
 std::vector<int> likely_stuck(const std::vector<RankStack>& stacks, const std::vector<int>& silent,
                               const std::vector<int>& earlier = {});
 
+// The rank a hang names as its root cause: of the `stuck` ones (likely_stuck over `quiet`), one
+// past the hang deadline (`past_deadline`) if any; else the stuck one when the stacks narrowed
+// the quiet ranks down; else the first past the deadline.
+int hang_root_cause_rank(const std::vector<int>& stuck, const std::vector<int>& quiet,
+                         const std::vector<int>& past_deadline);
+
 // The whole report: a heading, then one entry per distinct stack (the likely stuck ranks'
 // entries first), each with its rank ranges, summary and frames; then the ranks no stack
 // came from.

@@ -54,6 +54,27 @@ TEST(HangTracker, ARankThatStopsIsSuspectAfterTheFloorThenHungAfterTheMinimumOnc
   EXPECT_NE(hung->text.find("hang: rank 1"), std::string::npos) << hung->text;
 }
 
+// Rank 1 stops first; ranks 0 and 2 block in the collective it never joins, and rank 0's last
+// report came a second before the others': rank 0 crosses each limit first. The event names
+// rank 0, and its quiet ranks (without progress for half the suspect limit) name all three, so
+// the stacks can single out rank 1; a rank still stepping is not among them.
+TEST(HangTracker, AnEventCarriesEveryQuietRankNotOnlyTheFirstPastTheLimit) {
+  HangTracker h;
+  h.reset(4, t0);
+  train(h, 4, 200ms, 30s);
+  for (int r : {1, 2}) h.on_step(r, 1000, 200, t0 + 32s);
+  for (int s = 0; s < 60; ++s) h.on_step(3, 2000 + s, 200, t0 + 31s + std::chrono::seconds(s));
+  auto suspect = h.check(t0 + 30s + 61s);
+  ASSERT_EQ(suspect.size(), 1u);
+  EXPECT_EQ(suspect[0].ranks, std::vector<int>{0});
+  EXPECT_EQ(suspect[0].quiet_ranks, (std::vector<int>{0, 1, 2}));
+  auto hang = h.check(t0 + 30s + 1801s);
+  auto hung = std::find_if(hang.begin(), hang.end(), [](const HangEvent& e) { return e.level == HangEvent::Level::Hang; });
+  ASSERT_NE(hung, hang.end());
+  EXPECT_EQ(hung->ranks, std::vector<int>{0});
+  EXPECT_EQ(hung->quiet_ranks, (std::vector<int>{0, 1, 2, 3}));  // by then rank 3 stopped too
+}
+
 TEST(HangTracker, ConsistentlySlowStepsRaiseTheLearntDeadlinesInsteadOfBeingSuspect) {
   HangTracker h;
   h.reset(2, t0);

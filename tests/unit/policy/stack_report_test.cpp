@@ -96,6 +96,16 @@ TEST(StackReport, ARoundWithoutTheStuckRanksStackKeepsTheEarlierVerdict) {
   EXPECT_EQ(likely_stuck(partial, {0}, {1}), std::vector<int>{0});  // rank 1 moved on: not silent now
 }
 
+// A hang's root cause: the stuck rank past the deadline; else the rank the stacks single out
+// among the quiet ones (its peer in the collective crossed the deadline one report earlier);
+// else the first past the deadline.
+TEST(StackReport, AHangsRootCauseIsTheRankTheStacksSingleOut) {
+  EXPECT_EQ(hang_root_cause_rank({1}, {0, 1, 2}, {0}), 1);
+  EXPECT_EQ(hang_root_cause_rank({1, 2}, {0, 1, 2}, {2}), 2);
+  EXPECT_EQ(hang_root_cause_rank({0, 1, 2}, {0, 1, 2}, {2}), 2);  // every quiet rank waits: the one past it
+  EXPECT_EQ(hang_root_cause_rank({3}, {3}, {3}), 3);
+}
+
 TEST(StackReport, EveryRankInACollectiveMeansEverySilentRankIsStuck) {
   std::vector<RankStack> stacks{python_stack(0, kWaitingRaw), python_stack(1, kWaitingRaw)};
   EXPECT_EQ(likely_stuck(stacks, {0, 1}), (std::vector<int>{0, 1}));
