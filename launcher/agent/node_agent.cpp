@@ -11,6 +11,7 @@
 
 #include "agent/launcher_messages.h"
 #include "agent/node_assignment.h"
+#include "agent/socket_ifname_choice.h"
 #include "ddplaunch/preflight/env_conflicts.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/base/exit_codes.h"
@@ -46,7 +47,19 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
       plan_(std::move(plan)),
       signals_(io, SIGINT, SIGTERM),
       exit_timer_(io),
-      join_timer_(io),
+      hosting_retry_timer_(io),
+      join_watch_(io, plan_,
+                  JoinWatchHooks{
+                      .joining = [this] { return policy_.state() == NodeState::Joining && !policy_.spare(); },
+                      .connected = [this] { return !client_->local_address().empty(); },
+                      .on_connected = [this] { policy_.on_join_connected(); },
+                      .on_probe =
+                          [this](JoinProbe outcome, const std::string& message, double interval_s) {
+                            if (policy_.state() != NodeState::Joining) return false;
+                            carry_out(policy_.on_join_probe(outcome, message, interval_s));
+                            return !policy_.finished();
+                          },
+                  }),
       status_(io, [this](const contract::StatusMessage& m) { supervisor_.handle_status(m); }),
       supervisor_(io, guard,
                   GroupCallbacks{
@@ -115,7 +128,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                        supervisor_.resume_paused();
                        rank_states_.send_now();
                      }),
-      tail_linger_timer_(io),
+      host_(io, plan_),
       peer_probe_(io, plan_,
                   PeerProbeHooks{
                       .wanted =
@@ -175,13 +188,16 @@ void NodeAgent::on_probe_verdict(long generation, const std::string& ifname) {
 
 void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::string& probe_ifname) {
   policy_.running();
-  if (plan_.doctor) return run_doctor_checks();
+  if (plan_.doctor) {
+    client_->send(messages::encode(policy_.generation(), doctor_node_report(plan_, client_->local_address())));
+    return;
+  }
   std::string ifname;
-  if (std::string problem = check_socket_ifnames(ifname, probe_ifname); !problem.empty())
+  if (std::string problem = choose_socket_ifname(plan_, client_->local_address(), probe_ifname, ifname); !problem.empty())
     return report_problem(problem, kExitConfigError);
   GroupSpec spec;
   spec.program = plan_.config.program;
-  spec.assignment = node_assignment(a, plan_, status_.path(), ifname, server_ ? server_->port() : plan_.rendezvous_port);
+  spec.assignment = node_assignment(a, plan_, status_.path(), ifname, host_.port_or(plan_.rendezvous_port));
   spec.base_env = plan_.base_env;
   spec.hostname = plan_.hostname;
   spec.log_dir = plan_.config.log_dir;
@@ -250,7 +266,7 @@ void NodeAgent::on_standby(const std::string& reason) {
   policy_.became_spare();
   spdlog::info("{} (`ddplaunch status --master ...` lists the membership)", reason);
   client_->wait_as_spare();
-  join_timer_.cancel();
+  join_watch_.close();
   peer_probe_.close();
 }
 
@@ -298,15 +314,12 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
         if (etcd_) etcd_->join_coordinator(join.after_s);
       },
       [this](const node_decision::JoinRendezvous& join) {
-        if (join.as_node) {  // another launcher of this job hosts it here: this one is a node
-          server_.reset();
-          coordinator_.reset();
-        }
-        join_and_watch(server_ ? server_->port() : plan_.rendezvous_port);
+        if (join.as_node) host_.drop();  // another launcher of this job hosts it here: this one is a node
+        join_and_watch(host_.port_or(plan_.rendezvous_port));
       },
       [this](const node_decision::RetryHosting& retry) {
-        join_timer_.expires_after(seconds_to_ms(retry.after_s));
-        join_timer_.async_wait([this](const boost::system::error_code& ec) {
+        hosting_retry_timer_.expires_after(seconds_to_ms(retry.after_s));
+        hosting_retry_timer_.async_wait([this](const boost::system::error_code& ec) {
           if (!ec && !policy_.finished()) try_hosting();
         });
       },
@@ -364,9 +377,7 @@ void NodeAgent::wait_for_signals() {
   });
 }
 
-// The master's debug console (its relay is made with the rendezvous, node_agent_startup.cpp).
-void NodeAgent::on_console_line(const std::string& line) {
-  if (debug_relay_) debug_relay_->on_console_line(line);
-}
+// The master's debug console (its relay is the RendezvousHost's).
+void NodeAgent::on_console_line(const std::string& line) { host_.on_console_line(line); }
 
 }  // namespace ddplaunch

@@ -2,8 +2,8 @@
 // rendezvous, spawns this node's workers for each generation, forwards their phases and
 // failures to the master, and carries out what the node's own NodePolicy decides on the
 // master's orders, its group's end, signals and a lost master (policy/node_policy.h: the
-// states and every ending). On the master node it also hosts the rendezvous server and the
-// JobCoordinator. It decides nothing about the job: the master's JobPolicy does.
+// states and every ending). On the master node its RendezvousHost hosts the rendezvous server
+// and the JobCoordinator. It decides nothing about the job: the master's JobPolicy does.
 #pragma once
 
 #include <chrono>
@@ -16,20 +16,18 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "agent/debug_relay.h"
 #include "agent/etcd_node_link.h"
-#include "agent/job_coordinator.h"
+#include "agent/join_watch.h"
 #include "agent/node_plan.h"
 #include "agent/paused_ranks_prompt.h"
 #include "agent/peer_probe_run.h"
 #include "agent/rank_debug_sessions.h"
 #include "agent/rank_follower.h"
 #include "agent/rank_state_reporter.h"
+#include "agent/rendezvous_host.h"
 #include "agent/stack_requests.h"
 #include "config/launch_config.h"
-#include "ddplaunch/preflight/tcp_probe.h"
 #include "ddplaunch/rendezvous/client.h"
-#include "ddplaunch/rendezvous/server.h"
 #include "env/worker_environment.h"
 #include "placement/cpu_placement.h"
 #include "policy/node_policy.h"
@@ -68,25 +66,16 @@ class NodeAgent {
   void start_generation(const rendezvous::Assignment& assignment, const std::string& probe_ifname);
   void open_peer_probe();  // its endpoints go out with the join facts
   void on_master_message(const rendezvous::Message& message);
-  rendezvous::ListenError host_rendezvous(int& port);
   // Node 0: one attempt to host the rendezvous, its outcome to the policy (join, retry, end).
   void try_hosting();
-  void name_port_holder(rendezvous::ListenError& error) const;
   void join_and_watch(int port);
   // etcd (node_agent_etcd.cpp): the coordinator is elected among the launchers (etcd_).
   std::string start_etcd();
   void retire_client();
   // `serial`: etcd's connections to coordinators, numbered (0 without etcd).
   void join_master(const std::string& host, int port, int serial = 0);
-  void watch_join();
-  void on_join_probe(const preflight::ProbeResult& probe, double interval);
   void wait_for_signals();
-  void run_doctor_checks();
-  std::string check_socket_ifnames(std::string& selected_ifname, const std::string& probe_ifname = "");
   void report_problem(const std::string& message, int exit_code);
-  // The master hosts the job's debug console (debug_relay_); this node's ranks' debuggers
-  // are debug_sessions_'s.
-  void start_debug_relay();
   // This node's record of the job (job_record.h), from the join until the end.
   void record_job(int rendezvous_port);
 
@@ -95,21 +84,16 @@ class NodeAgent {
   NodePlan plan_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer exit_timer_;   // bounds waiting for the master after a local stop
-  boost::asio::steady_timer join_timer_;   // explains (and bounds) a master that cannot be reached
+  boost::asio::steady_timer hosting_retry_timer_;  // node 0: the next try to host the rendezvous
+  JoinWatch join_watch_;  // explains (and bounds) a master that cannot be reached
   StatusChannel status_;
   GroupSupervisor supervisor_;
   RankFollower follower_;  // `ddplaunch tail`: a followed rank's lines to the master
   RankStateReporter rank_states_;  // the rank table and its timeline events to the master
   RankDebugSessions debug_sessions_;  // this node's ranks' debuggers ↔ the master's console
   PausedRanksPrompt paused_prompt_;   // --pause-ranks: how to attach, and Enter resumes
-  boost::asio::steady_timer tail_linger_timer_;  // the master's end: tail clients read the last lines
-  static constexpr auto kTailLinger = std::chrono::milliseconds(1000);
-  static constexpr int kTailLingerChecks = 20;
-  void close_server_after_tails(int checks_left = kTailLingerChecks);
-  std::unique_ptr<JobCoordinator> coordinator_;
-  std::unique_ptr<rendezvous::Server> server_;
+  RendezvousHost host_;  // the master: the rendezvous server, the JobCoordinator, the debug console
   std::unique_ptr<rendezvous::Client> client_;
-  std::unique_ptr<DebugRelay> debug_relay_;  // the master only
   std::string job_record_;                   // its folder, "" when none was written
   std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
   std::unique_ptr<EtcdNodeLink> etcd_;  // etcd mode only: the seat and the coordinator etcd names

@@ -1,6 +1,6 @@
 // NodeAgent's end: once its NodePolicy decided the node ends, say the outcome, release every
-// timer, socket, child and file, let `ddplaunch tail` clients read the last lines, and leave
-// the root cause where an outer agent looks for it.
+// timer, socket, child and file (the master's server last: `ddplaunch tail` clients read the
+// last lines), and leave the root cause where an outer agent looks for it.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -28,30 +28,20 @@ void NodeAgent::finish(int exit_code) {
   signals_.cancel(ignored);
   exit_timer_.cancel();
   rank_states_.stop();
-  join_timer_.cancel();
+  hosting_retry_timer_.cancel();
+  join_watch_.close();
   paused_prompt_.close();
-  if (debug_relay_) debug_relay_->close();
+  host_.close_console();
   debug_sessions_.close();
   if (!job_record_.empty()) remove_job_record(job_record_);
   peer_probe_.close();
   follower_.close();
   supervisor_.close();
   status_.close();
-  if (coordinator_) coordinator_->close();
+  host_.close_coordinator();
   if (client_) client_->close();
-  if (server_ && coordinator_ && coordinator_->tails_unread()) close_server_after_tails();
-  else if (server_) server_->close();  // flushes job_end to the other nodes, bounded
-  if (etcd_) etcd_->close(coordinator_ && coordinator_->job_ended());
-}
-
-// `ddplaunch tail` clients still have a followed rank's last lines to read: the master's
-// rendezvous answers their polls a little longer (at most kTailLinger; job_end has gone out).
-void NodeAgent::close_server_after_tails(int checks_left) {
-  if (checks_left <= 0 || !coordinator_->tails_unread()) return server_->close();
-  tail_linger_timer_.expires_after(kTailLinger / kTailLingerChecks);
-  tail_linger_timer_.async_wait([this, checks_left](const boost::system::error_code&) {
-    close_server_after_tails(checks_left - 1);
-  });
+  host_.close_server();
+  if (etcd_) etcd_->close(host_.job_ended());
 }
 
 // An outer agent (TorchX, Kubeflow, a scheduler) reads the root cause from the

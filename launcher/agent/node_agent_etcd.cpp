@@ -16,8 +16,8 @@ std::string NodeAgent::start_etcd() {
           .finished = [this] { return policy_.finished(); },
           .joining = [this] { return policy_.state() == NodeState::Joining; },
           .connected = [this] { return client_ != nullptr; },
-          .coordinating = [this] { return coordinator_ && server_; },
-          .joined_nodes = [this] { return server_->joined_nodes().size(); },
+          .coordinating = [this] { return host_.hosting(); },
+          .joined_nodes = [this] { return host_.joined_nodes(); },
           .started =
               [this](const std::string& error) {
                 carry_out(error.empty() ? policy_.await_first_coordinator()
@@ -26,7 +26,9 @@ std::string NodeAgent::start_etcd() {
           .host_coordinator =
               [this](int& port) {
                 policy_.on_elected();
-                return host_rendezvous(port);
+                rendezvous::ListenError error = host_.listen(port, etcd_.get());
+                port = host_.port_or(port);
+                return error;
               },
           .join = [this](const std::string& host, int port, int serial) { join_master(host, port, serial); },
           .retire_client = [this] { retire_client(); },
@@ -34,18 +36,9 @@ std::string NodeAgent::start_etcd() {
               [this](const std::string& why, const std::string& address) {
                 carry_out(policy_.on_coordinator_lost(why, supervisor_.active(), address));
               },
-          .stop_coordinating =
-              [this](const std::string& why) {
-                if (!coordinator_) return;
-                spdlog::error("this launcher stops coordinating the job: {}", why);
-                coordinator_->close();
-                if (server_) server_->close();
-              },
+          .stop_coordinating = [this](const std::string& why) { host_.stop_coordinating(why); },
           .seat_lost = [this](const std::string& why) { carry_out(policy_.on_seat_lost(why, supervisor_.active())); },
-          .reelected =
-              [this](std::int64_t revision) {
-                if (server_) server_->set_order_revision(std::to_string(revision));
-              },
+          .reelected = [this](std::int64_t revision) { host_.set_order_revision(revision); },
       });
   if (std::string error = etcd_->open(); !error.empty()) {
     etcd_.reset();
