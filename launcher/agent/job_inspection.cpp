@@ -31,19 +31,20 @@ int fail(const std::vector<std::string>& errors) { return log_errors_and_refuse(
 int print_status(const LaunchConfig& config, bool watch, bool json) {
   auto endpoint = parse_host_port(config.master);
   if (!endpoint) return fail({"ddplaunch status needs --master HOST:PORT of the running job's rendezvous"});
-  std::string error;
+  rendezvous::QueryFailure failure;
   auto ask = [&] {
     const auto port = static_cast<std::uint16_t>(endpoint->port);
     return json ? rendezvous::query_master(endpoint->host, port, config.job_id, config.token, kStatusJsonQuery,
-                                           std::chrono::seconds(5), error)
+                                           std::chrono::seconds(5), failure)
                 : rendezvous::query_status(endpoint->host, port, config.job_id, config.token, std::chrono::seconds(5),
-                                           error);
+                                           failure);
   };
+  using FailureKind = rendezvous::QueryFailure::Kind;
   std::string text = ask();
   // --watch: the table again every second, in place on a terminal (a blank line between
   // tables otherwise), until the job has ended (its master is gone, or says so).
   const bool redraw = ::isatty(STDOUT_FILENO) == 1 && !json;
-  for (bool shown_once = false; watch && error.empty(); shown_once = true) {
+  for (bool shown_once = false; watch && !failure.failed(); shown_once = true) {
     const std::string table = json ? text + "\n" : rendezvous::printable_lines(text);
     std::fputs(redraw ? "\x1b[H\x1b[2J" : (shown_once && !json ? "\n" : ""), stdout);
     std::fputs(table.c_str(), stdout);
@@ -51,16 +52,16 @@ int print_status(const LaunchConfig& config, bool watch, bool json) {
     if (table.find(json ? "\"phase\":\"Ended\"" : "the job has ended.") != std::string::npos) return 0;
     std::this_thread::sleep_for(std::chrono::seconds(1));
     text = ask();
-    if (!error.empty() && error.find("Connection refused") != std::string::npos) {
+    if (failure.kind == FailureKind::NothingListens) {
       std::puts("the job has ended (its master no longer answers).");
       return 0;
     }
   }
-  if (!error.empty()) {
+  if (failure.failed()) {
     // Only a refused connection means nothing listens there; a refused join (another job's
     // id, a wrong token) came from a running job.
-    spdlog::error("cannot get the status from {}: {}{}", config.master, error,
-                  error.find("Connection refused") != std::string::npos
+    spdlog::error("cannot get the status from {}: {}{}", config.master, failure.text,
+                  failure.kind == FailureKind::NothingListens
                       ? " — no job is running there: it has ended (or not started yet), or --master names another port"
                       : "");
     return 1;
@@ -88,10 +89,10 @@ int write_job_timeline(const LaunchConfig& config, bool from_log_dir) {
     auto endpoint = parse_host_port(config.master);
     if (!endpoint) return fail({"ddplaunch timeline needs --master HOST:PORT of the running job's rendezvous, or "
                                 "--log-dir DIR of a finished one"});
-    std::string error;
+    rendezvous::QueryFailure failure;
     json = rendezvous::query_master(endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id,
-                                    config.token, kTimelineJsonQuery, std::chrono::seconds(10), error);
-    if (!error.empty()) return fail({fmt::format("cannot get the timeline from {}: {}", config.master, error)});
+                                    config.token, kTimelineJsonQuery, std::chrono::seconds(10), failure);
+    if (failure.failed()) return fail({fmt::format("cannot get the timeline from {}: {}", config.master, failure.text)});
     if (json.rfind("error: ", 0) == 0) return fail({fmt::format("the master at {} gave no timeline: {}", config.master,
                                                                 rendezvous::printable(json.substr(7)))});
   }
@@ -111,15 +112,15 @@ int follow_rank_output(const LaunchConfig& config, int rank) {
   const auto port = static_cast<std::uint16_t>(endpoint->port);
   TailRequest request{rank, -1};
   for (bool answered_once = false;; answered_once = true) {
-    std::string error;
+    rendezvous::QueryFailure failure;
     const std::string text = rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
-                                                      encode_tail_request(request), std::chrono::seconds(5), error);
-    if (!error.empty()) {
-      if (answered_once && error.find("Connection refused") != std::string::npos) {
+                                                      encode_tail_request(request), std::chrono::seconds(5), failure);
+    if (failure.failed()) {
+      if (answered_once && failure.kind == rendezvous::QueryFailure::Kind::NothingListens) {
         std::fputs("ddplaunch tail: the job has ended (its master no longer answers)\n", stderr);
         return 0;
       }
-      return fail({fmt::format("cannot follow rank {} at {}: {}", rank, config.master, error)});
+      return fail({fmt::format("cannot follow rank {} at {}: {}", rank, config.master, failure.text)});
     }
     const std::optional<TailReply> reply = decode_tail_reply(text);
     if (!reply) return fail({fmt::format("the master at {} gave an answer this ddplaunch cannot read (another version?)",
@@ -154,19 +155,19 @@ int print_stacks(const LaunchConfig& config) {
   auto endpoint = parse_host_port(config.master);
   if (!endpoint) return fail({"ddplaunch stacks needs --master HOST:PORT of the running job's rendezvous"});
   const auto port = static_cast<std::uint16_t>(endpoint->port);
-  std::string error;
+  rendezvous::QueryFailure failure;
   auto ask = [&](const StacksRequest& request) {
     return decode_stacks_reply(rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
-                                                        encode_stacks_request(request), std::chrono::seconds(5), error));
+                                                        encode_stacks_request(request), std::chrono::seconds(5), failure));
   };
   StacksReply reply = ask({});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);  // the master bounds a round at 6 s
-  while (error.empty() && reply.kind == StacksReply::Kind::Pending && std::chrono::steady_clock::now() < deadline) {
+  while (!failure.failed() && reply.kind == StacksReply::Kind::Pending && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     reply = ask({reply.round});
   }
-  if (!error.empty()) {
-    spdlog::error("cannot get the stacks from {}: {}", config.master, error);
+  if (failure.failed()) {
+    spdlog::error("cannot get the stacks from {}: {}", config.master, failure.text);
     return 1;
   }
   if (reply.kind != StacksReply::Kind::Done) {

@@ -50,16 +50,15 @@ TranscriptPiece parse_transcript_piece(const std::string& answer) {
 
 int run_remote_console(const RemoteConsoleTarget& target) {
   boost::asio::io_context io;
-  std::string error;
+  rendezvous::QueryFailure failure;
   auto ask = [&](const std::string& query) {
-    error.clear();
-    return rendezvous::query_master(target.host, target.port, target.job_id, target.token, query, kQueryBound, error);
+    return rendezvous::query_master(target.host, target.port, target.job_id, target.token, query, kQueryBound, failure);
   };
   // The first look: is there a console, may we use it?
   TranscriptPiece piece = parse_transcript_piece(ask("debug poll 0"));
   const std::string where = fmt::format("{}:{}", target.host, target.port);
-  if (!error.empty()) {
-    spdlog::error("cannot reach the debug console at {}: {}", where, error);
+  if (failure.failed()) {
+    spdlog::error("cannot reach the debug console at {}: {}", where, failure.text);
     return 1;
   }
   if (!piece.valid) {
@@ -72,7 +71,7 @@ int run_remote_console(const RemoteConsoleTarget& target) {
   auto send_line = [&](const std::string& line) {
     shown_prompt.reset();  // the terminal took its prompt away with the line: the next poll shows it again
     const std::string answer = ask("debug line " + line);
-    if (!error.empty()) ended = true, io.stop();
+    if (failure.failed()) ended = true, io.stop();
     else if (answer != "ok") write_line(OutputStream::Stderr, answer);
   };
   std::unique_ptr<ConsoleTerminal> terminal = ConsoleTerminal::open(
@@ -104,7 +103,7 @@ int run_remote_console(const RemoteConsoleTarget& target) {
   boost::asio::steady_timer poll_timer(io);
   std::function<void()> poll = [&] {
     TranscriptPiece next = parse_transcript_piece(ask(fmt::format("debug poll {}", offset)));
-    if (!error.empty() || !next.valid) {
+    if (failure.failed() || !next.valid) {
       ended = true;
       io.stop();
       return;

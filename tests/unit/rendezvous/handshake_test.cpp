@@ -401,8 +401,10 @@ TEST(RendezvousHandshake, StatusQueryRefusesAMasterThatCannotProveTheToken) {
     reply.fields["text"] = "forged: all is well";
     return std::vector<Frame>{w, reply};
   });
-  std::string error;
-  std::string text = query_status("127.0.0.1", fake.port(), "job-a", "tok", 3000ms, error);
+  QueryFailure failure;
+  std::string text = query_status("127.0.0.1", fake.port(), "job-a", "tok", 3000ms, failure);
+  const std::string& error = failure.text;
+  EXPECT_EQ(failure.kind, QueryFailure::Kind::UnprovenMaster);
   EXPECT_EQ(text, "");
   EXPECT_TRUE(contains(error, "could not prove the rendezvous token")) << error;
 }

@@ -314,10 +314,12 @@ TEST(RendezvousJoin, QueryStatusReturnsStatusText) {
   std::thread loop([&] {
     for (int i = 0; i < 1000 && !stop; ++i) run_for(h.io, 5ms);
   });
-  std::string error;
-  std::string text = query_status("127.0.0.1", h.port(), "job-a", "tok", 2000ms, error);
-  std::string error_bad;
-  std::string text_bad = query_status("127.0.0.1", h.port(), "job-a", "nope", 2000ms, error_bad);
+  QueryFailure failure, failure_bad;
+  std::string text = query_status("127.0.0.1", h.port(), "job-a", "tok", 2000ms, failure);
+  std::string text_bad = query_status("127.0.0.1", h.port(), "job-a", "nope", 2000ms, failure_bad);
+  const std::string &error = failure.text, &error_bad = failure_bad.text;
+  EXPECT_FALSE(failure.failed());
+  EXPECT_EQ(failure_bad.kind, QueryFailure::Kind::Refused);
   stop = true;
   loop.join();
   EXPECT_EQ(error, "");
@@ -325,4 +327,17 @@ TEST(RendezvousJoin, QueryStatusReturnsStatusText) {
   EXPECT_EQ(text_bad, "");
   EXPECT_TRUE(contains(error_bad, "authentication failed")) << error_bad;
   EXPECT_EQ(h.server->joined_count(), 0);  // a status query is not a join
+}
+
+// A port nothing listens on (the job has ended): the failure says so by its kind, which
+// `ddplaunch status --watch` and `ddplaunch tail` take as the job's end.
+TEST(RendezvousJoin, AQueryToAPortNothingListensOnIsNothingListens) {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor closed(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  const auto port = closed.local_endpoint().port();
+  closed.close();
+  QueryFailure failure;
+  EXPECT_EQ(query_status("127.0.0.1", port, "job-a", "tok", 2000ms, failure), "");
+  EXPECT_EQ(failure.kind, QueryFailure::Kind::NothingListens) << failure.text;
+  EXPECT_TRUE(contains(failure.text, "cannot connect to the master at 127.0.0.1:" + std::to_string(port))) << failure.text;
 }

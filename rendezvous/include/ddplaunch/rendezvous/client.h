@@ -72,13 +72,31 @@ class Client {
   std::shared_ptr<Impl> impl_;
 };
 
+// Why a query to the master got no answer: the kind for the caller's decisions (a master
+// that nothing listens for any more has ended), the text for people.
+struct QueryFailure {
+  enum class Kind {
+    None,            // answered
+    NoAnswer,        // nothing within the timeout
+    Unresolved,      // the host name does not resolve
+    NothingListens,  // the connection was refused: no master on that port (any more)
+    CannotConnect,   // another connect error (unreachable, timed out)
+    Refused,         // the master refused the query (another job's id, a wrong token)
+    UnprovenMaster,  // the answer did not prove the token
+    Lost,            // the connection broke before the answer
+  };
+  Kind kind = Kind::None;
+  std::string text;
+  bool failed() const { return kind != Kind::None; }
+};
+
 // For `ddplaunch status`: connect, ask, get text, bounded by timeout. Runs its own private
 // io_context (it blocks the caller, so never call it from inside a running event loop).
-// Returns the text; on failure returns "" and sets error.
+// Returns the text; on failure returns "" and sets `failure`.
 std::string query_status(const std::string& host, std::uint16_t port, std::string job_id,
-                         std::string token, std::chrono::milliseconds timeout, std::string& error);
+                         std::string token, std::chrono::milliseconds timeout, QueryFailure& failure);
 // The same connection naming a query (part of the signed request): the master's answer to it.
 std::string query_master(const std::string& host, std::uint16_t port, std::string job_id, std::string token,
-                         const std::string& query, std::chrono::milliseconds timeout, std::string& error);
+                         const std::string& query, std::chrono::milliseconds timeout, QueryFailure& failure);
 
 }  // namespace ddplaunch::rendezvous
