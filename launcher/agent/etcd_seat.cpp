@@ -11,12 +11,9 @@
 
 #include "ddplaunch/base/small_math.h"
 #include "ddplaunch/base/time_units.h"
-#include "ddplaunch/preflight/interfaces.h"
-#include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/rendezvous/token_proof.h"
 #include "agent/saved_run.h"
-#include "etcd/endpoints.h"
 
 namespace ddplaunch {
 
@@ -30,55 +27,9 @@ constexpr std::chrono::milliseconds kRetryPause{500};
 std::string hex(std::int64_t id) { return fmt::format("{:x}", static_cast<std::uint64_t>(id)); }
 }  // namespace
 
-Result<std::string> etcd_route_address(const std::string& endpoints) {
-  auto list = etcd::parse_endpoints(endpoints, "--rdzv-endpoint");
-  if (!list) return Result<std::string>::failure(list.error);
-  const etcd::Endpoint& first = list->front();
-  auto resolved = preflight::resolve_host(first.host);
-  if (!resolved)
-    return Result<std::string>::failure(fmt::format("etcd endpoint {} (--rdzv-endpoint): {}", first.text(), resolved.error));
-  auto source = preflight::route_source_address(resolved->front());
-  if (!source)
-    return Result<std::string>::failure(fmt::format("etcd endpoint {} (--rdzv-endpoint): {}", first.text(), source.error));
-  return source;
-}
-
-Result<std::string> find_coordinator(const LaunchConfig& config) {
-  boost::asio::io_context io;
-  auto seat = EtcdSeat::create(io, config, "");
-  if (!seat) return Result<std::string>::failure(seat.error);
-  std::optional<Result<std::optional<etcd::KeyValue>>> answer;
-  (*seat.value)->client_->leader((*seat.value)->election_,
-                                 [&](Result<std::optional<etcd::KeyValue>> r) { answer = std::move(r); });
-  io.run();  // one request, bounded by the client's connect and request timeouts
-  if (!answer || !*answer) return Result<std::string>::failure(answer ? answer->error : "etcd gave no answer");
-  if (!**answer || (**answer)->value.empty())
-    return Result<std::string>::failure(fmt::format("etcd has no coordinator for job '{}' under {}: the job is not "
-                                                    "running (or --rdzv-id names another job)",
-                                                    config.job_id, (*seat.value)->prefix_));
-  return Result<std::string>::success((**answer)->value);
-}
-
 Result<std::unique_ptr<EtcdSeat>> EtcdSeat::create(boost::asio::io_context& io, const LaunchConfig& config,
                                                    std::string hostname) {
-  auto endpoints = etcd::parse_endpoints(config.etcd.endpoints, "--rdzv-endpoint");
-  if (!endpoints) return Result<std::unique_ptr<EtcdSeat>>::failure(endpoints.error);
-  auto tls = etcd::uses_tls(*endpoints, config.etcd.protocol, "--rdzv-endpoint");
-  if (!tls) return Result<std::unique_ptr<EtcdSeat>>::failure(tls.error);
-  if (!*tls && !(config.etcd.cacert + config.etcd.cert + config.etcd.key).empty())
-    return Result<std::unique_ptr<EtcdSeat>>::failure(
-        "--rdzv-conf cacert/cert/key are TLS files, but etcd is spoken to over plain http: add protocol=https "
-        "(or write the endpoints as https://HOST:2379)");
-  etcd::ClientOptions options;
-  options.endpoints = *endpoints;
-  options.connect_timeout = seconds_to_ms(std::min(config.connect_timeout_s, 3.0));
-  options.request_timeout = seconds_to_ms(std::max(config.etcd.lease_ttl_s, 2.0));
-  options.tls = *tls;
-  options.tls_files = {config.etcd.cacert, config.etcd.cert, config.etcd.key};
-  options.credentials = {config.etcd.username, config.etcd.password,
-                         config.etcd.password_file.empty() ? "DDPLAUNCH_ETCD_PASSWORD"
-                                                           : "--rdzv-conf password_file=" + config.etcd.password_file};
-  auto client = etcd::Client::create(io, std::move(options));
+  auto client = etcd_job_client(io, config);
   if (!client) return Result<std::unique_ptr<EtcdSeat>>::failure(client.error);
   return Result<std::unique_ptr<EtcdSeat>>::success(
       std::unique_ptr<EtcdSeat>(new EtcdSeat(io, *client, config, std::move(hostname))));
@@ -88,8 +39,8 @@ EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> cl
                    std::string hostname)
     : io_(io),
       client_(std::move(client)),
-      prefix_("/ddplaunch/" + config.job_id + "/"),
-      election_(prefix_ + "coordinator"),
+      prefix_(etcd_job_prefix(config.job_id)),
+      election_(etcd_election_key(config.job_id)),
       hostname_(std::move(hostname)),
       token_(config.token),
       ttl_(std::max<long>(1, static_cast<long>(round_half_away(config.etcd.lease_ttl_s)))),

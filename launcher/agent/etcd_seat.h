@@ -24,6 +24,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "agent/etcd_job_client.h"
 #include "config/launch_config.h"
 #include "etcd/client.h"
 #include "etcd/lease_keeper.h"
@@ -48,15 +49,6 @@ struct SeatCallbacks {
   // carry it from now on.
   std::function<void(std::int64_t revision)> on_reelected;
 };
-
-// This launcher's address for the others: the source of its route to the first etcd member
-// (where it hosts the rendezvous if elected). An unresolvable or unroutable endpoint is an
-// error that names it.
-Result<std::string> etcd_route_address(const std::string& endpoints);
-
-// `ddplaunch status/stacks` with --rdzv-backend etcd: the coordinator's published address,
-// asked of etcd (bounded by the client's timeouts); an error says why there is none.
-Result<std::string> find_coordinator(const LaunchConfig& config);
 
 class EtcdSeat {
  public:
@@ -93,7 +85,6 @@ class EtcdSeat {
   void stop();
 
  private:
-  friend Result<std::string> find_coordinator(const LaunchConfig& config);
   EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> client, const LaunchConfig& config,
            std::string hostname);
   void register_seat(std::function<void(const std::string& error)> registered);
