@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/launcher_messages.h"
+#include "agent/master_orders.h"
 #include "agent/node_assignment.h"
 #include "agent/socket_ifname_choice.h"
 #include "ddplaunch/preflight/env_conflicts.h"
@@ -334,35 +335,40 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
 
 // ---- steps ------------------------------------------------------------------------------
 
-// Orders from the master, one handler per kind.
+// Orders from the master, one handler per kind (std::visit: every kind has one).
 void NodeAgent::on_master_message(const rendezvous::Message& m) {
+  const std::optional<messages::MasterOrder> order = messages::decode_master_order(m);
+  if (!order) return;
   const long generation = static_cast<long>(m.generation);
-  if (auto restart = messages::decode_restart(m)) return on_restart_order(generation, restart->reason);
-  if (auto stop = messages::decode_stop(m)) return on_stop_order(generation, stop->reason);
-  if (auto end = messages::decode_job_end(m)) return on_job_end(end->exit_code);
-  if (auto verdict = messages::decode_probe_verdict(m)) return on_probe_verdict(generation, verdict->ifname);
-  if (auto standby = messages::decode_standby(m)) {
-    if (etcd_) etcd_->seat().joined_run(standby->run_nonce);
-    return on_standby(standby->reason);
-  }
-  if (auto ask = messages::decode_collect_stacks(m)) return stack_requests_.on_request(ask->request, status_.directory());
-  if (auto gdb = messages::decode_debug_attach_gdb(m)) return debug_sessions_.attach_gdb(gdb->rank);
-  if (auto filter = messages::decode_output_filter(m)) {
-    plan_.config.ranks_filter = filter->ranks;  // the next generations too
-    return supervisor_.show_ranks(filter->ranks);
-  }
-  if (auto follow = messages::decode_follow_rank(m)) {
-    if (!follower_.follow(follow->rank, follow->seconds)) return;
-    for (const auto& w : supervisor_.workers())  // a new follower starts with the lines the rank printed last
-      if (w->global_rank == follow->rank)
-        for (const auto& line : w->tail) follower_.on_line(w->global_rank, line);
-    return;
-  }
-  if (auto input = messages::decode_debug_input(m)) return debug_sessions_.input(input->rank, input->line);
-  if (messages::kind_of(m) == messages::Kind::Resume) {
-    supervisor_.resume_paused();
-    rank_states_.send_now();
-  }
+  std::visit(
+      Overloaded{
+          [&](const messages::Restart& restart) { on_restart_order(generation, restart.reason); },
+          [&](const messages::Stop& stop) { on_stop_order(generation, stop.reason); },
+          [&](const messages::JobEnd& end) { on_job_end(end.exit_code); },
+          [&](const messages::ProbeVerdict& verdict) { on_probe_verdict(generation, verdict.ifname); },
+          [&](const messages::Standby& standby) {
+            if (etcd_) etcd_->seat().joined_run(standby.run_nonce);
+            on_standby(standby.reason);
+          },
+          [&](const messages::CollectStacks& ask) { stack_requests_.on_request(ask.request, status_.directory()); },
+          [&](const messages::DebugAttachGdb& gdb) { debug_sessions_.attach_gdb(gdb.rank); },
+          [&](const messages::OutputFilter& filter) {
+            plan_.config.ranks_filter = filter.ranks;  // the next generations too
+            supervisor_.show_ranks(filter.ranks);
+          },
+          [&](const messages::FollowRank& follow) {
+            if (!follower_.follow(follow.rank, follow.seconds)) return;
+            for (const auto& w : supervisor_.workers())  // a new follower starts with the lines the rank printed last
+              if (w->global_rank == follow.rank)
+                for (const auto& line : w->tail) follower_.on_line(w->global_rank, line);
+          },
+          [&](const messages::DebugInput& input) { debug_sessions_.input(input.rank, input.line); },
+          [&](const messages::Resume&) {
+            supervisor_.resume_paused();
+            rank_states_.send_now();
+          },
+      },
+      *order);
 }
 
 void NodeAgent::report_problem(const std::string& message, int exit_code) {
