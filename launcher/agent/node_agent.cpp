@@ -173,7 +173,7 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   // The master runs the peer probe in generation 0 only (a launcher that joins a moved
   // coordinator later has nothing to probe for).
   if (first && a.generation == 0 && peer_probe_.start(a, policy_.generation())) {
-    policy_.probing();  // workers start on the master's verdict
+    policy_.on_peer_probe_started();  // workers start on the master's verdict
     return;
   }
   peer_probe_.close();
@@ -188,7 +188,7 @@ void NodeAgent::on_probe_verdict(long generation, const std::string& ifname) {
 }
 
 void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::string& probe_ifname) {
-  policy_.running();
+  policy_.on_workers_starting();
   if (plan_.doctor) {
     client_->send(messages::encode(policy_.generation(), doctor_node_report(plan_, client_->local_address())));
     return;
@@ -264,7 +264,7 @@ void NodeAgent::on_lost(const std::string& why, int exit_code) {
 // the master gives it the slot of a lost or excluded node, or the job ends.
 void NodeAgent::on_standby(const std::string& reason) {
   if (policy_.state() != NodeState::Joining || policy_.spare()) return;
-  policy_.became_spare();
+  policy_.on_admitted_as_spare();
   spdlog::info("{} (`ddplaunch status --master ...` lists the membership)", reason);
   client_->wait_as_spare();
   join_watch_.close();

@@ -34,7 +34,7 @@ bool NodePolicy::take_assignment(long generation) {
   return true;
 }
 
-void NodePolicy::became_spare() {
+void NodePolicy::on_admitted_as_spare() {
   spare_ = true;
   coordinator_missing_ = false;
   joined_once_ = true;

@@ -131,9 +131,9 @@ class NodePolicy {
   // Start-up and assignments (no decision: what to start is the agent's).
   // True when an assignment for `generation` is taken now (joining or rejoining).
   bool take_assignment(long generation);
-  void probing() { state_ = NodeState::Probing; }
-  void running() { state_ = NodeState::Running; }
-  void became_spare();  // admitted as a hot spare: a coordinator exists (any wait for one is over)
+  void on_peer_probe_started() { state_ = NodeState::Probing; }  // workers start on the master's verdict
+  void on_workers_starting() { state_ = NodeState::Running; }
+  void on_admitted_as_spare();  // a hot spare: a coordinator exists (any wait for one is over)
   bool leave_spare();  // a spare got a slot: true once
 
   // The master's orders.

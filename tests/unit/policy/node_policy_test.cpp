@@ -37,7 +37,7 @@ NodePolicySettings settings(bool host_server = false) {
 NodePolicy running(long generation = 0, NodePolicySettings s = settings()) {
   NodePolicy p(std::move(s));
   EXPECT_TRUE(p.take_assignment(generation));
-  p.running();
+  p.on_workers_starting();
   return p;
 }
 
@@ -45,10 +45,10 @@ TEST(NodePolicy, AnAssignmentIsTakenOnlyWhileJoiningOrRejoining) {
   NodePolicy p(settings());
   EXPECT_EQ(p.state(), NodeState::Joining);
   EXPECT_TRUE(p.take_assignment(0));
-  p.probing();
+  p.on_peer_probe_started();
   EXPECT_EQ(p.state(), NodeState::Probing);
   EXPECT_FALSE(p.take_assignment(0));  // a duplicate while probing
-  p.running();
+  p.on_workers_starting();
   EXPECT_FALSE(p.take_assignment(1));  // running: no assignment without a restart
   EXPECT_EQ(p.generation(), 0);
 }
@@ -65,7 +65,7 @@ TEST(NodePolicy, ARestartOrderStopsTheWorkersThenRejoinsForTheNextGeneration) {
   EXPECT_EQ(find<Rejoin>(d)->generation, 1);
   EXPECT_EQ(p.state(), NodeState::Rejoining);
   EXPECT_TRUE(p.take_assignment(1));
-  p.running();
+  p.on_workers_starting();
   EXPECT_EQ(p.generation(), 1);
 }
 
@@ -200,7 +200,7 @@ TEST(NodePolicy, ALostMasterBeforeJoiningIsAConfigurationError) {
 
 TEST(NodePolicy, ASpareThatLosesTheMasterEndsWithTheGivenCode) {
   NodePolicy p(settings());
-  p.became_spare();
+  p.on_admitted_as_spare();
   Decisions d = p.on_lost("heartbeat timeout", kExitFailure, false);
   EXPECT_NE(logs(d).find("while waiting as a hot spare"), std::string::npos);
   EXPECT_EQ(find<Finish>(d)->exit_code, kExitFailure);
@@ -208,7 +208,7 @@ TEST(NodePolicy, ASpareThatLosesTheMasterEndsWithTheGivenCode) {
 
 TEST(NodePolicy, ASpareGivenASlotIsNoLongerASpare) {
   NodePolicy p(settings());
-  p.became_spare();
+  p.on_admitted_as_spare();
   EXPECT_TRUE(p.take_assignment(2));
   EXPECT_TRUE(p.leave_spare());
   EXPECT_FALSE(p.leave_spare());
@@ -228,7 +228,7 @@ TEST(NodePolicy, ARefusalWhileJoiningEndsWithTwoAndAfterJoiningIsADismissal) {
   EXPECT_EQ(find<Finish>(joined.on_workers_stopped())->exit_code, kExitConfigError);
 
   NodePolicy spare(settings());
-  spare.became_spare();
+  spare.on_admitted_as_spare();
   EXPECT_NE(logs(spare.on_refused("not needed", false)).find("dismissed"), std::string::npos);
   EXPECT_TRUE(spare.finished());
 }
@@ -339,7 +339,7 @@ TEST(NodePolicy, WithoutANodeRankATakenPortIsAnotherLauncherOfTheJobAndThisOneJo
   EXPECT_FALSE(p.host_server());
   // As a node, a stop order names the master (which it is not).
   EXPECT_TRUE(p.take_assignment(0));
-  p.running();
+  p.on_workers_starting();
   EXPECT_NE(logs(p.on_stop_order(0, "rank 1 failed", true)).find("master stopped the job: rank 1 failed"),
             std::string::npos);
 }
@@ -364,12 +364,12 @@ TEST(NodePolicy, AnElectedLauncherIsTheMasterUntilItLosesItsCoordinator) {
   p.on_elected();
   EXPECT_TRUE(p.host_server());
   EXPECT_TRUE(p.take_assignment(0));
-  p.running();
+  p.on_workers_starting();
   EXPECT_EQ(logs(p.on_stop_order(0, "rank 1 failed", true)).find("master stopped the job"), std::string::npos);
   NodePolicy q(s);
   q.on_elected();
   EXPECT_TRUE(q.take_assignment(0));
-  q.running();
+  q.on_workers_starting();
   q.on_coordinator_lost("its lease expired", true);
   EXPECT_FALSE(q.host_server());
 }
@@ -405,7 +405,7 @@ TEST(NodePolicy, ALostCoordinatorStopsTheWorkersThenJoinsTheNextOneWithinTheWait
   EXPECT_TRUE(find<JoinCoordinator>(stopped));
   EXPECT_EQ(p.state(), NodeState::Joining);
   EXPECT_TRUE(p.take_assignment(4));  // the new coordinator's generation
-  p.running();
+  p.on_workers_starting();
   EXPECT_TRUE(p.on_coordinator_wait_over(wait->serial).empty());  // joined in time: a stale timer
   EXPECT_EQ(p.state(), NodeState::Running);
 }
@@ -460,7 +460,7 @@ TEST(NodePolicy, ALossAfterAJoinedCoordinatorArmsAFreshWait) {
   const int first = find<ArmCoordinatorWait>(p.on_coordinator_lost("reset", false, "a:1"))->serial;
   p.on_coordinator_lost("refused", false, "a:1");
   ASSERT_TRUE(p.take_assignment(2));
-  p.running();
+  p.on_workers_starting();
   Decisions later = p.on_coordinator_lost("reset", false, "b:1");
   ASSERT_TRUE(find<ArmCoordinatorWait>(later));
   EXPECT_GT(find<ArmCoordinatorWait>(later)->serial, first);
@@ -480,7 +480,7 @@ TEST(NodePolicy, TheFirstCoordinatorIsAwaitedWithinTheWait) {
 
   NodePolicy spare(moving_coordinator());
   const int serial = find<ArmCoordinatorWait>(spare.await_first_coordinator())->serial;
-  spare.became_spare();
+  spare.on_admitted_as_spare();
   EXPECT_TRUE(spare.on_coordinator_wait_over(serial).empty());
 
   NodePolicy member(moving_coordinator());
@@ -493,7 +493,7 @@ TEST(NodePolicy, TheFirstCoordinatorIsAwaitedWithinTheWait) {
 TEST(NodePolicy, ASpareWhoseCoordinatorIsLostJoinsTheNextOneAsALauncher) {
   NodePolicy p(moving_coordinator());
   ASSERT_TRUE(p.take_assignment(0));
-  p.became_spare();
+  p.on_admitted_as_spare();
   Decisions d = p.on_coordinator_lost("connection closed", false);
   EXPECT_TRUE(find<JoinCoordinator>(d));
   EXPECT_FALSE(p.spare());
