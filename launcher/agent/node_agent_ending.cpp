@@ -39,7 +39,7 @@ void NodeAgent::finish(int exit_code) {
   status_.close();
   if (coordinator_) coordinator_->close();
   if (client_) client_->close();
-  if (server_ && coordinator_ && coordinator_->tails_unread()) close_server_after_tails();
+  if (server_ && coordinator_ && coordinator_->queries().tails_unread()) close_server_after_tails();
   else if (server_) server_->close();  // flushes job_end to the other nodes, bounded
   if (etcd_) etcd_->close(coordinator_ && coordinator_->job_ended());
 }
@@ -47,7 +47,7 @@ void NodeAgent::finish(int exit_code) {
 // `ddplaunch tail` clients still have a followed rank's last lines to read: the master's
 // rendezvous answers their polls a little longer (at most kTailLinger; job_end has gone out).
 void NodeAgent::close_server_after_tails(int checks_left) {
-  if (checks_left <= 0 || !coordinator_->tails_unread()) return server_->close();
+  if (checks_left <= 0 || !coordinator_->queries().tails_unread()) return server_->close();
   tail_linger_timer_.expires_after(kTailLinger / kTailLingerChecks);
   tail_linger_timer_.async_wait([this, checks_left](const boost::system::error_code&) {
     close_server_after_tails(checks_left - 1);

@@ -134,7 +134,7 @@ rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
     drops->note(peer, reason);
   };
   callbacks.status_text = [this]() {
-    return coordinator_->status_text() + (etcd_ ? "\n" + etcd_->seat().status_line() + "\n" : "");
+    return coordinator_->queries().status_text() + (etcd_ ? "\n" + etcd_->seat().status_line() + "\n" : "");
   };
   callbacks.query_text = [this](const std::string& query) {
     if (query.rfind("debug ", 0) == 0) {
@@ -145,7 +145,7 @@ rendezvous::ListenError NodeAgent::host_rendezvous(int& port) {
                            "it from other terminals");
       return debug_relay_ ? debug_relay_->answer_query(query) : std::string("error: this launcher has no debug console");
     }
-    return coordinator_->answer_query(query);
+    return coordinator_->queries().answer(query);
   };
   server_ = std::make_unique<rendezvous::Server>(io_, options, callbacks);
   coordinator_->attach(*server_);
