@@ -85,7 +85,7 @@ void JobCoordinator::take_over() {
   }
   policy_ = std::move(*restored.value);
   timeline_.record_instant(timeline::kJobLane, "coordinator moved", "coordinator",
-                 "this launcher took the job over with the last coordinator's state");
+                           "this launcher took the job over with the last coordinator's state");
   hang_watch_.seed_from_state();
   carry_out(policy_.on_coordinator_moved());
   schedule_sweep();

@@ -17,6 +17,7 @@
 #include "agent/job_coordinator.h"
 #include "agent/launcher_messages.h"
 #include "recording_channel.h"
+#include "two_node_settings.h"
 
 namespace ddplaunch {
 namespace {
@@ -24,10 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 
 CoordinatorSettings two_node_job() {
-  CoordinatorSettings s;
-  s.config.job_id = "coordinator-test";
-  s.config.nodes = 2;
-  s.config.history_file = "off";
+  CoordinatorSettings s = two_node_settings("coordinator-test");
   s.config.restart.backoff_s = 0.01;
   s.config.restart.backoff_max_s = 0.01;
   s.config.restart.jitter = 0;

@@ -10,6 +10,7 @@
 #include "agent/job_queries.h"
 #include "policy_stories.h"
 #include "recording_channel.h"
+#include "two_node_settings.h"
 
 namespace ddplaunch {
 namespace {
@@ -26,18 +27,11 @@ struct MasterOfTwoNodes {
   }
   ~MasterOfTwoNodes() { hang_watch.close(); }
   static CoordinatorSettings settings(const std::string& token) {
-    CoordinatorSettings s;
-    s.config = config(token);
+    CoordinatorSettings s = two_node_settings("queries-test");
+    s.config.token = token;
     return s;
   }
-  static LaunchConfig config(const std::string& token) {
-    LaunchConfig c;
-    c.job_id = "queries-test";
-    c.nodes = 2;
-    c.history_file = "off";
-    c.token = token;
-    return c;
-  }
+  static LaunchConfig config(const std::string& token) { return settings(token).config; }
   void plan() {
     policy.on_nodes_joined(0, testing::nodes(2), PolicyClock::now());
     timeline.begin_generation(0, testing::nodes(2), 4, 30);

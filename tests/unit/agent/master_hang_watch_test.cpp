@@ -12,27 +12,25 @@
 #include "agent/launcher_messages.h"
 #include "agent/master_hang_watch.h"
 #include "policy_stories.h"
+#include "two_node_settings.h"
 
 namespace ddplaunch {
 namespace {
 
 using namespace std::chrono_literals;
 
-CoordinatorSettings short_deadlines() {
-  CoordinatorSettings s;
-  s.config.job_id = "hang-watch-test";
-  s.config.nodes = 2;
-  s.config.history_file = "off";
-  s.config.hang.suspect_floor_s = 10;
-  s.config.hang.hang_minimum_s = 30;
-  return s;
-}
-
 struct FoundHang {
   long generation = 0;
   int rank = -1;
   std::string detail;
 };
+
+// Suspect after 10 s without progress, hung after 30 s.
+CoordinatorSettings short_deadlines() {
+  CoordinatorSettings s = two_node_settings("hang-watch-test");
+  s.config.hang = HangSettings{.suspect_floor_s = 10, .hang_minimum_s = 30};
+  return s;
+}
 
 // A watch of generation 0 on two nodes, started at `start`.
 struct WatchedJob {
