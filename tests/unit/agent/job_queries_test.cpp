@@ -19,13 +19,17 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 struct MasterOfTwoNodes {
   explicit MasterOfTwoNodes(std::string token = "") : policy(testing::settings()), timeline(policy, config(token)),
-        hang_watch(io, settings(token), HistorySeed{}, policy, timeline, {.ask_nodes = [this](long round) {
-          channel.broadcast(messages::encode(0, messages::CollectStacks{round}));
-        }}),
+        hang_watch(io, settings(token), HistorySeed{}, policy, timeline, stack_requests_to(channel)),
         queries(config(token), policy, hang_watch, timeline, [this] { return attached ? &channel : nullptr; }) {
     channel.joined = {testing::node(0)};
   }
   ~MasterOfTwoNodes() { hang_watch.close(); }
+  // Stack rounds ask the nodes through `channel`; a hang is never found here.
+  static MasterHangWatch::Hooks stack_requests_to(RecordingChannel& channel) {
+    MasterHangWatch::Hooks hooks;
+    hooks.ask_nodes = [&channel](long round) { channel.broadcast(messages::encode(0, messages::CollectStacks{round})); };
+    return hooks;
+  }
   static CoordinatorSettings settings(const std::string& token) {
     CoordinatorSettings s = two_node_settings("queries-test");
     s.config.token = token;

@@ -28,7 +28,8 @@ struct FoundHang {
 // Suspect after 10 s without progress, hung after 30 s.
 CoordinatorSettings short_deadlines() {
   CoordinatorSettings s = two_node_settings("hang-watch-test");
-  s.config.hang = HangSettings{.suspect_floor_s = 10, .hang_minimum_s = 30};
+  s.config.hang.suspect_floor_s = 10;
+  s.config.hang.hang_minimum_s = 30;
   return s;
 }
 

@@ -46,12 +46,15 @@ TEST(MasterTimeline, ARestartIsAnOrderWithItsCauseAndTheJobsRootCause) {
   failure.failure.kind = FailureKind::InitFailed;
   failure.failure.detail = "ncclCommInitRank failed";
   t.timeline.record_failure(1, 0, failure);
-  t.timeline.record_decisions({decision::ScheduleRestart{1, 0.5}, decision::OrderRestart{1, "rank 3 failed in init"}});
+  decision::OrderRestart restart;
+  restart.generation = 1;
+  restart.reason = "rank 3 failed in init";
+  t.timeline.record_decisions({decision::ScheduleRestart{1, 0.5}, restart});
   const std::string json = t.timeline.json();
   EXPECT_TRUE(has(json, "rank 3 (node 1, host1)")) << json;
   EXPECT_TRUE(has(json, "node 1 (host1)")) << json << "the node's lane is named by its host";
   EXPECT_TRUE(has(json, "ncclCommInitRank failed")) << json;
-  EXPECT_TRUE(has(json, "restart → generation 1")) << json;
+  EXPECT_TRUE(has(json, R"("name":"restart \u2192 generation 1")")) << json;
   EXPECT_TRUE(has(json, "\"root_cause\":\"rank 3 failed in init\"")) << json;
 }
 
