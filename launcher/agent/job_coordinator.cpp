@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/rank_timeline_reporter.h"
 #include "agent/status_table.h"
 #include "log_setup.h"
 #include "ddplaunch/base/overloaded.h"
@@ -54,14 +53,21 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
       backoff_timer_(io),
       deadline_timer_(io),
       sweep_timer_(io),
-      hang_(hang_settings(settings_, history_seed_)),
       fenced_([this](const JobPolicy::Decisions& d) { carry_out_each(d); }, [](const decision::Log& l) { log_decision(l); }),
-      stack_rounds_(io, settings_.config.log_dir, [this](long round) {
-        if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::CollectStacks{round}));
-      }),
-      tails_([this](int rank, int seconds) {
-        if (server_) server_->broadcast(messages::encode(policy_.generation(), messages::FollowRank{rank, seconds}));
-      }) {}
+      timeline_(policy_, settings_.config),
+      hang_watch_(io, settings_, history_seed_, policy_, timeline_,
+                  {.ask_nodes =
+                       [this](long round) {
+                         if (server_)
+                           server_->broadcast(messages::encode(policy_.generation(), messages::CollectStacks{round}));
+                       },
+                   .hang_found =
+                       [this](long generation, int rank, const std::string& detail) {
+                         carry_out(policy_.on_hang(generation, rank, detail, PolicyClock::now()));
+                       },
+                   .remember_learnt_step_interval =
+                       [this](double seconds) { policy_.remember_learnt_step_interval(seconds); }}),
+      queries_(settings_.config, policy_, hang_watch_, timeline_, [this] { return server_; }) {}
 
 void JobCoordinator::attach(rendezvous::Server& server) {
   server_channel_ = std::make_unique<ServerJobChannel>(server);
@@ -78,9 +84,9 @@ void JobCoordinator::take_over() {
     return;
   }
   policy_ = std::move(*restored.value);
-  record_instant(timeline::kJobLane, "coordinator moved", "coordinator",
-                 "this launcher took the job over with the last coordinator's state");
-  seed_hang_watch_from_state();
+  timeline_.record_instant(timeline::kJobLane, "coordinator moved", "coordinator",
+                           "this launcher took the job over with the last coordinator's state");
+  hang_watch_.seed_from_state();
   carry_out(policy_.on_coordinator_moved());
   schedule_sweep();
 }
@@ -145,17 +151,8 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
   plan.run_nonce = settings_.run_nonce;
   int world = 0;
   for (const auto& n : nodes) world += n.facts.nproc;
-  start_hang_watch(generation, world);
-  for (const auto& n : nodes) timeline_.name_node(n.node_rank, n.facts.hostname);
-  timeline::Event begins;
-  begins.at_us = timeline_clock_us();
-  begins.generation = generation;
-  begins.type = timeline::EventType::State;
-  begins.name = fmt::format("generation {}", generation);
-  begins.category = "generation";
-  begins.detail = fmt::format("{} node(s), world size {}, init deadline {}", nodes.size(), world,
-                              human_duration(chosen.timeout_s));
-  timeline_.record(std::move(begins));
+  hang_watch_.start_generation(generation, world);
+  timeline_.begin_generation(generation, nodes, world, chosen.timeout_s);
   spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
                generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen.timeout_s),
                chosen.timeout_explained);
@@ -170,9 +167,12 @@ const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handler
       {messages::Kind::RankStates, &JobCoordinator::on_rank_states},
       {messages::Kind::NodeReport, &JobCoordinator::on_node_report},
       {messages::Kind::ProbeResults, &JobCoordinator::on_probe_results},
-      {messages::Kind::RankStacks, &JobCoordinator::on_rank_stacks},
-      {messages::Kind::TimelineEvents, &JobCoordinator::on_timeline_events},
-      {messages::Kind::RankOutput, &JobCoordinator::on_rank_output},
+      {messages::Kind::RankStacks,
+       [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.hang_watch_.on_rank_stacks(node_rank, m); }},
+      {messages::Kind::TimelineEvents,
+       [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.timeline_.on_node_events(node_rank, m); }},
+      {messages::Kind::RankOutput,
+       [](JobCoordinator& c, int, const rendezvous::Message& m) { c.queries_.on_rank_output(m); }},
   };
   return table;
 }
@@ -182,7 +182,7 @@ void JobCoordinator::on_message(int node_rank, const rendezvous::Message& m) {
   auto kind = messages::kind_of(m);
   if (!kind) return;  // a newer peer may send more kinds
   auto handler = handlers().find(*kind);
-  if (handler != handlers().end()) (this->*handler->second)(node_rank, m);
+  if (handler != handlers().end()) handler->second(*this, node_rank, m);
 }
 
 void JobCoordinator::on_debugger_quit(long generation, int rank) {
@@ -192,11 +192,7 @@ void JobCoordinator::on_debugger_quit(long generation, int rank) {
 void JobCoordinator::on_worker_failed(int node_rank, const rendezvous::Message& m) {
   if (auto report = messages::decode_failure(m)) {
     report->failure.node_rank = node_rank;  // the connection says who it is, not the payload
-    const WorkerFailure& f = report->failure;
-    timeline_.record_failure(node_rank, f.global_rank, static_cast<long>(m.generation), timeline_clock_us(),
-                             fmt::format("rank {} (node {}, {}) {} in {}{}{}", f.global_rank, node_rank, report->host,
-                                         f.status ? f.status->describe() : std::string(failure_kind_name(f.kind)),
-                                         failure_phase_name(f.phase), f.detail.empty() ? "" : ": ", f.detail));
+    timeline_.record_failure(node_rank, static_cast<long>(m.generation), *report);
     carry_out(policy_.on_worker_failed(node_rank, static_cast<long>(m.generation), *report, PolicyClock::now()));
   }
 }
@@ -214,25 +210,9 @@ void JobCoordinator::on_node_problem(int node_rank, const rendezvous::Message& m
 void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m) {
   auto states = messages::decode_rank_states(m);
   if (!states) return;
-  reporting_nodes_[node_rank] = ReportingNode{states->host, states->log_dir, static_cast<long>(m.generation)};
-  hang_.on_ranks_reported(static_cast<long>(m.generation), states->ranks, PolicyClock::now());
+  queries_.note_reporting_node(node_rank, ReportingNode{states->host, states->log_dir, static_cast<long>(m.generation)});
+  hang_watch_.on_ranks_reported(static_cast<long>(m.generation), states->ranks, PolicyClock::now());
   carry_out(policy_.on_ranks_reported(node_rank, static_cast<long>(m.generation), states->ranks, PolicyClock::now()));
-}
-
-void JobCoordinator::on_rank_output(int, const rendezvous::Message& m) {
-  if (auto output = messages::decode_rank_output(m)) tails_.on_output(*output);
-}
-
-// The same rule as for stacks: the lines of a multi-node job's ranks go only to someone who
-// proved the job's token (a job without one answers status, not its ranks' output).
-std::string JobCoordinator::answer_tail(const TailRequest& request) {
-  if (policy_.nodes().size() > 1 && settings_.config.token.empty())
-    return encode_tail_reply({{}, "this multi-node job has no token, so its ranks' output is not relayed: start it "
-                                  "with DDPLAUNCH_TOKEN or --token-file (ddplaunch-srun and --hosts make one)"});
-  int world = 0;
-  for (const auto& n : policy_.nodes()) world += n.facts.nproc;
-  if (world == 0) return encode_tail_reply({{}, "no workers run yet: the job is still joining"});
-  return tails_.answer(request, world, RankTailRelay::Clock::now());
 }
 
 void JobCoordinator::on_node_report(int node_rank, const rendezvous::Message& m) {
@@ -245,13 +225,13 @@ void JobCoordinator::on_probe_results(int node_rank, const rendezvous::Message& 
 }
 
 void JobCoordinator::on_node_lost(const rendezvous::NodeRecord& node, const std::string& why) {
-  record_instant(node.node_rank, "node lost", "node", why);
+  timeline_.record_instant(node.node_rank, "node lost", "node", why);
   if (policy_.membership_enabled()) return carry_out(policy_.on_member_lost(node, why, PolicyClock::now()));
   carry_out(policy_.on_node_lost(node.node_rank, why));
 }
 
 void JobCoordinator::on_member_joined(const rendezvous::NodeRecord& node) {
-  record_instant(timeline::kJobLane, "launcher joined", "membership", node.facts.hostname);
+  timeline_.record_instant(timeline::kJobLane, "launcher joined", "membership", node.facts.hostname);
   carry_out(policy_.on_member_joined(node, PolicyClock::now()));
   if (!sweeping_) schedule_sweep();  // the last call and the wait for a launcher are ticks
 }
@@ -269,7 +249,7 @@ void JobCoordinator::close() {
   backoff_timer_.cancel();
   deadline_timer_.cancel();
   sweep_timer_.cancel();
-  stack_rounds_.close();
+  hang_watch_.close();
 }
 
 void JobCoordinator::schedule_sweep() {
@@ -280,8 +260,8 @@ void JobCoordinator::schedule_sweep() {
     sweeping_ = false;
     if (policy_.phase() == JobPhase::Ended) return;
     carry_out(policy_.on_tick(PolicyClock::now()));
-    check_hangs(PolicyClock::now());
-    save_learnt_step_interval();
+    hang_watch_.check(PolicyClock::now());
+    hang_watch_.save_learnt_step_interval();
     schedule_sweep();
   });
 }
@@ -302,7 +282,7 @@ bool starts_a_generation(const JobPolicy::Decisions& decisions) {
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fence) {
   if (decisions.empty()) return;
   if (!settings_.save_state) return carry_out_each(decisions);
-  note_learnt_step_interval();  // any growth: saved with the state below
+  hang_watch_.note_learnt_step_interval();  // any growth: saved with the state below
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
   // A generation starts only once etcd confirmed this launcher still leads, so a deposed or
   // cut-off coordinator starts none (its changes wait while etcd does not answer).
@@ -317,7 +297,7 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fenc
 }
 
 void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
-  record_decisions(decisions);
+  timeline_.record_decisions(decisions);
   for (const auto& d : decisions) std::visit(Overloaded{
       [](const decision::Log& log) { log_decision(log); },
       // Decided only while planning, where plan() makes its answer of it.
@@ -353,8 +333,8 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
         if (server_) server_->broadcast(messages::encode(stop.generation, messages::Stop{stop.reason, stop.exit_code}));
       },
       [this](const decision::EndJob& end) {
-        write_timeline_files();
-        finish_hang_watch();
+        timeline_.write_files();
+        hang_watch_.finish();
         backoff_timer_.cancel();
         deadline_timer_.cancel();
         sweep_timer_.cancel();
@@ -376,19 +356,6 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
         terminal_write(STDOUT_FILENO, table.text);
       },
   }, d);
-}
-
-StatusExtras JobCoordinator::status_extras() const {
-  return {reporting_nodes_, hang_.tracker().suspect_ranks(), hang_.tracker().learnt_interval_s()};
-}
-
-std::string JobCoordinator::status_text() const {
-  std::string members = policy_.membership_table(PolicyClock::now());
-  if (!members.empty()) members = "\nmembership (active, spare, excluded, lost):\n" + members;
-  if (policy_.phase() == JobPhase::Joining && server_)  // nothing planned yet: who is here so far
-    return render_joining_table(settings_.config.job_id, settings_.config.nodes, server_->joined_nodes()) + members;
-  return render_status_table(settings_.config.job_id, policy_, status_extras()) +
-         members + hang_status_text();
 }
 
 }  // namespace ddplaunch

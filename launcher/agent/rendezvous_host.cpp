@@ -91,7 +91,7 @@ rendezvous::ListenError RendezvousHost::listen(int port, EtcdNodeLink* etcd) {
     drops->note(peer, reason);
   };
   callbacks.status_text = [this, etcd]() {
-    return coordinator_->status_text() + (etcd ? "\n" + etcd->seat().status_line() + "\n" : "");
+    return coordinator_->queries().status_text() + (etcd ? "\n" + etcd->seat().status_line() + "\n" : "");
   };
   callbacks.query_text = [this](const std::string& query) {
     if (query.rfind("debug ", 0) == 0) {
@@ -102,7 +102,7 @@ rendezvous::ListenError RendezvousHost::listen(int port, EtcdNodeLink* etcd) {
                            "it from other terminals");
       return debug_relay_ ? debug_relay_->answer_query(query) : std::string("error: this launcher has no debug console");
     }
-    return coordinator_->answer_query(query);
+    return coordinator_->queries().answer(query);
   };
   server_ = std::make_unique<rendezvous::Server>(io_, server_options(plan_, etcd), callbacks);
   coordinator_->attach(*server_);
@@ -178,14 +178,14 @@ void RendezvousHost::close_coordinator() {
 }
 
 void RendezvousHost::close_server() {
-  if (server_ && coordinator_ && coordinator_->tails_unread()) close_server_after_tails(kTailLingerChecks);
+  if (server_ && coordinator_ && coordinator_->queries().tails_unread()) close_server_after_tails(kTailLingerChecks);
   else if (server_) server_->close();  // flushes job_end to the other nodes, bounded
 }
 
 // `ddplaunch tail` clients still have a followed rank's last lines to read: the master's
 // rendezvous answers their polls a little longer (at most kTailLinger; job_end has gone out).
 void RendezvousHost::close_server_after_tails(int checks_left) {
-  if (checks_left <= 0 || !coordinator_->tails_unread()) return server_->close();
+  if (checks_left <= 0 || !coordinator_->queries().tails_unread()) return server_->close();
   tail_linger_timer_.expires_after(kTailLinger / kTailLingerChecks);
   tail_linger_timer_.async_wait([this, checks_left](const boost::system::error_code&) {
     close_server_after_tails(checks_left - 1);

@@ -336,8 +336,10 @@ TEST(RunHistory, RecordsEachRunAndSeedsTheNextRunsDeadlines) {
   std::vector<std::string> flags{"--hang-suspect-floor", "5", "--history-file", history, "--set", "hang.warmup_steps=1"};
   const auto program = python_script({"--mode", "slow", "--seconds", "1.5", "--steps", "5"});
   std::string first_output;
+  // Two ranks: their init (gloo connecting the pair) takes measurable time; one rank's alone
+  // can round to 0.000 s in the history file, which seeds no init deadline.
   for (int run = 1; run <= 3; ++run) {
-    dt::RunResult r = run_one_node(1, flags, program);
+    dt::RunResult r = run_one_node(2, flags, program);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     if (run == 1) first_output = r.output;
     std::ifstream in(history);
@@ -347,7 +349,7 @@ TEST(RunHistory, RecordsEachRunAndSeedsTheNextRunsDeadlines) {
   }
   EXPECT_TRUE(std::regex_search(first_output, std::regex(R"(hang detection: suspect after 5\.0 s without progress)")))
       << first_output;
-  dt::RunResult seeded = run_one_node(1, flags, program);
+  dt::RunResult seeded = run_one_node(2, flags, program);
   EXPECT_EQ(seeded.exit_code, 0) << seeded.output;
   // 5 x the recorded step (about 1.5 s) now, from history, and the init deadline says so too.
   EXPECT_TRUE(std::regex_search(seeded.output, std::regex(R"(hang detection: suspect after [6-9]\.\d s without progress)")))

@@ -16,54 +16,16 @@
 #include "agent/fenced_decisions.h"
 #include "agent/job_coordinator.h"
 #include "agent/launcher_messages.h"
+#include "recording_channel.h"
+#include "two_node_settings.h"
 
 namespace ddplaunch {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Records what the coordinator tells the nodes.
-class RecordingChannel final : public JobChannel {
- public:
-  struct Order {
-    std::string what;  // "broadcast restart", "begin 1", "abort", ...
-    rendezvous::Message message;
-  };
-  std::vector<Order> orders;
-  std::vector<rendezvous::NodeRecord> joined;
-
-  void broadcast(const rendezvous::Message& m) override { orders.push_back({"broadcast " + m.type, m}); }
-  void send_to_member(int member_id, const rendezvous::Message& m) override {
-    orders.push_back({"member " + std::to_string(member_id) + " " + m.type, m});
-  }
-  void dismiss_member(int member_id, const std::string&) override {
-    orders.push_back({"dismiss " + std::to_string(member_id), {}});
-  }
-  void begin_generation(std::uint64_t g) override { orders.push_back({"begin " + std::to_string(g), {}}); }
-  void begin_generation(std::uint64_t g, const std::vector<int>&, const std::vector<int>&) override {
-    orders.push_back({"begin " + std::to_string(g), {}});
-  }
-  void abort(const std::string& reason) override { orders.push_back({"abort " + reason, {}}); }
-  std::vector<rendezvous::NodeRecord> joined_nodes() const override { return joined; }
-  int rendezvous_port() const override { return 29500; }
-
-  std::vector<std::string> whats() const {
-    std::vector<std::string> out;
-    for (const auto& o : orders) out.push_back(o.what);
-    return out;
-  }
-  const Order* find(const std::string& what) const {
-    for (const auto& o : orders)
-      if (o.what == what) return &o;
-    return nullptr;
-  }
-};
-
 CoordinatorSettings two_node_job() {
-  CoordinatorSettings s;
-  s.config.job_id = "coordinator-test";
-  s.config.nodes = 2;
-  s.config.history_file = "off";
+  CoordinatorSettings s = two_node_settings("coordinator-test");
   s.config.restart.backoff_s = 0.01;
   s.config.restart.backoff_max_s = 0.01;
   s.config.restart.jitter = 0;
@@ -208,7 +170,7 @@ TEST(JobCoordinator, AStacksQueryAsksEveryNodeAndAnswersWithTheGroupedStacks) {
     coordinator.on_message(node, messages::encode(0, states));
   }
   channel.orders.clear();
-  const std::string pending = coordinator.answer_query("stacks");
+  const std::string pending = coordinator.queries().answer("stacks");
   ASSERT_NE(pending.find("pending"), std::string::npos) << pending;
   const auto* ask = channel.find("broadcast collect_stacks");
   ASSERT_TRUE(ask) << ::testing::PrintToString(channel.whats());
@@ -218,10 +180,10 @@ TEST(JobCoordinator, AStacksQueryAsksEveryNodeAndAnswersWithTheGroupedStacks) {
     messages::RankStacksReply reply{request->request, "host" + std::to_string(node), {}};
     for (int local = 0; local < 2; ++local)
       reply.stacks.push_back(RankStack{node * 2 + local, node, "", 100, "python", "train_step ← main() at train.py:12"});
-    EXPECT_NE(coordinator.answer_query("stacks " + std::to_string(request->request)).find("pending"), std::string::npos);
+    EXPECT_NE(coordinator.queries().answer("stacks " + std::to_string(request->request)).find("pending"), std::string::npos);
     coordinator.on_message(node, messages::encode(0, reply));
   }
-  const std::string done = coordinator.answer_query("stacks " + std::to_string(request->request));
+  const std::string done = coordinator.queries().answer("stacks " + std::to_string(request->request));
   EXPECT_NE(done.find("done"), std::string::npos) << done;
   EXPECT_NE(done.find("train.py:12"), std::string::npos) << done;
   EXPECT_NE(done.find("0-3"), std::string::npos) << "the four ranks grouped by their identical stack: " << done;

@@ -1,24 +1,52 @@
 // The master's side of the job's timeline: its own events (generations are recorded where
 // they are planned, failures where they are judged), the nodes' batches, and the files at
 // the job's end.
+#include "agent/master_timeline.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/job_coordinator.h"
+#include "agent/launcher_messages.h"
 #include "agent/rank_timeline_reporter.h"
 #include "agent/timeline_files.h"
 #include "ddplaunch/base/overloaded.h"
+#include "ddplaunch/base/time_units.h"
 #include "timeline/trace_json.h"
 
 namespace ddplaunch {
 
-void JobCoordinator::on_timeline_events(int node_rank, const rendezvous::Message& m) {
+MasterTimeline::MasterTimeline(const JobPolicy& policy, const LaunchConfig& config)
+    : policy_(policy), job_id_(config.job_id), trace_file_(config.trace_file), log_dir_(config.log_dir) {}
+
+void MasterTimeline::on_node_events(int node_rank, const rendezvous::Message& m) {
   auto batch = messages::decode_timeline_events(m);
-  if (!batch) return;  // a malformed batch costs the picture those events, nothing more
+  if (!batch) return;
   timeline_.record_from_node(node_rank, batch->sent_at_us, timeline_clock_us(), std::move(batch->events));
 }
 
-void JobCoordinator::record_instant(int node, std::string name, std::string category, std::string detail) {
+void MasterTimeline::begin_generation(long generation, const std::vector<rendezvous::NodeRecord>& nodes, int world,
+                                      double init_deadline_s) {
+  for (const auto& n : nodes) timeline_.name_node(n.node_rank, n.facts.hostname);
+  timeline::Event begins;
+  begins.at_us = timeline_clock_us();
+  begins.generation = generation;
+  begins.type = timeline::EventType::State;
+  begins.name = fmt::format("generation {}", generation);
+  begins.category = "generation";
+  begins.detail = fmt::format("{} node(s), world size {}, init deadline {}", nodes.size(), world,
+                              human_duration(init_deadline_s));
+  timeline_.record(std::move(begins));
+}
+
+void MasterTimeline::record_failure(int node_rank, long generation, const FailureReport& report) {
+  const WorkerFailure& f = report.failure;
+  timeline_.record_failure(node_rank, f.global_rank, generation, timeline_clock_us(),
+                           fmt::format("rank {} (node {}, {}) {} in {}{}{}", f.global_rank, node_rank, report.host,
+                                       f.status ? f.status->describe() : std::string(failure_kind_name(f.kind)),
+                                       failure_phase_name(f.phase), f.detail.empty() ? "" : ": ", f.detail));
+}
+
+void MasterTimeline::record_instant(int node, std::string name, std::string category, std::string detail) {
   timeline::Event e;
   e.at_us = timeline_clock_us();
   e.generation = policy_.generation();
@@ -29,9 +57,9 @@ void JobCoordinator::record_instant(int node, std::string name, std::string cate
   timeline_.record(std::move(e));
 }
 
-// What the job does, as the timeline shows it: orders and their causes. Timers, logs and
-// plans leave no mark of their own (a plan is recorded as its generation begins).
-void JobCoordinator::record_decisions(const JobPolicy::Decisions& decisions) {
+// Timers, logs and plans leave no mark of their own (a plan is recorded as its generation
+// begins).
+void MasterTimeline::record_decisions(const JobPolicy::Decisions& decisions) {
   const std::int64_t now = timeline_clock_us();
   for (const auto& d : decisions) std::visit(Overloaded{
       [](const auto&) {},
@@ -61,24 +89,23 @@ void JobCoordinator::record_decisions(const JobPolicy::Decisions& decisions) {
   }, d);
 }
 
-std::string JobCoordinator::timeline_json() const {
-  return timeline::trace_json(timeline_, {settings_.config.job_id, timeline_clock_us()});
+std::string MasterTimeline::json() const {
+  return timeline::trace_json(timeline_, {job_id_, timeline_clock_us()});
 }
 
-void JobCoordinator::write_timeline_files() {
-  const LaunchConfig& c = settings_.config;
-  if (c.trace_file.empty() && c.log_dir.empty()) return;
-  const std::string json = timeline_json();
-  if (!c.trace_file.empty()) {
-    const TimelinePaths paths = timeline_paths_for(c.trace_file);
-    if (std::string error = write_timeline(paths, json); !error.empty())
+void MasterTimeline::write_files() const {
+  if (trace_file_.empty() && log_dir_.empty()) return;
+  const std::string json_text = json();
+  if (!trace_file_.empty()) {
+    const TimelinePaths paths = timeline_paths_for(trace_file_);
+    if (std::string error = write_timeline(paths, json_text); !error.empty())
       spdlog::warn("the job's timeline was not written: {} (--trace names the file)", error);
     else
       spdlog::info("the job's timeline: {} (open in https://ui.perfetto.dev or chrome://tracing) and {} (any browser)",
                    paths.json, paths.page);
   }
-  if (!c.log_dir.empty())
-    if (std::string error = write_timeline_to_log_dir(c.log_dir, json); !error.empty())
+  if (!log_dir_.empty())
+    if (std::string error = write_timeline_to_log_dir(log_dir_, json_text); !error.empty())
       spdlog::warn("the job's timeline was not written to the log directory: {}", error);
 }
 

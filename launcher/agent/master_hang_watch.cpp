@@ -1,17 +1,14 @@
-// JobCoordinator, hangs: the hang watch on the 1 s sweep, the stack rounds it and
-// `ddplaunch stacks` ask for, and the run history read at the start and written at the end.
+// MasterHangWatch: the hang watch on the 1 s sweep, the stack rounds it and `ddplaunch stacks`
+// ask for, and the run history read at the start and written at the end.
+#include "agent/master_hang_watch.h"
+
 #include <ctime>
-#include <optional>
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/job_coordinator.h"
-#include "agent/status_table.h"
-#include "history/run_history.h"
+#include "agent/launcher_messages.h"
 #include "ddplaunch/base/time_units.h"
-#include "policy/stacks_query.h"
 
 namespace ddplaunch {
 
@@ -57,30 +54,45 @@ HangSettings hang_settings(const CoordinatorSettings& s, const HistorySeed& seed
   return h;
 }
 
-void JobCoordinator::start_hang_watch(long generation, int world) {
+MasterHangWatch::MasterHangWatch(boost::asio::io_context& io, CoordinatorSettings settings, const HistorySeed& seed,
+                                 const JobPolicy& policy, MasterTimeline& timeline, Hooks hooks)
+    : settings_(std::move(settings)),
+      started_with_(hang_settings(settings_, seed)),
+      policy_(policy),
+      timeline_(timeline),
+      hooks_(std::move(hooks)),
+      hang_(started_with_),
+      stack_rounds_(io, settings_.config.log_dir, hooks_.ask_nodes) {}
+
+void MasterHangWatch::start_generation(long generation, int world) {
   hang_.on_generation(generation, world, PolicyClock::now());
   if (generation == 0 && !settings_.doctor)
     spdlog::info("hang detection: {}; at the hang deadline: {} (hang.action {})", hang_.deadlines_text(),
                  hang_action_name(policy_.hang_action()), kHangActionSettingNames.name(settings_.config.hang_action));
 }
 
+void MasterHangWatch::on_ranks_reported(long generation, const std::vector<RankReport>& ranks,
+                                        PolicyClock::time_point now) {
+  hang_.on_ranks_reported(generation, ranks, now);
+}
+
 // Every growth goes with the next save (the policy carries it to a coordinator that follows).
-void JobCoordinator::note_learnt_step_interval() {
+void MasterHangWatch::note_learnt_step_interval() {
   const double learnt = hang_.tracker().learnt_interval_s();
-  if (learnt > policy_.learnt_step_interval_s()) policy_.remember_learnt_step_interval(learnt);
+  if (learnt > policy_.learnt_step_interval_s()) hooks_.remember_learnt_step_interval(learnt);
 }
 
 // On the 1 s sweep: a save of its own when the policy says the growth is worth one.
-void JobCoordinator::save_learnt_step_interval() {
+void MasterHangWatch::save_learnt_step_interval() {
   if (!settings_.save_state || !policy_.learnt_step_interval_worth_a_save(hang_.tracker().learnt_interval_s())) return;
   note_learnt_step_interval();
   settings_.save_state(policy_.save_state(PolicyClock::now()), {});
 }
 
-void JobCoordinator::seed_hang_watch_from_state() {
+void MasterHangWatch::seed_from_state() {
   const double carried = policy_.learnt_step_interval_s();
-  HangSettings h = hang_settings(settings_, history_seed_);
-  if (carried <= h.seeded_interval_s) return;
+  if (carried <= started_with_.seeded_interval_s) return;
+  HangSettings h = started_with_;
   h.seeded_interval_s = carried;
   h.seeded_from = "learnt by the previous coordinator";
   hang_ = HangWatch(h);
@@ -89,12 +101,12 @@ void JobCoordinator::seed_hang_watch_from_state() {
                carried, hang_.deadlines_text());
 }
 
-std::string JobCoordinator::hang_status_text() const {
+std::string MasterHangWatch::status_text() const {
   if (policy_.phase() == JobPhase::Joining || settings_.doctor) return "";
   return fmt::format("hang deadlines: {}; action {}\n", hang_.deadlines_text(), hang_action_name(policy_.hang_action()));
 }
 
-void JobCoordinator::check_hangs(PolicyClock::time_point now) {
+void MasterHangWatch::check(PolicyClock::time_point now) {
   if (policy_.phase() != JobPhase::Running || hang_.generation() != policy_.generation()) return;
   if (auto note = hang_.unwatched_note(now)) spdlog::warn("{}", *note);
   for (HangEvent& e : hang_.check(now)) {
@@ -107,14 +119,14 @@ void JobCoordinator::check_hangs(PolicyClock::time_point now) {
     request_stacks(headline_of(e.text), e.quiet_ranks,
                    [this, generation = policy_.generation(), text = e.text, quiet = e.quiet_ranks,
                     past_deadline = e.ranks](const std::string& stacks, const std::vector<int>& stuck) {
-                     carry_out(policy_.on_hang(generation, hang_root_cause_rank(stuck, quiet, past_deadline),
-                                               text + "\n" + stacks, PolicyClock::now()));
+                     hooks_.hang_found(generation, hang_root_cause_rank(stuck, quiet, past_deadline),
+                                       text + "\n" + stacks);
                    });
   }
 }
 
-long JobCoordinator::request_stacks(std::string heading, std::vector<int> silent, StacksDone done) {
-  record_instant(timeline::kJobLane, "stack round", "hang", heading);
+long MasterHangWatch::request_stacks(std::string heading, std::vector<int> silent, StackRounds::Done done) {
+  timeline_.record_instant(timeline::kJobLane, "stack round", "hang", heading);
   std::vector<int> node_ranks;
   int world = 0;
   for (const auto& n : policy_.nodes()) {
@@ -125,27 +137,14 @@ long JobCoordinator::request_stacks(std::string heading, std::vector<int> silent
                              std::move(done));
 }
 
-void JobCoordinator::on_rank_stacks(int node_rank, const rendezvous::Message& m) {
+void MasterHangWatch::on_rank_stacks(int node_rank, const rendezvous::Message& m) {
   auto reply = messages::decode_rank_stacks(m);
   if (reply) stack_rounds_.on_answer(node_rank, reply->request, std::move(reply->stacks), reply->host);
 }
 
-std::string JobCoordinator::answer_query(const std::string& query) {
-  if (auto tail = decode_tail_request(query)) return answer_tail(*tail);
-  if (query == kTimelineJsonQuery) {
-    std::string json = timeline_json();
-    if (json.size() > kMaxTimelineReplyBytes)
-      return fmt::format("error: the job's timeline is {} KiB, more than one answer carries ({} KiB): the master "
-                         "writes it whole at the job's end with --trace FILE or --log-dir DIR",
-                         json.size() / 1024, kMaxTimelineReplyBytes / 1024);
-    return json;
-  }
-  if (query == kStatusJsonQuery)
-    return render_status_json(settings_.config.job_id, policy_, status_extras());
+std::string MasterHangWatch::answer_stacks_query(const StacksRequest& request) {
   using Reply = StacksReply;
-  const std::optional<StacksRequest> request = decode_stacks_request(query);
-  if (!request) return "error: unknown query '" + query.substr(0, 40) + "'";
-  if (!request->round) {
+  if (!request.round) {
     if (policy_.phase() != JobPhase::Running)
       return encode_stacks_reply(
           {Reply::Kind::Error, 0, fmt::format("no workers to take stacks from: the job is {}", job_phase_name(policy_.phase()))});
@@ -163,7 +162,7 @@ std::string JobCoordinator::answer_query(const std::string& query) {
     last_requested_at_ = facts.now;
     return encode_stacks_reply({Reply::Kind::Pending, *last_requested_round_, {}});
   }
-  const long round = *request->round;
+  const long round = *request.round;
   if (const std::string* done = stack_rounds_.finished(round)) return encode_stacks_reply({Reply::Kind::Done, round, *done});
   if (stack_rounds_.in_flight(round)) return encode_stacks_reply({Reply::Kind::Pending, round, {}});
   return encode_stacks_reply({Reply::Kind::Error, 0,
@@ -173,7 +172,7 @@ std::string JobCoordinator::answer_query(const std::string& query) {
 
 // At the job's end: no stack round keeps the loop alive, and what this run measured is kept
 // for the next run's deadlines.
-void JobCoordinator::finish_hang_watch() {
+void MasterHangWatch::finish() {
   stack_rounds_.close();
   if (history_recorded_ || settings_.doctor) return;
   history_recorded_ = true;

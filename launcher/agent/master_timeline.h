@@ -1,0 +1,44 @@
+// MasterTimeline: the master's record of the job's timeline. Its own events (a generation
+// where it is planned, a failure where it is judged, the orders and their causes as decided),
+// the nodes' batches, and the files at the job's end (--trace, --log-dir).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/launch_config.h"
+#include "ddplaunch/rendezvous/types.h"
+#include "policy/job_policy.h"
+#include "timeline/job_timeline.h"
+
+namespace ddplaunch {
+
+class MasterTimeline {
+ public:
+  // `policy`: the generation an event belongs to (it outlives this timeline); `config`: the
+  // job's id and where the files go.
+  MasterTimeline(const JobPolicy& policy, const LaunchConfig& config);
+
+  // A node's batch of its ranks' events (a malformed batch costs the picture those events).
+  void on_node_events(int node_rank, const rendezvous::Message& batch);
+  // A generation begins on `nodes` (named in the picture by their hosts).
+  void begin_generation(long generation, const std::vector<rendezvous::NodeRecord>& nodes, int world,
+                        double init_deadline_s);
+  void record_failure(int node_rank, long generation, const FailureReport& report);
+  // An instant of the master's in the current generation, on `node`'s lane (or the job's).
+  void record_instant(int node, std::string name, std::string category, std::string detail);
+  // What the job does, as the timeline shows it: orders and their causes.
+  void record_decisions(const JobPolicy::Decisions& decisions);
+
+  // The trace JSON (`ddplaunch timeline` asks for it while the job runs).
+  std::string json() const;
+  // At the job's end: the JSON and its page to --trace's file and into --log-dir.
+  void write_files() const;
+
+ private:
+  const JobPolicy& policy_;
+  std::string job_id_, trace_file_, log_dir_;
+  timeline::JobTimeline timeline_;
+};
+
+}  // namespace ddplaunch
