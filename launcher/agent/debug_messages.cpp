@@ -6,6 +6,18 @@
 
 namespace ddplaunch::messages {
 
+namespace {
+// A message that names only a rank (it left its debugger; attach gdb to it).
+template <typename Payload>
+std::optional<Payload> decode_rank_only(const rendezvous::Message& m, Kind kind) {
+  if (!is(m, kind)) return std::nullopt;
+  Payload p;
+  p.rank = int_field(m, "rank", -1);
+  if (p.rank < 0) return std::nullopt;
+  return p;
+}
+}  // namespace
+
 rendezvous::Message encode(long generation, const DebugStopped& p) {
   return make(Kind::DebugStopped, generation,
               {{"rank", std::to_string(p.rank)},
@@ -54,11 +66,7 @@ rendezvous::Message encode(long generation, const DebugResumed& p) {
   return make(Kind::DebugResumed, generation, {{"rank", std::to_string(p.rank)}});
 }
 std::optional<DebugResumed> decode_debug_resumed(const rendezvous::Message& m) {
-  if (!is(m, Kind::DebugResumed)) return std::nullopt;
-  DebugResumed p;
-  p.rank = int_field(m, "rank", -1);
-  if (p.rank < 0) return std::nullopt;
-  return p;
+  return decode_rank_only<DebugResumed>(m, Kind::DebugResumed);
 }
 
 // The line goes to a debugger as typed: one line, no newline inside (it would be a second command).
@@ -79,11 +87,7 @@ rendezvous::Message encode(long generation, const DebugAttachGdb& p) {
   return make(Kind::DebugAttachGdb, generation, {{"rank", std::to_string(p.rank)}});
 }
 std::optional<DebugAttachGdb> decode_debug_attach_gdb(const rendezvous::Message& m) {
-  if (!is(m, Kind::DebugAttachGdb)) return std::nullopt;
-  DebugAttachGdb p;
-  p.rank = int_field(m, "rank", -1);
-  if (p.rank < 0) return std::nullopt;
-  return p;
+  return decode_rank_only<DebugAttachGdb>(m, Kind::DebugAttachGdb);
 }
 
 }  // namespace ddplaunch::messages
