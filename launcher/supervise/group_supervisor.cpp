@@ -55,7 +55,7 @@ void GroupSupervisor::close() {
   guard_.job_swept();  // no worker starts after this: the guard need not scan the machine at our exit
   boost::system::error_code ignored;
   child_exits_.cancel(ignored);
-  reports_.cancel();
+  reports_.cancel_init_grace();
   signals_.cancel();
   drain_timer_.cancel();
 }
@@ -221,7 +221,7 @@ void GroupSupervisor::deliver_outcome_if_done() {
   if (!outcome_delivered_ && !active()) {
     outcome_delivered_ = true;
     output_.flush();  // every rank's lines before the group's end is said
-    reports_.cancel();
+    reports_.cancel_init_grace();
     signals_.cancel();
     drain_timer_.cancel();
     leftovers_.sweep_now();

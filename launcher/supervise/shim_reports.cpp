@@ -36,7 +36,7 @@ void ShimReports::start(double init_grace_s) {
 }
 
 void ShimReports::cancel() {
-  init_grace_.cancel();
+  cancel_init_grace();
   for (auto& w : workers_) w->settle_timer.cancel();
 }
 

@@ -26,6 +26,7 @@ class ShimReports {
   // tree, are dropped.
   void handle(const contract::StatusMessage& message);
   void set_phase(Worker& worker, RankPhase phase);  // and says so (on_phases_changed)
+  void cancel_init_grace() { init_grace_.cancel(); }
   void cancel();  // the group stops: no init grace, no settle of an init failure
 
  private:
