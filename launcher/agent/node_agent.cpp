@@ -61,8 +61,8 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                             return !policy_.finished();
                           },
                   }),
-      status_(io, [this](const contract::StatusMessage& m) { supervisor_.handle_status(m); }),
-      supervisor_(io, guard,
+      status_(io),
+      supervisor_(io, guard, status_,
                   GroupCallbacks{
                       .on_failure =
                           [this](const WorkerFailure& f) {
@@ -78,7 +78,6 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                       .on_phases_changed = [this]() { rank_states_.send_soon(); },
                       .on_paused = [this](const Worker& w) { paused_prompt_.on_paused(w, job_master_); },
                       .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
-                      .drain_status = [this]() { status_.drain(); },
                       .on_debugger_stopped =
                           [this](const Worker& w, const debug::StopLocation& where, const std::string& reason) {
                             debug_sessions_.on_stopped(w, where, reason);

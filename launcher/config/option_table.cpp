@@ -3,8 +3,7 @@
 // group. A key's default is not written here: it is the LaunchConfig member's initialiser.
 #include "config/option_table.h"
 
-#include <algorithm>
-
+#include "config/choice_fields.h"
 #include "config/flag_values.h"
 
 namespace ddplaunch {
@@ -19,39 +18,6 @@ constexpr double kWeek = 7 * 24 * 3600;
 constexpr double kDay = 24 * 3600;
 constexpr double kHour = 3600;
 constexpr std::string_view s = "seconds";
-
-// worker_port: "auto" or 1..65535.
-constexpr Field worker_port_field() {
-  return ChoiceField{
-      +[](const LaunchConfig& c) { return c.worker_port.fixed ? std::to_string(*c.worker_port.fixed) : std::string("auto"); },
-      +[](LaunchConfig& c, std::string_view text) {
-        if (text == "auto") {
-          c.worker_port.fixed.reset();
-          return true;
-        }
-        auto port = parse_port_text(text);
-        if (port) c.worker_port.fixed = *port;
-        return port.has_value();
-      },
-      +[] { return std::string("auto or 1..65535"); },
-  };
-}
-
-// numa_binding: "" (none) or a torchrun mode name.
-constexpr Field numa_binding_field() {
-  return ChoiceField{
-      +[](const LaunchConfig& c) {
-        return c.numa_binding == placement::BindingMode::None ? std::string()
-                                                               : std::string(placement::binding_mode_name(c.numa_binding));
-      },
-      +[](LaunchConfig& c, std::string_view text) {
-        auto mode = placement::binding_mode_from_name(text);
-        if (mode) c.numa_binding = *mode;
-        return mode.has_value();
-      },
-      +[] { return std::string("node, socket, exclusive or core-complex (\"\" or none: no binding)"); },
-  };
-}
 
 constexpr OptionSpec kOptions[] = {
     {.names = "-h,--help", .kind = K::Switch, .apply = apply_help, .help = "print this help"},
@@ -426,35 +392,5 @@ constexpr OptionSpec kOptions[] = {
 }  // namespace
 
 std::span<const OptionSpec> option_table() { return kOptions; }
-
-std::vector<const OptionSpec*> flags_by_group() {
-  std::vector<const OptionSpec*> out;
-  for (const OptionSpec& row : flag_table()) out.push_back(&row);
-  std::stable_sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->group < b->group; });
-  return out;
-}
-
-const OptionSpec* find_key(std::string_view key) {
-  for (const OptionSpec& row : kOptions)
-    if (!row.key.empty() && row.key == key) return &row;
-  return nullptr;
-}
-
-std::string_view group_title(FlagGroup group) {
-  switch (group) {
-    case G::Config: return "General";
-    case G::JobShape: return "Job shape";
-    case G::Rendezvous: return "Rendezvous (torchrun's static and c10d both map here)";
-    case G::Program: return "Program (PROGRAM after the options or after --)";
-    case G::Restarts: return "Restarts";
-    case G::Stopping: return "Stopping";
-    case G::Output: return "Output";
-    case G::FanOut: return "Fan-out (one ddplaunch per host over ssh; ssh command: $DDPLAUNCH_SSH, default ssh)";
-    case G::Checks: return "Checks";
-    case G::Placement: return "Placement";
-    case G::Debugging: return "Debugging (breakpoint() on any rank reaches this terminal; README \"Interactive debugging\")";
-  }
-  return "";
-}
 
 }  // namespace ddplaunch

@@ -18,8 +18,11 @@ class StatusChannel {
  public:
   using Handler = std::function<void(const contract::StatusMessage&)>;
 
-  StatusChannel(boost::asio::io_context& io, Handler handler);
+  explicit StatusChannel(boost::asio::io_context& io) : socket_(io) {}
   ~StatusChannel();
+
+  // Who reads the reports (the GroupSupervisor); none: reports are read and dropped.
+  void deliver_to(Handler handler) { handler_ = std::move(handler); }
 
   std::string open();  // "" or an error; creates the directory and binds the socket
   const std::string& path() const { return path_; }

@@ -1,5 +1,6 @@
 // A worker's training progress from its shim's step and section reports: the node
-// keeps the count, the longest recent interval and the open section; the master judges.
+// keeps the count, the longest recent interval and the open section; the master judges
+// from the rank reports made of them.
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "supervise/group_supervisor.h"
+#include "supervise/progress_record.h"
 
 namespace ddplaunch {
 
@@ -24,7 +25,7 @@ std::string section_name(std::string_view text) {
 }
 }  // namespace
 
-bool GroupSupervisor::record_progress(Worker& w, const contract::StatusMessage& m) {
+bool record_progress(Worker& w, const contract::StatusMessage& m) {
   const auto now = std::chrono::steady_clock::now();
   switch (m.event) {
     case contract::StatusEvent::Step: {

@@ -63,7 +63,7 @@ class Supervised {
     GroupCallbacks callbacks;
     callbacks.on_failure = [this](const WorkerFailure& f) { seen_.failures.push_back(f); };
     callbacks.on_finished = [this](const GroupOutcome& o) { seen_.outcomes.push_back(o); };
-    supervisor_.emplace(io_, shared_guard(), std::move(callbacks));
+    supervisor_.emplace(io_, shared_guard(), status_, std::move(callbacks));
   }
   ~Supervised() {
     supervisor_.reset();
@@ -101,6 +101,7 @@ class Supervised {
 
   std::string dir_;
   boost::asio::io_context io_;
+  StatusChannel status_{io_};  // never opened: the tests hand reports to the supervisor
   GroupSpec spec_;
   Observed seen_;
   std::optional<GroupSupervisor> supervisor_;

@@ -1,0 +1,57 @@
+// WorkerOutputRouter: each worker's stdout and stderr, read from its pipes a chunk at a time
+// and split into lines. A line goes where the worker's routing says (the terminal through the
+// RankLinePrinter, its rank log), to the console while the worker is in its debugger, to
+// `ddplaunch tail` followers, and into the worker's tail for failure reports.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "supervise/debugger_watch.h"
+#include "supervise/group_spec.h"
+#include "supervise/rank_line_printer.h"
+#include "supervise/worker.h"
+
+namespace ddplaunch {
+
+class WorkerOutputRouter {
+ public:
+  // `on_output_ended`: both pipes of a worker that was already reaped reached their end.
+  WorkerOutputRouter(boost::asio::io_context& io, const GroupCallbacks& callbacks, const NodeAssignment& assignment,
+                     DebuggerWatch& debuggers, std::function<void(Worker&)> on_output_ended);
+
+  void start(const GroupSpec& spec);  // a new generation's routing and terminal
+  // Where the worker's streams go, with this --ranks-filter (the console's `:ranks` changes it).
+  void route(Worker& worker, const std::vector<int>& ranks_filter) const;
+  void read(const std::shared_ptr<Worker>& worker);  // both pipes, until their end
+  // Ends the reading of a reaped worker whose pipes a descendant still holds open.
+  void close_pipes(Worker& worker);
+  void follow_ranks(std::set<int> ranks) { followed_ = std::move(ranks); }
+  void flush() { printer_.flush(); }
+  void flush_through(int global_rank) { printer_.flush_through(global_rank); }
+  void close() { printer_.close(); }
+
+ private:
+  void read_pipe(const std::shared_ptr<Worker>& worker, bool is_stdout);
+  void on_line(Worker& worker, OutputStream stream, std::string_view line);
+  void print_held_lines(Worker& worker);  // pdb-like lines held back: they were the program's
+
+  const GroupCallbacks& callbacks_;
+  const NodeAssignment& assignment_;
+  DebuggerWatch& debuggers_;
+  std::function<void(Worker&)> on_output_ended_;
+  // What decides a worker's routing besides --ranks-filter.
+  std::string redirects_, tee_;
+  bool log_files_ = false;
+  std::vector<int> local_ranks_filter_;
+  std::set<int> followed_;  // global ranks someone follows with `ddplaunch tail`
+  RankLinePrinter printer_;  // the ranks' lines on the terminal
+};
+
+}  // namespace ddplaunch

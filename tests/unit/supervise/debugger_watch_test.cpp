@@ -1,0 +1,101 @@
+// A worker's debugger between its pipes and the console, with a pipe standing in for the
+// worker's stdin: the first prompt is a stop at the location pdb printed, typed lines reach
+// the pipe, and a resuming line ends the debugging state.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "supervise/debugger_watch.h"
+
+using namespace ddplaunch;
+using namespace std::chrono_literals;
+
+namespace {
+
+class Watched {
+ public:
+  Watched() {
+    callbacks_.on_debugger_stopped = [this](const Worker&, const debug::StopLocation& where, const std::string& reason) {
+      stopped_at = where;
+      stop_reason = reason;
+      ++stops;
+    };
+    callbacks_.on_debugger_output = [this](const Worker&, const std::string& lines, bool) { output += lines; };
+    callbacks_.on_debugger_left = [this](const Worker&) { ++left; };
+    int fds[2];
+    EXPECT_EQ(::pipe(fds), 0);
+    keyboard_ = fds[0];
+    worker->stdin_pipe.assign(fds[1]);
+  }
+  ~Watched() { ::close(keyboard_); }
+
+  // The worker wrote `text` on stdout: its whole lines are remembered, then the watch looks.
+  void worker_wrote(std::string_view text) {
+    worker->stdout_lines.feed(text, [this](std::string_view line) {
+      if (worker->debugging) worker->debugger_output.append(line).append("\n");
+      worker->remember(line);
+    });
+    watch.notice_prompt(*worker);
+  }
+  std::string typed() {  // what reached the worker's stdin
+    io.run_for(50ms);
+    char buffer[256];
+    const ssize_t n = ::read(keyboard_, buffer, sizeof buffer);
+    return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+  }
+
+  boost::asio::io_context io;
+  std::shared_ptr<Worker> worker = std::make_shared<Worker>(io, 1, 9);
+  debug::StopLocation stopped_at;
+  std::string stop_reason, output;
+  int stops = 0, left = 0;
+
+ private:
+  GroupCallbacks callbacks_;
+  int keyboard_ = -1;
+
+ public:
+  DebuggerWatch watch{callbacks_};
+};
+
+}  // namespace
+
+TEST(DebuggerWatch, FirstPromptIsAStopAtThePlacePdbPrinted) {
+  Watched w;
+  w.worker_wrote("> /home/u/train.py(88)load_batch()\n-> x = batch[0]\n(Pdb) ");
+  EXPECT_EQ(w.stops, 1);
+  EXPECT_TRUE(w.worker->debugging);
+  EXPECT_EQ(w.stopped_at.file, "/home/u/train.py");
+  EXPECT_EQ(w.stopped_at.line, 88);
+  EXPECT_EQ(w.stopped_at.function, "load_batch");
+  EXPECT_EQ(w.stopped_at.code, "x = batch[0]");
+  EXPECT_EQ(w.stop_reason, "");
+}
+
+TEST(DebuggerWatch, LinesReachTheWorkersStdinAndAResumeEndsTheDebugging) {
+  Watched w;
+  EXPECT_FALSE(w.watch.input(w.worker, "p x")) << "not in its debugger yet";
+  w.worker_wrote("> /home/u/train.py(88)load_batch()\n(Pdb) ");
+  ASSERT_TRUE(w.watch.input(w.worker, "p x"));
+  EXPECT_EQ(w.typed(), "p x\n");
+  w.worker_wrote("3\n(Pdb) ");
+  EXPECT_EQ(w.output, "3\n");
+  ASSERT_TRUE(w.watch.input(w.worker, "c"));
+  EXPECT_EQ(w.typed(), "c\n");
+  EXPECT_FALSE(w.worker->debugging);
+  EXPECT_EQ(w.left, 1);
+  EXPECT_FALSE(w.watch.input(w.worker, "p x")) << "it runs on";
+}
+
+TEST(DebuggerWatch, AFullKeyboardRefusesTheLine) {
+  Watched w;
+  w.worker_wrote("> /home/u/train.py(88)load_batch()\n(Pdb) ");
+  w.worker->stdin_writing = true;  // a write in flight: lines queue
+  EXPECT_FALSE(w.watch.input(w.worker, std::string(Worker::kMaxStdinQueue, 'x')));
+}
