@@ -114,13 +114,15 @@ TEST(EtcdFailover, TheCoordinatorsLauncherKilledTrainingResumesWithTheSameWorldS
   ASSERT_GE(successor, 0) << all;
   EXPECT_NE(results[successor].output.find("took over as the job's coordinator after generation"), std::string::npos)
       << all;
-  // At least the interval seen before the kill (it may have grown a little more by then).
+  // The interval seen before the kill, as etcd kept it.
   std::smatch carried;
   ASSERT_TRUE(std::regex_search(results[successor].output, carried,
                                 std::regex(R"(the largest step interval the previous coordinator learnt \((\d+\.\d\d) s\) )"
                                            R"(carried over; .*largest step \d+\.\d\d s, learnt by the previous coordinator)")))
       << all;
-  EXPECT_GE(std::stod(carried[1]), std::stod(learnt[1])) << all;
+  // etcd gets the interval when it grew by more than a tenth since the last save, so the one
+  // carried over may be up to a tenth below the live one status showed (both printed to 0.01 s).
+  EXPECT_GE(std::stod(carried[1]) * 1.1 + 0.01, std::stod(learnt[1])) << all;
   int done = 0;
   for (std::size_t i = 0; i < l.all.size(); ++i) {
     if (static_cast<int>(i) == coordinator) continue;
