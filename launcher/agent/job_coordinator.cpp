@@ -25,7 +25,7 @@ constexpr auto kSweepInterval = std::chrono::seconds(1);
 PolicySettings policy_settings(const CoordinatorSettings& s, const HistorySeed& seed) {
   PolicySettings p;
   p.restart = s.config.restart;
-  p.timeout = s.config.timeout;
+  p.init_deadline = s.config.init_deadline;
   p.setup_timeout_s = s.config.setup_timeout_s;
   p.worker_port_auto = s.config.worker_port.automatic();
   p.worker_master_addr = s.worker_master_addr;
@@ -146,16 +146,16 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
   if (settings_.elected && !nodes.empty() && !nodes.front().observed_address.empty())
     plan.worker_master_addr = nodes.front().observed_address;
   plan.worker_master_port = port;
-  plan.timeout_s = chosen.timeout_s;
+  plan.init_deadline_s = chosen.init_deadline_s;
   plan.run_id = c.job_id;
   plan.run_nonce = settings_.run_nonce;
   int world = 0;
   for (const auto& n : nodes) world += n.facts.nproc;
   hang_watch_.start_generation(generation, world);
-  timeline_.begin_generation(generation, nodes, world, chosen.timeout_s);
+  timeline_.begin_generation(generation, nodes, world, chosen.init_deadline_s);
   spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
-               generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen.timeout_s),
-               chosen.timeout_explained);
+               generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen.init_deadline_s),
+               chosen.init_deadline_explained);
   return R::success(std::move(plan));
 }
 

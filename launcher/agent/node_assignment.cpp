@@ -14,7 +14,7 @@ NodeAssignment node_assignment(const rendezvous::Assignment& a, const NodePlan& 
   n.local_world_size = plan.nproc;
   n.master_addr = a.worker_master_addr;
   n.master_port = a.worker_master_port;
-  n.timeout_s = a.timeout_s;
+  n.init_deadline_s = a.init_deadline_s;
   n.generation = static_cast<long>(a.generation);
   n.max_restarts = plan.config.restart.max_restarts;
   n.run_id = a.run_id;

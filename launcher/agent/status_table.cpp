@@ -46,7 +46,7 @@ std::string generation_of(const StatusExtras& extras, int node) {
 std::string render_status_table(const std::string& job_id, const JobPolicy& policy, const StatusExtras& extras) {
   std::string s = fmt::format("job {}  {}  generation {}  restarts {}/{}  init deadline {}  worker port {}  learnt step {}\n",
                               job_id, job_phase_name(policy.phase()), policy.generation(), policy.restarts_used(),
-                              policy.restart_budget(), human_duration(policy.timeout_s()), policy.worker_port(),
+                              policy.restart_budget(), human_duration(policy.init_deadline_s()), policy.worker_port(),
                               extras.learnt_step_interval_s > 0 ? human_duration(extras.learnt_step_interval_s) : "-");
   if (policy.phase() == JobPhase::Ended) s += "the job has ended.\n";
   s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8} {:<4} {}\n", "node", "host", "address", "nproc", "rtt_ms", "gen",
@@ -78,7 +78,7 @@ std::string render_status_json(const std::string& job_id, const JobPolicy& polic
            {"generation", policy.generation()},
            {"restarts_used", policy.restarts_used()},
            {"restart_budget", policy.restart_budget()},
-           {"init_deadline_s", policy.timeout_s()},
+           {"init_deadline_s", policy.init_deadline_s()},
            {"worker_port", policy.worker_port()},
            {"learnt_step_interval_s", extras.learnt_step_interval_s},
            {"nodes", Json::array()},

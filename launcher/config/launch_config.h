@@ -90,7 +90,7 @@ struct LaunchConfig {
   double grace_s = 5;                   // SIGTERM → SIGKILL
   double init_grace_s = 0;              // programs without any shim report count as running after this long (0: never)
   double setup_timeout_s = 0;           // bound on a rank's setup (spawn → init); 0: unbounded
-  InitDeadlineFormula timeout;
+  InitDeadlineFormula init_deadline;  // the init deadline's formula (the timeout.* keys)
   RestartSettings restart;
   MembershipConfig membership;
   EtcdConfig etcd;

@@ -29,7 +29,7 @@ using Field = std::variant<std::monostate,  // a flag that sets no key
                            std::string& (*)(LaunchConfig&), std::vector<int>& (*)(LaunchConfig&), RestartOnField,
                            ChoiceField>;
 
-// field<&LaunchConfig::nodes>(), field<&LaunchConfig::timeout, &InitDeadlineFormula::base_s>().
+// field<&LaunchConfig::nodes>(), field<&LaunchConfig::init_deadline, &InitDeadlineFormula::base_s>().
 template <auto Member>
 constexpr Field field() {
   return +[](LaunchConfig& c) -> auto& { return c.*Member; };

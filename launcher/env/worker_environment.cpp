@@ -87,7 +87,7 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   // A fresh error file per rank and generation; an inherited one is an outer agent's.
   env.erase(c::kErrorFile);
   if (std::string dir = error_dir_of(a); !dir.empty()) env[c::kErrorFile] = error_file_path(dir, rank, a.generation);
-  env[c::kTimeoutSeconds] = fmt::format("{:g}", a.timeout_s);
+  env[c::kTimeoutSeconds] = fmt::format("{:g}", a.init_deadline_s);
   env[c::kGeneration] = std::to_string(a.generation);
   env[c::kNodeRank] = std::to_string(a.node_rank);
   env[c::kNodeCount] = std::to_string(a.node_count);

@@ -21,7 +21,7 @@ struct NodeAssignment {
   int local_world_size = 1;
   std::string master_addr;    // workers' MASTER_ADDR (rank 0's c10d store)
   int master_port = 0;
-  double timeout_s = 0;       // the group's init deadline: enforced by the launcher, DDPLAUNCH_TIMEOUT_S for information
+  double init_deadline_s = 0;       // the group's init deadline: enforced by the launcher, DDPLAUNCH_TIMEOUT_S for information
   long generation = 0;        // restart round; TORCHELASTIC_RESTART_COUNT too
   int max_restarts = 0;
   std::string run_id;

@@ -17,8 +17,8 @@ struct Log {             // one line (or paragraph) for the master's log
 struct PlanGeneration {  // every node joined: start generation G with these values
   long generation = 0;
   bool fresh_port = false;   // pick a free worker port (auto, or the old one was at fault)
-  double timeout_s = 0;      // the group's init deadline
-  std::string timeout_explained;
+  double init_deadline_s = 0;      // the group's init deadline
+  std::string init_deadline_explained;
 };
 struct RefuseJob {       // the job cannot start; every node is told why and exits
   std::string reason;

@@ -43,7 +43,7 @@ std::optional<JobPhase> job_phase_from_name(std::string_view name) {
 
 JobPolicy::JobPolicy(PolicySettings settings)
     : settings_(std::move(settings)),
-      init_deadline_({settings_.timeout, settings_.history_init_s, settings_.history_explained, settings_.doctor}),
+      init_deadline_({settings_.init_deadline, settings_.history_init_s, settings_.history_explained, settings_.doctor}),
       budget_(settings_.restart, settings_.hang_action, settings_.random_seed) {
   if (settings_.membership) membership_.emplace(settings_.membership_settings);
 }

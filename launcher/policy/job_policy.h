@@ -35,7 +35,7 @@ namespace ddplaunch {
 
 struct PolicySettings {
   RestartSettings restart;
-  InitDeadlineFormula timeout;             // the init deadline's formula (the timeout.* keys)
+  InitDeadlineFormula init_deadline;       // the init deadline's formula (the timeout.* keys)
   double setup_timeout_s = 0;           // 0: setup is unbounded (the default)
   bool worker_port_auto = true;         // a free port every generation
   std::string worker_master_addr;       // MASTER_ADDR every node reached
@@ -122,8 +122,8 @@ class JobPolicy {
   int restarts_used() const { return budget_.used(); }
   int restart_budget() const { return budget_.total(); }
   // The init deadline of the current generation, and where its value came from.
-  double timeout_s() const { return init_deadline_.seconds(); }
-  const std::string& timeout_explained() const { return init_deadline_.explained(); }
+  double init_deadline_s() const { return init_deadline_.seconds(); }
+  const std::string& init_deadline_explained() const { return init_deadline_.explained(); }
   HangAction hang_action() const { return settings_.hang_action; }
   const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_.records(); }
   const InitTracker& ranks() const { return tracker_; }

@@ -46,7 +46,7 @@ NodeFactsVerdict check_node_facts(const std::vector<rendezvous::NodeRecord>& nod
 }
 
 std::string render_doctor_table(const std::vector<rendezvous::NodeRecord>& nodes, const std::map<int, DoctorRow>& rows,
-                                int worker_port, const std::string& timeout_explained, bool all_ok,
+                                int worker_port, const std::string& init_deadline_explained, bool all_ok,
                                 const std::string& between) {
   const std::string row_format = "{:<5} {:<16} {:<16} {:<8} {:<6} {:<5} {:<5} {:<10} {:<6} {:<10} {:<9} {}\n";
   std::string table = fmt::format(fmt::runtime(row_format), "node", "host", "address", "nic", "port", "nproc", "gpus",
@@ -62,7 +62,7 @@ std::string render_doctor_table(const std::vector<rendezvous::NodeRecord>& nodes
                          or_dash(node.facts.launcher_version), row->second.ok ? "ok" : "FAIL: " + row->second.problems);
   }
   table += between;
-  table += fmt::format("timeout: {}\n", timeout_explained);
+  table += fmt::format("timeout: {}\n", init_deadline_explained);
   table += all_ok ? "doctor: the job would start.\n" : "doctor: the job would NOT start (see FAIL rows).\n";
   return table;
 }

@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
     JobPlan plan;
     plan.worker_master_addr = "127.0.0.1";
     plan.worker_master_port = 29500;
-    plan.timeout_s = 60;
+    plan.init_deadline_s = 60;
     return plan;
   };
   Server server(io, so, cb);

@@ -235,7 +235,7 @@ void Server::Impl::plan_generation() {
   a.world_size = static_cast<int>(world);
   a.worker_master_addr = plan.worker_master_addr;
   a.worker_master_port = plan.worker_master_port;
-  a.timeout_s = plan.timeout_s;
+  a.init_deadline_s = plan.init_deadline_s;
   a.run_id = plan.run_id;
   a.run_nonce = plan.run_nonce;
   for (std::size_t r = 0; r < records.size(); ++r) {

@@ -225,7 +225,7 @@ void put_assignment(Frame& frame, const Assignment& a) {
   f["world_size"] = std::to_string(a.world_size);
   f["master_addr"] = a.worker_master_addr;
   f["master_port"] = std::to_string(a.worker_master_port);
-  f["timeout_s"] = format_double(a.timeout_s);
+  f["timeout_s"] = format_double(a.init_deadline_s);
   f["run_id"] = a.run_id;
   if (!a.run_nonce.empty()) f["run_nonce"] = a.run_nonce;
 }
@@ -241,8 +241,8 @@ bool get_assignment(const Frame& frame, Assignment& out, std::string& error) {
       !get_int(f, "master_port", 0, 65535, a.worker_master_port, error))
     return false;
   auto* timeout = find_field(f, "timeout_s");
-  if (!timeout || !parse_double(*timeout, a.timeout_s) || !std::isfinite(a.timeout_s) || a.timeout_s <= 0 ||
-      a.timeout_s > kMaxAssignedTimeoutS) {
+  if (!timeout || !parse_double(*timeout, a.init_deadline_s) || !std::isfinite(a.init_deadline_s) || a.init_deadline_s <= 0 ||
+      a.init_deadline_s > kMaxAssignedTimeoutS) {
     error = "field 'timeout_s' is missing or not a number of seconds above 0";
     return false;
   }

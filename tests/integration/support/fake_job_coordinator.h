@@ -75,7 +75,7 @@ class FakeJobCoordinator {
       rdzv::JobPlan plan;
       plan.worker_master_addr = "127.0.0.1";
       plan.worker_master_port = 29999;
-      plan.timeout_s = 30;
+      plan.init_deadline_s = 30;
       plan.run_id = "fake-run-" + std::to_string(generation);
       return plan;
     };

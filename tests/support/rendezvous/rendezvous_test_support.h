@@ -58,7 +58,7 @@ inline JobPlan test_plan() {
   JobPlan plan;
   plan.worker_master_addr = "127.0.0.1";
   plan.worker_master_port = 29500;
-  plan.timeout_s = 60;
+  plan.init_deadline_s = 60;
   return plan;
 }
 

@@ -74,7 +74,7 @@ void start(JobCoordinator& coordinator, RecordingChannel& channel) {
   ASSERT_TRUE(plan.refusal.empty()) << plan.refusal;
   EXPECT_EQ(plan.worker_master_addr, "10.0.0.1");
   EXPECT_GT(plan.worker_master_port, 0) << "worker_port auto: a free port picked on the master";
-  EXPECT_GT(plan.timeout_s, 0);
+  EXPECT_GT(plan.init_deadline_s, 0);
 }
 
 // A coordinator of `settings` attached to a recording channel, generation 0 planned; what

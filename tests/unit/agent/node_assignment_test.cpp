@@ -35,7 +35,7 @@ rendezvous::Assignment assignment_of_node(int node_rank) {
   a.world_size = 12;
   a.worker_master_addr = "10.0.0.1";
   a.worker_master_port = 29501;
-  a.timeout_s = 90;
+  a.init_deadline_s = 90;
   a.run_id = "run-1";
   return a;
 }
@@ -49,7 +49,7 @@ TEST(NodeAssignment, TheMastersAssignmentAndTheNodesOwnValuesMakeTheContract) {
   EXPECT_EQ(n.local_world_size, 4);
   EXPECT_EQ(n.master_addr, "10.0.0.1");
   EXPECT_EQ(n.master_port, 29501);
-  EXPECT_DOUBLE_EQ(n.timeout_s, 90);
+  EXPECT_DOUBLE_EQ(n.init_deadline_s, 90);
   EXPECT_EQ(n.generation, 3);
   EXPECT_EQ(n.max_restarts, 2);
   EXPECT_EQ(n.run_id, "run-1");

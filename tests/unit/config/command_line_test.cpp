@@ -317,7 +317,7 @@ TEST(CommandLine, SubcommandsAndSet) {
   EXPECT_EQ(cl.subcommand, Subcommand::Doctor);
   LaunchConfig c;
   ASSERT_TRUE(apply_settings(cl.settings, "command line", c).empty());
-  EXPECT_DOUBLE_EQ(c.timeout.base_s, 60);
+  EXPECT_DOUBLE_EQ(c.init_deadline.base_s, 60);
   EXPECT_EQ(c.pause_ranks, (std::vector<int>{0, 3}));
   EXPECT_EQ(parse_command_line({"status"}).subcommand, Subcommand::Status);
 }

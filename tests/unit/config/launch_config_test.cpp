@@ -73,7 +73,7 @@ TEST(YamlConfig, AppliesValuesOfEveryKind) {
   EXPECT_EQ(c.pause_ranks, (std::vector<int>{0, 3}));
   EXPECT_TRUE(c.restart.on_runtime_failure);
   EXPECT_EQ(c.restart.max_restarts, 1);
-  EXPECT_DOUBLE_EQ(c.timeout.base_s, 60);
+  EXPECT_DOUBLE_EQ(c.init_deadline.base_s, 60);
 }
 
 TEST(YamlConfig, RejectsBadRestartOnEntryAndNonMapping) {
@@ -95,8 +95,8 @@ TEST(Validate, NamesEachBadValue) {
   c.master = "n1:29400";
   c.nproc_per_node = "0";
   c.grace_s = -1;
-  c.timeout.min_s = 100;
-  c.timeout.max_s = 10;
+  c.init_deadline.min_s = 100;
+  c.init_deadline.max_s = 10;
   auto errors = validate(c);
   EXPECT_TRUE(any_contains(errors, "nproc_per_node"));
   EXPECT_TRUE(any_contains(errors, "grace_s"));

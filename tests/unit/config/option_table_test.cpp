@@ -185,7 +185,7 @@ TEST(OptionTable, DryRunsConfigIsEveryKeyAsYamlWithTheTokenHidden) {
   LaunchConfig c;
   c.nodes = 3;
   c.token = "s3cret-token-value";
-  c.timeout.base_s = 61;
+  c.init_deadline.base_s = 61;
   c.restart.on_runtime_failure = false;
   c.program = {"train.py", "--lr"};
   const std::string text = describe(c);

@@ -386,25 +386,25 @@ TEST(JobPolicyHang, HangActionReportOnlyWarnsAndTheJobGoesOn) {
 
 TEST(JobPolicyHang, HistoryRaisesTheInitDeadlineAndSaysSo) {
   auto s = policy_settings(0, false);
-  s.timeout.base_s = 10;
-  s.timeout.min_s = 10;
-  s.timeout.per_node_s = 0;
-  s.timeout.rtt_factor = 0;
+  s.init_deadline.base_s = 10;
+  s.init_deadline.min_s = 10;
+  s.init_deadline.per_node_s = 0;
+  s.init_deadline.rtt_factor = 0;
   s.history_init_s = 900;
   s.history_explained = "3 x init p99 5 min, history: p99 of 4 run(s) (/tmp/h)";
   JobPolicy policy(s);
   policy.on_nodes_joined(0, two_nodes(), t0);
-  EXPECT_DOUBLE_EQ(policy.timeout_s(), 900);
-  EXPECT_NE(policy.timeout_explained().find("raised to 15 min from history (3 x init p99"), std::string::npos)
-      << policy.timeout_explained();
+  EXPECT_DOUBLE_EQ(policy.init_deadline_s(), 900);
+  EXPECT_NE(policy.init_deadline_explained().find("raised to 15 min from history (3 x init p99"), std::string::npos)
+      << policy.init_deadline_explained();
   // The user's ceiling holds: history raises the deadline up to timeout.max_s, never past it.
-  s.timeout.max_s = 60;
+  s.init_deadline.max_s = 60;
   JobPolicy capped(s);
   capped.on_nodes_joined(0, two_nodes(), t0);
-  EXPECT_DOUBLE_EQ(capped.timeout_s(), 60);
-  EXPECT_NE(capped.timeout_explained().find("raised to 60 s from history, capped by timeout.max_s 60 s"),
+  EXPECT_DOUBLE_EQ(capped.init_deadline_s(), 60);
+  EXPECT_NE(capped.init_deadline_explained().find("raised to 60 s from history, capped by timeout.max_s 60 s"),
             std::string::npos)
-      << capped.timeout_explained();
+      << capped.init_deadline_explained();
 }
 
 // A rank reported running that shows no progress of any kind past the suspect floor is not

@@ -35,8 +35,8 @@ PolicySettings settings(int min_nodes, int max_nodes, int spares) {
   s.restart.init_restarts = 3;
   s.restart.backoff_s = 0;
   s.restart.jitter = 0;
-  s.timeout.base_s = s.timeout.min_s = 10;
-  s.timeout.per_node_s = s.timeout.rtt_factor = 0;
+  s.init_deadline.base_s = s.init_deadline.min_s = 10;
+  s.init_deadline.per_node_s = s.init_deadline.rtt_factor = 0;
   s.worker_master_addr = "10.0.0.1";
   testing::enable_membership(s, min_nodes, max_nodes, spares);
   return s;

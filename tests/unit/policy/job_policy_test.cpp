@@ -44,10 +44,10 @@ PolicySettings settings() {
   s.restart.max_restarts = 0;
   s.restart.backoff_s = 0;
   s.restart.jitter = 0;
-  s.timeout.base_s = 10;
-  s.timeout.per_node_s = 0;
-  s.timeout.min_s = 10;
-  s.timeout.rtt_factor = 0;
+  s.init_deadline.base_s = 10;
+  s.init_deadline.per_node_s = 0;
+  s.init_deadline.min_s = 10;
+  s.init_deadline.rtt_factor = 0;
   s.worker_master_addr = "127.0.0.1";
   s.master_is_loopback = true;
   return s;
@@ -76,7 +76,7 @@ TEST(JobPolicy, EveryNodeJoinedPlansGenerationZeroWithTheComputedDeadline) {
   auto* plan = find<decision::PlanGeneration>(job.joined);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->generation, 0);
-  EXPECT_DOUBLE_EQ(plan->timeout_s, 10);
+  EXPECT_DOUBLE_EQ(plan->init_deadline_s, 10);
   EXPECT_TRUE(plan->fresh_port);  // worker_port auto
   EXPECT_EQ(job.policy.phase(), JobPhase::Running);
 }
@@ -125,27 +125,27 @@ TEST(JobPolicy, AFailedPortCheckRefusesTheJob) {
 
 TEST(JobPolicy, TheDeadlineGrowsWithEveryGeneration) {
   auto s = settings();
-  s.timeout.restart_factor = 2;
+  s.init_deadline.restart_factor = 2;
   Job job(s);
   job.policy.on_worker_failed(1, 0, failure(1, 2), t0);
   auto d = job.restart_and_rejoin();
   auto* plan = find<decision::PlanGeneration>(d);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->generation, 1);
-  EXPECT_DOUBLE_EQ(plan->timeout_s, 20);
+  EXPECT_DOUBLE_EQ(plan->init_deadline_s, 20);
 }
 
 TEST(JobPolicy, DedicatedNicAllowanceOnlyWhenEveryNodeChoseAnInterface) {
   auto s = settings();
-  s.timeout.dedicated_nic_s = 7;
+  s.init_deadline.dedicated_nic_s = 7;
   s.master_is_loopback = false;
   auto n = nodes(2);
   n[0].facts.socket_ifname = "eth1";
   JobPolicy one_set(s);
-  EXPECT_DOUBLE_EQ(find<decision::PlanGeneration>(one_set.on_nodes_joined(0, n, t0))->timeout_s, 10);
+  EXPECT_DOUBLE_EQ(find<decision::PlanGeneration>(one_set.on_nodes_joined(0, n, t0))->init_deadline_s, 10);
   n[1].facts.socket_ifname = "eth1";
   JobPolicy both_set(s);
-  EXPECT_DOUBLE_EQ(find<decision::PlanGeneration>(both_set.on_nodes_joined(0, n, t0))->timeout_s, 17);
+  EXPECT_DOUBLE_EQ(find<decision::PlanGeneration>(both_set.on_nodes_joined(0, n, t0))->init_deadline_s, 17);
 }
 
 TEST(JobPolicy, PortAtFaultGetsAFreshPortInTheNextGeneration) {

@@ -21,7 +21,7 @@ struct Harness {
   explicit Harness(ServerOptions o) {
     plan_reply.worker_master_addr = "10.1.0.5";
     plan_reply.worker_master_port = 29500;
-    plan_reply.timeout_s = 42.5;
+    plan_reply.init_deadline_s = 42.5;
     plan_reply.run_id = "run-7";
     ServerCallbacks cb;
     cb.plan = [this](std::uint64_t g, const std::vector<NodeRecord>& nodes) {
@@ -76,7 +76,7 @@ TEST(RendezvousJoin, FourNodesGetOffsetsInJoinOrderWithHeterogeneousNproc) {
     EXPECT_EQ(a.generation, 0u);
     EXPECT_EQ(a.worker_master_addr, "10.1.0.5");
     EXPECT_EQ(a.worker_master_port, 29500);
-    EXPECT_DOUBLE_EQ(a.timeout_s, 42.5);
+    EXPECT_DOUBLE_EQ(a.init_deadline_s, 42.5);
     EXPECT_EQ(a.run_id, "run-7");
     ASSERT_EQ(a.nodes.size(), 4u);
     EXPECT_EQ(a.nodes[i].facts.hostname, "host" + std::to_string(i));

@@ -85,7 +85,7 @@ inline std::string describe(const Decision& d) {
           [&](const Log& x) { return fmt::format("Log{{{}, {}}}", kSeverity[static_cast<int>(x.severity)], x.text); },
           [](const PlanGeneration& x) {
             return fmt::format("PlanGeneration{{{}, fresh_port {}, {} s, {}}}", x.generation, x.fresh_port,
-                               x.timeout_s, x.timeout_explained);
+                               x.init_deadline_s, x.init_deadline_explained);
           },
           [](const RefuseJob& x) { return fmt::format("RefuseJob{{{}}}", x.reason); },
           [](const ScheduleRestart& x) { return fmt::format("ScheduleRestart{{{}, {} s}}", x.generation, x.delay_s); },

@@ -58,9 +58,9 @@ inline PolicySettings settings() {
   s.restart.max_restarts = 1;
   s.restart.backoff_s = 1;
   s.restart.jitter = 0.5;
-  s.timeout.base_s = s.timeout.min_s = 10;
-  s.timeout.per_node_s = s.timeout.rtt_factor = 0;
-  s.timeout.restart_factor = 2;
+  s.init_deadline.base_s = s.init_deadline.min_s = 10;
+  s.init_deadline.per_node_s = s.init_deadline.rtt_factor = 0;
+  s.init_deadline.restart_factor = 2;
   s.worker_master_addr = "10.0.0.1";
   s.random_seed = 7;
   return s;

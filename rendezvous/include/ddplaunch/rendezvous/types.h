@@ -50,7 +50,7 @@ struct JobPlan {
   std::string refusal;  // non-empty: the job cannot start; sent to every node, then the server stops
   std::string worker_master_addr;
   int worker_master_port = 0;
-  double timeout_s = 0;
+  double init_deadline_s = 0;
   std::string run_id;
   std::string run_nonce;  // etcd: the run's own id, drawn by its first coordinator ("" otherwise)
 };
@@ -64,7 +64,7 @@ struct Assignment {
   int world_size = 0;   // sum of nproc of all nodes
   std::string worker_master_addr;
   int worker_master_port = 0;
-  double timeout_s = 0;
+  double init_deadline_s = 0;
   std::string run_id;
   std::string run_nonce;  // JobPlan::run_nonce
   // All nodes sorted by node_rank (their addresses: the peer probe's ring plan reads them) — filled only when node_count <= ServerOptions::max_listed_nodes
