@@ -17,6 +17,8 @@
 #include "ddplaunch/base/time_units.h"
 #include "output/terminal_writer.h"
 
+#pragma GCC diagnostic error "-Wswitch"
+
 namespace ddplaunch {
 
 namespace {
@@ -159,30 +161,49 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
   return R::success(std::move(plan));
 }
 
-const std::map<messages::Kind, JobCoordinator::Handler>& JobCoordinator::handlers() {
-  static const std::map<messages::Kind, Handler> table{
-      {messages::Kind::WorkerFailed, &JobCoordinator::on_worker_failed},
-      {messages::Kind::NodeFinished, &JobCoordinator::on_node_finished},
-      {messages::Kind::NodeProblem, &JobCoordinator::on_node_problem},
-      {messages::Kind::RankStates, &JobCoordinator::on_rank_states},
-      {messages::Kind::NodeReport, &JobCoordinator::on_node_report},
-      {messages::Kind::ProbeResults, &JobCoordinator::on_probe_results},
-      {messages::Kind::RankStacks,
-       [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.hang_watch_.on_rank_stacks(node_rank, m); }},
-      {messages::Kind::TimelineEvents,
-       [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.timeline_.on_node_events(node_rank, m); }},
-      {messages::Kind::RankOutput,
-       [](JobCoordinator& c, int, const rendezvous::Message& m) { c.queries_.on_rank_output(m); }},
-  };
-  return table;
+// Every kind is named here (-Werror=switch): a kind added to messages::Kind without a line
+// here does not compile.
+JobCoordinator::Handler JobCoordinator::handler_for(messages::Kind kind) {
+  using K = messages::Kind;
+  switch (kind) {
+    case K::WorkerFailed: return &JobCoordinator::on_worker_failed;
+    case K::NodeFinished: return &JobCoordinator::on_node_finished;
+    case K::NodeProblem: return &JobCoordinator::on_node_problem;
+    case K::RankStates: return &JobCoordinator::on_rank_states;
+    case K::NodeReport: return &JobCoordinator::on_node_report;
+    case K::ProbeResults: return &JobCoordinator::on_probe_results;
+    case K::RankStacks:
+      return [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.hang_watch_.on_rank_stacks(node_rank, m); };
+    case K::TimelineEvents:
+      return [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.timeline_.on_node_events(node_rank, m); };
+    case K::RankOutput:
+      return [](JobCoordinator& c, int, const rendezvous::Message& m) { c.queries_.on_rank_output(m); };
+    // A rank's debugger: the master's DebugRelay takes these before the coordinator.
+    case K::DebugStopped:
+    case K::DebugOutput:
+    case K::DebugResumed:
+    // What the master sends the nodes: never heard from one.
+    case K::Restart:
+    case K::Stop:
+    case K::JobEnd:
+    case K::Resume:
+    case K::ProbeVerdict:
+    case K::Standby:
+    case K::OutputFilter:
+    case K::FollowRank:
+    case K::CollectStacks:
+    case K::DebugInput:
+    case K::DebugAttachGdb:
+      return nullptr;
+  }
+  return nullptr;
 }
 
 void JobCoordinator::on_message(int node_rank, const rendezvous::Message& m) {
   if (node_rank < 0) return;  // only joined nodes speak for the job
   auto kind = messages::kind_of(m);
   if (!kind) return;  // a newer peer may send more kinds
-  auto handler = handlers().find(*kind);
-  if (handler != handlers().end()) handler->second(*this, node_rank, m);
+  if (Handler handler = handler_for(*kind)) handler(*this, node_rank, m);
 }
 
 void JobCoordinator::on_debugger_quit(long generation, int rank) {

@@ -57,7 +57,7 @@ class JobCoordinator {
  private:
   // A node message's handler: one of the coordinator's own, or the part the message is for.
   using Handler = std::function<void(JobCoordinator&, int node_rank, const rendezvous::Message& message)>;
-  static const std::map<messages::Kind, Handler>& handlers();
+  static Handler handler_for(messages::Kind kind);  // empty: a kind the coordinator does not take
   void on_worker_failed(int node_rank, const rendezvous::Message& message);
   void on_node_finished(int node_rank, const rendezvous::Message& message);
   void on_node_problem(int node_rank, const rendezvous::Message& message);

@@ -45,8 +45,8 @@ std::string generation_of(const StatusExtras& extras, int node) {
 
 std::string render_status_table(const std::string& job_id, const JobPolicy& policy, const StatusExtras& extras) {
   std::string s = fmt::format("job {}  {}  generation {}  restarts {}/{}  init deadline {}  worker port {}  learnt step {}\n",
-                              job_id, job_phase_name(policy.phase()), policy.generation(), policy.restarts_used(),
-                              policy.restart_budget(), human_duration(policy.init_deadline_s()), policy.worker_port(),
+                              job_id, job_phase_name(policy.phase()), policy.generation(), policy.budget().used(),
+                              policy.budget().total(), human_duration(policy.init_deadline().seconds()), policy.worker_port(),
                               extras.learnt_step_interval_s > 0 ? human_duration(extras.learnt_step_interval_s) : "-");
   if (policy.phase() == JobPhase::Ended) s += "the job has ended.\n";
   s += fmt::format("{:<5} {:<20} {:<16} {:<6} {:<8} {:<4} {}\n", "node", "host", "address", "nproc", "rtt_ms", "gen",
@@ -76,9 +76,9 @@ std::string render_status_json(const std::string& job_id, const JobPolicy& polic
   Json doc{{"job", job_id},
            {"phase", job_phase_name(policy.phase())},
            {"generation", policy.generation()},
-           {"restarts_used", policy.restarts_used()},
-           {"restart_budget", policy.restart_budget()},
-           {"init_deadline_s", policy.init_deadline_s()},
+           {"restarts_used", policy.budget().used()},
+           {"restart_budget", policy.budget().total()},
+           {"init_deadline_s", policy.init_deadline().seconds()},
            {"worker_port", policy.worker_port()},
            {"learnt_step_interval_s", extras.learnt_step_interval_s},
            {"nodes", Json::array()},

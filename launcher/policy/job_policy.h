@@ -119,11 +119,9 @@ class JobPolicy {
   // Read-only view for `ddplaunch status` and doctor.
   JobPhase phase() const { return phase_; }
   long generation() const { return generation_; }
-  int restarts_used() const { return budget_.used(); }
-  int restart_budget() const { return budget_.total(); }
+  const RestartBudget& budget() const { return budget_; }  // restarts used of the total
   // The init deadline of the current generation, and where its value came from.
-  double init_deadline_s() const { return init_deadline_.seconds(); }
-  const std::string& init_deadline_explained() const { return init_deadline_.explained(); }
+  const InitDeadline& init_deadline() const { return init_deadline_; }
   HangAction hang_action() const { return settings_.hang_action; }
   const std::vector<rendezvous::NodeRecord>& nodes() const { return nodes_.records(); }
   const InitTracker& ranks() const { return tracker_; }

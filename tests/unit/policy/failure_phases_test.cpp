@@ -76,14 +76,14 @@ TEST(FailurePhases, AnExceptionInSetupEndsAtOnceWithoutMaxRestarts) {
   EXPECT_EQ(a.generations, 1);
   ASSERT_TRUE(find<decision::OrderStop>(a.last));
   EXPECT_NE(logs(a.last).find("the program failed with its own error during setup"), std::string::npos) << logs(a.last);
-  EXPECT_EQ(policy.restarts_used(), 0);
+  EXPECT_EQ(policy.budget().used(), 0);
 }
 
 TEST(FailurePhases, MaxRestartsTwoGivesExactlyThreeAttemptsForASetupFailure) {
   JobPolicy policy(settings(2));
   Attempts a = fail_every_generation(policy, python_raised(1, FailurePhase::Setup, "ValueError: odd rank"));
   EXPECT_EQ(a.generations, 3);
-  EXPECT_EQ(policy.restarts_used(), 2);
+  EXPECT_EQ(policy.budget().used(), 2);
   EXPECT_NE(logs(a.last).find("not restarting"), std::string::npos) << logs(a.last);
 }
 

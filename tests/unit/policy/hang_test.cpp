@@ -394,17 +394,17 @@ TEST(JobPolicyHang, HistoryRaisesTheInitDeadlineAndSaysSo) {
   s.history_explained = "3 x init p99 5 min, history: p99 of 4 run(s) (/tmp/h)";
   JobPolicy policy(s);
   policy.on_nodes_joined(0, two_nodes(), t0);
-  EXPECT_DOUBLE_EQ(policy.init_deadline_s(), 900);
-  EXPECT_NE(policy.init_deadline_explained().find("raised to 15 min from history (3 x init p99"), std::string::npos)
-      << policy.init_deadline_explained();
+  EXPECT_DOUBLE_EQ(policy.init_deadline().seconds(), 900);
+  EXPECT_NE(policy.init_deadline().explained().find("raised to 15 min from history (3 x init p99"), std::string::npos)
+      << policy.init_deadline().explained();
   // The user's ceiling holds: history raises the deadline up to timeout.max_s, never past it.
   s.init_deadline.max_s = 60;
   JobPolicy capped(s);
   capped.on_nodes_joined(0, two_nodes(), t0);
-  EXPECT_DOUBLE_EQ(capped.init_deadline_s(), 60);
-  EXPECT_NE(capped.init_deadline_explained().find("raised to 60 s from history, capped by timeout.max_s 60 s"),
+  EXPECT_DOUBLE_EQ(capped.init_deadline().seconds(), 60);
+  EXPECT_NE(capped.init_deadline().explained().find("raised to 60 s from history, capped by timeout.max_s 60 s"),
             std::string::npos)
-      << capped.init_deadline_explained();
+      << capped.init_deadline().explained();
 }
 
 // A rank reported running that shows no progress of any kind past the suspect floor is not

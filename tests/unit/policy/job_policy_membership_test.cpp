@@ -90,7 +90,7 @@ TEST(JobPolicyMembership, ASpareWaitsThenTakesTheLostNodesSlotWithoutSpendingThe
   EXPECT_EQ(restart->ran_workers, (std::vector<int>{0, 1}));
   EXPECT_TRUE(find<decision::BeginGeneration>(start)->ran_workers.empty());
   EXPECT_FALSE(restart->hold);
-  EXPECT_EQ(policy.restarts_used(), 0);
+  EXPECT_EQ(policy.budget().used(), 0);
   EXPECT_NE(logs(lost).find("node 1 (host1, 10.0.0.2) was lost: heartbeat timeout"), std::string::npos) << logs(lost);
   EXPECT_NE(policy.membership_table(t0 + 11s).find("lost"), std::string::npos);
 }
@@ -114,7 +114,7 @@ TEST(JobPolicyMembership, InitFailuresStartingOnOneNodeTwiceExcludeItAndPromoteT
   const auto* restart = find<decision::OrderRestart>(second);
   ASSERT_NE(restart, nullptr);
   EXPECT_EQ(restart->members, (std::vector<int>{0, 2}));
-  EXPECT_EQ(policy.restarts_used(), 1);  // the exclusion spent nothing
+  EXPECT_EQ(policy.budget().used(), 1);  // the exclusion spent nothing
 }
 
 TEST(JobPolicyMembership, WithoutSparesTheNodesHoldUntilALauncherJoinsOrTheWaitEnds) {
@@ -220,7 +220,7 @@ TEST(JobPolicyMembership, AMovedCoordinatorStartsTheNextGenerationWhenTheLaunche
   ASSERT_NE(find<decision::ScheduleRestart>(failed), nullptr) << logs(failed);
   policy.on_backoff_elapsed(1);
   start_running(policy, 1, {0, 1});
-  ASSERT_EQ(policy.restarts_used(), 1);
+  ASSERT_EQ(policy.budget().used(), 1);
 
   auto moved = policy.on_coordinator_moved();
   EXPECT_EQ(policy.phase(), JobPhase::Joining);
@@ -238,7 +238,7 @@ TEST(JobPolicyMembership, AMovedCoordinatorStartsTheNextGenerationWhenTheLaunche
   EXPECT_TRUE(begin->ran_workers.empty());  // none of them ran workers for this coordinator
   start_running(policy, 2, {10, 11});
   EXPECT_EQ(policy.generation(), 2);
-  EXPECT_EQ(policy.restarts_used(), 1);  // the move spent nothing
+  EXPECT_EQ(policy.budget().used(), 1);  // the move spent nothing
 }
 
 TEST(JobPolicyMembership, AMovedCoordinatorOfAnEndedJobDismissesWhoeverJoins) {

@@ -237,7 +237,7 @@ TEST(JobPolicy, InitFailuresSpendMaxRestartsOnceTheInitBudgetIsGone) {
   EXPECT_TRUE(find<decision::ScheduleRestart>(job.policy.on_worker_failed(0, 1, failure(0, 0), t0)));
   job.restart_and_rejoin();
   EXPECT_TRUE(find<decision::OrderStop>(job.policy.on_worker_failed(0, 2, failure(0, 0), t0)));
-  EXPECT_EQ(job.policy.restarts_used(), 2);
+  EXPECT_EQ(job.policy.budget().used(), 2);
 }
 
 TEST(JobPolicy, RuntimeFailureStopsWithoutMaxRestarts) {
@@ -320,7 +320,7 @@ TEST(JobPolicy, FailuresFromTwoNodesInOneGenerationMakeOneDecision) {
   auto second = job.policy.on_worker_failed(0, 0, failure(0, 0), t0);
   EXPECT_EQ(count<decision::ScheduleRestart>(first), 1);
   EXPECT_EQ(count<decision::ScheduleRestart>(second) + count<decision::OrderStop>(second), 0);
-  EXPECT_EQ(job.policy.restarts_used(), 1);
+  EXPECT_EQ(job.policy.budget().used(), 1);
 }
 
 TEST(JobPolicy, AStaleReportFromAnOlderGenerationIsIgnored) {
@@ -615,7 +615,7 @@ TEST(JobPolicy, QuittingADebuggerStopsTheJobWithThatRootCauseAndNoRestart) {
   const std::string text = logs(end);
   EXPECT_NE(text.find("root cause: rank 3 (local rank 1) on node 1 (host1)"), std::string::npos) << text;
   EXPECT_NE(text.find("quit the debugger"), std::string::npos) << text;
-  EXPECT_EQ(job.policy.restarts_used(), 0);
+  EXPECT_EQ(job.policy.budget().used(), 0);
 }
 
 TEST(JobPolicy, ADeadlineFiringAfterEveryRankIsRunningIsIgnored) {
