@@ -33,6 +33,9 @@ std::pair<debug::StopLocation, std::string> stop_of(const Worker& worker) {
 void DebuggerWatch::notice_prompt(Worker& worker) {
   const auto prompt = debug::debugger_prompt(worker.stdout_lines.unterminated());
   if (prompt) worker.stdout_lines.drop_unterminated();
+  const bool owed = prompt && worker.prompts_owed > 0;
+  if (owed) --worker.prompts_owed;
+  if (owed && !worker.debugging) return;  // the answer to a command typed before `c`: the rank runs on
   if (prompt && !worker.debugging && worker.stdin_pipe.is_open()) {
     const auto [where, reason] = stop_of(worker);
     worker.debugging = true;
@@ -67,6 +70,7 @@ bool DebuggerWatch::input(const std::shared_ptr<Worker>& worker, const std::stri
   if (w.stdin_queue.size() + line.size() + 1 > Worker::kMaxStdinQueue) return false;
   w.stdin_queue.append(line).append("\n");
   if (debug::classify_debugger_command(line) != debug::DebuggerCommand::Other) leave(w);
+  else ++w.prompts_owed;
   write_stdin(worker);
   return true;
 }

@@ -68,6 +68,10 @@ struct Worker {
   std::string stdin_queue;     // lines not yet written (bounded: kMaxStdinQueue)
   bool stdin_writing = false;  // an async write is in flight
   bool debugging = false;
+  // Prompts the debugger still owes for lines already written that keep it stopped (p, n,
+  // ...): a person may type `c` before the prompt of their previous command came; that prompt
+  // then answers the old command, and is no new stop.
+  int prompts_owed = 0;
   bool gdb_attached = false;  // a person's gdb holds it (`:attach R --gdb`)
   std::string debugger_output;  // whole lines for the console, sent after each read
   // pdb's "> file(line)func()" and "-> code" lines, held back from the terminal for a moment:

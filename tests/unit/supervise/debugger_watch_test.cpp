@@ -99,3 +99,22 @@ TEST(DebuggerWatch, AFullKeyboardRefusesTheLine) {
   w.worker->stdin_writing = true;  // a write in flight: lines queue
   EXPECT_FALSE(w.watch.input(w.worker, std::string(Worker::kMaxStdinQueue, 'x')));
 }
+
+// A person types `c` before the prompt of their previous command came (its answer printed,
+// the prompt in a later read): that prompt answers `p x` and is no new stop; the rank runs on,
+// and a later breakpoint's prompt is a stop again.
+TEST(DebuggerWatch, APromptOwedToACommandTypedBeforeContinueIsNoNewStop) {
+  Watched w;
+  w.worker_wrote("> /home/u/train.py(88)load_batch()\n(Pdb) ");
+  ASSERT_EQ(w.stops, 1);
+  ASSERT_TRUE(w.watch.input(w.worker, "p x"));
+  w.worker_wrote("3\n");
+  ASSERT_TRUE(w.watch.input(w.worker, "c"));
+  EXPECT_EQ(w.typed(), "p x\nc\n");
+  w.worker_wrote("(Pdb) ");  // the prompt that followed `p x`
+  EXPECT_EQ(w.stops, 1);
+  EXPECT_FALSE(w.worker->debugging) << "the rank runs on";
+  w.worker_wrote("> /home/u/train.py(95)step()\n(Pdb) ");  // its next breakpoint
+  EXPECT_EQ(w.stops, 2);
+  EXPECT_TRUE(w.worker->debugging);
+}
