@@ -28,6 +28,7 @@ constexpr const char* kUsage =
     "  --report-init               report init_begin then init_ok through the shim\n"
     "  --fail-init-on-gen G        on DDPLAUNCH_GENERATION G: init_begin, init_failed, exit 3\n"
     "                              (G = -1: on every generation)\n"
+    "  --fail-init-after-ms MS     that failing init takes MS milliseconds first\n"
     "  --hang-init-on-gen G        on generation G: init_begin, then sleep forever\n"
     "  --fail-rank R               limit the two above to RANK R (default: every rank)\n"
     "  --lines N --line-bytes B    N stdout lines 'rank R line i xxx..' of B bytes (with the\n"
@@ -44,6 +45,7 @@ struct Options {
   bool print_env = false;
   bool report_init = false;
   std::optional<long> fail_init_gen;
+  long fail_init_after_ms = 0;
   std::optional<long> hang_init_gen;
   std::optional<long> fail_rank;
   long lines = 0;
@@ -79,6 +81,7 @@ std::optional<Options> parse(int argc, char** argv) {
     else if (flag == "--fork-grandchild") o.fork_grandchild = true;
     else if (flag == "--hang") o.hang = true;
     else if (flag == "--fail-init-on-gen") { if (!number(v)) return std::nullopt; o.fail_init_gen = v; }
+    else if (flag == "--fail-init-after-ms") { if (!number(o.fail_init_after_ms)) return std::nullopt; }
     else if (flag == "--hang-init-on-gen") { if (!number(v)) return std::nullopt; o.hang_init_gen = v; }
     else if (flag == "--fail-rank") { if (!number(v)) return std::nullopt; o.fail_rank = v; }
     else if (flag == "--lines") { if (!number(o.lines)) return std::nullopt; }
@@ -191,6 +194,7 @@ int main(int argc, char** argv) {
   if (fails_this_generation && this_rank) {
     std::string what = "fake init failure on generation " + std::to_string(generation);
     ddplaunch::shim::report(c::StatusEvent::InitBegin, "fake_worker");
+    if (o.fail_init_after_ms > 0) sleep_ms(o.fail_init_after_ms);
     ddplaunch::shim::report(c::StatusEvent::InitFailed, what);
     std::fprintf(stderr, "fake_worker rank %ld: %s\n", rank, what.c_str());
     return 3;

@@ -163,7 +163,10 @@ TEST(Membership, ANodeWhoseRanksAlwaysFailInitIsExcludedAndReplacedBySpare) {
   MultiNodeJob job = membership_job(2, "mem-exclude", {"--spares", "1"});
   const std::vector<std::string> work{"--report-init", "--sleep-ms", "1500"};
   Cluster c;
-  start_all(c, {fake_worker_node(job, 0, work), fake_worker_node(job, 1, {"--fail-init-on-gen", "-1"}),
+  // Each failing init takes a second: the spare, started with the others, has joined before
+  // the second failure however loaded the machine (it took 135 ms once, after two fast ones).
+  start_all(c, {fake_worker_node(job, 0, work),
+                fake_worker_node(job, 1, {"--fail-init-on-gen", "-1", "--fail-init-after-ms", "1000"}),
                 fake_worker_node(job, 2, work)});
   RunResult r0 = c.nodes[0]->wait(kJobBound), bad = c.nodes[1]->wait(kJobBound), spare = c.nodes[2]->wait(kJobBound);
   const std::string all = "===== node 0\n" + r0.output + "===== node 1 (bad)\n" + bad.output + "===== spare\n" + spare.output;
