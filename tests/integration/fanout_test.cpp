@@ -344,10 +344,13 @@ TEST(FanOut, IdenticalLinesOfRanksOnDifferentHostsPrintOnceWhenCollapsing) {
   std::string outputs;
   for (int attempt = 0; attempt < 3 && !merged; ++attempt) {
     const std::string go = ssh.dir() + "/go" + std::to_string(attempt);
-    // Every rank says it is ready, waits (bounded) for the test's go, then prints the same line.
+    // Every rank says it is ready, waits (bounded) for the test's go, then prints the same line
+    // and runs on a moment, as a trainer does: a node's end is said at once, and what the
+    // launcher says about a node goes out after every line waiting before it (the other host's
+    // line too, were it still on its way).
     const std::string script = "echo \"ready $RANK\"; i=0; while [ ! -e " + go +
                                " ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); done; echo 'Training finished'; "
-                               "echo \"bye from $RANK\"";
+                               "echo \"bye from $RANK\"; sleep 1";
     dt::BackgroundProcess fanout;
     ASSERT_TRUE(fanout.start(fanout_argv(cluster, 2, {"--nproc-per-node", "2", "--collapse-output", "on"},
                                          {"/bin/sh", "-c", script}),
