@@ -89,7 +89,7 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const prefli
   const NodeAssignment a = node_assignment(planned, plan, "(created at start)", "", 0);
   auto known = [](const std::string& v) { return v.empty() ? "unknown" : v.c_str(); };
   std::printf("# this node: %d GPU(s) (%s), driver %s, CUDA %s, NCCL %s\n# GPU notes: %s\n", gpus.count,
-              gpus.source.c_str(), known(gpus.driver_version), known(gpus.cuda_version), known(gpus.nccl_version),
+              std::string(preflight::gpu_source_name(gpus.source)).c_str(), known(gpus.driver_version), known(gpus.cuda_version), known(gpus.nccl_version),
               gpus.note.c_str());
   std::printf("# timeout: %s\n", preflight::explain_init_deadline(config.init_deadline, config.nodes, false, 0, 0).c_str());
   std::printf("# stdin: %s\n",

@@ -300,8 +300,23 @@ bool starts_a_generation(const JobPolicy::Decisions& decisions) {
 }
 }  // namespace
 
+// Run to completion: decisions of an event that arrives while others are being carried out
+// (the server plans a generation inside begin_generation when every node is there already)
+// wait until those are done, so every batch is carried out whole and in the order decided.
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fence) {
   if (decisions.empty()) return;
+  waiting_batches_.emplace_back(decisions, fence);
+  if (carrying_out_) return;
+  carrying_out_ = true;
+  while (!waiting_batches_.empty()) {
+    auto [batch, batch_fence] = std::move(waiting_batches_.front());
+    waiting_batches_.pop_front();
+    carry_out_batch(batch, batch_fence);
+  }
+  carrying_out_ = false;
+}
+
+void JobCoordinator::carry_out_batch(const JobPolicy::Decisions& decisions, Fence fence) {
   if (!settings_.save_state) return carry_out_each(decisions);
   hang_watch_.note_learnt_step_interval();  // any growth: saved with the state below
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
@@ -336,10 +351,12 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
       },
       [this](const decision::OrderRestart& order) {
         if (!server_) return;
+        // The order first: the server may plan (and send the assignments) at once when every
+        // node of the next generation is ready already.
+        server_->broadcast(messages::encode(order.generation, messages::Restart{order.reason}));
         const auto generation = static_cast<std::uint64_t>(order.generation);
         if (!policy_.membership_enabled()) server_->begin_generation(generation);
         else if (!order.hold) server_->begin_generation(generation, order.members, order.ran_workers);
-        server_->broadcast(messages::encode(order.generation, messages::Restart{order.reason}));
       },
       [this](const decision::BeginGeneration& begin) {
         if (server_)

@@ -110,14 +110,15 @@ void MasterHangWatch::check(PolicyClock::time_point now) {
   if (policy_.phase() != JobPhase::Running || hang_.generation() != policy_.generation()) return;
   if (auto note = hang_.unwatched_note(now)) spdlog::warn("{}", *note);
   for (HangEvent& e : hang_.check(now)) {
+    const std::vector<int>& quiet = hang_.quiet_ranks();
     if (e.level == HangEvent::Level::Suspect) {
       spdlog::warn("{}", e.text);
-      request_stacks(headline_of(e.text), e.quiet_ranks, nullptr);
+      request_stacks(headline_of(e.text), quiet, nullptr);
       continue;
     }
     spdlog::error("{}; hang.action: {}", e.text, hang_action_name(policy_.hang_action()));
-    request_stacks(headline_of(e.text), e.quiet_ranks,
-                   [this, generation = policy_.generation(), text = e.text, quiet = e.quiet_ranks,
+    request_stacks(headline_of(e.text), quiet,
+                   [this, generation = policy_.generation(), text = e.text, quiet,
                     past_deadline = e.ranks](const std::string& stacks, const std::vector<int>& stuck) {
                      hooks_.hang_found(generation, hang_root_cause_rank(stuck, quiet, past_deadline),
                                        text + "\n" + stacks);

@@ -66,10 +66,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                   GroupCallbacks{
                       .on_failure =
                           [this](const WorkerFailure& f) {
-                            if (local_failure_generation_ != policy_.generation()) {
-                              local_failure_ = f;
-                              local_failure_generation_ = policy_.generation();
-                            }
+                            outer_root_cause_.on_failure(f, policy_.generation());
                             // Its last lines and the timeline first: the master has them before the failure.
                             follower_.flush();
                             rank_states_.send_timeline();
@@ -149,7 +146,8 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                           .node_rank = [this] { return node_rank_; },
                           .generation = [this] { return policy_.generation(); },
                       }),
-      policy_(node_policy_settings(plan_)) {
+      policy_(node_policy_settings(plan_)),
+      outer_root_cause_(plan_.base_env, plan_.hostname) {
   signals_.add(SIGHUP);
   signals_.add(SIGCONT);
   signals_.add(SIGUSR1);  // Slurm's --signal=USR1@120: forwarded, never fatal to the launcher
@@ -233,7 +231,8 @@ void NodeAgent::on_restart_order(long generation, const std::string& reason) {
 }
 
 void NodeAgent::on_stop_order(long generation, const std::string& reason) {
-  if (policy_.state() != NodeState::Finished && policy_.state() != NodeState::Joining) stop_reason_ = reason;
+  if (policy_.state() != NodeState::Finished && policy_.state() != NodeState::Joining)
+    outer_root_cause_.on_stop_reason(reason);
   carry_out(policy_.on_stop_order(generation, reason, supervisor_.active()));
 }
 

@@ -19,6 +19,7 @@
 #include "agent/etcd_node_link.h"
 #include "agent/join_watch.h"
 #include "agent/node_plan.h"
+#include "agent/outer_root_cause.h"
 #include "agent/paused_ranks_prompt.h"
 #include "agent/peer_probe_run.h"
 #include "agent/rank_debug_sessions.h"
@@ -60,7 +61,6 @@ class NodeAgent {
   void on_signal(int signal);
   void carry_out(const NodePolicy::Decisions& decisions);
   void finish(int exit_code);
-  void write_outer_error_file(int exit_code);
 
   // Steps the transitions share.
   void start_generation(const rendezvous::Assignment& assignment, const std::string& probe_ifname);
@@ -104,11 +104,7 @@ class NodeAgent {
   int node_rank_ = -1;
   bool env_conflicts_reported_ = false;
   int exit_code_ = 1;
-  // For the outer agent's TORCHELASTIC_ERROR_FILE: this node's first failed rank of the
-  // current generation, and why the master stopped the job.
-  std::optional<WorkerFailure> local_failure_;
-  long local_failure_generation_ = -1;
-  std::string stop_reason_;
+  OuterRootCause outer_root_cause_;  // for an outer agent's TORCHELASTIC_ERROR_FILE
 };
 
 }  // namespace ddplaunch

@@ -1,13 +1,11 @@
 // NodeAgent's end: once its NodePolicy decided the node ends, say the outcome, release every
 // timer, socket, child and file (the master's server last: `ddplaunch tail` clients read the
-// last lines), and leave the root cause where an outer agent looks for it.
+// last lines), and leave the root cause where an outer agent looks for it (OuterRootCause).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/node_agent.h"
 #include "job_record.h"
-#include "policy/root_cause.h"
-#include "supervise/outer_error_file.h"
 
 namespace ddplaunch {
 
@@ -23,7 +21,9 @@ void NodeAgent::finish(int exit_code) {
                     : etcd_ ? " — the coordinator's output has the root cause"
                             : " — the master's output has the root cause");
   }
-  if (exit_code != 0) write_outer_error_file(exit_code);
+  if (exit_code != 0)
+    outer_root_cause_.write(exit_code, policy_.generation(),
+                            [this](int global_rank) { return supervisor_.error_file_of(global_rank); });
   boost::system::error_code ignored;
   signals_.cancel(ignored);
   exit_timer_.cancel();
@@ -42,26 +42,6 @@ void NodeAgent::finish(int exit_code) {
   if (client_) client_->close();
   host_.close_server();
   if (etcd_) etcd_->close(host_.job_ended());
-}
-
-// An outer agent (TorchX, Kubeflow, a scheduler) reads the root cause from the
-// TORCHELASTIC_ERROR_FILE it gave this launcher, as torchrun's @record main writes it.
-void NodeAgent::write_outer_error_file(int exit_code) {
-  auto outer = plan_.base_env.find("TORCHELASTIC_ERROR_FILE");
-  if (outer == plan_.base_env.end() || outer->second.empty()) return;
-  OuterFailure f;
-  f.exit_code = exit_code;
-  if (local_failure_ && local_failure_generation_ == policy_.generation()) {
-    f.message = describe_failure_line(FailureReport{*local_failure_, plan_.hostname});
-    for (const auto& line : local_failure_->tail) f.details += line + "\n";
-    f.child_error_file = supervisor_.error_file_of(local_failure_->global_rank);
-  } else {
-    f.message = !stop_reason_.empty() ? stop_reason_
-                                      : fmt::format("ddplaunch: the job failed on {} with exit code {}", plan_.hostname,
-                                                    exit_code);
-  }
-  if (std::string error = ::ddplaunch::write_outer_error_file(outer->second, f); !error.empty())
-    spdlog::warn("could not write the root cause to TORCHELASTIC_ERROR_FILE: {}", error);
 }
 
 }  // namespace ddplaunch

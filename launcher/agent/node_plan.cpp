@@ -89,7 +89,7 @@ std::string plan_workers(const LaunchConfig& config, const Environment& env, con
                          bool driver_present, NodePlan& plan) {
   // Not probed on a node with a driver (a single-node job with a numeric --nproc-per-node):
   // GPUs may be there, so NCCL may run.
-  plan.nccl_may_run = gpus.count > 0 || (driver_present && gpus.source == "not probed");
+  plan.nccl_may_run = gpus.count > 0 || (driver_present && gpus.source == preflight::GpuSource::NotProbed);
   auto nproc = preflight::resolve_nproc(config.nproc_per_node, gpus.count);
   if (!nproc) return nproc.error;
   plan.nproc = *nproc;

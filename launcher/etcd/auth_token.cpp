@@ -23,12 +23,13 @@ asio::awaitable<Result<std::string>> GatewayTransport::auth_token(const Endpoint
   auto token = wire::parse_auth_token(body);
   if (!token) {
     const std::string error = wire::error_text(body);
-    if (error.find("authentication is not enabled") != std::string::npos) {
+    const wire::Refusal refusal = wire::classify_refusal(error, wire::error_code(body));
+    if (refusal == wire::Refusal::AuthNotEnabled) {
       co_return R::success("");  // etcd without --auth: the credentials are not needed
     }
     refused = true;
     std::string why = call.what + " failed: " + (error.empty() ? "HTTP " + std::to_string(a.status) : error);
-    if (error.find("invalid user ID or password") != std::string::npos)
+    if (refusal == wire::Refusal::BadCredentials)
       why += " (check the password in " + who.password_source + " and the user name: --rdzv-conf username=" +
              who.user + ")";
     co_return R::failure(why);

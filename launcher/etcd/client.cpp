@@ -9,22 +9,29 @@ namespace {
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 // The likely cause of etcd's best-known refusals, for the person at the terminal.
-std::string likely_cause(const std::string& error, int code) {
-  if (error.find("lease not found") != std::string::npos)
-    return "the lease expired or was revoked: its keepalive stopped for longer than its TTL";
-  if (error.find("user name is empty") != std::string::npos)
-    return "etcd has authentication enabled: give --rdzv-conf username=NAME with password_file=PATH or "
-           "DDPLAUNCH_ETCD_PASSWORD";
-  if (error.find("permission denied") != std::string::npos)
-    return "the etcd user lacks the permission: grant it a role with read-write access to /ddplaunch/";
-  if (code == 16 || error.find("invalid auth token") != std::string::npos)
-    return "etcd refused the auth token, also a fresh one";
-  if (error.find("too many operations in txn") != std::string::npos)
-    return "etcd's --max-txn-ops (128 by default) is lower than this transaction";
-  if (error.find("request is too large") != std::string::npos)
-    return "the value exceeds etcd's --max-request-bytes (1.5 MiB by default)";
-  if (error.find("required revision has been compacted") != std::string::npos)
-    return "etcd compacted that revision away: read the current state again";
+std::string likely_cause(wire::Refusal refusal) {
+  using wire::Refusal;
+  switch (refusal) {
+    case Refusal::LeaseNotFound:
+      return "the lease expired or was revoked: its keepalive stopped for longer than its TTL";
+    case Refusal::AuthNeeded:
+      return "etcd has authentication enabled: give --rdzv-conf username=NAME with password_file=PATH or "
+             "DDPLAUNCH_ETCD_PASSWORD";
+    case Refusal::PermissionDenied:
+      return "the etcd user lacks the permission: grant it a role with read-write access to /ddplaunch/";
+    case Refusal::TokenRefused:
+      return "etcd refused the auth token, also a fresh one";
+    case Refusal::TooManyTxnOps:
+      return "etcd's --max-txn-ops (128 by default) is lower than this transaction";
+    case Refusal::RequestTooLarge:
+      return "the value exceeds etcd's --max-request-bytes (1.5 MiB by default)";
+    case Refusal::RevisionCompacted:
+      return "etcd compacted that revision away: read the current state again";
+    case Refusal::Other:
+    case Refusal::AuthNotEnabled:
+    case Refusal::BadCredentials:
+      return {};
+  }
   return {};
 }
 
@@ -39,7 +46,7 @@ std::string describe_refusal(const std::string& endpoint, const std::string& fla
       error += ": no v3 JSON gateway here; is it etcd 3.4 or newer, at its client port?";
   }
   std::string out = endpoint_label(endpoint, flag) + " refused " + what + ": " + error;
-  if (const auto cause = likely_cause(error, wire::error_code(body)); !cause.empty()) out += " (" + cause + ")";
+  if (const auto cause = likely_cause(wire::classify_refusal(error, wire::error_code(body))); !cause.empty()) out += " (" + cause + ")";
   return out;
 }
 

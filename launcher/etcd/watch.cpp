@@ -99,7 +99,7 @@ struct WatchRun {
           co_return "compacted";
         }
         if (msg->canceled) {
-          renew_token = msg->cancel_reason.find("invalid auth token") != std::string::npos;
+          renew_token = wire::classify_refusal(msg->cancel_reason) == wire::Refusal::TokenRefused;
           co_return "etcd canceled the watch: " + msg->cancel_reason;
         }
         if (msg->created && !streaming) {

@@ -3,6 +3,8 @@
 
 #include <array>
 #include <charconv>
+#include <string_view>
+#include <utility>
 
 namespace ddplaunch::etcd::wire {
 namespace {
@@ -323,9 +325,7 @@ Result<std::string> parse_auth_token(const Json& body) {
   return Result<std::string>::success(it->get<std::string>());
 }
 
-bool token_refused(const Json& body) {
-  return error_code(body) == 16 || error_text(body).find("invalid auth token") != std::string::npos;
-}
+bool token_refused(const Json& body) { return classify_refusal(body) == Refusal::TokenRefused; }
 
 std::string error_text(const Json& body) {
   if (!body.is_object()) return {};
@@ -342,6 +342,25 @@ int error_code(const Json& body) {
   if (const auto it = body.find("code"); it != body.end() && it->is_number_integer()) return it->get<int>();
   if (const auto it = body.find("error"); it != body.end() && it->is_object()) return error_code(*it);
   return 0;
+}
+
+Refusal classify_refusal(const std::string& error, int code) {
+  constexpr int kGrpcUnauthenticated = 16;
+  if (code == kGrpcUnauthenticated) return Refusal::TokenRefused;
+  static constexpr std::pair<std::string_view, Refusal> kTexts[] = {
+      {"lease not found", Refusal::LeaseNotFound},
+      {"user name is empty", Refusal::AuthNeeded},
+      {"permission denied", Refusal::PermissionDenied},
+      {"invalid auth token", Refusal::TokenRefused},
+      {"authentication is not enabled", Refusal::AuthNotEnabled},
+      {"invalid user ID or password", Refusal::BadCredentials},
+      {"too many operations in txn", Refusal::TooManyTxnOps},
+      {"request is too large", Refusal::RequestTooLarge},
+      {"required revision has been compacted", Refusal::RevisionCompacted},
+  };
+  for (const auto& [text, refusal] : kTexts)
+    if (error.find(text) != std::string::npos) return refusal;
+  return Refusal::Other;
 }
 
 }  // namespace ddplaunch::etcd::wire

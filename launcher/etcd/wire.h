@@ -65,4 +65,21 @@ Result<WatchMessage> parse_watch_message(const Json& message);
 std::string error_text(const Json& body);
 int error_code(const Json& body);
 
+// etcd's refusals that ddplaunch acts on or explains. etcd names them only in its error text
+// (and sometimes a gRPC code), so this is the one place that reads that text.
+enum class Refusal {
+  Other,
+  LeaseNotFound,        // "lease not found"
+  AuthNeeded,           // "user name is empty": auth is on, no user given
+  PermissionDenied,     // "permission denied"
+  TokenRefused,         // gRPC 16 / "invalid auth token"
+  AuthNotEnabled,       // "authentication is not enabled": credentials are not needed
+  BadCredentials,       // "invalid user ID or password"
+  TooManyTxnOps,        // "too many operations in txn"
+  RequestTooLarge,      // "request is too large"
+  RevisionCompacted,    // "required revision has been compacted"
+};
+Refusal classify_refusal(const std::string& error, int code = 0);
+inline Refusal classify_refusal(const Json& body) { return classify_refusal(error_text(body), error_code(body)); }
+
 }  // namespace ddplaunch::etcd::wire

@@ -113,6 +113,7 @@ void HangTracker::hold(bool held, PolicyClock::time_point now) {
 }
 
 std::vector<HangEvent> HangTracker::check(PolicyClock::time_point now) {
+  quiet_ranks_.clear();
   if (held_) return {};
   // Group the findings by level and section, so one message names every rank concerned.
   std::map<std::pair<int, std::string>, HangEvent> found;
@@ -123,7 +124,6 @@ std::vector<HangEvent> HangTracker::check(PolicyClock::time_point now) {
       HangLimits l = section_limits(r.section);
       if (!waited_for || l.suspect_s + l.hang_s > waited_for->suspect_s + waited_for->hang_s) waited_for = l;
     }
-  std::vector<int> quiet;
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     Rank& r = ranks_[i];
     if (!r.alive || (r.steps == 0 && r.section.empty())) continue;  // not training yet: init/setup rules
@@ -135,7 +135,7 @@ std::vector<HangEvent> HangTracker::check(PolicyClock::time_point now) {
       l.explained = "waiting for a rank in a section: " + waited_for->explained;
     }
     const double silent = seconds_between(r.last_progress, now);
-    if (silent >= l.suspect_s / 2) quiet.push_back(static_cast<int>(i));
+    if (silent >= l.suspect_s / 2) quiet_ranks_.push_back(static_cast<int>(i));
     HangEvent::Level level;
     if (silent >= l.hang_s && !r.hang_reported) {
       level = HangEvent::Level::Hang;
@@ -158,7 +158,6 @@ std::vector<HangEvent> HangTracker::check(PolicyClock::time_point now) {
     std::string ranks;
     for (int rank : e.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
     const bool hang = e.level == HangEvent::Level::Hang;
-    e.quiet_ranks = quiet;
     e.text = fmt::format("{} {} {} made no progress for {}{} — {}{}", hang ? "hang:" : "suspect:",
                          e.ranks.size() == 1 ? "rank" : "ranks", ranks, human_duration(e.silent_s),
                          e.section.empty() ? "" : " inside section '" + e.section + "'", e.text,

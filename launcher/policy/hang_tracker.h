@@ -47,11 +47,6 @@ struct HangLimits {                // the deadlines in force, with where they ca
 struct HangEvent {
   enum class Level { Suspect, Hang } level = Level::Suspect;
   std::vector<int> ranks;          // global ranks without progress beyond the limit
-  // Every watched rank without progress for at least half its suspect limit, `ranks` included:
-  // the ranks among which the stuck one is sought. Progress reports come about once a second,
-  // so the rank that stopped first is not always the first past a limit (a peer blocked in the
-  // collective it never joined may cross it a report earlier).
-  std::vector<int> quiet_ranks;
   double silent_s = 0;             // the longest silence among them
   std::string section;             // "" outside a section
   std::string text;                // the whole message for people
@@ -75,6 +70,12 @@ class HangTracker {
   // New suspect / hang findings at `now` (each rank once per episode: progress re-arms it).
   // None while held.
   std::vector<HangEvent> check(PolicyClock::time_point now);
+  // The last check's quiet ranks: every watched rank without progress for at least half its
+  // suspect limit, the ranks of its events included. The stuck rank is sought among them:
+  // progress reports come about once a second, so the rank that stopped first is not always
+  // the first past a limit (a peer blocked in the collective it never joined may cross it a
+  // report earlier).
+  const std::vector<int>& quiet_ranks() const { return quiet_ranks_; }
   // A person holds a rank in a debugger: nobody is judged (the others wait for it by design);
   // when released, every rank's clock starts again at `now`.
   void hold(bool held, PolicyClock::time_point now);
@@ -102,6 +103,7 @@ class HangTracker {
 
   HangSettings settings_;
   std::vector<Rank> ranks_;
+  std::vector<int> quiet_ranks_;  // found by the last check()
   bool held_ = false;
   PolicyClock::time_point generation_start_{};
   double learnt_interval_s_ = 0;                 // largest step interval after warm-up, any rank

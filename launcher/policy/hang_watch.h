@@ -22,6 +22,7 @@ class HangWatch {
   void on_generation(long generation, int world, TimePoint now);
   void on_ranks_reported(long generation, const std::vector<RankReport>& ranks, TimePoint now);
   std::vector<HangEvent> check(TimePoint now) { return tracker_.check(now); }
+  const std::vector<int>& quiet_ranks() const { return tracker_.quiet_ranks(); }  // the last check's
   // Once per job: ranks that have run past the suspect floor since their init without any
   // sign of progress are not judged (the watch starts at a rank's first progress). The note
   // that says so, naming them and what counts as progress; nothing otherwise.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/base/name_table.h"
+#include "ddplaunch/rendezvous/node_rank_assignment.h"
 
 namespace ddplaunch {
 
@@ -58,20 +59,16 @@ std::vector<int> Membership::active_ids() const {
 // join order into the lowest free slots; then contiguous (an elastic start below MAX).
 MembershipChange Membership::start(std::string reason) {
   started_ = true;
-  std::vector<bool> taken(static_cast<std::size_t>(settings_.max_nodes), false);
+  std::vector<Member*> starting;  // in join order
+  std::vector<int> requested;
   for (auto& m : members_)
-    if (m.role == MemberRole::Active && m.requested_slot >= 0 && !taken[m.requested_slot]) {
-      m.slot = m.requested_slot;
-      taken[m.slot] = true;
+    if (m.role == MemberRole::Active) {
+      starting.push_back(&m);
+      requested.push_back(m.requested_slot);
     }
-  std::size_t next = 0;
-  for (auto& m : members_) {
-    if (m.role != MemberRole::Active || m.slot >= 0) continue;
-    while (taken[next]) ++next;
-    m.slot = static_cast<int>(next);
-    taken[next] = true;
-  }
-  renumber_active();
+  const auto slots = rendezvous::assign_node_ranks(requested, static_cast<std::size_t>(settings_.max_nodes));
+  for (std::size_t i = 0; i < starting.size(); ++i) starting[i]->slot = slots[i];
+  renumber_active();  // a job started below its largest size: no gaps between the ranks
   return {MembershipChange::Kind::Start, std::move(reason), {}, {}};
 }
 

@@ -192,7 +192,6 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
                                            "; its place is free again");
     return;
   }
-  if (peer->rejoined) --rejoined_count_;
   if (cb_.on_node_lost && phase_ != Phase::kClosed) cb_.on_node_lost(peer->record, printable(why));
 }
 
@@ -239,7 +238,7 @@ void Server::Impl::progress_tick() {
   if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
   const bool rejoins = phase_ == Phase::kWaitingRejoins;
   int expected = rejoins ? static_cast<int>(by_rank_.size()) : opt_.expected_nodes;
-  int joined = phase_ == Phase::kWaitingJoins ? static_cast<int>(joined_.size()) : rejoined_count_;
+  int joined = phase_ == Phase::kWaitingJoins ? static_cast<int>(joined_.size()) : rejoined_count();
   auto miss = missing();
   Frame progress = frame_of(detail::kProgress);
   progress.fields["joined"] = std::to_string(joined);
@@ -266,7 +265,7 @@ void Server::Impl::on_join_deadline() {
                                std::to_string(opt_.expected_nodes) + " nodes have joined"
                          : "rejoin timeout for generation " + std::to_string(generation_) +
                                ": after " + detail::format_seconds(opt_.join_timeout) + " only " +
-                               std::to_string(rejoined_count_) + " of " +
+                               std::to_string(rejoined_count()) + " of " +
                                std::to_string(by_rank_.size()) + " nodes have rejoined";
   timeout.what = what + "; missing " + detail::join_list(timeout.missing);
   if (cb_.on_join_timeout) cb_.on_join_timeout(timeout);

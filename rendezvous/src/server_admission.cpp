@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "handshake.h"
+#include "ddplaunch/rendezvous/node_rank_assignment.h"
 #include "server_impl.h"
 
 namespace ddplaunch::rendezvous {
@@ -138,11 +139,8 @@ void Server::Impl::accept_join(const PeerPtr& peer, NodeFacts facts, int req) {
 
 void Server::Impl::handle_rejoin(const PeerPtr& peer, Frame& f) {
   if (!planned_once_) return;  // nothing to rejoin yet
-  peer->has_rejoin = true;
-  peer->rejoin_generation = f.generation;
-  if (phase_ == Phase::kWaitingRejoins && f.generation == generation_ && !peer->rejoined) {
-    peer->rejoined = true;
-    ++rejoined_count_;
+  peer->ready_for = f.generation;
+  if (phase_ == Phase::kWaitingRejoins && f.generation == generation_) {
     maybe_plan();
   }
 }
@@ -151,18 +149,16 @@ void Server::Impl::begin_generation(std::uint64_t generation) {
   if (phase_ == Phase::kClosed || !planned_once_) return;
   generation_ = generation;
   phase_ = Phase::kWaitingRejoins;
-  rejoined_count_ = 0;
-  for (const auto& p : joined_) {
-    p->rejoined = p->has_rejoin && p->rejoin_generation == generation;
-    rejoined_count_ += p->rejoined ? 1 : 0;
-  }
   start_wait_timers();
-  // Deferred: plan() must not run inside the launcher's own begin_generation call.
-  boost::asio::post(io_, [self = shared_from_this()] { self->maybe_plan(); });
+  maybe_plan();  // every node may be ready already
+}
+
+int Server::Impl::rejoined_count() const {
+  return static_cast<int>(std::count_if(by_rank_.begin(), by_rank_.end(), [this](const PeerPtr& p) { return p && rejoined(*p); }));
 }
 
 void Server::Impl::maybe_plan() {
-  if (phase_ == Phase::kWaitingRejoins && !by_rank_.empty() && rejoined_count_ == static_cast<int>(by_rank_.size()))
+  if (phase_ == Phase::kWaitingRejoins && !by_rank_.empty() && rejoined_count() == static_cast<int>(by_rank_.size()))
     plan_generation();
 }
 
@@ -177,7 +173,7 @@ std::vector<std::string> Server::Impl::missing() const {
     for (std::size_t r = 0; r < by_rank_.size(); ++r) {
       const auto& p = by_rank_[r];
       if (!p) add("node rank " + std::to_string(r) + " (lost)");
-      else if (!p->rejoined) add("node rank " + std::to_string(r) + " (host '" + p->record.facts.hostname + "')");
+      else if (!rejoined(*p)) add("node rank " + std::to_string(r) + " (host '" + p->record.facts.hostname + "')");
     }
   } else {
     int unranked = 0;
@@ -196,13 +192,13 @@ std::vector<std::string> Server::Impl::missing() const {
 }
 
 void Server::Impl::plan_generation() {
-  if (!planned_once_ && !opt_.launcher_assigns_slots) {  // unrequested nodes take the lowest free ranks, in join order
-    std::size_t next_free = 0;
-    for (const auto& p : joined_) {
-      if (p->rank_requested) continue;
-      while (by_rank_[next_free]) ++next_free;
-      p->record.node_rank = static_cast<int>(next_free);
-      by_rank_[next_free] = p;
+  if (!planned_once_ && !opt_.launcher_assigns_slots) {
+    std::vector<int> requested;  // in join order
+    for (const auto& p : joined_) requested.push_back(p->rank_requested ? p->record.node_rank : -1);
+    const auto ranks = assign_node_ranks(requested, by_rank_.size());
+    for (std::size_t i = 0; i < joined_.size(); ++i) {
+      joined_[i]->record.node_rank = ranks[i];
+      by_rank_[static_cast<std::size_t>(ranks[i])] = joined_[i];
     }
   }
   planned_once_ = true;

@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -26,9 +27,9 @@ struct ServerPeer {
   Clock::time_point hello_sent, last_heard;
   NodeRecord record;
   bool rank_requested = false;
-  bool rejoined = false;  // rejoined for the generation the server waits on
-  std::uint64_t rejoin_generation = 0;
-  bool has_rejoin = false;
+  // The generation this node is ready for: it rejoined for it, or (membership) it had no
+  // workers to stop. Ready for the generation the server waits on = rejoined.
+  std::optional<std::uint64_t> ready_for;
   std::uint64_t hb_seq = 0;
   Clock::time_point hb_sent;
 };
@@ -84,6 +85,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void handle_rejoin(const PeerPtr& peer, Frame& frame);
   void begin_generation(std::uint64_t generation);
   void maybe_plan();
+  bool rejoined(const ServerPeer& peer) const { return peer.ready_for == generation_; }
+  int rejoined_count() const;  // nodes of the awaited generation that are ready for it
   std::string check_node_count(const NodeFacts& facts, const std::string& who) const;
   std::string check_requested_rank(const NodeFacts& facts, const std::string& who, int& requested_rank);
   void accept_join(const PeerPtr& peer, NodeFacts facts, int rank);
@@ -112,7 +115,6 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   Phase phase_ = Phase::kIdle;
   bool planned_once_ = false;
   std::uint64_t generation_ = 0;
-  int rejoined_count_ = 0;
   Clock::time_point wait_started_;
   std::size_t unjoined_peak_ = 0;  // most peers waiting to join since the last trim
   int next_member_id_ = 0;

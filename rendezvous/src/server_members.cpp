@@ -42,18 +42,14 @@ void Server::Impl::begin_member_generation(std::uint64_t generation, const std::
   by_rank_ = std::move(slots);
   generation_ = generation;
   phase_ = Phase::kWaitingRejoins;
-  rejoined_count_ = 0;
   for (const auto& p : by_rank_) {
     if (!p) continue;
     // A launcher without workers in the last generation has nothing to stop: it is ready.
     const bool ran = std::find(ran_workers.begin(), ran_workers.end(), p->record.member_id) != ran_workers.end();
-    p->rejoined = !ran || (p->has_rejoin && p->rejoin_generation == generation);
-    rejoined_count_ += p->rejoined ? 1 : 0;
+    if (!ran) p->ready_for = generation;
   }
-  for (const auto& p : joined_)
-    if (p->record.node_rank < 0) p->rejoined = false;
   start_wait_timers();
-  boost::asio::post(io_, [self = shared_from_this()] { self->maybe_plan(); });
+  maybe_plan();  // every node may be ready already (none of them ran workers)
 }
 
 void Server::Impl::dismiss_member(int member_id, const std::string& reason) {
@@ -67,7 +63,6 @@ void Server::Impl::dismiss_member(int member_id, const std::string& reason) {
   joined_.erase(std::remove(joined_.begin(), joined_.end(), peer), joined_.end());
   for (auto& slot : by_rank_)
     if (slot == peer) slot = nullptr;
-  if (peer->rejoined) --rejoined_count_;
 }
 
 }  // namespace ddplaunch::rendezvous

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ddplaunch/preflight/gpus.h"
+#include "ddplaunch/base/name_table.h"
 #include "nccl_version.h"
 
 namespace ddplaunch::preflight {
@@ -63,7 +64,7 @@ bool query_libcuda(GpuInfo& info) {
   if (version && version(&v) == 0 && v > 0) info.cuda_version = cuda_version_text(v);
   int rc = init(0);
   if (rc == 100) {  // CUDA_ERROR_NO_DEVICE: driver present, nothing visible
-    info.source = "libcuda";
+    info.source = GpuSource::Libcuda;
     info.count = 0;
     append_note(info, "libcuda: no CUDA device visible (CUDA_ERROR_NO_DEVICE)");
     return true;
@@ -79,7 +80,7 @@ bool query_libcuda(GpuInfo& info) {
     append_note(info, "libcuda: cuDeviceGetCount failed");
     return false;
   }
-  info.source = "libcuda";
+  info.source = GpuSource::Libcuda;
   info.count = n;
   auto device_get = symbol<CuDeviceGet>(lib, "cuDeviceGet");
   auto bus_id = symbol<CuDeviceGetPciBusId>(lib, "cuDeviceGetPCIBusId");
@@ -126,7 +127,7 @@ void query_nvml(GpuInfo& info, bool use_count) {
   if (use_count && count && count(&n) == 0) {
     const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
     info.count = visible_gpu_count(cvd ? std::optional<std::string_view>(cvd) : std::nullopt, static_cast<int>(n));
-    info.source = "nvml";
+    info.source = GpuSource::Nvml;
     append_note(info, "nvml: " + std::to_string(n) + " device(s) installed, " + std::to_string(info.count) +
                           " visible" + (cvd ? std::string(" with CUDA_VISIBLE_DEVICES=") + cvd : std::string()));
   }
@@ -135,6 +136,16 @@ void query_nvml(GpuInfo& info, bool use_count) {
 }
 
 }  // namespace
+
+std::string_view gpu_source_name(GpuSource source) {
+  static constexpr NameTable<GpuSource, 4> kNames{{{
+      {GpuSource::None, "none"},
+      {GpuSource::Libcuda, "libcuda"},
+      {GpuSource::Nvml, "nvml"},
+      {GpuSource::NotProbed, "not probed"},
+  }}};
+  return kNames.name(source);
+}
 
 std::string sysfs_pci_address(std::string_view cuda_bus_id) {
   std::string out;
@@ -147,7 +158,7 @@ std::string sysfs_pci_address(std::string_view cuda_bus_id) {
 GpuInfo detect_gpus(const GpuQuery& query) {
   GpuInfo info;
   if (!query.devices) {
-    info.source = "not probed";
+    info.source = GpuSource::NotProbed;
     append_note(info, "GPUs not probed: " + (query.why_not_probed.empty() ? std::string("the job does not need them")
                                                                              : query.why_not_probed));
   } else if (query.pci_addresses) {
@@ -155,9 +166,9 @@ GpuInfo detect_gpus(const GpuQuery& query) {
     query_nvml(info, /*use_count=*/!from_cuda);
   } else {
     query_nvml(info, /*use_count=*/true);
-    if (info.source == "none") query_libcuda(info);
+    if (info.source == GpuSource::None) query_libcuda(info);
   }
-  if (info.source == "none") append_note(info, "no NVIDIA driver found: treating this node as CPU-only");
+  if (info.source == GpuSource::None) append_note(info, "no NVIDIA driver found: treating this node as CPU-only");
   std::string nccl_note;
   info.nccl_version = find_nccl_version(query.nccl, nccl_note);
   if (!nccl_note.empty()) append_note(info, nccl_note);

@@ -173,8 +173,8 @@ class FakeJobCoordinator {
   // Restart: every node rejoins for `generation`; the helper node rejoins by itself.
   void order_restart(long generation, const std::string& reason) {
     on_loop([&] {
-      server_->begin_generation(static_cast<std::uint64_t>(generation));
       server_->broadcast(messages::encode(generation, messages::Restart{reason}));
+      server_->begin_generation(static_cast<std::uint64_t>(generation));
       if (helper_) helper_->rejoin(static_cast<std::uint64_t>(generation));
     });
   }

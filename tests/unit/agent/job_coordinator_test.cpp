@@ -98,12 +98,48 @@ TEST(JobCoordinator, AnInitFailureRestartsEveryNodeAfterTheBackoffInOrder) {
   coordinator.on_message(1, messages::encode(0, init_failure(1, 3)));
   EXPECT_FALSE(channel.find("broadcast restart")) << "not before the backoff";
   run_until(job.io, [&] { return channel.find("broadcast restart") != nullptr; });
-  const std::vector<std::string> expected{"begin 1", "broadcast restart"};
+  const std::vector<std::string> expected{"broadcast restart", "begin 1"};
   EXPECT_EQ(channel.whats(), expected);
   const auto restart = messages::kind_of(channel.find("broadcast restart")->message);
   ASSERT_TRUE(restart);
   EXPECT_EQ(*restart, messages::Kind::Restart);
   EXPECT_NE(channel.find("broadcast restart")->message.fields.at("reason").find("rank 3"), std::string::npos);
+}
+
+// The rendezvous server plans inside begin_generation when every node is ready already. The
+// coordinator is then still carrying out the restart: the plan's own decisions wait until that
+// batch is done, so the nodes hear the restart order before anything of the next generation.
+TEST(JobCoordinator, APlanMadeInsideBeginGenerationFollowsTheRestartOrder) {
+  class PlanningChannel final : public RecordingChannel {
+   public:
+    JobCoordinator* coordinator = nullptr;
+    std::optional<rendezvous::JobPlan> plan;
+    void begin_generation(std::uint64_t g) override {
+      RecordingChannel::begin_generation(g);
+      plan = coordinator->plan(g, two_nodes());
+      orders.push_back({"assignments " + std::to_string(g), {}});
+    }
+  };
+  boost::asio::io_context io;
+  JobCoordinator coordinator(io, two_node_job());
+  PlanningChannel channel;
+  channel.coordinator = &coordinator;
+  coordinator.attach(channel);
+  start(coordinator, channel);
+  channel.orders.clear();
+  coordinator.on_message(1, messages::encode(0, init_failure(1, 3)));
+  run_until(io, [&] { return channel.plan.has_value(); });
+  ASSERT_TRUE(channel.plan) << ::testing::PrintToString(channel.whats());
+  EXPECT_TRUE(channel.plan->refusal.empty()) << channel.plan->refusal;
+  EXPECT_GT(channel.plan->worker_master_port, 0);
+  const std::vector<std::string> expected{"broadcast restart", "begin 1", "assignments 1"};
+  EXPECT_EQ(channel.whats(), expected);
+  // Generation 1 runs: a failure of it is judged as generation 1's (the plan was taken whole).
+  FailureReport again = init_failure(0, 0);
+  coordinator.on_message(0, messages::encode(1, again));
+  run_until(io, [&] { return channel.find("begin 2") != nullptr; });
+  EXPECT_TRUE(channel.find("begin 2")) << ::testing::PrintToString(channel.whats());
+  coordinator.close();
 }
 
 TEST(JobCoordinator, ARuntimeFailureWithoutRestartsStopsEveryNodeNamingTheRank) {
@@ -143,7 +179,7 @@ TEST(JobCoordinator, UnderEtcdARestartWaitsForTheConfirmedStateWrite) {
   EXPECT_FALSE(channel.find("begin 1")) << "not before etcd confirmed";
   EXPECT_FALSE(channel.find("broadcast restart"));
   confirmations.front()();
-  const std::vector<std::string> expected{"begin 1", "broadcast restart"};
+  const std::vector<std::string> expected{"broadcast restart", "begin 1"};
   EXPECT_EQ(channel.whats(), expected);
   EXPECT_GE(writes, 2);
 }

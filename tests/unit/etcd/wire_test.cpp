@@ -72,6 +72,26 @@ TEST(EtcdWire, AuthenticateAndTheRefusedToken) {
   EXPECT_FALSE(wire::token_refused(wire::Json::parse(R"({"header":{}})")));
 }
 
+TEST(EtcdWire, RefusalsAreClassifiedFromEtcdsTextAndCode) {
+  using wire::Refusal;
+  const auto kind = [](const char* body) { return wire::classify_refusal(wire::Json::parse(body)); };
+  EXPECT_EQ(kind(R"({"error":"etcdserver: requested lease not found","code":5})"), Refusal::LeaseNotFound);
+  EXPECT_EQ(kind(R"({"error":"etcdserver: user name is empty","code":3})"), Refusal::AuthNeeded);
+  EXPECT_EQ(kind(R"({"error":"etcdserver: permission denied","code":7})"), Refusal::PermissionDenied);
+  EXPECT_EQ(kind(R"({"error":{"grpc_code":16,"message":"x"},"code":16})"), Refusal::TokenRefused);
+  EXPECT_EQ(kind(R"({"error":"etcdserver: authentication is not enabled","code":9})"), Refusal::AuthNotEnabled);
+  EXPECT_EQ(kind(R"({"error":"etcdserver: authentication failed, invalid user ID or password","code":3})"),
+            Refusal::BadCredentials);
+  EXPECT_EQ(kind(R"({"error":"etcdserver: too many operations in txn request","code":3})"), Refusal::TooManyTxnOps);
+  EXPECT_EQ(kind(R"({"error":"etcdserver: request is too large","code":3})"), Refusal::RequestTooLarge);
+  EXPECT_EQ(kind(R"({"error":"etcdserver: mvcc: required revision has been compacted","code":11})"),
+            Refusal::RevisionCompacted);
+  EXPECT_EQ(kind(R"({"error":"etcdserver: something new","code":2})"), Refusal::Other);
+  EXPECT_EQ(kind(R"({"header":{}})"), Refusal::Other);
+  // A watch's cancel reason is text alone.
+  EXPECT_EQ(wire::classify_refusal(std::string("etcdserver: invalid auth token")), Refusal::TokenRefused);
+}
+
 TEST(EtcdWire, Base64BothWaysAndPrefixEnd) {
   for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\x00\xff\x10", 3)})
     EXPECT_EQ(*wire::base64_decode(wire::base64_encode(s)), s);

@@ -66,10 +66,10 @@ TEST(PreflightGpus, ResolveNproc) {
 
 TEST(PreflightGpus, DetectReturnsCleanlyWithASource) {
   GpuInfo info = detect_gpus();
-  EXPECT_TRUE(info.source == "libcuda" || info.source == "nvml" || info.source == "none") << info.source;
+  EXPECT_NE(info.source, GpuSource::NotProbed) << gpu_source_name(info.source);
   EXPECT_GE(info.count, 0);
   EXPECT_FALSE(info.note.empty());
-  if (info.source == "none") {
+  if (info.source == GpuSource::None) {
     EXPECT_EQ(info.count, 0);
   } else {
     EXPECT_FALSE(info.cuda_version.empty() && info.driver_version.empty());
@@ -79,7 +79,7 @@ TEST(PreflightGpus, DetectReturnsCleanlyWithASource) {
     EXPECT_EQ(info.nccl_version.rfind("2.", 0), 0u) << info.nccl_version;
   }
   std::printf("detect_gpus: count=%d source=%s driver=%s cuda=%s nccl=%s note=%s\n", info.count,
-              info.source.c_str(), info.driver_version.c_str(), info.cuda_version.c_str(),
+              std::string(gpu_source_name(info.source)).c_str(), info.driver_version.c_str(), info.cuda_version.c_str(),
               info.nccl_version.c_str(), info.note.c_str());
 }
 
@@ -174,7 +174,8 @@ TEST(PreflightGpus, NotProbedWhenTheJobDoesNotNeedIt) {
   query.devices = false;
   query.nccl = NcclLookup::Skip;
   GpuInfo info = detect_gpus(query);
-  EXPECT_EQ(info.source, "not probed");
+  EXPECT_EQ(info.source, GpuSource::NotProbed);
+  EXPECT_EQ(gpu_source_name(info.source), "not probed");
   EXPECT_EQ(info.count, 0);
   EXPECT_EQ(info.nccl_version, "");
   EXPECT_NE(info.note.find("not probed"), std::string::npos) << info.note;

@@ -9,7 +9,7 @@
 
 namespace ddplaunch {
 
-class RecordingChannel final : public JobChannel {
+class RecordingChannel : public JobChannel {
  public:
   struct Order {
     std::string what;  // "broadcast restart", "begin 1", "abort", ...

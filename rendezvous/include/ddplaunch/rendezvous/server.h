@@ -114,7 +114,8 @@ class Server {
   // etcd: the coordinator was elected again: its orders carry this revision from now on.
   void set_order_revision(std::string revision);
   // After the launcher broadcast its restart order: wait for every node's rejoin(generation),
-  // then call plan() again and send new Assignments. join_timeout applies again.
+  // then call plan() again and send new Assignments. join_timeout applies again. When every
+  // node is ready already, plan() is called before this returns.
   void begin_generation(std::uint64_t generation);
   // Membership mode: generation G's nodes are these members, slot (node rank) = index. Those
   // in `ran_workers` (the launcher's record of who held a slot in the last plan) must rejoin;

@@ -13,12 +13,21 @@
 
 namespace ddplaunch::preflight {
 
+// Where a node's GPU count came from.
+enum class GpuSource {
+  None,       // no NVIDIA driver answered: a CPU-only node
+  Libcuda,    // the CUDA driver API (applies CUDA_VISIBLE_DEVICES itself)
+  Nvml,       // NVML (CUDA_VISIBLE_DEVICES applied by ddplaunch)
+  NotProbed,  // not asked (GpuQuery::devices false): the job did not need the count
+};
+std::string_view gpu_source_name(GpuSource source);  // "none", "libcuda", "nvml", "not probed"
+
 struct GpuInfo {
   int count = 0;               // GPUs this process may use (after CUDA_VISIBLE_DEVICES)
   std::string driver_version;  // NVML's "535.104.05" when NVML loads, else "" 
   std::string cuda_version;    // driver's CUDA API version, "12.2" (cuDriverGetVersion)
   std::string nccl_version;    // "2.18.5" (from the library's name, nccl.h or ncclGetVersion), else ""
-  std::string source = "none"; // "libcuda", "nvml", "none", or "not probed" (GpuQuery::devices false)
+  GpuSource source = GpuSource::None;
   std::string note;            // why a source failed / how CUDA_VISIBLE_DEVICES was applied
   // PCI address of each visible GPU in CUDA order, sysfs form ("0000:3b:00.0"); from libcuda
   // only (it applies CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as the workers will), else empty.
