@@ -89,15 +89,15 @@ DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::str
                                   hooks_.broadcast(messages::encode(generation_, messages::OutputFilter{ranks}));
                               },
                           }),
-      unattended_(io),
-      unattended_stop_(unattended_stop) {
+      unattended_timer_(io),
+      unattended_(unattended_stop) {
   if (place_ == ConsolePlace::Terminal && !terminal_) place_ = ConsolePlace::None;
 }
 
 DebugRelay::~DebugRelay() { close(); }
 
 void DebugRelay::close() {
-  unattended_.cancel();
+  unattended_timer_.cancel();
   if (terminal_) terminal_->close();
 }
 
@@ -105,15 +105,15 @@ void DebugRelay::close() {
 // are a person's by definition.
 void DebugRelay::arm_unattended_timer() {
   if (place_ != ConsolePlace::None) return;
-  unattended_.expires_after(unattended_stop_);
-  unattended_.async_wait([this](const boost::system::error_code& ec) {
+  unattended_timer_.expires_after(unattended_.wait());
+  unattended_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || !console_.any_stopped()) return;
-    if (std::chrono::steady_clock::now() - last_client_ < unattended_stop_) return arm_unattended_timer();
+    if (!unattended_.nobody_came(debug::UnattendedStop::Clock::now())) return arm_unattended_timer();
     const std::string ranks = format_index_list(console_.stopped_ranks());
     screens_->print(fmt::format(
         "nobody attached to the debug console within {:g} s (no terminal started this job): rank(s) {} continue, "
         "their breakpoints skipped (unattended_stop_s / --unattended-stop-timeout changes the wait)\n",
-        std::chrono::duration<double>(unattended_stop_).count(), ranks));
+        std::chrono::duration<double>(unattended_.wait()).count(), ranks));
     on_console_line(":continue");
   });
 }
@@ -156,7 +156,7 @@ bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
 void DebugRelay::on_console_line(const std::string& line) { console_.on_line(line, debug::ConsoleClock::now()); }
 
 std::string DebugRelay::answer_query(std::string_view query) {
-  last_client_ = std::chrono::steady_clock::now();  // a person is at `ddplaunch debug`
+  unattended_.on_client(debug::UnattendedStop::Clock::now());  // a person is at `ddplaunch debug`
   constexpr std::string_view kPoll = "debug poll ", kLine = "debug line ";
   if (query.substr(0, kPoll.size()) == kPoll) {
     const std::string_view number = query.substr(kPoll.size());

@@ -19,6 +19,7 @@
 #include "console/console_terminal.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "debug/debug_console.h"
+#include "debug/unattended_stop.h"
 
 namespace ddplaunch {
 
@@ -85,10 +86,9 @@ class DebugRelay {
   bool hint_given_ = false;
 
   // No terminal here: a stop nobody attends to (no `ddplaunch debug` client since it) is
-  // continued after the bound.
-  boost::asio::steady_timer unattended_;
-  std::chrono::milliseconds unattended_stop_;
-  std::chrono::steady_clock::time_point last_client_{};
+  // continued after the bound (the rule: debug::UnattendedStop).
+  boost::asio::steady_timer unattended_timer_;
+  debug::UnattendedStop unattended_;
 };
 
 }  // namespace ddplaunch
