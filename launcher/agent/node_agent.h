@@ -28,6 +28,7 @@
 #include "agent/stack_requests.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/client.h"
+#include "ddplaunch/rendezvous/generation.h"
 #include "env/worker_environment.h"
 #include "placement/cpu_placement.h"
 #include "policy/node_policy.h"
@@ -49,9 +50,9 @@ class NodeAgent {
  private:
   // Transitions, one per event.
   void on_assignment(const rendezvous::Assignment& assignment);
-  void on_probe_verdict(long generation, const std::string& ifname);
-  void on_restart_order(long generation, const std::string& reason);
-  void on_stop_order(long generation, const std::string& reason);
+  void on_probe_verdict(Generation generation, const std::string& ifname);
+  void on_restart_order(Generation generation, const std::string& reason);
+  void on_stop_order(Generation generation, const std::string& reason);
   void on_job_end(int exit_code);
   void on_group_finished(const GroupOutcome& outcome);
   void on_lost(const std::string& why, int exit_code);
@@ -107,7 +108,7 @@ class NodeAgent {
   // For the outer agent's TORCHELASTIC_ERROR_FILE: this node's first failed rank of the
   // current generation, and why the master stopped the job.
   std::optional<WorkerFailure> local_failure_;
-  long local_failure_generation_ = -1;
+  std::optional<Generation> local_failure_generation_;
   std::string stop_reason_;
 };
 

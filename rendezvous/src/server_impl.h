@@ -27,7 +27,7 @@ struct ServerPeer {
   NodeRecord record;
   bool rank_requested = false;
   bool rejoined = false;  // rejoined for the generation the server waits on
-  std::uint64_t rejoin_generation = 0;
+  Generation rejoin_generation;
   bool has_rejoin = false;
   std::uint64_t hb_seq = 0;
   Clock::time_point hb_sent;
@@ -82,7 +82,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void welcome(const PeerPtr& peer, const Frame& request);
   void refuse(const PeerPtr& peer, const std::string& reason);
   void handle_rejoin(const PeerPtr& peer, Frame& frame);
-  void begin_generation(std::uint64_t generation);
+  void begin_generation(Generation generation);
   void maybe_plan();
   std::string check_node_count(const NodeFacts& facts, const std::string& who) const;
   std::string check_requested_rank(const NodeFacts& facts, const std::string& who, int& requested_rank);
@@ -90,7 +90,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   // server_members.cpp (membership mode)
   void admit_member(const PeerPtr& peer, NodeFacts facts, const std::string& who);
-  void begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+  void begin_member_generation(Generation generation, const std::vector<int>& member_ids,
                                const std::vector<int>& ran_workers);
   PeerPtr find_member(int member_id) const;
   void dismiss_member(int member_id, const std::string& reason);
@@ -111,7 +111,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::vector<PeerPtr> by_rank_;  // size expected_nodes; requested ranks at once, others at plan
   Phase phase_ = Phase::kIdle;
   bool planned_once_ = false;
-  std::uint64_t generation_ = 0;
+  Generation generation_;
   int rejoined_count_ = 0;
   Clock::time_point wait_started_;
   std::size_t unjoined_peak_ = 0;  // most peers waiting to join since the last trim

@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/launcher_messages.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "etcd_cluster.h"
 #include "etcd_test_wait.h"
 #include "fake_job_coordinator.h"
@@ -33,6 +34,7 @@
 namespace {
 
 using namespace std::chrono_literals;
+using ddplaunch::Generation;
 using ddplaunch::Result;
 using ddplaunch::testing::BackgroundProcess;
 using ddplaunch::testing::EtcdCluster;
@@ -111,10 +113,10 @@ rdzv::Message stamped(rdzv::Message m, etcd::Revision revision) {
 }
 
 // The scripted coordinator gives the node its slot in `generation` once the node joins.
-void admit(FakeJobCoordinator& coordinator, long generation, const BackgroundProcess& node) {
+void admit(FakeJobCoordinator& coordinator, Generation generation, const BackgroundProcess& node) {
   auto member = coordinator.next_member();
   ASSERT_TRUE(member) << node.output_so_far();
-  coordinator.on_loop([&] { coordinator.server().begin_generation(static_cast<std::uint64_t>(generation), {*member}, {}); });
+  coordinator.on_loop([&] { coordinator.server().begin_generation(generation, {*member}, {}); });
   ASSERT_TRUE(node.wait_for_output(fmt::format("DDPLAUNCH_GENERATION={}", generation), kStep)) << node.output_so_far();
 }
 
@@ -158,7 +160,7 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
   ASSERT_TRUE(node.wait_for_output(
       fmt::format("the job's coordinator is at {} (election revision {})", coordinator1.master(), revision1), kStep))
       << node.output_so_far();
-  admit(coordinator1, 0, node);
+  admit(coordinator1, Generation{0}, node);
 
   // Coordinator 1's lease is gone (as when its host is cut off): coordinator 2 leads.
   ASSERT_TRUE(candidates.revoke(lease1->id));
@@ -173,7 +175,7 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
                                                coordinator2.master(), revision2, revision1),
                                    kStep))
       << node.output_so_far();
-  admit(coordinator2, 1, node);
+  admit(coordinator2, Generation{1}, node);
 
   // Coordinator 1 still runs and orders a restart and a stop: the node left it, so none of it
   // arrives, and the node goes on in coordinator 2's generation.

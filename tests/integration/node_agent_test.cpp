@@ -21,6 +21,7 @@
 namespace {
 
 using namespace std::chrono_literals;
+using ddplaunch::Generation;
 using ddplaunch::testing::BackgroundProcess;
 using ddplaunch::testing::RunResult;
 namespace rdzv = ddplaunch::rendezvous;
@@ -84,7 +85,7 @@ TEST(NodeAgent, ARestartOrderStopsTheWorkersRejoinsAndRunsTheNextGeneration) {
   auto node = start_node(master, kLongWork);
   master.join_helper_node();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
-  master.order_restart(1, "a test restart");
+  master.order_restart(Generation{1}, "a test restart");
   ASSERT_TRUE(node->wait_for_output("master ordered a group restart (generation 1): a test restart", kStep));
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=1", kStep)) << node->output_so_far();
   EXPECT_EQ(master.plans(), 2);
@@ -92,7 +93,7 @@ TEST(NodeAgent, ARestartOrderStopsTheWorkersRejoinsAndRunsTheNextGeneration) {
   master.broadcast(messages::encode(1, messages::Stop{"a test stop", 4}));
   auto finished = master.next(messages::Kind::NodeFinished);
   ASSERT_TRUE(finished) << node->output_so_far();
-  EXPECT_EQ(finished->generation, 1);
+  EXPECT_EQ(finished->generation, Generation{1});
   EXPECT_EQ(messages::decode_node_finished(finished->message)->summary, "stopped");
   EXPECT_TRUE(node->wait_for_output("master stopped the job: a test stop", kStep));
   master.broadcast(messages::encode(1, messages::JobEnd{4}));
@@ -163,7 +164,7 @@ TEST(NodeAgent, AHotSpareWaitsIdleThenTakesTheSlotItIsGiven) {
   });
   ASSERT_TRUE(node->wait_for_output("is a hot spare of this job", kStep)) << node->output_so_far();
   EXPECT_FALSE(node->wait_for_output("DDPLAUNCH_GENERATION", 1s)) << "a spare runs no worker";
-  master.on_loop([&] { master.server().begin_generation(1, {*member}, {}); });  // a spare ran nothing
+  master.on_loop([&] { master.server().begin_generation(Generation{1}, {*member}, {}); });  // a spare ran nothing
   ASSERT_TRUE(node->wait_for_output("this hot spare takes the place of node 0 in generation 1", kStep))
       << node->output_so_far();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=1", kStep)) << node->output_so_far();
@@ -176,7 +177,7 @@ TEST(NodeAgent, ADismissedNodeStopsItsWorkersAndEndsWithTwo) {
   auto node = start_node(master, kLongWork);
   auto member = master.next_member();
   ASSERT_TRUE(member) << node->output_so_far();
-  master.on_loop([&] { master.server().begin_generation(0, {*member}, {}); });
+  master.on_loop([&] { master.server().begin_generation(Generation{0}, {*member}, {}); });
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
   master.on_loop([&] { master.server().dismiss_member(*member, "excluded: a test dismissal"); });
   RunResult r = node->wait(kStep);

@@ -37,8 +37,8 @@ struct MasterOfTwoNodes {
   }
   static LaunchConfig config(const std::string& token) { return settings(token).config; }
   void plan() {
-    policy.on_nodes_joined(0, testing::nodes(2), PolicyClock::now());
-    timeline.begin_generation(0, testing::nodes(2), 4, 30);
+    policy.on_nodes_joined(Generation{0}, testing::nodes(2), PolicyClock::now());
+    timeline.begin_generation(Generation{0}, testing::nodes(2), 4, 30);
   }
 
   boost::asio::io_context io;

@@ -27,7 +27,7 @@ NodeAssignment two_node_assignment() {
   a.master_addr = "10.0.0.5";
   a.master_port = 29500;
   a.init_deadline_s = 42.5;
-  a.generation = 2;
+  a.generation = Generation{2};
   a.max_restarts = 3;
   a.run_id = "job-1";
   a.job_id = "job-1";

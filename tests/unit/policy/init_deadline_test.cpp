@@ -86,7 +86,7 @@ TEST(InitDeadline, EachArmingIsNumberedAndOnlyTheCurrentOneFires) {
   EXPECT_FALSE(deadline.recheck(false, 0));  // not running: nothing to arm
   auto first = deadline.recheck(true, 0);
   ASSERT_TRUE(first);
-  EXPECT_EQ(first->generation, 0);
+  EXPECT_EQ(first->generation, Generation{0});
   EXPECT_DOUBLE_EQ(first->seconds, 10);
   EXPECT_FALSE(deadline.recheck(true, 0));  // armed already
   EXPECT_TRUE(deadline.fired(first->serial));
