@@ -180,13 +180,13 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
   // Coordinator 1 still runs and orders a restart and a stop: the node left it, so none of it
   // arrives, and the node goes on in coordinator 2's generation.
   EXPECT_TRUE(no_node_joined(coordinator1)) << "the node still listens to coordinator 1";
-  coordinator1.broadcast(messages::encode(1, messages::Restart{"an order of the superseded coordinator"}));
-  coordinator1.broadcast(messages::encode(1, messages::Stop{"an order of the superseded coordinator", 9}));
+  coordinator1.broadcast(messages::encode(Generation{1}, messages::Restart{"an order of the superseded coordinator"}));
+  coordinator1.broadcast(messages::encode(Generation{1}, messages::Stop{"an order of the superseded coordinator", 9}));
 
   // The same orders stamped with coordinator 1's revision, reaching the node on its live
   // connection: refused, logged, and not carried out (its worker goes on, nothing reported).
-  coordinator2.broadcast(stamped(messages::encode(1, messages::Restart{"a stale restart"}), revision1));
-  coordinator2.broadcast(stamped(messages::encode(1, messages::Stop{"a stale stop", 9}), revision1));
+  coordinator2.broadcast(stamped(messages::encode(Generation{1}, messages::Restart{"a stale restart"}), revision1));
+  coordinator2.broadcast(stamped(messages::encode(Generation{1}, messages::Stop{"a stale stop", 9}), revision1));
   ASSERT_TRUE(node.wait_for_output(fmt::format("refused an order of the superseded coordinator (election revision {} < {}",
                                                revision1, revision2),
                                    kStep))
@@ -198,11 +198,11 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
   EXPECT_EQ(so_far.find("DDPLAUNCH_GENERATION=2"), std::string::npos) << so_far;
 
   // Coordinator 2's own stop (its stamp) is obeyed.
-  coordinator2.broadcast(stamped(messages::encode(1, messages::Stop{"a test stop", 4}), revision2));
+  coordinator2.broadcast(stamped(messages::encode(Generation{1}, messages::Stop{"a test stop", 4}), revision2));
   auto finished = coordinator2.next(messages::Kind::NodeFinished);
   ASSERT_TRUE(finished) << node.output_so_far();
   EXPECT_EQ(messages::decode_node_finished(finished->message)->summary, "stopped");
-  coordinator2.broadcast(messages::encode(1, messages::JobEnd{4}));
+  coordinator2.broadcast(messages::encode(Generation{1}, messages::JobEnd{4}));
   RunResult r = node.wait(kStep);
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_EQ(r.exit_code, 4) << r.output;

@@ -70,7 +70,7 @@ void run_until(boost::asio::io_context& io, const std::function<bool()>& done) {
 // Generation 0 planned for both nodes, their workers in training.
 void start(JobCoordinator& coordinator, RecordingChannel& channel) {
   channel.joined = two_nodes();
-  rendezvous::JobPlan plan = coordinator.plan(0, two_nodes());
+  rendezvous::JobPlan plan = coordinator.plan(Generation{0}, two_nodes());
   ASSERT_TRUE(plan.refusal.empty()) << plan.refusal;
   EXPECT_EQ(plan.worker_master_addr, "10.0.0.1");
   EXPECT_GT(plan.worker_master_port, 0) << "worker_port auto: a free port picked on the master";
@@ -95,7 +95,7 @@ TEST(JobCoordinator, AnInitFailureRestartsEveryNodeAfterTheBackoffInOrder) {
   PlannedJob job;
   JobCoordinator& coordinator = job.coordinator;
   RecordingChannel& channel = job.channel;
-  coordinator.on_message(1, messages::encode(0, init_failure(1, 3)));
+  coordinator.on_message(1, messages::encode(Generation{0}, init_failure(1, 3)));
   EXPECT_FALSE(channel.find("broadcast restart")) << "not before the backoff";
   run_until(job.io, [&] { return channel.find("broadcast restart") != nullptr; });
   const std::vector<std::string> expected{"begin 1", "broadcast restart"};
@@ -115,7 +115,7 @@ TEST(JobCoordinator, ARuntimeFailureWithoutRestartsStopsEveryNodeNamingTheRank) 
   runtime.failure.kind = FailureKind::Exited;
   runtime.failure.detail = "exited with 7";
   runtime.failure.status = ExitStatus{false, 7, 0, false};
-  coordinator.on_message(0, messages::encode(0, runtime));
+  coordinator.on_message(0, messages::encode(Generation{0}, runtime));
   const auto* stop = channel.find("broadcast stop");
   ASSERT_TRUE(stop) << ::testing::PrintToString(channel.whats());
   EXPECT_NE(stop->message.fields.at("reason").find("rank 1"), std::string::npos) << stop->message.fields.at("reason");
@@ -137,7 +137,7 @@ TEST(JobCoordinator, UnderEtcdARestartWaitsForTheConfirmedStateWrite) {
   PlannedJob job(s);
   JobCoordinator& coordinator = job.coordinator;
   RecordingChannel& channel = job.channel;
-  coordinator.on_message(1, messages::encode(0, init_failure(1, 2)));
+  coordinator.on_message(1, messages::encode(Generation{0}, init_failure(1, 2)));
   run_until(job.io, [&] { return !confirmations.empty(); });
   ASSERT_EQ(confirmations.size(), 1u) << "the restart's state write asks for etcd's confirmation";
   EXPECT_FALSE(channel.find("begin 1")) << "not before etcd confirmed";
@@ -167,7 +167,7 @@ TEST(JobCoordinator, AStacksQueryAsksEveryNodeAndAnswersWithTheGroupedStacks) {
       r.init_entries = 1;
       states.ranks.push_back(r);
     }
-    coordinator.on_message(node, messages::encode(0, states));
+    coordinator.on_message(node, messages::encode(Generation{0}, states));
   }
   channel.orders.clear();
   const std::string pending = coordinator.queries().answer("stacks");
@@ -181,7 +181,7 @@ TEST(JobCoordinator, AStacksQueryAsksEveryNodeAndAnswersWithTheGroupedStacks) {
     for (int local = 0; local < 2; ++local)
       reply.stacks.push_back(RankStack{node * 2 + local, node, "", 100, "python", "train_step ← main() at train.py:12"});
     EXPECT_NE(coordinator.queries().answer("stacks " + std::to_string(request->request)).find("pending"), std::string::npos);
-    coordinator.on_message(node, messages::encode(0, reply));
+    coordinator.on_message(node, messages::encode(Generation{0}, reply));
   }
   const std::string done = coordinator.queries().answer("stacks " + std::to_string(request->request));
   EXPECT_NE(done.find("done"), std::string::npos) << done;

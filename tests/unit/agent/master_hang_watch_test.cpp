@@ -40,7 +40,7 @@ struct WatchedJob {
         timeline(policy, settings.config),
         watch(io, settings, HistorySeed{}, policy, timeline,
               {.ask_nodes = [this](long round) { asked.push_back(round); },
-               .hang_found = [this](long g, int rank, const std::string& detail) { hangs.push_back({g, rank, detail}); },
+               .hang_found = [this](Generation g, int rank, const std::string& detail) { hangs.push_back({g, rank, detail}); },
                .remember_learnt_step_interval =
                    [this](double seconds) {
                      remembered.push_back(seconds);
@@ -81,7 +81,7 @@ struct WatchedJob {
                                          rank == 3 ? "next_batch ← main() at train.py:30"
                                                    : "all_reduce ← train_step ← main() at train.py:12"});
       }
-      watch.on_rank_stacks(node, messages::encode(0, reply));
+      watch.on_rank_stacks(node, messages::encode(Generation{0}, reply));
     }
   }
 

@@ -171,7 +171,7 @@ TEST(FailurePhases, InitTimeoutsAreNeverTakenForARepeatedError) {
 TEST(RootCauseOfAProgramError, TheExceptionIsTheHeadlineAndTheNetworkIsNotBlamed) {
   FailureReport r =
       python_raised(1, FailurePhase::Setup, "ModuleNotFoundError: No module named 'nonexistent_module_xyz'");
-  const std::string text = describe_root_cause(r, 0, 0, "0 of 3");
+  const std::string text = describe_root_cause(r, 0, Generation{0}, "0 of 3");
   const std::string headline = text.substr(0, text.find('\n'));
   EXPECT_NE(headline.find("during setup"), std::string::npos) << text;
   EXPECT_NE(headline.find("ModuleNotFoundError: No module named 'nonexistent_module_xyz'"), std::string::npos) << text;
@@ -182,14 +182,14 @@ TEST(RootCauseOfAProgramError, TheExceptionIsTheHeadlineAndTheNetworkIsNotBlamed
 
 TEST(RootCauseOfAProgramError, ARealInitFailureStillGetsTheNetworkAdvice) {
   FailureReport r = failure(0, 1, FailurePhase::Init, FailureKind::InitFailed, 1, "ncclCommInitRank failed");
-  const std::string text = describe_root_cause(r, 0, 0, "3 of 3");
+  const std::string text = describe_root_cause(r, 0, Generation{0}, "3 of 3");
   EXPECT_NE(text.find("NCCL_SOCKET_IFNAME"), std::string::npos) << text;
 }
 
 TEST(RootCauseOfAProgramError, ARecordedErrorFileMessageIsTheHeadline) {
   FailureReport r = failure(0, 1, FailurePhase::Runtime, FailureKind::Exited, 1,
                             "ValueError: bad batch size\n  File \"train.py\", line 9, in main");
-  const std::string text = describe_root_cause(r, 0, 0, "0 of 0");
+  const std::string text = describe_root_cause(r, 0, Generation{0}, "0 of 0");
   EXPECT_NE(text.substr(0, text.find('\n')).find("ValueError: bad batch size"), std::string::npos) << text;
   EXPECT_NE(text.find("raised ValueError after initialisation"), std::string::npos) << text;
 }

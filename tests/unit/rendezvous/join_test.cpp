@@ -267,7 +267,7 @@ TEST(RendezvousJoin, RestartGenerationGivesSecondAssignment) {
   }
   ASSERT_TRUE(run_until(h.io, [&] { return !c[0].log->assignments.empty() && !c[1].log->assignments.empty(); }));
   int rank0 = c[0].log->assignments[0].node_rank;
-  h.server->broadcast(Message{"restart", 1, {{"why", "init failed"}}});
+  h.server->broadcast(Message{"restart", Generation{1}, {{"why", "init failed"}}});
   h.server->begin_generation(Generation{1});
   ASSERT_TRUE(run_until(h.io, [&] { return !c[0].log->messages.empty() && !c[1].log->messages.empty(); }));
   EXPECT_EQ(c[0].log->messages[0].type, "restart");
@@ -275,10 +275,10 @@ TEST(RendezvousJoin, RestartGenerationGivesSecondAssignment) {
   EXPECT_EQ(c[0].log->messages[0].fields.at("why"), "init failed");
   run_for(h.io, 100ms);
   EXPECT_EQ(h.plans.size(), 1u);  // nobody rejoined yet
-  c[0].client->rejoin(1);
+  c[0].client->rejoin(Generation{1});
   run_for(h.io, 100ms);
   EXPECT_EQ(h.plans.size(), 1u);  // one of two
-  c[1].client->rejoin(1);
+  c[1].client->rejoin(Generation{1});
   ASSERT_TRUE(run_until(h.io, [&] { return c[0].log->assignments.size() == 2 && c[1].log->assignments.size() == 2; }));
   ASSERT_EQ(h.plans.size(), 2u);
   EXPECT_EQ(h.plans[1].first, Generation{1});
@@ -294,8 +294,8 @@ TEST(RendezvousJoin, MessagesBothWays) {
   a.client->join(facts("a", 1, 0));
   b.client->join(facts("b", 1, 1));
   ASSERT_TRUE(run_until(h.io, [&] { return !a.log->assignments.empty() && !b.log->assignments.empty(); }));
-  b.client->send(Message{"worker_status", 0, {{"line", "rank=3 phase\\init\nfailed"}}});
-  h.server->send(0, Message{"only_a", 0, {{"k", "v"}}});
+  b.client->send(Message{"worker_status", Generation{0}, {{"line", "rank=3 phase\\init\nfailed"}}});
+  h.server->send(0, Message{"only_a", Generation{0}, {{"k", "v"}}});
   ASSERT_TRUE(run_until(h.io, [&] { return !h.messages.empty() && !a.log->messages.empty(); }));
   EXPECT_EQ(h.messages[0].first, 1);
   EXPECT_EQ(h.messages[0].second.type, "worker_status");

@@ -81,20 +81,20 @@ inline Script restarts_then_stop() {
       {"the rendezvous port is known", 0s, [](JobPolicy& p, TimePoint) { p.set_rendezvous_port(29400); return JobPolicy::Decisions{}; }},
       {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, nodes(2), t); }},
       {"node 0's ranks in init", 1s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, Generation{0}, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t); }},
       {"rank 3 still in setup", 2s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Setup, 0)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, Generation{0}, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Setup, 0)}, t); }},
       {"the wait is not reported yet", 29s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
       {"the wait is reported", 30s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
       {"rank 3 enters init: the deadline is armed", 32s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Init, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, Generation{0}, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Init, 1)}, t); }},
       {"the init deadline passes", 42s, [](JobPolicy& p, TimePoint t) { return p.on_init_deadline(Generation{0}, 1, t); }},
       {"the backoff ends", 44s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(Generation{1}); }},
       {"generation 1 joined", 45s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{1}, nodes(2), t); }},
       {"node 0's ranks run", 46s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, 1, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, Generation{1}, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t); }},
       {"every rank runs", 47s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, 1, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, Generation{1}, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t); }},
       {"rank 3 fails while running", 100s,
        [](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, Generation{1}, failure(1, 3, FailurePhase::Runtime), t); }},
       {"the backoff ends", 103s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(Generation{2}); }},
@@ -106,7 +106,7 @@ inline Script restarts_then_stop() {
       {"node 0 finished", 151s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, Generation{2}, 7); }},
       {"node 1 finished: the job ends", 152s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, Generation{2}, 143); }},
       {"a late report after the end", 153s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, 2, {rank(0, RankPhase::Exited, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, Generation{2}, {rank(0, RankPhase::Exited, 1)}, t); }},
   };
 }
 
@@ -131,8 +131,8 @@ inline Script hang_restarts() {
       {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, nodes(2), t); }},
       {"every rank runs", 3s,
        [](JobPolicy& p, TimePoint t) {
-         JobPolicy::Decisions d = p.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t);
-         JobPolicy::Decisions e = p.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t);
+         JobPolicy::Decisions d = p.on_ranks_reported(0, Generation{0}, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t);
+         JobPolicy::Decisions e = p.on_ranks_reported(1, Generation{0}, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t);
          d.insert(d.end(), e.begin(), e.end());
          return d;
        }},
