@@ -67,7 +67,7 @@ struct WatchedJob {
         r.progress_age_ms = age_s[static_cast<std::size_t>(rank)] * 1000L;
         ranks.push_back(r);
       }
-      watch.on_ranks_reported(0, ranks, start + at);
+      watch.on_ranks_reported(Generation{0}, ranks, start + at);
     }
   }
 
