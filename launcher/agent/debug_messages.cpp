@@ -18,7 +18,7 @@ std::optional<Payload> decode_rank_only(const rendezvous::Message& m, Kind kind)
 }
 }  // namespace
 
-rendezvous::Message encode(long generation, const DebugStopped& p) {
+rendezvous::Message encode(Generation generation, const DebugStopped& p) {
   return make(Kind::DebugStopped, generation,
               {{"rank", std::to_string(p.rank)},
                {"local_rank", std::to_string(p.local_rank)},
@@ -46,7 +46,7 @@ std::optional<DebugStopped> decode_debug_stopped(const rendezvous::Message& m) {
   return p;
 }
 
-rendezvous::Message encode(long generation, const DebugOutput& p) {
+rendezvous::Message encode(Generation generation, const DebugOutput& p) {
   return make(Kind::DebugOutput, generation,
               {{"rank", std::to_string(p.rank)}, {"lines", cut_middle(p.lines, kMaxDebugOutputBytes)},
                {"prompt", p.prompt ? "1" : "0"}});
@@ -62,7 +62,7 @@ std::optional<DebugOutput> decode_debug_output(const rendezvous::Message& m) {
   return p;
 }
 
-rendezvous::Message encode(long generation, const DebugResumed& p) {
+rendezvous::Message encode(Generation generation, const DebugResumed& p) {
   return make(Kind::DebugResumed, generation, {{"rank", std::to_string(p.rank)}});
 }
 std::optional<DebugResumed> decode_debug_resumed(const rendezvous::Message& m) {
@@ -70,7 +70,7 @@ std::optional<DebugResumed> decode_debug_resumed(const rendezvous::Message& m) {
 }
 
 // The line goes to a debugger as typed: one line, no newline inside (it would be a second command).
-rendezvous::Message encode(long generation, const DebugInput& p) {
+rendezvous::Message encode(Generation generation, const DebugInput& p) {
   return make(Kind::DebugInput, generation,
               {{"rank", std::to_string(p.rank)}, {"line", cut_middle(p.line.substr(0, p.line.find('\n')), 4096)}});
 }
@@ -83,7 +83,7 @@ std::optional<DebugInput> decode_debug_input(const rendezvous::Message& m) {
   return p;
 }
 
-rendezvous::Message encode(long generation, const DebugAttachGdb& p) {
+rendezvous::Message encode(Generation generation, const DebugAttachGdb& p) {
   return make(Kind::DebugAttachGdb, generation, {{"rank", std::to_string(p.rank)}});
 }
 std::optional<DebugAttachGdb> decode_debug_attach_gdb(const rendezvous::Message& m) {

@@ -20,11 +20,11 @@ struct DebugResumed { int rank = -1; };
 struct DebugInput { int rank = -1; std::string line; };
 struct DebugAttachGdb { int rank = -1; };
 inline constexpr std::size_t kMaxDebugOutputBytes = 48 * 1024;  // one relayed chunk of a debugger's output
-rendezvous::Message encode(long generation, const DebugStopped& payload);
-rendezvous::Message encode(long generation, const DebugOutput& payload);
-rendezvous::Message encode(long generation, const DebugResumed& payload);
-rendezvous::Message encode(long generation, const DebugInput& payload);
-rendezvous::Message encode(long generation, const DebugAttachGdb& payload);
+rendezvous::Message encode(Generation generation, const DebugStopped& payload);
+rendezvous::Message encode(Generation generation, const DebugOutput& payload);
+rendezvous::Message encode(Generation generation, const DebugResumed& payload);
+rendezvous::Message encode(Generation generation, const DebugInput& payload);
+rendezvous::Message encode(Generation generation, const DebugAttachGdb& payload);
 std::optional<DebugAttachGdb> decode_debug_attach_gdb(const rendezvous::Message& message);
 // Text from another launcher comes back printable (control characters made visible).
 std::optional<DebugStopped> decode_debug_stopped(const rendezvous::Message& message);

@@ -119,7 +119,7 @@ void DebugRelay::arm_unattended_timer() {
 }
 
 bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
-  const long generation = static_cast<long>(m.generation);
+  const Generation generation = m.generation;
   auto kind = messages::kind_of(m);
   if (!kind || (*kind != messages::Kind::DebugStopped && *kind != messages::Kind::DebugOutput &&
                 *kind != messages::Kind::DebugResumed))

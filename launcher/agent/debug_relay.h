@@ -82,7 +82,7 @@ class DebugRelay {
   std::unique_ptr<ConsoleTerminal> terminal_;
   std::unique_ptr<Screens> screens_;
   debug::DebugConsole console_;
-  long generation_ = 0;
+  Generation generation_;
   bool hint_given_ = false;
 
   // No terminal here: a stop nobody attends to (no `ddplaunch debug` client since it) is

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "ddplaunch/rendezvous/server.h"
 
 namespace ddplaunch {
@@ -18,8 +19,8 @@ class JobChannel {
   virtual void send_to_member(int member_id, const rendezvous::Message& message) = 0;
   virtual void dismiss_member(int member_id, const std::string& reason) = 0;
   // Every node rejoins for `generation` (fixed node ranks), or only these members, by slot.
-  virtual void begin_generation(std::uint64_t generation) = 0;
-  virtual void begin_generation(std::uint64_t generation, const std::vector<int>& members,
+  virtual void begin_generation(Generation generation) = 0;
+  virtual void begin_generation(Generation generation, const std::vector<int>& members,
                                 const std::vector<int>& ran_workers) = 0;
   virtual void abort(const std::string& reason) = 0;  // every node is told why; the rendezvous closes
   virtual std::vector<rendezvous::NodeRecord> joined_nodes() const = 0;
@@ -34,8 +35,8 @@ class ServerJobChannel final : public JobChannel {
     server_.send_to_member(member_id, message);
   }
   void dismiss_member(int member_id, const std::string& reason) override { server_.dismiss_member(member_id, reason); }
-  void begin_generation(std::uint64_t generation) override { server_.begin_generation(generation); }
-  void begin_generation(std::uint64_t generation, const std::vector<int>& members,
+  void begin_generation(Generation generation) override { server_.begin_generation(generation); }
+  void begin_generation(Generation generation, const std::vector<int>& members,
                         const std::vector<int>& ran_workers) override {
     server_.begin_generation(generation, members, ran_workers);
   }

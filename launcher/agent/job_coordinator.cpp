@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/status_table.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "log_setup.h"
 #include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/preflight/port.h"
@@ -64,7 +65,7 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
                            server_->broadcast(messages::encode(policy_.generation(), messages::CollectStacks{round}));
                        },
                    .hang_found =
-                       [this](long generation, int rank, const std::string& detail) {
+                       [this](Generation generation, int rank, const std::string& detail) {
                          carry_out(policy_.on_hang(generation, rank, detail, PolicyClock::now()));
                        },
                    .remember_learnt_step_interval =
@@ -96,9 +97,9 @@ void JobCoordinator::take_over() {
 // The answer the rendezvous server gets is made here, from the policy's PlanGeneration (or
 // RefuseJob) for these nodes, and returned: the other decisions of the moment are carried out
 // as usual. A plan follows a generation start etcd already confirmed, so nothing waits.
-rendezvous::JobPlan JobCoordinator::plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes) {
+rendezvous::JobPlan JobCoordinator::plan(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes) {
   if (server_) policy_.set_rendezvous_port(server_->rendezvous_port());
-  JobPolicy::Decisions pending = policy_.on_nodes_joined(static_cast<long>(generation), nodes, PolicyClock::now());
+  JobPolicy::Decisions pending = policy_.on_nodes_joined(generation, nodes, PolicyClock::now());
   rendezvous::JobPlan answer;
   JobPolicy::Decisions others;
   while (!pending.empty()) {
@@ -131,8 +132,8 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
     auto free_port = preflight::find_free_port(settings_.worker_bind_address);
     if (!free_port) return R::failure("no free worker port on the master: " + free_port.error);
     if (c.worker_port.fixed)
-      spdlog::warn("worker port {} was in use in generation {}; using free port {} instead", *c.worker_port.fixed,
-                   generation - 1, *free_port);
+      spdlog::warn("worker port {} was in use in the last generation; generation {} uses free port {} instead",
+                   *c.worker_port.fixed, generation, *free_port);
     port = *free_port;
   } else {
     port = c.worker_port.fixed.value_or(0);
@@ -206,34 +207,34 @@ void JobCoordinator::on_message(int node_rank, const rendezvous::Message& m) {
   if (Handler handler = handler_for(*kind)) handler(*this, node_rank, m);
 }
 
-void JobCoordinator::on_debugger_quit(long generation, int rank) {
+void JobCoordinator::on_debugger_quit(Generation generation, int rank) {
   carry_out(policy_.on_debugger_quit(generation, rank));
 }
 
 void JobCoordinator::on_worker_failed(int node_rank, const rendezvous::Message& m) {
   if (auto report = messages::decode_failure(m)) {
     report->failure.node_rank = node_rank;  // the connection says who it is, not the payload
-    timeline_.record_failure(node_rank, static_cast<long>(m.generation), *report);
-    carry_out(policy_.on_worker_failed(node_rank, static_cast<long>(m.generation), *report, PolicyClock::now()));
+    timeline_.record_failure(node_rank, m.generation, *report);
+    carry_out(policy_.on_worker_failed(node_rank, m.generation, *report, PolicyClock::now()));
   }
 }
 
 void JobCoordinator::on_node_finished(int node_rank, const rendezvous::Message& m) {
   if (auto finished = messages::decode_node_finished(m))
-    carry_out(policy_.on_node_finished(node_rank, static_cast<long>(m.generation), finished->exit_code));
+    carry_out(policy_.on_node_finished(node_rank, m.generation, finished->exit_code));
 }
 
 void JobCoordinator::on_node_problem(int node_rank, const rendezvous::Message& m) {
   if (auto problem = messages::decode_node_problem(m))
-    carry_out(policy_.on_node_problem(node_rank, static_cast<long>(m.generation), problem->message, problem->exit_code));
+    carry_out(policy_.on_node_problem(node_rank, m.generation, problem->message, problem->exit_code));
 }
 
 void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m) {
   auto states = messages::decode_rank_states(m);
   if (!states) return;
-  queries_.note_reporting_node(node_rank, ReportingNode{states->host, states->log_dir, static_cast<long>(m.generation)});
-  hang_watch_.on_ranks_reported(static_cast<long>(m.generation), states->ranks, PolicyClock::now());
-  carry_out(policy_.on_ranks_reported(node_rank, static_cast<long>(m.generation), states->ranks, PolicyClock::now()));
+  queries_.note_reporting_node(node_rank, ReportingNode{states->host, states->log_dir, m.generation});
+  hang_watch_.on_ranks_reported(m.generation, states->ranks, PolicyClock::now());
+  carry_out(policy_.on_ranks_reported(node_rank, m.generation, states->ranks, PolicyClock::now()));
 }
 
 void JobCoordinator::on_node_report(int node_rank, const rendezvous::Message& m) {
@@ -242,7 +243,7 @@ void JobCoordinator::on_node_report(int node_rank, const rendezvous::Message& m)
 
 void JobCoordinator::on_probe_results(int node_rank, const rendezvous::Message& m) {
   if (auto results = messages::decode_probe_results(m))
-    carry_out(policy_.on_probe_results(node_rank, static_cast<long>(m.generation), std::move(results->links)));
+    carry_out(policy_.on_probe_results(node_rank, m.generation, std::move(results->links)));
 }
 
 void JobCoordinator::on_node_lost(const rendezvous::NodeRecord& node, const std::string& why) {
@@ -354,13 +355,13 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
         // The order first: the server may plan (and send the assignments) at once when every
         // node of the next generation is ready already.
         server_->broadcast(messages::encode(order.generation, messages::Restart{order.reason}));
-        const auto generation = static_cast<std::uint64_t>(order.generation);
+        const auto generation = order.generation;
         if (!policy_.membership_enabled()) server_->begin_generation(generation);
         else if (!order.hold) server_->begin_generation(generation, order.members, order.ran_workers);
       },
       [this](const decision::BeginGeneration& begin) {
         if (server_)
-          server_->begin_generation(static_cast<std::uint64_t>(begin.generation), begin.members, begin.ran_workers);
+          server_->begin_generation(begin.generation, begin.members, begin.ran_workers);
       },
       [this](const decision::TellMember& tell) {
         if (!server_) return;

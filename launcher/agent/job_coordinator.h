@@ -23,6 +23,7 @@
 #include "agent/launcher_messages.h"
 #include "agent/master_hang_watch.h"
 #include "agent/master_timeline.h"
+#include "ddplaunch/rendezvous/generation.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "history/run_history.h"
 #include "policy/job_policy.h"
@@ -41,7 +42,7 @@ class JobCoordinator {
   void take_over();
 
   // Rendezvous server callbacks.
-  rendezvous::JobPlan plan(std::uint64_t generation, const std::vector<rendezvous::NodeRecord>& nodes);
+  rendezvous::JobPlan plan(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes);
   void on_message(int node_rank, const rendezvous::Message& message);
   void on_node_lost(const rendezvous::NodeRecord& node, const std::string& why);
   void on_member_joined(const rendezvous::NodeRecord& node);  // membership mode
@@ -50,7 +51,7 @@ class JobCoordinator {
   // Status connections: `ddplaunch status`, `stacks`, `tail`, `timeline`.
   JobQueries& queries() { return queries_; }
   // The debug console: a person quit `rank`'s debugger (and confirmed) — the job ends.
-  void on_debugger_quit(long generation, int rank);
+  void on_debugger_quit(Generation generation, int rank);
   // The node is finishing (whatever ended it: a signal, a lost master, the job's end): no
   // timer of the job's (sweep, backoff, init deadline, stack rounds) keeps the loop alive.
   void close();

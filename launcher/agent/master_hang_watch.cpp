@@ -64,14 +64,14 @@ MasterHangWatch::MasterHangWatch(boost::asio::io_context& io, CoordinatorSetting
       hang_(started_with_),
       stack_rounds_(io, settings_.config.log_dir, hooks_.ask_nodes) {}
 
-void MasterHangWatch::start_generation(long generation, int world) {
+void MasterHangWatch::start_generation(Generation generation, int world) {
   hang_.on_generation(generation, world, PolicyClock::now());
-  if (generation == 0 && !settings_.doctor)
+  if (generation == Generation{0} && !settings_.doctor)
     spdlog::info("hang detection: {}; at the hang deadline: {} (hang.action {})", hang_.deadlines_text(),
                  hang_action_name(policy_.hang_action()), kHangActionSettingNames.name(settings_.config.hang_action));
 }
 
-void MasterHangWatch::on_ranks_reported(long generation, const std::vector<RankReport>& ranks,
+void MasterHangWatch::on_ranks_reported(Generation generation, const std::vector<RankReport>& ranks,
                                         PolicyClock::time_point now) {
   hang_.on_ranks_reported(generation, ranks, now);
 }

@@ -14,6 +14,7 @@
 #include "agent/coordinator_settings.h"
 #include "agent/master_timeline.h"
 #include "agent/stack_rounds.h"
+#include "ddplaunch/rendezvous/generation.h"
 #include "history/run_history.h"
 #include "policy/hang_watch.h"
 #include "policy/job_policy.h"
@@ -35,7 +36,7 @@ class MasterHangWatch {
     StackRounds::AskNodes ask_nodes;  // a stack round's request to every node
     // A hang past its deadline, with the round's stacks: the owner asks JobPolicy::on_hang and
     // carries out what it decides.
-    std::function<void(long generation, int rank, const std::string& detail)> hang_found;
+    std::function<void(Generation generation, int rank, const std::string& detail)> hang_found;
     // The step interval learnt grew past the policy's copy: into the policy's state.
     std::function<void(double seconds)> remember_learnt_step_interval;
   };
@@ -45,8 +46,8 @@ class MasterHangWatch {
   MasterHangWatch(boost::asio::io_context& io, CoordinatorSettings settings, const HistorySeed& seed,
                   const JobPolicy& policy, MasterTimeline& timeline, Hooks hooks);
 
-  void start_generation(long generation, int world);
-  void on_ranks_reported(long generation, const std::vector<RankReport>& ranks, PolicyClock::time_point now);
+  void start_generation(Generation generation, int world);
+  void on_ranks_reported(Generation generation, const std::vector<RankReport>& ranks, PolicyClock::time_point now);
   // On the 1 s sweep while the job runs: suspects get a stack round, hangs a round then the policy.
   void check(PolicyClock::time_point now);
   // A node's answer to a stack round.

@@ -11,6 +11,7 @@
 #include "agent/timeline_files.h"
 #include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/base/time_units.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "timeline/trace_json.h"
 
 namespace ddplaunch {
@@ -24,8 +25,8 @@ void MasterTimeline::on_node_events(int node_rank, const rendezvous::Message& m)
   timeline_.record_from_node(node_rank, batch->sent_at_us, timeline_clock_us(), std::move(batch->events));
 }
 
-void MasterTimeline::begin_generation(long generation, const std::vector<rendezvous::NodeRecord>& nodes, int world,
-                                      double init_deadline_s) {
+void MasterTimeline::begin_generation(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes,
+                                      int world, double init_deadline_s) {
   for (const auto& n : nodes) timeline_.name_node(n.node_rank, n.facts.hostname);
   timeline::Event begins;
   begins.at_us = timeline_clock_us();
@@ -38,7 +39,7 @@ void MasterTimeline::begin_generation(long generation, const std::vector<rendezv
   timeline_.record(std::move(begins));
 }
 
-void MasterTimeline::record_failure(int node_rank, long generation, const FailureReport& report) {
+void MasterTimeline::record_failure(int node_rank, Generation generation, const FailureReport& report) {
   const WorkerFailure& f = report.failure;
   timeline_.record_failure(node_rank, f.global_rank, generation, timeline_clock_us(),
                            fmt::format("rank {} (node {}, {}) {} in {}{}{}", f.global_rank, node_rank, report.host,

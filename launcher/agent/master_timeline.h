@@ -22,9 +22,9 @@ class MasterTimeline {
   // A node's batch of its ranks' events (a malformed batch costs the picture those events).
   void on_node_events(int node_rank, const rendezvous::Message& batch);
   // A generation begins on `nodes` (named in the picture by their hosts).
-  void begin_generation(long generation, const std::vector<rendezvous::NodeRecord>& nodes, int world,
+  void begin_generation(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes, int world,
                         double init_deadline_s);
-  void record_failure(int node_rank, long generation, const FailureReport& report);
+  void record_failure(int node_rank, Generation generation, const FailureReport& report);
   // An instant of the master's in the current generation, on `node`'s lane (or the job's).
   void record_instant(int node, std::string name, std::string category, std::string detail);
   // What the job does, as the timeline shows it: orders and their causes.

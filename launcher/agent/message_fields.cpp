@@ -8,10 +8,10 @@
 
 namespace ddplaunch::messages {
 
-rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields) {
+rendezvous::Message make(Kind kind, Generation generation, std::vector<std::pair<std::string, std::string>> fields) {
   rendezvous::Message m;
   m.type = std::string(kind_name(kind));
-  m.generation = static_cast<std::uint64_t>(generation);
+  m.generation = generation;
   for (auto& [k, v] : fields) m.fields[k] = std::move(v);
   fit_for_wire(m);  // whatever a payload holds, the message stays under the frame limit
   return m;

@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "agent/launcher_messages.h"
+#include "ddplaunch/rendezvous/generation.h"
 
 namespace ddplaunch::messages {
 
-rendezvous::Message make(Kind kind, long generation, std::vector<std::pair<std::string, std::string>> fields);
+rendezvous::Message make(Kind kind, Generation generation, std::vector<std::pair<std::string, std::string>> fields);
 bool is(const rendezvous::Message& m, Kind kind);
 
 std::string field(const rendezvous::Message& m, const std::string& key, const std::string& fallback = "");

@@ -17,6 +17,7 @@
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/base/exit_codes.h"
 #include "ddplaunch/base/overloaded.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "log_setup.h"
 #include "ddplaunch/base/time_units.h"
 
@@ -129,7 +130,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
       peer_probe_(io, plan_,
                   PeerProbeHooks{
                       .wanted =
-                          [this](long generation) {
+                          [this](Generation generation) {
                             return policy_.state() == NodeState::Probing && generation == policy_.generation() &&
                                    client_;
                           },
@@ -159,7 +160,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
 // joining / rejoining → running: start this generation's workers (doctor: run the checks).
 void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   const bool first = policy_.state() == NodeState::Joining;
-  if (!policy_.take_assignment(static_cast<long>(a.generation))) return;
+  if (!policy_.take_assignment(a.generation)) return;
   if (etcd_) etcd_->seat().joined_run(a.run_nonce);
   node_rank_ = a.node_rank;
   set_log_node(a.node_rank, a.node_count);
@@ -169,7 +170,7 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   }
   // The master runs the peer probe in generation 0 only (a launcher that joins a moved
   // coordinator later has nothing to probe for).
-  if (first && a.generation == 0 && peer_probe_.start(a, policy_.generation())) {
+  if (first && a.generation == Generation{0} && peer_probe_.start(a, policy_.generation())) {
     policy_.on_peer_probe_started();  // workers start on the master's verdict
     return;
   }
@@ -179,7 +180,7 @@ void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
 
 // probing → running: every node probed its peers; the master chose the interface (or kept
 // the user's). A refusal comes as a stop order instead.
-void NodeAgent::on_probe_verdict(long generation, const std::string& ifname) {
+void NodeAgent::on_probe_verdict(Generation generation, const std::string& ifname) {
   if (policy_.state() != NodeState::Probing || !peer_probe_.probing() || generation != policy_.generation()) return;
   start_generation(peer_probe_.end(), ifname);
 }
@@ -226,11 +227,11 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
   rank_states_.send_periodically();
 }
 
-void NodeAgent::on_restart_order(long generation, const std::string& reason) {
+void NodeAgent::on_restart_order(Generation generation, const std::string& reason) {
   carry_out(policy_.on_restart_order(generation, reason, supervisor_.active()));
 }
 
-void NodeAgent::on_stop_order(long generation, const std::string& reason) {
+void NodeAgent::on_stop_order(Generation generation, const std::string& reason) {
   if (policy_.state() != NodeState::Finished && policy_.state() != NodeState::Joining)
     outer_root_cause_.on_stop_reason(reason);
   carry_out(policy_.on_stop_order(generation, reason, supervisor_.active()));
@@ -251,7 +252,7 @@ void NodeAgent::on_group_finished(const GroupOutcome& outcome) {
     summary = fmt::format("rank {}: {}", rank, status.describe());
     break;
   }
-  carry_out(policy_.on_group_finished(static_cast<long>(outcome.generation), code, summary));
+  carry_out(policy_.on_group_finished(outcome.generation, code, summary));
 }
 
 void NodeAgent::on_lost(const std::string& why, int exit_code) {
@@ -295,7 +296,7 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
       [this](const node_decision::StopWorkers& stop) {
         supervisor_.stop(stop.now ? std::chrono::milliseconds(0) : seconds_to_ms(plan_.config.grace_s));
       },
-      [this](const node_decision::Rejoin& rejoin) { client_->rejoin(static_cast<std::uint64_t>(rejoin.generation)); },
+      [this](const node_decision::Rejoin& rejoin) { client_->rejoin(rejoin.generation); },
       [this](const node_decision::ReportFinished& report) {
         client_->send(messages::encode(report.generation, messages::NodeFinished{report.exit_code, report.summary}));
       },
@@ -337,7 +338,7 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
 void NodeAgent::on_master_message(const rendezvous::Message& m) {
   const std::optional<messages::MasterOrder> order = messages::decode_master_order(m);
   if (!order) return;
-  const long generation = static_cast<long>(m.generation);
+  const Generation generation = m.generation;
   std::visit(
       Overloaded{
           [&](const messages::Restart& restart) { on_restart_order(generation, restart.reason); },

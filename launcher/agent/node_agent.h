@@ -29,6 +29,7 @@
 #include "agent/stack_requests.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/client.h"
+#include "ddplaunch/rendezvous/generation.h"
 #include "env/worker_environment.h"
 #include "placement/cpu_placement.h"
 #include "policy/node_policy.h"
@@ -50,9 +51,9 @@ class NodeAgent {
  private:
   // Transitions, one per event.
   void on_assignment(const rendezvous::Assignment& assignment);
-  void on_probe_verdict(long generation, const std::string& ifname);
-  void on_restart_order(long generation, const std::string& reason);
-  void on_stop_order(long generation, const std::string& reason);
+  void on_probe_verdict(Generation generation, const std::string& ifname);
+  void on_restart_order(Generation generation, const std::string& reason);
+  void on_stop_order(Generation generation, const std::string& reason);
   void on_job_end(int exit_code);
   void on_group_finished(const GroupOutcome& outcome);
   void on_lost(const std::string& why, int exit_code);

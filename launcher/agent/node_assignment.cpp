@@ -15,7 +15,7 @@ NodeAssignment node_assignment(const rendezvous::Assignment& a, const NodePlan& 
   n.master_addr = a.worker_master_addr;
   n.master_port = a.worker_master_port;
   n.init_deadline_s = a.init_deadline_s;
-  n.generation = static_cast<long>(a.generation);
+  n.generation = a.generation;
   n.max_restarts = plan.config.restart.max_restarts;
   n.run_id = a.run_id;
   n.role = plan.config.role;

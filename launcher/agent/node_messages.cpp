@@ -12,7 +12,7 @@
 namespace ddplaunch::messages {
 
 // The report in one field, written by its one codec (the policy state's too).
-rendezvous::Message encode(long generation, const FailureReport& r) {
+rendezvous::Message encode(Generation generation, const FailureReport& r) {
   FailureReport bounded = r;
   bounded.failure.tail = bounded_tail(r.failure.tail);
   return make(Kind::WorkerFailed, generation, {{"report", encode_failure_report(bounded)}});
@@ -43,7 +43,7 @@ std::optional<FailureReport> decode_failure(const rendezvous::Message& m) {
   return r;
 }
 
-rendezvous::Message encode(long generation, const NodeFinished& p) {
+rendezvous::Message encode(Generation generation, const NodeFinished& p) {
   return make(Kind::NodeFinished, generation, {{"exit_code", std::to_string(p.exit_code)}, {"summary", p.summary}});
 }
 std::optional<NodeFinished> decode_node_finished(const rendezvous::Message& m) {
@@ -51,7 +51,7 @@ std::optional<NodeFinished> decode_node_finished(const rendezvous::Message& m) {
   return NodeFinished{int_field(m, "exit_code", 1), lines_field(m, "summary")};
 }
 
-rendezvous::Message encode(long generation, const NodeProblem& p) {
+rendezvous::Message encode(Generation generation, const NodeProblem& p) {
   return make(Kind::NodeProblem, generation, {{"message", p.message}, {"exit_code", std::to_string(p.exit_code)}});
 }
 std::optional<NodeProblem> decode_node_problem(const rendezvous::Message& m) {
@@ -59,7 +59,7 @@ std::optional<NodeProblem> decode_node_problem(const rendezvous::Message& m) {
   return NodeProblem{entry_field(m, "message", "unspecified problem"), int_field(m, "exit_code", 1)};
 }
 
-rendezvous::Message encode(long generation, const NodeReport& p) {
+rendezvous::Message encode(Generation generation, const NodeReport& p) {
   return make(Kind::NodeReport, generation,
               {{"ok", p.ok ? "1" : "0"}, {"nic", p.nic.empty() ? "-" : p.nic}, {"problems", p.problems}});
 }
@@ -70,7 +70,7 @@ std::optional<NodeReport> decode_node_report(const rendezvous::Message& m) {
 
 // One line per rank: "rank pid phase init_entries state steps max_interval_ms progress_age_ms
 // section" (the last four: progress, for hang detection; a section name is one word, "-" for none).
-rendezvous::Message encode(long generation, const RankStates& p) {
+rendezvous::Message encode(Generation generation, const RankStates& p) {
   std::string lines;
   for (const auto& r : p.ranks)
     lines += std::to_string(r.rank) + " " + std::to_string(r.pid) + " " + std::string(rank_phase_name(r.phase)) + " " +
@@ -109,7 +109,7 @@ std::optional<RankStates> decode_rank_states(const rendezvous::Message& m) {
   return p;
 }
 
-rendezvous::Message encode(long generation, const Restart& p) {
+rendezvous::Message encode(Generation generation, const Restart& p) {
   return make(Kind::Restart, generation, {{"reason", p.reason}});
 }
 std::optional<Restart> decode_restart(const rendezvous::Message& m) {
@@ -117,7 +117,7 @@ std::optional<Restart> decode_restart(const rendezvous::Message& m) {
   return Restart{entry_field(m, "reason")};
 }
 
-rendezvous::Message encode(long generation, const Stop& p) {
+rendezvous::Message encode(Generation generation, const Stop& p) {
   return make(Kind::Stop, generation, {{"reason", p.reason}, {"exit_code", std::to_string(p.exit_code)}});
 }
 std::optional<Stop> decode_stop(const rendezvous::Message& m) {
@@ -125,7 +125,7 @@ std::optional<Stop> decode_stop(const rendezvous::Message& m) {
   return Stop{entry_field(m, "reason"), int_field(m, "exit_code", 1)};
 }
 
-rendezvous::Message encode(long generation, const JobEnd& p) {
+rendezvous::Message encode(Generation generation, const JobEnd& p) {
   return make(Kind::JobEnd, generation, {{"exit_code", std::to_string(p.exit_code)}});
 }
 std::optional<JobEnd> decode_job_end(const rendezvous::Message& m) {
@@ -133,9 +133,9 @@ std::optional<JobEnd> decode_job_end(const rendezvous::Message& m) {
   return JobEnd{int_field(m, "exit_code", 1)};
 }
 
-rendezvous::Message encode_resume(long generation) { return make(Kind::Resume, generation, {}); }
+rendezvous::Message encode_resume(Generation generation) { return make(Kind::Resume, generation, {}); }
 
-rendezvous::Message encode(long generation, const Standby& p) {
+rendezvous::Message encode(Generation generation, const Standby& p) {
   return make(Kind::Standby, generation, {{"reason", p.reason}, {"run", p.run_nonce}});
 }
 std::optional<Standby> decode_standby(const rendezvous::Message& m) {

@@ -24,16 +24,16 @@ struct JobEnd { int exit_code = 0; };
 // run_nonce: the run a spare waits in (etcd: it takes part in that run, as an assigned node does).
 struct Standby { std::string reason; std::string run_nonce; };
 
-rendezvous::Message encode(long generation, const FailureReport& payload);
-rendezvous::Message encode(long generation, const NodeFinished& payload);
-rendezvous::Message encode(long generation, const NodeProblem& payload);
-rendezvous::Message encode(long generation, const NodeReport& payload);
-rendezvous::Message encode(long generation, const RankStates& payload);
-rendezvous::Message encode(long generation, const Restart& payload);
-rendezvous::Message encode(long generation, const Stop& payload);
-rendezvous::Message encode(long generation, const JobEnd& payload);
-rendezvous::Message encode(long generation, const Standby& payload);
-rendezvous::Message encode_resume(long generation);
+rendezvous::Message encode(Generation generation, const FailureReport& payload);
+rendezvous::Message encode(Generation generation, const NodeFinished& payload);
+rendezvous::Message encode(Generation generation, const NodeProblem& payload);
+rendezvous::Message encode(Generation generation, const NodeReport& payload);
+rendezvous::Message encode(Generation generation, const RankStates& payload);
+rendezvous::Message encode(Generation generation, const Restart& payload);
+rendezvous::Message encode(Generation generation, const Stop& payload);
+rendezvous::Message encode(Generation generation, const JobEnd& payload);
+rendezvous::Message encode(Generation generation, const Standby& payload);
+rendezvous::Message encode_resume(Generation generation);
 
 std::optional<FailureReport> decode_failure(const rendezvous::Message& message);
 std::optional<NodeFinished> decode_node_finished(const rendezvous::Message& message);

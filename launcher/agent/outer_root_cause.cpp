@@ -14,13 +14,13 @@ OuterRootCause::OuterRootCause(const std::map<std::string, std::string>& base_en
   if (auto outer = base_env.find("TORCHELASTIC_ERROR_FILE"); outer != base_env.end()) path_ = outer->second;
 }
 
-void OuterRootCause::on_failure(const WorkerFailure& failure, long generation) {
+void OuterRootCause::on_failure(const WorkerFailure& failure, Generation generation) {
   if (failure_generation_ == generation) return;
   failure_ = failure;
   failure_generation_ = generation;
 }
 
-void OuterRootCause::write(int exit_code, long generation,
+void OuterRootCause::write(int exit_code, Generation generation,
                            const std::function<std::string(int global_rank)>& child_error_file) const {
   if (path_.empty()) return;
   OuterFailure f;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/failure.h"
 
 namespace ddplaunch {
@@ -19,18 +20,18 @@ class OuterRootCause {
   OuterRootCause(const std::map<std::string, std::string>& base_env, std::string hostname);
 
   // A rank failed in `generation`: the first failure of a generation is its root cause here.
-  void on_failure(const WorkerFailure& failure, long generation);
+  void on_failure(const WorkerFailure& failure, Generation generation);
   // The master stopped the job (while this node ran): why, for when no rank here failed.
   void on_stop_reason(std::string reason) { stop_reason_ = std::move(reason); }
   // The node ends with `exit_code` != 0 after `generation`: writes the file when the outer
   // agent gave one. `child_error_file`: a rank's own TORCHELASTIC_ERROR_FILE ("" when none).
-  void write(int exit_code, long generation, const std::function<std::string(int global_rank)>& child_error_file) const;
+  void write(int exit_code, Generation generation, const std::function<std::string(int global_rank)>& child_error_file) const;
 
  private:
   std::string path_;  // "" when no outer agent asked
   std::string hostname_;
   std::optional<WorkerFailure> failure_;
-  long failure_generation_ = -1;
+  std::optional<Generation> failure_generation_;
   std::string stop_reason_;
 };
 

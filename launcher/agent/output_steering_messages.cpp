@@ -11,7 +11,7 @@ namespace {
 constexpr int kMaxListedRank = 1 << 22;  // far above any world size
 }
 
-rendezvous::Message encode(long generation, const OutputFilter& p) {
+rendezvous::Message encode(Generation generation, const OutputFilter& p) {
   return make(Kind::OutputFilter, generation, {{"ranks", format_index_list(p.ranks)}});
 }
 std::optional<OutputFilter> decode_output_filter(const rendezvous::Message& m) {
@@ -23,7 +23,7 @@ std::optional<OutputFilter> decode_output_filter(const rendezvous::Message& m) {
   return OutputFilter{std::move(*parsed)};
 }
 
-rendezvous::Message encode(long generation, const FollowRank& p) {
+rendezvous::Message encode(Generation generation, const FollowRank& p) {
   return make(Kind::FollowRank, generation, {{"rank", std::to_string(p.rank)}, {"seconds", std::to_string(p.seconds)}});
 }
 std::optional<FollowRank> decode_follow_rank(const rendezvous::Message& m) {
@@ -33,7 +33,7 @@ std::optional<FollowRank> decode_follow_rank(const rendezvous::Message& m) {
   return p;
 }
 
-rendezvous::Message encode(long generation, const RankOutput& p) {
+rendezvous::Message encode(Generation generation, const RankOutput& p) {
   return make(Kind::RankOutput, generation,
               {{"rank", std::to_string(p.rank)}, {"lines", cut_middle(p.lines, kMaxRankOutputBytes)},
                {"dropped", std::to_string(p.dropped)}});

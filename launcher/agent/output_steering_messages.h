@@ -15,9 +15,9 @@ struct FollowRank { int rank = -1; int seconds = 0; };
 // lines: whole lines, each ended by '\n'; dropped: lines the node could not send meanwhile.
 struct RankOutput { int rank = -1; std::string lines; long dropped = 0; };
 inline constexpr std::size_t kMaxRankOutputBytes = 48 * 1024;  // one batch of a followed rank's lines
-rendezvous::Message encode(long generation, const OutputFilter& payload);
-rendezvous::Message encode(long generation, const FollowRank& payload);
-rendezvous::Message encode(long generation, const RankOutput& payload);
+rendezvous::Message encode(Generation generation, const OutputFilter& payload);
+rendezvous::Message encode(Generation generation, const FollowRank& payload);
+rendezvous::Message encode(Generation generation, const RankOutput& payload);
 std::optional<OutputFilter> decode_output_filter(const rendezvous::Message& message);
 std::optional<FollowRank> decode_follow_rank(const rendezvous::Message& message);
 std::optional<RankOutput> decode_rank_output(const rendezvous::Message& message);

@@ -59,8 +59,8 @@ std::optional<std::string> PeerProbeRun::open() {
 // Due by the same rule on every node and on the master (probe_expected): the first
 // generation of a multi-node job whose every node advertised probe endpoints, with the node
 // list at hand.
-bool PeerProbeRun::start(const rendezvous::Assignment& a, long generation) {
-  if (!listener_ || a.generation != 0) return false;
+bool PeerProbeRun::start(const rendezvous::Assignment& a, Generation generation) {
+  if (!listener_ || a.generation != Generation{0}) return false;
   auto offers = probe_offers(a.nodes);
   if (!probe_expected(offers)) return false;
   assignment_ = a;

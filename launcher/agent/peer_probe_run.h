@@ -21,7 +21,7 @@ namespace ddplaunch {
 
 // What the run asks of its node when its links are measured.
 struct PeerProbeHooks {
-  std::function<bool(long generation)> wanted;  // the node still probes for `generation`, with a master
+  std::function<bool(Generation generation)> wanted;  // the node still probes for `generation`, with a master
   std::function<void(const rendezvous::Message&)> send;
 };
 
@@ -34,7 +34,7 @@ class PeerProbeRun {
   // Returns the endpoints to advertise (probe_endpoints), none when nothing listens.
   std::optional<std::string> open();
   // Probing, when due for assignment `a` in `generation`; false: none is due, nothing started.
-  bool start(const rendezvous::Assignment& a, long generation);
+  bool start(const rendezvous::Assignment& a, Generation generation);
   bool probing() const { return assignment_.has_value(); }
   // The master's verdict came: the listener closes; the workers start with this assignment.
   rendezvous::Assignment end();

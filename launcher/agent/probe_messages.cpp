@@ -8,7 +8,7 @@
 namespace ddplaunch::messages {
 
 // One line per link, tab-separated: from to ifname source destination ok rtt_ms mbit error.
-rendezvous::Message encode(long generation, const ProbeResults& p) {
+rendezvous::Message encode(Generation generation, const ProbeResults& p) {
   std::string lines;
   for (std::size_t i = 0; i < p.links.size() && i < kMaxProbeLinks; ++i) {
     const auto& l = p.links[i];
@@ -53,7 +53,7 @@ std::optional<ProbeResults> decode_probe_results(const rendezvous::Message& m) {
   return p;
 }
 
-rendezvous::Message encode(long generation, const ProbeVerdict& p) {
+rendezvous::Message encode(Generation generation, const ProbeVerdict& p) {
   return make(Kind::ProbeVerdict, generation, {{"ifname", p.ifname}});
 }
 std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& m) {

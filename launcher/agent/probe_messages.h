@@ -14,8 +14,8 @@ namespace ddplaunch::messages {
 struct ProbeResults { std::vector<preflight::ProbedLink> links; };
 struct ProbeVerdict { std::string ifname; };
 
-rendezvous::Message encode(long generation, const ProbeResults& payload);
-rendezvous::Message encode(long generation, const ProbeVerdict& payload);
+rendezvous::Message encode(Generation generation, const ProbeResults& payload);
+rendezvous::Message encode(Generation generation, const ProbeVerdict& payload);
 
 // At most kMaxProbeLinks links; a malformed line makes the whole message nullopt.
 inline constexpr std::size_t kMaxProbeLinks = 1024;

@@ -40,7 +40,7 @@ void RankDebugSessions::attach_gdb(int rank) {
   };
   if (worker->status || worker->pid <= 0) return say(fmt::format("rank {} is not running: no gdb", rank));
   if (gdb_sessions_.count(rank)) return say(fmt::format("gdb is attached to rank {} already", rank));
-  const long generation = hooks_.generation();
+  const Generation generation = hooks_.generation();
   GdbSessionCallbacks callbacks;
   callbacks.on_first_prompt = [this, worker, generation](const std::string& lines) {
     worker->gdb_attached = true;

@@ -12,6 +12,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "debug/pdb_text.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "supervise/gdb_session.h"
@@ -24,7 +25,7 @@ struct RankDebugHooks {
   std::function<void(const rendezvous::Message&)> send;  // to the master, when the node has one
   std::function<const std::vector<std::shared_ptr<Worker>>&()> workers;
   std::function<bool(int rank, const std::string& line)> pdb_input;  // false: the rank is not in its pdb
-  std::function<long()> generation;
+  std::function<Generation()> generation;
   std::function<void()> ranks_changed;  // gdb took or freed a rank: its state is "debugging" or not
 };
 

@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "agent/rank_timeline_reporter.h"
+#include "ddplaunch/rendezvous/generation.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "supervise/worker.h"
 
@@ -24,7 +25,7 @@ struct RankStateSource {
   std::function<bool()> connected;  // a master to send to (the node's rendezvous client)
   std::function<void(const rendezvous::Message&)> send;
   std::function<const std::vector<std::shared_ptr<Worker>>&()> workers;
-  std::function<long()> generation;
+  std::function<Generation()> generation;
   std::function<bool()> may_report;  // assigned and not finished: the master expects its ranks
   std::function<bool()> running;     // the workers run: the periodic report goes on
 };

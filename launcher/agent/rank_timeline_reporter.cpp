@@ -12,7 +12,7 @@ std::int64_t timeline_clock_us() {
       .count();
 }
 
-void RankTimelineReporter::report(long generation, const std::vector<std::shared_ptr<Worker>>& workers,
+void RankTimelineReporter::report(Generation generation, const std::vector<std::shared_ptr<Worker>>& workers,
                                   const Send& send) {
   std::vector<timeline::RankState> states;
   states.reserve(workers.size());

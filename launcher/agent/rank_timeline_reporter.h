@@ -22,7 +22,7 @@ class RankTimelineReporter {
   using Send = std::function<void(const rendezvous::Message&)>;
 
   // The ranks' states now; the changed ones go to the master (when `send` is given).
-  void report(long generation, const std::vector<std::shared_ptr<Worker>>& workers, const Send& send);
+  void report(Generation generation, const std::vector<std::shared_ptr<Worker>>& workers, const Send& send);
 
  private:
   timeline::RankTransitions transitions_;

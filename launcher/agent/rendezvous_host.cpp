@@ -66,7 +66,7 @@ rendezvous::ListenError RendezvousHost::listen(int port, EtcdNodeLink* etcd) {
   const LaunchConfig& c = plan_.config;
   coordinator_ = std::make_unique<JobCoordinator>(io_, coordinator_settings(plan_, etcd));
   rendezvous::ServerCallbacks callbacks;
-  callbacks.plan = [this](std::uint64_t g, const std::vector<rendezvous::NodeRecord>& nodes) {
+  callbacks.plan = [this](Generation g, const std::vector<rendezvous::NodeRecord>& nodes) {
     return coordinator_->plan(g, nodes);
   };
   callbacks.on_message = [this](int node, const rendezvous::Message& m) {

@@ -8,7 +8,7 @@
 
 namespace ddplaunch::messages {
 
-rendezvous::Message encode(long generation, const CollectStacks& p) {
+rendezvous::Message encode(Generation generation, const CollectStacks& p) {
   return make(Kind::CollectStacks, generation, {{"request", std::to_string(p.request)}});
 }
 std::optional<CollectStacks> decode_collect_stacks(const rendezvous::Message& m) {
@@ -20,7 +20,7 @@ std::optional<CollectStacks> decode_collect_stacks(const rendezvous::Message& m)
 
 // Per rank i: rank.i, pid.i, source.i, text.i (each text cut to kMaxStackBytes first; the
 // whole message is then fitted like any other).
-rendezvous::Message encode(long generation, const RankStacksReply& p) {
+rendezvous::Message encode(Generation generation, const RankStacksReply& p) {
   std::vector<std::pair<std::string, std::string>> fields{{"request", std::to_string(p.request)}, {"host", p.host}};
   const std::size_t count = std::min(p.stacks.size(), kMaxStacksPerMessage);
   fields.emplace_back("count", std::to_string(count));

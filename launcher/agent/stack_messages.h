@@ -15,8 +15,8 @@ struct CollectStacks { long request = 0; };
 struct RankStacksReply { long request = 0; std::string host; std::vector<RankStack> stacks; };
 inline constexpr std::size_t kMaxStackBytes = 16 * 1024;  // one rank's frames on the wire
 inline constexpr std::size_t kMaxStacksPerMessage = 1024;
-rendezvous::Message encode(long generation, const CollectStacks& payload);
-rendezvous::Message encode(long generation, const RankStacksReply& payload);
+rendezvous::Message encode(Generation generation, const CollectStacks& payload);
+rendezvous::Message encode(Generation generation, const RankStacksReply& payload);
 std::optional<CollectStacks> decode_collect_stacks(const rendezvous::Message& message);
 std::optional<RankStacksReply> decode_rank_stacks(const rendezvous::Message& message);
 

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "agent/stack_collection.h"
+#include "ddplaunch/rendezvous/generation.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "supervise/worker.h"
 
@@ -24,7 +25,7 @@ struct StackRequestHooks {
   std::function<void(const rendezvous::Message&)> send;
   std::function<const std::vector<std::shared_ptr<Worker>>&()> workers;
   std::function<int()> node_rank;
-  std::function<long()> generation;
+  std::function<Generation()> generation;
 };
 
 class StackRequests {

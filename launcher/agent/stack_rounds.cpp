@@ -23,7 +23,7 @@ constexpr std::size_t kMaxStacksFileBytes = 8 << 20;  // a stacks file of a huge
 StackRounds::StackRounds(boost::asio::io_context& io, std::string log_dir, AskNodes ask)
     : io_(io), log_dir_(std::move(log_dir)), ask_(std::move(ask)) {}
 
-long StackRounds::start(std::string heading, std::vector<int> silent, std::vector<int> node_ranks, long generation,
+long StackRounds::start(std::string heading, std::vector<int> silent, std::vector<int> node_ranks, Generation generation,
                         int world, Done done) {
   const long number = ++next_round_;
   Round& round = rounds_[number];

@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/stack_report.h"
 
 namespace ddplaunch {
@@ -31,8 +32,8 @@ class StackRounds {
 
   // A new round of generation `generation` (`world` ranks) asking `node_ranks`; `silent`:
   // the ranks without progress that caused it (none: taken on request). Its number.
-  long start(std::string heading, std::vector<int> silent, std::vector<int> node_ranks, long generation, int world,
-             Done done);
+  long start(std::string heading, std::vector<int> silent, std::vector<int> node_ranks, Generation generation,
+             int world, Done done);
   // A node's answer: its ranks' stacks (the node is who the connection says, not the payload).
   void on_answer(int node_rank, long round, std::vector<RankStack> stacks, const std::string& host);
   bool in_flight(long round) const { return rounds_.count(round) > 0; }
@@ -45,7 +46,7 @@ class StackRounds {
     std::vector<int> stuck;
     std::vector<int> waiting_for;  // node ranks that have not answered
     std::vector<RankStack> stacks;
-    long generation = 0;
+    Generation generation;
     int world = 0;
     Done done;
     std::unique_ptr<boost::asio::steady_timer> deadline;
@@ -61,7 +62,7 @@ class StackRounds {
   std::map<long, std::string> finished_;
   // The last conclusive "likely stuck" of a generation's hang rounds (policy/stack_report).
   std::vector<int> stuck_verdict_;
-  long stuck_verdict_generation_ = -1;
+  std::optional<Generation> stuck_verdict_generation_;  // none before the first verdict
 };
 
 }  // namespace ddplaunch

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ddplaunch/rendezvous/generation_format.h"
+
 namespace ddplaunch {
 
 namespace {
@@ -39,7 +41,7 @@ std::string host_of(const StatusExtras& extras, int node) {
 }
 std::string generation_of(const StatusExtras& extras, int node) {
   auto reported = extras.nodes.find(node);
-  return reported == extras.nodes.end() ? "-" : std::to_string(reported->second.generation);
+  return reported == extras.nodes.end() ? "-" : to_string(reported->second.generation);
 }
 }  // namespace
 
@@ -75,7 +77,7 @@ std::string render_status_json(const std::string& job_id, const JobPolicy& polic
   using Json = nlohmann::json;
   Json doc{{"job", job_id},
            {"phase", job_phase_name(policy.phase())},
-           {"generation", policy.generation()},
+           {"generation", policy.generation().value},
            {"restarts_used", policy.budget().used()},
            {"restart_budget", policy.budget().total()},
            {"init_deadline_s", policy.init_deadline().seconds()},
@@ -86,8 +88,9 @@ std::string render_status_json(const std::string& job_id, const JobPolicy& polic
   for (const auto& n : policy.nodes())
     doc["nodes"].push_back({{"node", n.node_rank}, {"host", n.facts.hostname}, {"address", n.observed_address},
                             {"nproc", n.facts.nproc}, {"rtt_ms", n.rtt_ms}, {"last_error", policy.last_error(n.node_rank)},
-                            {"generation", extras.nodes.count(n.node_rank) ? Json(extras.nodes.at(n.node_rank).generation)
-                                                                           : Json(nullptr)}});
+                            {"generation", extras.nodes.count(n.node_rank)
+                                               ? Json(extras.nodes.at(n.node_rank).generation.value)
+                                               : Json(nullptr)}});
   const auto now = PolicyClock::now();
   for (const auto& t : policy.ranks().ranks()) {
     const std::string log = rank_log_file(extras, t.node, t.last.rank);

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/job_policy.h"
 
 namespace ddplaunch {
@@ -14,7 +15,7 @@ namespace ddplaunch {
 struct ReportingNode {
   std::string host;
   std::string log_dir;  // "" without --log-dir
-  long generation = 0;  // the generation its last report was about
+  Generation generation;  // the generation its last report was about
 };
 
 // What the tables show besides the policy's state.

@@ -24,7 +24,7 @@ std::vector<std::vector<timeline::Event>> timeline_batches(std::vector<timeline:
   return batches;
 }
 
-rendezvous::Message encode(long generation, const TimelineEvents& p) {
+rendezvous::Message encode(Generation generation, const TimelineEvents& p) {
   return make(Kind::TimelineEvents, generation,
               {{"sent_at_us", std::to_string(p.sent_at_us)}, {"events", timeline::encode_events(p.events)}});
 }

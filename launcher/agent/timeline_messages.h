@@ -19,7 +19,7 @@ struct TimelineEvents { std::int64_t sent_at_us = 0; std::vector<timeline::Event
 inline constexpr std::size_t kMaxTimelineBatchBytes = 48 * 1024;
 // The events cut into batches that each fit one message.
 std::vector<std::vector<timeline::Event>> timeline_batches(std::vector<timeline::Event> events);
-rendezvous::Message encode(long generation, const TimelineEvents& payload);
+rendezvous::Message encode(Generation generation, const TimelineEvents& payload);
 std::optional<TimelineEvents> decode_timeline_events(const rendezvous::Message& message);
 
 }  // namespace ddplaunch::messages

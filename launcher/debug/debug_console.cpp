@@ -67,7 +67,7 @@ void DebugConsole::on_resumed(int rank) {
   refresh_prompt();
 }
 
-void DebugConsole::on_generation(long generation) {
+void DebugConsole::on_generation(Generation generation) {
   if (generation <= generation_) return;
   generation_ = generation;
   stopped_.clear();

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "debug/console_commands.h"
 #include "debug/pdb_text.h"
 
@@ -28,7 +29,7 @@ struct StoppedRank {
   int node = -1;
   std::string host;
   int pid = 0;
-  long generation = 0;
+  Generation generation;
   StopLocation where;
   std::string reason;  // "" for a breakpoint; "raised ValueError: bad" for a post-mortem stop
   ConsoleClock::time_point since{};
@@ -69,7 +70,7 @@ class DebugConsole {
   // The rank left its debugger (continued, exited, its generation ended).
   void on_resumed(int rank);
   // A new generation started: every rank of an earlier one is gone.
-  void on_generation(long generation);
+  void on_generation(Generation generation);
   // One line typed at the console (without its newline).
   void on_line(std::string_view line, ConsoleClock::time_point now);
   // End of input at the console (Ctrl-D): pdb's own meaning, quit, asked like `q`.
@@ -96,7 +97,7 @@ class DebugConsole {
   std::optional<int> quit_asked_for_;   // a quit waits for "y"
   bool ended_ = false;                  // the job is ending: nothing more is sent
   bool awaiting_answer_ = false;        // a line went to the attached rank: its prompt comes back with the answer
-  long generation_ = 0;
+  Generation generation_;
 };
 
 }  // namespace ddplaunch::debug

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "ddplaunch/rendezvous/generation_format.h"
+
 namespace ddplaunch {
 
 namespace {
@@ -220,7 +222,7 @@ std::vector<std::string> last_frames(std::string_view callstack, std::size_t cou
 
 }  // namespace
 
-std::string error_file_path(const std::string& dir, int global_rank, long generation) {
+std::string error_file_path(const std::string& dir, int global_rank, Generation generation) {
   return fmt::format("{}/error-rank{}-gen{}.json", dir, global_rank, generation);
 }
 

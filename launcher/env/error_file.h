@@ -7,10 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "ddplaunch/rendezvous/generation.h"
+
 namespace ddplaunch {
 
 // "<dir>/error-rank<R>-gen<G>.json": what the worker gets as TORCHELASTIC_ERROR_FILE.
-std::string error_file_path(const std::string& dir, int global_rank, long generation);
+std::string error_file_path(const std::string& dir, int global_rank, Generation generation);
 
 inline constexpr std::size_t kMaxErrorFileRead = 64 * 1024;  // bytes read from one file
 inline constexpr std::size_t kErrorSummaryFrames = 4;        // traceback frames kept

@@ -69,7 +69,7 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   env[c::kRoleRank] = std::to_string(a.role_rank_offset >= 0 ? a.role_rank_offset + local_rank : rank);
   env[c::kRoleWorldSize] = std::to_string(a.role_world_size > 0 ? a.role_world_size : a.world_size);
   env[c::kRoleName] = a.role;
-  env[c::kRestartCount] = std::to_string(a.generation);
+  env[c::kRestartCount] = to_string(a.generation);
   env[c::kMaxRestarts] = std::to_string(a.max_restarts);
   env[c::kRunId] = a.run_id;
   env[c::kUseAgentStore] = "False";  // rank 0 hosts the c10d store on MASTER_PORT, not the launcher
@@ -88,7 +88,7 @@ Environment build_worker_environment(const Environment& base, const NodeAssignme
   env.erase(c::kErrorFile);
   if (std::string dir = error_dir_of(a); !dir.empty()) env[c::kErrorFile] = error_file_path(dir, rank, a.generation);
   env[c::kTimeoutSeconds] = fmt::format("{:g}", a.init_deadline_s);
-  env[c::kGeneration] = std::to_string(a.generation);
+  env[c::kGeneration] = to_string(a.generation);
   env[c::kNodeRank] = std::to_string(a.node_rank);
   env[c::kNodeCount] = std::to_string(a.node_count);
   env[c::kJobId] = a.job_id;

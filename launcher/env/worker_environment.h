@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ddplaunch/rendezvous/generation.h"
+
 namespace ddplaunch {
 
 using Environment = std::map<std::string, std::string>;
@@ -22,7 +24,7 @@ struct NodeAssignment {
   std::string master_addr;    // workers' MASTER_ADDR (rank 0's c10d store)
   int master_port = 0;
   double init_deadline_s = 0;       // the group's init deadline: enforced by the launcher, DDPLAUNCH_TIMEOUT_S for information
-  long generation = 0;        // restart round; TORCHELASTIC_RESTART_COUNT too
+  Generation generation;      // restart round; TORCHELASTIC_RESTART_COUNT too
   int max_restarts = 0;
   std::string run_id;
   std::string role = "default";

@@ -18,6 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "output/line_splitter.h"
 #include "output/log_directory.h"
 #include "output/live_status_line.h"
@@ -136,7 +137,7 @@ RankLogFile::~RankLogFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string RankLogFile::open(const std::string& log_dir, int rank, long generation, int node_rank,
+std::string RankLogFile::open(const std::string& log_dir, int rank, Generation generation, int node_rank,
                               const std::string& host) {
   // A symlink planted in place of the log directory or a log file would make us write
   // (as this user, maybe root) wherever it points: refused, naming the path.

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ddplaunch/base/result.h"
+#include "ddplaunch/rendezvous/generation.h"
 
 namespace ddplaunch {
 
@@ -45,7 +46,7 @@ class RankLogFile {
   ~RankLogFile();
 
   // Returns "" or a user-facing error naming the path.
-  std::string open(const std::string& log_dir, int rank, long generation, int node_rank, const std::string& host);
+  std::string open(const std::string& log_dir, int rank, Generation generation, int node_rank, const std::string& host);
   void write_line(OutputStream stream, std::string_view line);
   bool is_open() const { return fd_ >= 0; }
   const std::string& path() const { return path_; }

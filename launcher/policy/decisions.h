@@ -6,6 +6,8 @@
 #include <variant>
 #include <vector>
 
+#include "ddplaunch/rendezvous/generation.h"
+
 namespace ddplaunch::decision {
 
 enum class Severity { Info, Warn, Error };
@@ -15,7 +17,7 @@ struct Log {             // one line (or paragraph) for the master's log
   std::string text;
 };
 struct PlanGeneration {  // every node joined: start generation G with these values
-  long generation = 0;
+  Generation generation;
   bool fresh_port = false;   // pick a free worker port (auto, or the old one was at fault)
   double init_deadline_s = 0;      // the group's init deadline
   std::string init_deadline_explained;
@@ -24,11 +26,11 @@ struct RefuseJob {       // the job cannot start; every node is told why and exi
   std::string reason;
 };
 struct ScheduleRestart { // wait delay_s, then call JobPolicy::on_backoff_elapsed(generation)
-  long generation = 0;   // the generation to start
+  Generation generation;  // the generation to start
   double delay_s = 0;
 };
 struct OrderRestart {    // every node: stop workers, rejoin for `generation`
-  long generation = 0;
+  Generation generation;
   std::string reason;
   // Membership: the generation's nodes, member ids by slot (empty: the same nodes).
   std::vector<int> members;
@@ -38,7 +40,7 @@ struct OrderRestart {    // every node: stop workers, rejoin for `generation`
   bool hold = false;     // membership: too few nodes — stop workers, but plan nothing yet
 };
 struct BeginGeneration { // membership: enough launchers joined — plan generation 0 with these
-  long generation = 0;
+  Generation generation;
   std::vector<int> members;  // member ids by slot
   std::vector<int> ran_workers;  // as OrderRestart's (none before the first plan)
 };
@@ -48,7 +50,7 @@ struct TellMember {      // membership: a word to one launcher
   bool dismiss = false;  // false: it waits as a hot spare; true: refused / excluded, it exits
 };
 struct OrderStop {       // every node: stop workers, report finished
-  long generation = 0;
+  Generation generation;
   int exit_code = 1;
   std::string reason;
 };
@@ -59,7 +61,7 @@ struct AbortJoin {       // nodes are missing at a join/rejoin deadline: tell th
   std::string reason;
 };
 struct ArmInitDeadline { // call on_init_deadline(generation, serial) after seconds
-  long generation = 0;
+  Generation generation;
   int serial = 0;
   double seconds = 0;
 };
@@ -67,7 +69,7 @@ struct PrintTable {      // doctor's table, on stdout
   std::string text;
 };
 struct StartWorkers {    // the peer probe is done: every node starts generation G's workers
-  long generation = 0;
+  Generation generation;
   std::string ifname;    // NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME to use ("" = the node's own choice)
 };
 

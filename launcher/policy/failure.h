@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "ddplaunch/base/exit_status.h"
+#include "ddplaunch/rendezvous/generation.h"
 
 namespace ddplaunch {
 
@@ -58,7 +59,7 @@ struct FailureReport {
 
 // The failure that caused the last restart (JobPolicy): the same one again is deterministic.
 struct RememberedFailure {
-  long generation = 0;
+  Generation generation;
   int rank = 0;
   FailurePhase phase = FailurePhase::Init;
   std::string error;

@@ -7,7 +7,7 @@
 
 namespace ddplaunch {
 
-void HangWatch::on_generation(long generation, int world, TimePoint now) {
+void HangWatch::on_generation(Generation generation, int world, TimePoint now) {
   generation_ = generation;
   tracker_.reset(world, now);
   sections_.assign(static_cast<std::size_t>(std::max(world, 0)), std::string());
@@ -18,7 +18,7 @@ void HangWatch::on_generation(long generation, int world, TimePoint now) {
   progressed_.assign(sections_.size(), false);
 }
 
-void HangWatch::on_ranks_reported(long generation, const std::vector<RankReport>& ranks, TimePoint now) {
+void HangWatch::on_ranks_reported(Generation generation, const std::vector<RankReport>& ranks, TimePoint now) {
   if (generation != generation_) return;  // a late report about an older generation
   for (const RankReport& r : ranks) {
     if (r.rank < 0 || r.rank >= static_cast<int>(sections_.size())) continue;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/hang_action.h"
 #include "policy/hang_tracker.h"
 #include "policy/rank_phase.h"
@@ -19,8 +20,8 @@ class HangWatch {
   using TimePoint = PolicyClock::time_point;
   explicit HangWatch(HangSettings settings = {}) : tracker_(std::move(settings)) {}
 
-  void on_generation(long generation, int world, TimePoint now);
-  void on_ranks_reported(long generation, const std::vector<RankReport>& ranks, TimePoint now);
+  void on_generation(Generation generation, int world, TimePoint now);
+  void on_ranks_reported(Generation generation, const std::vector<RankReport>& ranks, TimePoint now);
   std::vector<HangEvent> check(TimePoint now) { return tracker_.check(now); }
   const std::vector<int>& quiet_ranks() const { return tracker_.quiet_ranks(); }  // the last check's
   // Once per job: ranks that have run past the suspect floor since their init without any
@@ -28,14 +29,14 @@ class HangWatch {
   // that says so, naming them and what counts as progress; nothing otherwise.
   std::optional<std::string> unwatched_note(TimePoint now);
 
-  long generation() const { return generation_; }
+  std::optional<Generation> generation() const { return generation_; }
   const HangTracker& tracker() const { return tracker_; }
   // For `ddplaunch status` and the start of the run: the deadlines in force, and whence.
   std::string deadlines_text() const;
 
  private:
   HangTracker tracker_;
-  long generation_ = -1;
+  std::optional<Generation> generation_;  // none before the first generation
   std::vector<std::string> sections_;  // by rank: the open section as last reported
   // By rank: in a debugger at its last report; its next step interval spans the time a person
   // held the job, so it teaches nothing (it would raise the learnt deadlines).

@@ -42,7 +42,7 @@ void InitDeadline::raise_to_history() {
                             settings_.history_explained);
 }
 
-std::optional<decision::ArmInitDeadline> InitDeadline::recheck(bool runs, long generation) {
+std::optional<decision::ArmInitDeadline> InitDeadline::recheck(bool runs, Generation generation) {
   if (runs == armed_) return std::nullopt;
   armed_ = runs;
   if (!runs) return std::nullopt;

@@ -34,7 +34,7 @@ class InitDeadline {
   // its value, and disarmed.
   void plan(const std::vector<rendezvous::NodeRecord>& nodes, int init_failure_restarts);
   // Whether the deadline runs now (`runs`); the timer to arm when it starts running.
-  std::optional<decision::ArmInitDeadline> recheck(bool runs, long generation);
+  std::optional<decision::ArmInitDeadline> recheck(bool runs, Generation generation);
   // True when a timer of arming `serial` is the current one and still armed.
   bool fired(int serial) const { return armed_ && serial == serial_; }
   // The armings of another coordinator are not this one's: disarmed, and their timers ignored.

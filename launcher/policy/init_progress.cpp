@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "ddplaunch/rendezvous/generation_format.h"
+
 namespace ddplaunch {
 
 void InitProgress::begin(PolicyClock::time_point now) {
@@ -13,7 +15,7 @@ void InitProgress::begin(PolicyClock::time_point now) {
   last_wait_report_ = now;
 }
 
-std::optional<std::string> InitProgress::announce_init_done(const InitTracker& tracker, long generation,
+std::optional<std::string> InitProgress::announce_init_done(const InitTracker& tracker, Generation generation,
                                                             PolicyClock::time_point now) {
   if (init_done_announced_) return std::nullopt;
   const auto& ranks = tracker.ranks();

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/init_tracker.h"
 
 namespace ddplaunch {
@@ -20,7 +21,7 @@ class InitProgress {
   void forget_announcement() { init_done_announced_ = false; }
   // "generation 1: all 4 ranks finished init (init_ok) ...": the first time every rank of
   // `tracker` runs after an init; nullopt before, and after it was said.
-  std::optional<std::string> announce_init_done(const InitTracker& tracker, long generation,
+  std::optional<std::string> announce_init_done(const InitTracker& tracker, Generation generation,
                                                 PolicyClock::time_point now);
   // Who the ranks in init wait for, once some waited `first` and then at most every `every`.
   std::optional<std::string> wait_report(const InitTracker& tracker, PolicyClock::time_point now,

@@ -81,7 +81,7 @@ bool JobFailures::take_port_at_fault() {
   return was;
 }
 
-std::string JobFailures::root_cause(long generation, const std::string& budget_text) const {
+std::string JobFailures::root_cause(Generation generation, const std::string& budget_text) const {
   if (!first_) return "";
   return describe_root_cause(*first_, count_ - 1, generation, budget_text) +
          (foreign_store_note_.empty() ? "" : "  note: " + foreign_store_note_ + "\n");

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/failure.h"
 
 namespace ddplaunch {
@@ -39,7 +40,7 @@ class JobFailures {
   bool take_port_at_fault();
 
   // The job's root cause for its end, with the store note: "" without a failure.
-  std::string root_cause(long generation, const std::string& budget_text) const;
+  std::string root_cause(Generation generation, const std::string& budget_text) const;
 
  private:
   friend struct StateFields<JobFailures>;  // the state document saves every field

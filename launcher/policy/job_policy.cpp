@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/base/exit_codes.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "policy/node_checks.h"
 #include "policy/program_error.h"
 #include "policy/root_cause.h"
@@ -48,7 +49,7 @@ JobPolicy::JobPolicy(PolicySettings settings)
   if (settings_.membership) membership_.emplace(settings_.membership_settings);
 }
 
-JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vector<rendezvous::NodeRecord>& nodes,
+JobPolicy::Decisions JobPolicy::on_nodes_joined(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes,
                                                 TimePoint now) {
   Decisions out;
   if (phase_ != JobPhase::Joining && phase_ != JobPhase::Rejoining) return out;
@@ -71,15 +72,16 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(long generation, const std::vect
   // program's own error (setup or runtime) says nothing about how long init takes here.
   init_deadline_.plan(nodes, budget_.init_failure_restarts());
   const bool port_at_fault = failures_.take_port_at_fault();
-  out.push_back(PlanGeneration{generation, settings_.worker_port_auto || (generation > 0 && port_at_fault),
+  out.push_back(PlanGeneration{generation, settings_.worker_port_auto || (generation > Generation{0} && port_at_fault),
                                init_deadline_.seconds(), init_deadline_.explained()});
   phase_ = JobPhase::Running;
   // The first generation waits for the peer probe: nodes start workers on StartWorkers.
-  if (generation == 0) probe_.begin(nodes, generation, now);
+  if (generation == Generation{0}) probe_.begin(nodes, generation, now);
   return out;
 }
 
-JobPolicy::Decisions JobPolicy::on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links) {
+JobPolicy::Decisions JobPolicy::on_probe_results(int node, Generation generation,
+                                                std::vector<preflight::ProbedLink> links) {
   if (!probe_.active() || generation != probe_.generation() || phase_ != JobPhase::Running) return {};
   if (!probe_.add(node, std::move(links))) return {};
   return conclude_probe();
@@ -144,7 +146,7 @@ JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
   return out;
 }
 
-JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks,
+JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, Generation generation, const std::vector<RankReport>& ranks,
                                                   TimePoint now) {
   if (generation != generation_ || phase_ != JobPhase::Running) return {};
   for (const auto& r : ranks) tracker_.update(node, r, now);
@@ -158,7 +160,7 @@ JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, long generation, con
   return out;
 }
 
-JobPolicy::Decisions JobPolicy::on_init_deadline(long generation, int serial, TimePoint now) {
+JobPolicy::Decisions JobPolicy::on_init_deadline(Generation generation, int serial, TimePoint now) {
   if (generation != generation_ || !init_deadline_.fired(serial) || phase_ != JobPhase::Running) return {};
   std::vector<int> hung = tracker_.ranks_in_judged_init();
   if (hung.empty()) return {};
@@ -171,7 +173,7 @@ JobPolicy::Decisions JobPolicy::on_init_deadline(long generation, int serial, Ti
   return on_worker_failed(failure.failure.node_rank, generation_, failure, now);
 }
 
-JobPolicy::Decisions JobPolicy::on_worker_failed(int node, long generation, const FailureReport& report,
+JobPolicy::Decisions JobPolicy::on_worker_failed(int node, Generation generation, const FailureReport& report,
                                                  TimePoint now) {
   if (generation != generation_ || phase_ == JobPhase::Ended || phase_ == JobPhase::Joining) return {};
   // A node speaks only for its own ranks: a report naming another node's rank (a bug, or a
@@ -208,13 +210,13 @@ JobPolicy::Decisions JobPolicy::decide_on_failure(const FailureReport& report) {
   restart_reason_ = describe_failure_line(report);
   return {Log{Severity::Warn, fmt::format("restarting the whole group on every node: generation {} (restart {} of {}) "
                                           "after {:.2f} s, because {}",
-                                          generation_ + 1, budget_.used(), verdict.budget, verdict.backoff_s,
+                                          generation_.next(), budget_.used(), verdict.budget, verdict.backoff_s,
                                           restart_reason_)},
-          ScheduleRestart{generation_ + 1, verdict.backoff_s}};
+          ScheduleRestart{generation_.next(), verdict.backoff_s}};
 }
 
-JobPolicy::Decisions JobPolicy::on_backoff_elapsed(long generation) {
-  if (phase_ != JobPhase::RestartPending || generation != generation_ + 1) return {};  // stopped meanwhile
+JobPolicy::Decisions JobPolicy::on_backoff_elapsed(Generation generation) {
+  if (phase_ != JobPhase::RestartPending || generation != generation_.next()) return {};  // stopped meanwhile
   phase_ = JobPhase::Rejoining;
   generation_ = generation;
   nodes_.reactivate_finished();
@@ -232,7 +234,7 @@ JobPolicy::Decisions JobPolicy::order_stop(int exit_code, const std::string& rea
   return out;
 }
 
-JobPolicy::Decisions JobPolicy::on_node_finished(int node, long generation, int exit_code) {
+JobPolicy::Decisions JobPolicy::on_node_finished(int node, Generation generation, int exit_code) {
   if (generation != generation_ || phase_ == JobPhase::Ended) return {};
   return finish_node(node, NodeStanding::Finished, exit_code);
 }
@@ -246,7 +248,8 @@ JobPolicy::Decisions JobPolicy::finish_node(int node, NodeStanding standing, int
   }
 }
 
-JobPolicy::Decisions JobPolicy::on_node_problem(int node, long generation, const std::string& message, int exit_code) {
+JobPolicy::Decisions JobPolicy::on_node_problem(int node, Generation generation, const std::string& message,
+                                               int exit_code) {
   if (phase_ == JobPhase::Ended || generation > generation_) return {};
   // A problem is a failure whatever code it names: it can never end the job as a success.
   if (exit_code == 0) exit_code = 1;

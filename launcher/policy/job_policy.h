@@ -73,7 +73,7 @@ class JobPolicy {
   explicit JobPolicy(PolicySettings settings);
 
   // Rendezvous: all nodes of `generation` are present (nodes sorted by node rank).
-  Decisions on_nodes_joined(long generation, const std::vector<rendezvous::NodeRecord>& nodes, TimePoint now);
+  Decisions on_nodes_joined(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes, TimePoint now);
   // The shell could not carry out the plan (no worker port free, port not bindable).
   Decisions on_plan_failed(const std::string& reason);
   Decisions on_join_timeout(const std::string& what, bool during_rejoin);
@@ -95,30 +95,30 @@ class JobPolicy {
   std::string membership_table(TimePoint now) const;  // "" without membership
 
   // Node agents.
-  Decisions on_ranks_reported(int node, long generation, const std::vector<RankReport>& ranks, TimePoint now);
-  Decisions on_worker_failed(int node, long generation, const FailureReport& report, TimePoint now);
-  Decisions on_node_finished(int node, long generation, int exit_code);
-  Decisions on_node_problem(int node, long generation, const std::string& message, int exit_code);
+  Decisions on_ranks_reported(int node, Generation generation, const std::vector<RankReport>& ranks, TimePoint now);
+  Decisions on_worker_failed(int node, Generation generation, const FailureReport& report, TimePoint now);
+  Decisions on_node_finished(int node, Generation generation, int exit_code);
+  Decisions on_node_problem(int node, Generation generation, const std::string& message, int exit_code);
   Decisions on_doctor_report(int node, bool ok, const std::string& nic, const std::string& problems);
   // The peer probe's links one node ran; the verdict once every node reported.
-  Decisions on_probe_results(int node, long generation, std::vector<preflight::ProbedLink> links);
+  Decisions on_probe_results(int node, Generation generation, std::vector<preflight::ProbedLink> links);
 
   // The master's hang watch found `rank` without progress past the hang deadline:
   // a runtime failure of kind Hang, restarted or stopped by PolicySettings::hang_action, or
   // only reported (hang.action report: a warning, nothing stops).
-  Decisions on_hang(long generation, int rank, const std::string& detail, TimePoint now);
+  Decisions on_hang(Generation generation, int rank, const std::string& detail, TimePoint now);
   // A person quit `rank`'s debugger at the debug console and confirmed: the job ends on every
   // node with that as its root cause (exit status 1), no restart spent.
-  Decisions on_debugger_quit(long generation, int rank);
+  Decisions on_debugger_quit(Generation generation, int rank);
 
   // Timers the shell armed on the policy's behalf, and its periodic sweep.
-  Decisions on_backoff_elapsed(long generation);
-  Decisions on_init_deadline(long generation, int serial, TimePoint now);
+  Decisions on_backoff_elapsed(Generation generation);
+  Decisions on_init_deadline(Generation generation, int serial, TimePoint now);
   Decisions on_tick(TimePoint now);
 
   // Read-only view for `ddplaunch status` and doctor.
   JobPhase phase() const { return phase_; }
-  long generation() const { return generation_; }
+  Generation generation() const { return generation_; }
   const RestartBudget& budget() const { return budget_; }  // restarts used of the total
   // The init deadline of the current generation, and where its value came from.
   const InitDeadline& init_deadline() const { return init_deadline_; }
@@ -171,7 +171,7 @@ class JobPolicy {
 
   PolicySettings settings_;
   JobPhase phase_ = JobPhase::Joining;
-  long generation_ = 0;
+  Generation generation_;
   PlannedNodes nodes_;
   InitTracker tracker_;
   InitProgress init_progress_;
@@ -189,7 +189,7 @@ class JobPolicy {
   std::string probe_summary_, probe_refusal_;
   std::optional<Membership> membership_;  // membership mode only
   int membership_restarts_ = 0;           // generations started by a membership change
-  long first_generation_ = 0;             // membership's first plan: 0, or the one after a coordinator moved
+  Generation first_generation_;           // membership's first plan: 0, or the one after a coordinator moved
   double learnt_step_interval_s_ = 0;     // the hang watch's, carried (see remember_learnt_step_interval)
 };
 

@@ -9,7 +9,7 @@ namespace ddplaunch {
 
 using namespace decision;
 
-JobPolicy::Decisions JobPolicy::on_hang(long generation, int rank, const std::string& detail, TimePoint now) {
+JobPolicy::Decisions JobPolicy::on_hang(Generation generation, int rank, const std::string& detail, TimePoint now) {
   // hang.action report: the hang and its stacks were said already; the job goes on.
   if (settings_.hang_action == HangAction::Report)
     return {Log{Severity::Warn, "hang.action is report: nothing is stopped; the job goes on"}};
@@ -21,7 +21,7 @@ JobPolicy::Decisions JobPolicy::on_hang(long generation, int rank, const std::st
   return on_worker_failed(report.failure.node_rank, generation, report, now);
 }
 
-JobPolicy::Decisions JobPolicy::on_debugger_quit(long generation, int rank) {
+JobPolicy::Decisions JobPolicy::on_debugger_quit(Generation generation, int rank) {
   if (generation != generation_ || phase_ != JobPhase::Running || rank < 0 ||
       rank >= static_cast<int>(tracker_.ranks().size()))
     return {};

@@ -3,6 +3,7 @@
 // rules; here its changes become orders. None of them spends the restart budget.
 #include <fmt/format.h>
 
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "policy/job_policy.h"
 #include "policy/node_checks.h"
 
@@ -13,7 +14,7 @@ using namespace decision;
 std::string JobPolicy::membership_table(TimePoint now) const { return membership_ ? membership_->table(now) : ""; }
 
 JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& record, TimePoint now) {
-  if (membership_ && phase_ == JobPhase::Ended && first_generation_ > 0)
+  if (membership_ && phase_ == JobPhase::Ended && first_generation_ > Generation{0})
     return {TellMember{record.member_id, "the job already ended (its last coordinator was lost before every launcher "
                                          "heard it)", true}};
   if (!membership_ || phase_ == JobPhase::Ended) return {};
@@ -95,10 +96,10 @@ JobPolicy::Decisions JobPolicy::on_member_lost(const rendezvous::NodeRecord& rec
 
 JobPolicy::Decisions JobPolicy::on_coordinator_moved() {
   if (!membership_) return {};
-  first_generation_ = generation_ + 1;
+  first_generation_ = generation_.next();
   if (phase_ == JobPhase::Ended)  // the last coordinator ended the job and was lost before every node heard it
     return {Log{Severity::Warn, "took over a job that had already ended: every launcher that joins is told so"}};
-  const long last = generation_;
+  const Generation last = generation_;
   membership_.emplace(settings_.membership_settings);
   phase_ = JobPhase::Joining;
   nodes_.clear();
@@ -156,7 +157,7 @@ JobPolicy::Decisions JobPolicy::apply_membership_change(const MembershipChange& 
 // and waits; the generation after it starts when a launcher fills the gap.
 JobPolicy::Decisions JobPolicy::restart_for_membership(const std::string& reason, bool hold) {
   if (phase_ == JobPhase::Stopping || phase_ == JobPhase::Ended) return {};
-  ++generation_;
+  generation_ = generation_.next();
   ++membership_restarts_;
   phase_ = JobPhase::Rejoining;
   std::string text =

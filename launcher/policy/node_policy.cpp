@@ -8,6 +8,7 @@
 
 #include "ddplaunch/base/exit_codes.h"
 #include "ddplaunch/base/exit_status.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "policy/init_tracker.h"
 
 namespace ddplaunch {
@@ -26,7 +27,7 @@ std::string NodePolicy::master_endpoint() const {
   return fmt::format("{}:{}", settings_.master_host, settings_.rendezvous_port);
 }
 
-bool NodePolicy::take_assignment(long generation) {
+bool NodePolicy::take_assignment(Generation generation) {
   if (state_ != NodeState::Joining && state_ != NodeState::Rejoining) return false;
   generation_ = generation;
   coordinator_missing_ = false;
@@ -48,7 +49,8 @@ bool NodePolicy::leave_spare() {
 }
 
 // running → stopping(rejoin) → rejoining.
-NodePolicy::Decisions NodePolicy::on_restart_order(long generation, const std::string& reason, bool workers_active) {
+NodePolicy::Decisions NodePolicy::on_restart_order(Generation generation, const std::string& reason,
+                                                   bool workers_active) {
   if (state_ == NodeState::Finished || state_ == NodeState::Joining) return {};
   Decisions out{Log{Severity::Warn, fmt::format("master ordered a group restart (generation {}): {}", generation, reason)}};
   append(out, stop_workers_then(AfterStop::Rejoin, generation, workers_active));
@@ -57,7 +59,7 @@ NodePolicy::Decisions NodePolicy::on_restart_order(long generation, const std::s
 
 // running → stopping(report) → reporting. A second stop, or one after this node's own stop
 // to report or exit, changes nothing.
-NodePolicy::Decisions NodePolicy::on_stop_order(long generation, const std::string& reason, bool workers_active) {
+NodePolicy::Decisions NodePolicy::on_stop_order(Generation generation, const std::string& reason, bool workers_active) {
   if (state_ == NodeState::Finished || state_ == NodeState::Joining) return {};
   Decisions out;
   if (!settings_.host_server) out.push_back(Log{Severity::Error, "master stopped the job: " + reason});
@@ -184,7 +186,7 @@ NodePolicy::Decisions NodePolicy::on_seat_lost(const std::string& why, bool work
 }
 
 // running → reporting (every worker ended by itself); stopping → what the stop was for.
-NodePolicy::Decisions NodePolicy::on_group_finished(long generation, int exit_code, const std::string& summary) {
+NodePolicy::Decisions NodePolicy::on_group_finished(Generation generation, int exit_code, const std::string& summary) {
   if (state_ == NodeState::Stopping) return on_workers_stopped();
   if (state_ != NodeState::Running || generation != generation_) return {};
   state_ = NodeState::Reporting;
@@ -335,7 +337,7 @@ NodePolicy::Decisions NodePolicy::on_join_probe(JoinProbe outcome, const std::st
   return out;
 }
 
-NodePolicy::Decisions NodePolicy::stop_workers_then(AfterStop next, long generation, bool workers_active) {
+NodePolicy::Decisions NodePolicy::stop_workers_then(AfterStop next, Generation generation, bool workers_active) {
   state_ = NodeState::Stopping;
   after_stop_ = next;
   stop_generation_ = generation;

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/decisions.h"
 #include "policy/init_tracker.h"  // PolicyClock
 
@@ -36,15 +37,15 @@ struct StopWorkers {     // SIGTERM to every worker, SIGKILL after the grace (no
   bool now = false;
 };
 struct Rejoin {          // workers gone: ask the master for generation G's assignment
-  long generation = 0;
+  Generation generation;
 };
 struct ReportFinished {  // workers gone: tell the master how they ended
-  long generation = 0;
+  Generation generation;
   int exit_code = 0;
   std::string summary;
 };
 struct ReportProblem {   // this node cannot go on (a signal, a failed local check)
-  long generation = 0;
+  Generation generation;
   std::string text;
   int exit_code = 0;
 };
@@ -119,7 +120,7 @@ class NodePolicy {
   explicit NodePolicy(NodePolicySettings settings) : settings_(std::move(settings)) {}
 
   NodeState state() const { return state_; }
-  long generation() const { return generation_; }
+  Generation generation() const { return generation_; }
   bool spare() const { return spare_; }
   bool finished() const { return state_ == NodeState::Finished; }
   int local_problem_code() const { return local_problem_code_; }
@@ -130,15 +131,15 @@ class NodePolicy {
 
   // Start-up and assignments (no decision: what to start is the agent's).
   // True when an assignment for `generation` is taken now (joining or rejoining).
-  bool take_assignment(long generation);
+  bool take_assignment(Generation generation);
   void on_peer_probe_started() { state_ = NodeState::Probing; }  // workers start on the master's verdict
   void on_workers_starting() { state_ = NodeState::Running; }
   void on_admitted_as_spare();  // a hot spare: a coordinator exists (any wait for one is over)
   bool leave_spare();  // a spare got a slot: true once
 
   // The master's orders.
-  Decisions on_restart_order(long generation, const std::string& reason, bool workers_active);
-  Decisions on_stop_order(long generation, const std::string& reason, bool workers_active);
+  Decisions on_restart_order(Generation generation, const std::string& reason, bool workers_active);
+  Decisions on_stop_order(Generation generation, const std::string& reason, bool workers_active);
   Decisions on_job_end(int exit_code);
   // The master refused or excluded this launcher after it joined, or lost it.
   Decisions on_dismissed(const std::string& reason, bool workers_active);
@@ -166,7 +167,7 @@ class NodePolicy {
 
   // This node's workers: all ended by themselves (code/summary of the first failed rank),
   // or the stop this node ordered is complete.
-  Decisions on_group_finished(long generation, int exit_code, const std::string& summary);
+  Decisions on_group_finished(Generation generation, int exit_code, const std::string& summary);
   Decisions on_workers_stopped();
 
   // SIGINT / SIGTERM / SIGHUP; the exit timer armed by the first one.
@@ -186,7 +187,7 @@ class NodePolicy {
 
  private:
   enum class AfterStop { Rejoin, Report, Exit, JoinCoordinator };
-  Decisions stop_workers_then(AfterStop next, long generation, bool workers_active);
+  Decisions stop_workers_then(AfterStop next, Generation generation, bool workers_active);
   Decisions finish(int exit_code);
   Decisions on_hosting_failed(const std::string& error, bool port_taken);  // node 0's port stayed unusable
   std::string master_endpoint() const;
@@ -194,8 +195,8 @@ class NodePolicy {
   NodePolicySettings settings_;
   NodeState state_ = NodeState::Joining;
   AfterStop after_stop_ = AfterStop::Report;
-  long generation_ = 0;       // of the current assignment; a restart order names the next
-  long stop_generation_ = 0;  // the generation a pending rejoin or finished report is for
+  Generation generation_;       // of the current assignment; a restart order names the next
+  Generation stop_generation_;  // the generation a pending rejoin or finished report is for
   int local_problem_code_ = 0;  // a local interrupt or failed check: this node's own status, wins over the report
   int interrupts_ = 0;
   int unanswered_probes_ = 0;

@@ -19,7 +19,8 @@ bool probe_expected(const std::vector<preflight::NodeProbeOffer>& offers) {
   return std::all_of(offers.begin(), offers.end(), [](const auto& o) { return !o.endpoints.empty(); });
 }
 
-void ProbeRound::begin(const std::vector<rendezvous::NodeRecord>& nodes, long generation, PolicyClock::time_point now) {
+void ProbeRound::begin(const std::vector<rendezvous::NodeRecord>& nodes, Generation generation,
+                       PolicyClock::time_point now) {
   offers_ = probe_offers(nodes);
   active_ = probe_expected(offers_);
   generation_ = generation;

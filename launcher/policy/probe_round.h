@@ -25,9 +25,9 @@ class ProbeRound {
  public:
   static constexpr std::chrono::seconds kDeadline{15};  // probes bound themselves to ~5 s
 
-  void begin(const std::vector<rendezvous::NodeRecord>& nodes, long generation, PolicyClock::time_point now);
+  void begin(const std::vector<rendezvous::NodeRecord>& nodes, Generation generation, PolicyClock::time_point now);
   bool active() const { return active_; }
-  long generation() const { return generation_; }
+  Generation generation() const { return generation_; }
   // A node's own links (others' are dropped: a node reports only what it probed). True when
   // every node has reported.
   bool add(int node, std::vector<preflight::ProbedLink> links);
@@ -41,7 +41,7 @@ class ProbeRound {
  private:
   friend struct StateFields<ProbeRound>;  // the state document saves every field (policy_state.h)
   bool active_ = false;
-  long generation_ = 0;
+  Generation generation_;
   PolicyClock::time_point started_{};
   std::vector<preflight::NodeProbeOffer> offers_;
   std::set<int> reported_;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/base/small_math.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "policy/program_error.h"
 
 namespace ddplaunch {
@@ -15,7 +16,7 @@ namespace ddplaunch {
 RestartBudget::RestartBudget(RestartSettings settings, HangAction hang_action, unsigned random_seed)
     : settings_(settings), hang_action_(hang_action), rng_(random_seed) {}
 
-RestartVerdict RestartBudget::spend_on(const WorkerFailure& f, long generation) {
+RestartVerdict RestartBudget::spend_on(const WorkerFailure& f, Generation generation) {
   const RestartSettings& r = settings_;
   const bool init = is_init_failure(f);
   const bool kind_allowed = f.kind != FailureKind::SpawnFailed &&
@@ -35,13 +36,14 @@ RestartVerdict RestartBudget::spend_on(const WorkerFailure& f, long generation) 
   return {true, "", draw_backoff(), (init ? r.init_restarts : 0) + r.max_restarts};
 }
 
-bool RestartBudget::repeats_last_restart(const WorkerFailure& f, long generation, const std::string& error) const {
+bool RestartBudget::repeats_last_restart(const WorkerFailure& f, Generation generation,
+                                         const std::string& error) const {
   return previous_failure_ && previous_failure_->rank == f.global_rank && previous_failure_->phase == f.phase &&
-         previous_failure_->generation + 1 == generation && !error.empty() && previous_failure_->error == error &&
+         previous_failure_->generation.next() == generation && !error.empty() && previous_failure_->error == error &&
          f.kind != FailureKind::InitTimeout && f.kind != FailureKind::Hang;
 }
 
-std::string RestartBudget::refusal(const WorkerFailure& f, long generation, bool kind_allowed,
+std::string RestartBudget::refusal(const WorkerFailure& f, Generation generation, bool kind_allowed,
                                    bool stop_repeat) const {
   const RestartSettings& r = settings_;
   const bool init = is_init_failure(f);
@@ -54,7 +56,8 @@ std::string RestartBudget::refusal(const WorkerFailure& f, long generation, bool
   if (stop_repeat)
     return fmt::format("rank {} failed with the same error during {} in generations {} and {} ({}): it is "
                        "deterministic, another attempt would fail alike; --max-restarts N retries it anyway",
-                       f.global_rank, failure_phase_name(f.phase), generation - 1, generation, error_line(f));
+                       f.global_rank, failure_phase_name(f.phase), previous_failure_->generation, generation,
+                       error_line(f));
   if (init)
     return fmt::format("all {} automatic init restarts and all {} --max-restarts used", r.init_restarts,
                        r.max_restarts);

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/failure.h"
 #include "policy/hang_action.h"
 #include "policy/restart_settings.h"
@@ -32,7 +33,7 @@ class RestartBudget {
 
   // Judges `failure` of `generation`; when it restarts, spends the budget that pays for it,
   // remembers it (for the deterministic-failure rule) and draws the backoff.
-  RestartVerdict spend_on(const WorkerFailure& failure, long generation);
+  RestartVerdict spend_on(const WorkerFailure& failure, Generation generation);
 
   int used() const { return init_restarts_used_ + any_restarts_used_; }
   int total() const { return settings_.init_restarts + settings_.max_restarts; }
@@ -46,8 +47,8 @@ class RestartBudget {
 
   // The same rank failing with the same error in the same phase as the failure that caused
   // the last restart, one generation later.
-  bool repeats_last_restart(const WorkerFailure& failure, long generation, const std::string& error) const;
-  std::string refusal(const WorkerFailure& failure, long generation, bool kind_allowed, bool stop_repeat) const;
+  bool repeats_last_restart(const WorkerFailure& failure, Generation generation, const std::string& error) const;
+  std::string refusal(const WorkerFailure& failure, Generation generation, bool kind_allowed, bool stop_repeat) const;
   double draw_backoff();
 
   RestartSettings settings_;

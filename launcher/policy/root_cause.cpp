@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "policy/program_error.h"
 
 namespace ddplaunch {
@@ -78,7 +79,7 @@ std::string describe_failure_line(const FailureReport& r) {
                      how_it_ended(f), failure_phase_name(f.phase), detail.empty() ? "" : ": " + detail);
 }
 
-std::string describe_root_cause(const FailureReport& first, int other_failures, long generation,
+std::string describe_root_cause(const FailureReport& first, int other_failures, Generation generation,
                                 const std::string& budget) {
   const WorkerFailure& f = first.failure;
   // The program's own error is the headline (the exception a Python rank raised); the

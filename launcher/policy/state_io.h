@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ddplaunch/rendezvous/generation.h"
 #include "policy/init_tracker.h"  // PolicyClock
 
 namespace ddplaunch {
@@ -130,6 +131,8 @@ StateJson StateWriter::encode(const T& value) const {
   using namespace state_shape;
   if constexpr (std::is_arithmetic_v<T>) {
     return value;
+  } else if constexpr (std::is_same_v<T, Generation>) {
+    return value.value;
   } else if constexpr (std::is_same_v<T, std::string>) {
     return encode_text(value);
   } else if constexpr (std::is_same_v<T, PolicyClock::time_point>) {
@@ -164,6 +167,8 @@ void StateReader::decode(const StateJson& json, const std::string& where, T& val
     static_assert(sizeof(T) <= sizeof(long long) && (std::is_signed_v<T> || sizeof(T) < sizeof(long long)));
     if (auto n = integer(json, where, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()))
       value = static_cast<T>(*n);
+  } else if constexpr (std::is_same_v<T, Generation>) {
+    if (auto n = integer(json, where, 0, std::numeric_limits<long long>::max())) value.value = *n;
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!json.is_number()) return fail_type(where, "a number", json);
     value = json.get<T>();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ddplaunch/contract.h"
+#include "ddplaunch/rendezvous/generation.h"
 #include "debug/pdb_text.h"
 #include "env/worker_environment.h"
 #include "placement/cpu_placement.h"
@@ -39,7 +40,7 @@ struct GroupSpec {
 };
 
 struct GroupOutcome {  // every worker of one generation reaped and its output drained
-  long generation = 0;
+  Generation generation;
   std::vector<std::pair<int, ExitStatus>> statuses;  // (global rank, status), by local rank
 };
 

@@ -2,6 +2,7 @@
 #include "supervise/shim_reports.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -46,7 +47,8 @@ void ShimReports::set_phase(Worker& worker, RankPhase phase) {
 }
 
 void ShimReports::handle(const contract::StatusMessage& m) {
-  if (m.generation != assignment_.generation) return;  // a late report from a previous generation
+  // The worker's datagram carries the contract's plain integer; a late report is from a previous generation.
+  if (std::cmp_not_equal(m.generation, assignment_.generation.value)) return;
   auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == m.rank; });
   if (it == workers_.end() || (*it)->status) return;
   Worker& w = **it;

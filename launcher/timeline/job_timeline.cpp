@@ -36,7 +36,7 @@ void JobTimeline::record_from_node(int node, std::int64_t sent_at_us, std::int64
 
 void JobTimeline::name_node(int node, std::string host) { node_hosts_[node] = std::move(host); }
 
-void JobTimeline::record_failure(int node, int rank, long generation, std::int64_t at_us, std::string detail) {
+void JobTimeline::record_failure(int node, int rank, Generation generation, std::int64_t at_us, std::string detail) {
   Event e;
   e.at_us = at_us;
   e.generation = generation;
@@ -49,7 +49,7 @@ void JobTimeline::record_failure(int node, int rank, long generation, std::int64
   record(std::move(e));
 }
 
-void JobTimeline::record_order(std::string name, std::string category, long generation, std::int64_t at_us,
+void JobTimeline::record_order(std::string name, std::string category, Generation generation, std::int64_t at_us,
                                std::string detail) {
   Event e;
   e.at_us = at_us;

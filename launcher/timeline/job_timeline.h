@@ -34,9 +34,10 @@ class JobTimeline {
 
   // A rank's failure as the master judged it: the first one since the last restart or stop
   // starts the link to the order it causes.
-  void record_failure(int node, int rank, long generation, std::int64_t at_us, std::string detail);
+  void record_failure(int node, int rank, Generation generation, std::int64_t at_us, std::string detail);
   // An order on the job's lane (a restart, a stop): it ends the link of the failure that caused it.
-  void record_order(std::string name, std::string category, long generation, std::int64_t at_us, std::string detail);
+  void record_order(std::string name, std::string category, Generation generation, std::int64_t at_us,
+                    std::string detail);
   // The job's end: its exit status and, when it did not succeed, why (the root cause).
   void record_end(int exit_code, std::int64_t at_us);
   void set_root_cause(std::string text) { root_cause_ = std::move(text); }

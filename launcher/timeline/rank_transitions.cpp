@@ -3,7 +3,8 @@
 
 namespace ddplaunch::timeline {
 
-std::vector<Event> RankTransitions::observe(long generation, const std::vector<RankState>& ranks, std::int64_t now_us) {
+std::vector<Event> RankTransitions::observe(Generation generation, const std::vector<RankState>& ranks,
+                                            std::int64_t now_us) {
   if (generation != generation_) {
     generation_ = generation;
     last_state_.clear();

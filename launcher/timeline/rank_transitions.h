@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +20,10 @@ struct RankState {
 
 class RankTransitions {
  public:
-  std::vector<Event> observe(long generation, const std::vector<RankState>& ranks, std::int64_t now_us);
+  std::vector<Event> observe(Generation generation, const std::vector<RankState>& ranks, std::int64_t now_us);
 
  private:
-  long generation_ = -1;
+  std::optional<Generation> generation_;  // none before the first look
   std::map<int, std::string> last_state_;  // by global rank, in generation_
 };
 

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ddplaunch/rendezvous/generation.h"
+
 namespace ddplaunch::timeline {
 
 inline constexpr int kJobLane = -1;   // Event::node: the job's own lane (generations, restarts)
@@ -19,7 +21,7 @@ enum class EventType {
 
 struct Event {
   std::int64_t at_us = 0;
-  long generation = 0;
+  Generation generation;
   int node = kJobLane;
   int rank = kNodeLane;
   EventType type = EventType::Instant;

@@ -37,7 +37,7 @@ std::vector<std::string_view> split(std::string_view line, char separator) {
 std::string encode_events(const std::vector<Event>& events) {
   std::string text;
   for (const Event& e : events) {
-    text += std::to_string(e.at_us) + '\t' + std::to_string(e.generation) + '\t' + std::to_string(e.rank) + '\t' +
+    text += std::to_string(e.at_us) + '\t' + to_string(e.generation) + '\t' + std::to_string(e.rank) + '\t' +
             (e.type == EventType::State ? "s" : "i") + '\t' + one_line(e.name, kMaxNameChars) + '\t' +
             one_line(e.category, kMaxCategoryChars) + '\t' + one_line(e.detail, kMaxDetailChars) + '\n';
   }
@@ -52,9 +52,10 @@ std::optional<std::vector<Event>> decode_events(std::string_view text) {
     const auto fields = split(line, '\t');
     if (fields.size() != kFields) return std::nullopt;
     Event e;
-    if (!parse_number(fields[0], e.at_us) || !parse_number(fields[1], e.generation) || !parse_number(fields[2], e.rank))
-      return std::nullopt;
-    if (e.generation < 0 || e.rank < kNodeLane) return std::nullopt;
+    const auto generation = rendezvous::parse_generation(fields[1]);
+    if (!parse_number(fields[0], e.at_us) || !generation || !parse_number(fields[2], e.rank)) return std::nullopt;
+    e.generation = *generation;
+    if (e.rank < kNodeLane) return std::nullopt;
     if (fields[3] != "s" && fields[3] != "i") return std::nullopt;
     e.type = fields[3] == "s" ? EventType::State : EventType::Instant;
     if (fields[4].empty() || fields[4].size() > kMaxNameChars || fields[5].size() > kMaxCategoryChars ||

@@ -20,7 +20,7 @@ int tid_of(const Event& e) { return e.node == kJobLane || e.rank == kNodeLane ? 
 struct OpenSlice {
   std::string name;
   std::string detail;
-  long generation = 0;
+  Generation generation;
   std::int64_t start_us = 0;
 };
 
@@ -59,7 +59,7 @@ class TraceBuilder {
   }
 
   void slice_event(const std::pair<int, int>& lane, const OpenSlice& slice, std::int64_t end_us, bool still_open) {
-    Json args{{"generation", slice.generation}};
+    Json args{{"generation", slice.generation.value}};
     if (lane.second > 0) args["rank"] = lane.second - 1;
     if (lane.first > 0) args["node"] = lane.first - 1;
     if (!slice.detail.empty()) args["detail"] = slice.detail;
@@ -71,7 +71,7 @@ class TraceBuilder {
   }
 
   void instant(const Event& e, const std::string& category, const std::pair<int, int>& lane) {
-    Json args{{"generation", e.generation}};
+    Json args{{"generation", e.generation.value}};
     if (!e.detail.empty()) args["detail"] = e.detail;
     if (e.type == EventType::State) args["status"] = e.name;
     events_.push_back(Json{{"ph", "i"}, {"s", "t"}, {"name", e.name}, {"cat", category}, {"pid", lane.first},

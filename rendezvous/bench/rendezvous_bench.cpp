@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
   so.max_unjoined_per_address = static_cast<std::size_t>(nodes);
   std::int64_t plan_ns = 0, assignments_sent_ns = 0;
   ServerCallbacks cb;
-  cb.plan = [&](std::uint64_t, const std::vector<NodeRecord>&) {
+  cb.plan = [&](Generation, const std::vector<NodeRecord>&) {
     plan_ns = monotonic_ns();
     // Runs once plan() has returned and the server has queued every Assignment.
     boost::asio::post(io, [&] { assignments_sent_ns = monotonic_ns(); });

@@ -274,7 +274,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
     });
   }
 
-  void rejoin(std::uint64_t generation) {
+  void rejoin(Generation generation) {
     if (phase_ != Phase::kAssigned && phase_ != Phase::kWaiting) return;
     generation_ = generation;
     conn_->send(frame_of(detail::kRejoin));
@@ -333,7 +333,8 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   std::uint64_t attempt_id_ = 0;
   bool timed_out_ = false;
   Clock::time_point connect_started_, last_heard_, hb_sent_;
-  std::uint64_t hb_seq_ = 0, generation_ = 0;
+  std::uint64_t hb_seq_ = 0;
+  Generation generation_;
   detail::SilenceJudge silence_;  // a late heartbeat tick judges nobody
   double rtt_ms_ = 0;
   std::vector<std::string> last_missing_;
@@ -343,7 +344,7 @@ Client::Client(boost::asio::io_context& io, ClientOptions options, ClientCallbac
     : impl_(std::make_shared<Impl>(io, std::move(options), std::move(callbacks))) {}
 Client::~Client() { impl_->close(); }
 void Client::join(const NodeFacts& facts) { impl_->join(facts); }
-void Client::rejoin(std::uint64_t generation) { impl_->rejoin(generation); }
+void Client::rejoin(Generation generation) { impl_->rejoin(generation); }
 void Client::send(const Message& message) { impl_->send(message); }
 void Client::wait_as_spare() { impl_->wait_as_spare(); }
 std::string Client::local_address() const { return impl_->conn_ ? impl_->conn_->local_ip() : ""; }

@@ -54,7 +54,7 @@ std::string encode_body(const Frame& frame, std::string_view raw_tail) {
   body += '\n';
   body += escape_text(frame.job_id);
   body += '\n';
-  body += std::to_string(frame.generation);
+  body += to_string(frame.generation);
   body += '\n';
   body += escape_text(frame.subtype);
   body += '\n';
@@ -93,13 +93,12 @@ std::optional<Frame> decode_body(std::string_view body, std::string& error) {
     pos = end + 1;
     if (line_no < 4) {
       if (line_no == 2) {
-        const char* b = line.data();
-        const char* e = b + line.size();
-        auto [p, ec] = std::from_chars(b, e, f.generation);
-        if (line.empty() || ec != std::errc() || p != e) {
+        const auto generation = parse_generation(line);
+        if (!generation) {
           error = "generation is not a number";
           return std::nullopt;
         }
+        f.generation = *generation;
       } else {
         auto text = unescape_text(line);
         if (!text) {

@@ -263,7 +263,7 @@ void Server::Impl::on_join_deadline() {
                          ? "join timeout: after " + detail::format_seconds(opt_.join_timeout) +
                                " only " + std::to_string(joined_.size()) + " of " +
                                std::to_string(opt_.expected_nodes) + " nodes have joined"
-                         : "rejoin timeout for generation " + std::to_string(generation_) +
+                         : "rejoin timeout for generation " + to_string(generation_) +
                                ": after " + detail::format_seconds(opt_.join_timeout) + " only " +
                                std::to_string(rejoined_count()) + " of " +
                                std::to_string(by_rank_.size()) + " nodes have rejoined";
@@ -347,8 +347,8 @@ void Server::send(int node_rank, const Message& m) {
 void Server::broadcast(const Message& m) {
   for (const auto& p : impl_->joined_) impl_->send_message(p, m);
 }
-void Server::begin_generation(std::uint64_t generation) { impl_->begin_generation(generation); }
-void Server::begin_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+void Server::begin_generation(Generation generation) { impl_->begin_generation(generation); }
+void Server::begin_generation(Generation generation, const std::vector<int>& member_ids,
                               const std::vector<int>& ran_workers) {
   impl_->begin_member_generation(generation, member_ids, ran_workers);
 }
@@ -358,7 +358,7 @@ void Server::send_to_member(int member_id, const Message& m) {
 void Server::dismiss_member(int member_id, const std::string& reason) { impl_->dismiss_member(member_id, reason); }
 void Server::close() { impl_->close(); }
 void Server::abort(const std::string& reason) { impl_->abort(reason); }
-std::uint64_t Server::generation() const { return impl_->generation_; }
+Generation Server::generation() const { return impl_->generation_; }
 int Server::joined_count() const { return static_cast<int>(impl_->joined_.size()); }
 
 std::vector<NodeRecord> Server::joined_nodes() const {

@@ -145,7 +145,7 @@ void Server::Impl::handle_rejoin(const PeerPtr& peer, Frame& f) {
   }
 }
 
-void Server::Impl::begin_generation(std::uint64_t generation) {
+void Server::Impl::begin_generation(Generation generation) {
   if (phase_ == Phase::kClosed || !planned_once_) return;
   generation_ = generation;
   phase_ = Phase::kWaitingRejoins;

@@ -29,7 +29,7 @@ struct ServerPeer {
   bool rank_requested = false;
   // The generation this node is ready for: it rejoined for it, or (membership) it had no
   // workers to stop. Ready for the generation the server waits on = rejoined.
-  std::optional<std::uint64_t> ready_for;
+  std::optional<Generation> ready_for;
   std::uint64_t hb_seq = 0;
   Clock::time_point hb_sent;
 };
@@ -83,7 +83,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void welcome(const PeerPtr& peer, const Frame& request);
   void refuse(const PeerPtr& peer, const std::string& reason);
   void handle_rejoin(const PeerPtr& peer, Frame& frame);
-  void begin_generation(std::uint64_t generation);
+  void begin_generation(Generation generation);
   void maybe_plan();
   bool rejoined(const ServerPeer& peer) const { return peer.ready_for == generation_; }
   int rejoined_count() const;  // nodes of the awaited generation that are ready for it
@@ -93,7 +93,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   // server_members.cpp (membership mode)
   void admit_member(const PeerPtr& peer, NodeFacts facts, const std::string& who);
-  void begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+  void begin_member_generation(Generation generation, const std::vector<int>& member_ids,
                                const std::vector<int>& ran_workers);
   PeerPtr find_member(int member_id) const;
   void dismiss_member(int member_id, const std::string& reason);
@@ -114,7 +114,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::vector<PeerPtr> by_rank_;  // size expected_nodes; requested ranks at once, others at plan
   Phase phase_ = Phase::kIdle;
   bool planned_once_ = false;
-  std::uint64_t generation_ = 0;
+  Generation generation_;
   Clock::time_point wait_started_;
   std::size_t unjoined_peak_ = 0;  // most peers waiting to join since the last trim
   int next_member_id_ = 0;

@@ -31,7 +31,7 @@ Server::Impl::PeerPtr Server::Impl::find_member(int member_id) const {
   return nullptr;
 }
 
-void Server::Impl::begin_member_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+void Server::Impl::begin_member_generation(Generation generation, const std::vector<int>& member_ids,
                                            const std::vector<int>& ran_workers) {
   if (phase_ == Phase::kClosed) return;
   std::vector<PeerPtr> slots;

@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/launcher_messages.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "etcd_cluster.h"
 #include "etcd_test_wait.h"
 #include "fake_job_coordinator.h"
@@ -33,6 +34,7 @@
 namespace {
 
 using namespace std::chrono_literals;
+using ddplaunch::Generation;
 using ddplaunch::Result;
 using ddplaunch::testing::BackgroundProcess;
 using ddplaunch::testing::EtcdCluster;
@@ -111,10 +113,10 @@ rdzv::Message stamped(rdzv::Message m, etcd::Revision revision) {
 }
 
 // The scripted coordinator gives the node its slot in `generation` once the node joins.
-void admit(FakeJobCoordinator& coordinator, long generation, const BackgroundProcess& node) {
+void admit(FakeJobCoordinator& coordinator, Generation generation, const BackgroundProcess& node) {
   auto member = coordinator.next_member();
   ASSERT_TRUE(member) << node.output_so_far();
-  coordinator.on_loop([&] { coordinator.server().begin_generation(static_cast<std::uint64_t>(generation), {*member}, {}); });
+  coordinator.on_loop([&] { coordinator.server().begin_generation(generation, {*member}, {}); });
   ASSERT_TRUE(node.wait_for_output(fmt::format("DDPLAUNCH_GENERATION={}", generation), kStep)) << node.output_so_far();
 }
 
@@ -158,7 +160,7 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
   ASSERT_TRUE(node.wait_for_output(
       fmt::format("the job's coordinator is at {} (election revision {})", coordinator1.master(), revision1), kStep))
       << node.output_so_far();
-  admit(coordinator1, 0, node);
+  admit(coordinator1, Generation{0}, node);
 
   // Coordinator 1's lease is gone (as when its host is cut off): coordinator 2 leads.
   ASSERT_TRUE(candidates.revoke(lease1->id));
@@ -173,18 +175,18 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
                                                coordinator2.master(), revision2, revision1),
                                    kStep))
       << node.output_so_far();
-  admit(coordinator2, 1, node);
+  admit(coordinator2, Generation{1}, node);
 
   // Coordinator 1 still runs and orders a restart and a stop: the node left it, so none of it
   // arrives, and the node goes on in coordinator 2's generation.
   EXPECT_TRUE(no_node_joined(coordinator1)) << "the node still listens to coordinator 1";
-  coordinator1.broadcast(messages::encode(1, messages::Restart{"an order of the superseded coordinator"}));
-  coordinator1.broadcast(messages::encode(1, messages::Stop{"an order of the superseded coordinator", 9}));
+  coordinator1.broadcast(messages::encode(Generation{1}, messages::Restart{"an order of the superseded coordinator"}));
+  coordinator1.broadcast(messages::encode(Generation{1}, messages::Stop{"an order of the superseded coordinator", 9}));
 
   // The same orders stamped with coordinator 1's revision, reaching the node on its live
   // connection: refused, logged, and not carried out (its worker goes on, nothing reported).
-  coordinator2.broadcast(stamped(messages::encode(1, messages::Restart{"a stale restart"}), revision1));
-  coordinator2.broadcast(stamped(messages::encode(1, messages::Stop{"a stale stop", 9}), revision1));
+  coordinator2.broadcast(stamped(messages::encode(Generation{1}, messages::Restart{"a stale restart"}), revision1));
+  coordinator2.broadcast(stamped(messages::encode(Generation{1}, messages::Stop{"a stale stop", 9}), revision1));
   ASSERT_TRUE(node.wait_for_output(fmt::format("refused an order of the superseded coordinator (election revision {} < {}",
                                                revision1, revision2),
                                    kStep))
@@ -196,11 +198,11 @@ TEST(EtcdOrderFencing, TheSupersededCoordinatorIsLeftAndItsStampedOrdersAreRefus
   EXPECT_EQ(so_far.find("DDPLAUNCH_GENERATION=2"), std::string::npos) << so_far;
 
   // Coordinator 2's own stop (its stamp) is obeyed.
-  coordinator2.broadcast(stamped(messages::encode(1, messages::Stop{"a test stop", 4}), revision2));
+  coordinator2.broadcast(stamped(messages::encode(Generation{1}, messages::Stop{"a test stop", 4}), revision2));
   auto finished = coordinator2.next(messages::Kind::NodeFinished);
   ASSERT_TRUE(finished) << node.output_so_far();
   EXPECT_EQ(messages::decode_node_finished(finished->message)->summary, "stopped");
-  coordinator2.broadcast(messages::encode(1, messages::JobEnd{4}));
+  coordinator2.broadcast(messages::encode(Generation{1}, messages::JobEnd{4}));
   RunResult r = node.wait(kStep);
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_EQ(r.exit_code, 4) << r.output;

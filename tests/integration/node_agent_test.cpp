@@ -21,6 +21,7 @@
 namespace {
 
 using namespace std::chrono_literals;
+using ddplaunch::Generation;
 using ddplaunch::testing::BackgroundProcess;
 using ddplaunch::testing::RunResult;
 namespace rdzv = ddplaunch::rendezvous;
@@ -59,7 +60,7 @@ TEST(NodeAgent, RunsReportsItsWorkersEndAndExitsWithTheMastersCode) {
   EXPECT_EQ(report->summary, "all workers succeeded");
   // The node waits for the master's word (Reporting) and ends with its code, not its own.
   EXPECT_FALSE(node->wait_for_output("job succeeded", 500ms));
-  master.broadcast(messages::encode(0, messages::JobEnd{5}));
+  master.broadcast(messages::encode(Generation{0}, messages::JobEnd{5}));
   RunResult r = node->wait(kStep);
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 5) << r.output;
@@ -75,7 +76,7 @@ TEST(NodeAgent, AFailedRankIsReportedAndNamedInTheNodesReport) {
   ASSERT_TRUE(finished) << node->output_so_far();
   EXPECT_EQ(messages::decode_node_finished(finished->message)->exit_code, 7);
   EXPECT_NE(messages::decode_node_finished(finished->message)->summary.find("rank 1"), std::string::npos);
-  master.broadcast(messages::encode(0, messages::JobEnd{7}));
+  master.broadcast(messages::encode(Generation{0}, messages::JobEnd{7}));
   EXPECT_EQ(node->wait(kStep).exit_code, 7);
 }
 
@@ -84,18 +85,18 @@ TEST(NodeAgent, ARestartOrderStopsTheWorkersRejoinsAndRunsTheNextGeneration) {
   auto node = start_node(master, kLongWork);
   master.join_helper_node();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
-  master.order_restart(1, "a test restart");
+  master.order_restart(Generation{1}, "a test restart");
   ASSERT_TRUE(node->wait_for_output("master ordered a group restart (generation 1): a test restart", kStep));
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=1", kStep)) << node->output_so_far();
   EXPECT_EQ(master.plans(), 2);
   // The stop order now: the node stops its workers and reports "stopped" for generation 1.
-  master.broadcast(messages::encode(1, messages::Stop{"a test stop", 4}));
+  master.broadcast(messages::encode(Generation{1}, messages::Stop{"a test stop", 4}));
   auto finished = master.next(messages::Kind::NodeFinished);
   ASSERT_TRUE(finished) << node->output_so_far();
-  EXPECT_EQ(finished->generation, 1);
+  EXPECT_EQ(finished->generation, Generation{1});
   EXPECT_EQ(messages::decode_node_finished(finished->message)->summary, "stopped");
   EXPECT_TRUE(node->wait_for_output("master stopped the job: a test stop", kStep));
-  master.broadcast(messages::encode(1, messages::JobEnd{4}));
+  master.broadcast(messages::encode(Generation{1}, messages::JobEnd{4}));
   RunResult r = node->wait(kStep);
   EXPECT_EQ(r.exit_code, 4) << r.output;
 }
@@ -113,7 +114,7 @@ TEST(NodeAgent, ASignalIsReportedAsTheNodesProblemAndItsStatusWins) {
   auto finished = master.next(messages::Kind::NodeFinished);
   ASSERT_TRUE(finished) << node->output_so_far();
   EXPECT_EQ(messages::decode_node_finished(finished->message)->exit_code, 143);  // not the killed worker's
-  master.broadcast(messages::encode(0, messages::JobEnd{143}));
+  master.broadcast(messages::encode(Generation{0}, messages::JobEnd{143}));
   EXPECT_EQ(node->wait(kStep).exit_code, 143);
 }
 
@@ -159,15 +160,15 @@ TEST(NodeAgent, AHotSpareWaitsIdleThenTakesTheSlotItIsGiven) {
   auto member = master.next_member();
   ASSERT_TRUE(member) << node->output_so_far();
   master.on_loop([&] {
-    master.server().send_to_member(*member, messages::encode(0, messages::Standby{"this launcher is a hot spare of this job"}));
+    master.server().send_to_member(*member, messages::encode(Generation{0}, messages::Standby{"this launcher is a hot spare of this job"}));
   });
   ASSERT_TRUE(node->wait_for_output("is a hot spare of this job", kStep)) << node->output_so_far();
   EXPECT_FALSE(node->wait_for_output("DDPLAUNCH_GENERATION", 1s)) << "a spare runs no worker";
-  master.on_loop([&] { master.server().begin_generation(1, {*member}, {}); });  // a spare ran nothing
+  master.on_loop([&] { master.server().begin_generation(Generation{1}, {*member}, {}); });  // a spare ran nothing
   ASSERT_TRUE(node->wait_for_output("this hot spare takes the place of node 0 in generation 1", kStep))
       << node->output_so_far();
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=1", kStep)) << node->output_so_far();
-  master.broadcast(messages::encode(1, messages::JobEnd{0}));
+  master.broadcast(messages::encode(Generation{1}, messages::JobEnd{0}));
   EXPECT_EQ(node->wait(kStep).exit_code, 0);
 }
 
@@ -176,7 +177,7 @@ TEST(NodeAgent, ADismissedNodeStopsItsWorkersAndEndsWithTwo) {
   auto node = start_node(master, kLongWork);
   auto member = master.next_member();
   ASSERT_TRUE(member) << node->output_so_far();
-  master.on_loop([&] { master.server().begin_generation(0, {*member}, {}); });
+  master.on_loop([&] { master.server().begin_generation(Generation{0}, {*member}, {}); });
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
   master.on_loop([&] { master.server().dismiss_member(*member, "excluded: a test dismissal"); });
   RunResult r = node->wait(kStep);
@@ -193,11 +194,11 @@ TEST(NodeAgent, ProbingNodeStartsItsWorkersOnlyOnTheVerdict) {
   auto results = master.next(messages::Kind::ProbeResults);
   ASSERT_TRUE(results) << node->output_so_far();
   EXPECT_FALSE(node->wait_for_output("DDPLAUNCH_GENERATION", 1s)) << "workers started before the verdict";
-  master.broadcast(messages::encode(0, messages::ProbeVerdict{""}));
+  master.broadcast(messages::encode(Generation{0}, messages::ProbeVerdict{""}));
   ASSERT_TRUE(node->wait_for_output("DDPLAUNCH_GENERATION=0", kStep)) << node->output_so_far();
-  master.broadcast(messages::encode(0, messages::Stop{"done", 0}));
+  master.broadcast(messages::encode(Generation{0}, messages::Stop{"done", 0}));
   ASSERT_TRUE(master.next(messages::Kind::NodeFinished)) << node->output_so_far();
-  master.broadcast(messages::encode(0, messages::JobEnd{0}));
+  master.broadcast(messages::encode(Generation{0}, messages::JobEnd{0}));
   EXPECT_EQ(node->wait(kStep).exit_code, 0);
 }
 

@@ -31,13 +31,14 @@ namespace fake_job_coordinator {
 
 namespace rdzv = ddplaunch::rendezvous;
 namespace messages = ddplaunch::messages;
+using ddplaunch::Generation;
 using namespace std::chrono_literals;
 
 inline constexpr auto kEventBound = std::chrono::milliseconds(30s);  // one expected event, on a busy 2-core machine
 
 struct Received {
   messages::Kind kind;
-  long generation = 0;
+  Generation generation;
   rdzv::Message message;
 };
 
@@ -70,20 +71,20 @@ class FakeJobCoordinator {
     options.launcher_assigns_slots = o.membership;
     options.max_spares = o.membership ? 2 : 0;
     rdzv::ServerCallbacks callbacks;
-    callbacks.plan = [this](std::uint64_t generation, const std::vector<rdzv::NodeRecord>&) {
+    callbacks.plan = [this](Generation generation, const std::vector<rdzv::NodeRecord>&) {
       ++plans_;
       rdzv::JobPlan plan;
       plan.worker_master_addr = "127.0.0.1";
       plan.worker_master_port = 29999;
       plan.init_deadline_s = 30;
-      plan.run_id = "fake-run-" + std::to_string(generation);
+      plan.run_id = "fake-run-" + to_string(generation);
       return plan;
     };
     callbacks.on_message = [this](int, const rdzv::Message& m) {
       auto kind = messages::kind_of(m);
       if (!kind) return;
       std::lock_guard lock(mutex_);
-      received_.push_back({*kind, static_cast<long>(m.generation), m});
+      received_.push_back({*kind, m.generation, m});
       changed_.notify_all();
     };
     callbacks.on_member_joined = [this](const rdzv::NodeRecord& r) {
@@ -171,11 +172,11 @@ class FakeJobCoordinator {
   }
 
   // Restart: every node rejoins for `generation`; the helper node rejoins by itself.
-  void order_restart(long generation, const std::string& reason) {
+  void order_restart(Generation generation, const std::string& reason) {
     on_loop([&] {
       server_->broadcast(messages::encode(generation, messages::Restart{reason}));
-      server_->begin_generation(static_cast<std::uint64_t>(generation));
-      if (helper_) helper_->rejoin(static_cast<std::uint64_t>(generation));
+      server_->begin_generation(generation);
+      if (helper_) helper_->rejoin(generation);
     });
   }
 

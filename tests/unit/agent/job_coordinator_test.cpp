@@ -70,7 +70,7 @@ void run_until(boost::asio::io_context& io, const std::function<bool()>& done) {
 // Generation 0 planned for both nodes, their workers in training.
 void start(JobCoordinator& coordinator, RecordingChannel& channel) {
   channel.joined = two_nodes();
-  rendezvous::JobPlan plan = coordinator.plan(0, two_nodes());
+  rendezvous::JobPlan plan = coordinator.plan(Generation{0}, two_nodes());
   ASSERT_TRUE(plan.refusal.empty()) << plan.refusal;
   EXPECT_EQ(plan.worker_master_addr, "10.0.0.1");
   EXPECT_GT(plan.worker_master_port, 0) << "worker_port auto: a free port picked on the master";
@@ -95,7 +95,7 @@ TEST(JobCoordinator, AnInitFailureRestartsEveryNodeAfterTheBackoffInOrder) {
   PlannedJob job;
   JobCoordinator& coordinator = job.coordinator;
   RecordingChannel& channel = job.channel;
-  coordinator.on_message(1, messages::encode(0, init_failure(1, 3)));
+  coordinator.on_message(1, messages::encode(Generation{0}, init_failure(1, 3)));
   EXPECT_FALSE(channel.find("broadcast restart")) << "not before the backoff";
   run_until(job.io, [&] { return channel.find("broadcast restart") != nullptr; });
   const std::vector<std::string> expected{"broadcast restart", "begin 1"};
@@ -114,10 +114,10 @@ TEST(JobCoordinator, APlanMadeInsideBeginGenerationFollowsTheRestartOrder) {
    public:
     JobCoordinator* coordinator = nullptr;
     std::optional<rendezvous::JobPlan> plan;
-    void begin_generation(std::uint64_t g) override {
+    void begin_generation(Generation g) override {
       RecordingChannel::begin_generation(g);
       plan = coordinator->plan(g, two_nodes());
-      orders.push_back({"assignments " + std::to_string(g), {}});
+      orders.push_back({"assignments " + to_string(g), {}});
     }
   };
   boost::asio::io_context io;
@@ -127,7 +127,7 @@ TEST(JobCoordinator, APlanMadeInsideBeginGenerationFollowsTheRestartOrder) {
   coordinator.attach(channel);
   start(coordinator, channel);
   channel.orders.clear();
-  coordinator.on_message(1, messages::encode(0, init_failure(1, 3)));
+  coordinator.on_message(1, messages::encode(Generation{0}, init_failure(1, 3)));
   run_until(io, [&] { return channel.plan.has_value(); });
   ASSERT_TRUE(channel.plan) << ::testing::PrintToString(channel.whats());
   EXPECT_TRUE(channel.plan->refusal.empty()) << channel.plan->refusal;
@@ -136,7 +136,7 @@ TEST(JobCoordinator, APlanMadeInsideBeginGenerationFollowsTheRestartOrder) {
   EXPECT_EQ(channel.whats(), expected);
   // Generation 1 runs: a failure of it is judged as generation 1's (the plan was taken whole).
   FailureReport again = init_failure(0, 0);
-  coordinator.on_message(0, messages::encode(1, again));
+  coordinator.on_message(0, messages::encode(Generation{1}, again));
   run_until(io, [&] { return channel.find("begin 2") != nullptr; });
   EXPECT_TRUE(channel.find("begin 2")) << ::testing::PrintToString(channel.whats());
   coordinator.close();
@@ -151,7 +151,7 @@ TEST(JobCoordinator, ARuntimeFailureWithoutRestartsStopsEveryNodeNamingTheRank) 
   runtime.failure.kind = FailureKind::Exited;
   runtime.failure.detail = "exited with 7";
   runtime.failure.status = ExitStatus{false, 7, 0, false};
-  coordinator.on_message(0, messages::encode(0, runtime));
+  coordinator.on_message(0, messages::encode(Generation{0}, runtime));
   const auto* stop = channel.find("broadcast stop");
   ASSERT_TRUE(stop) << ::testing::PrintToString(channel.whats());
   EXPECT_NE(stop->message.fields.at("reason").find("rank 1"), std::string::npos) << stop->message.fields.at("reason");
@@ -173,7 +173,7 @@ TEST(JobCoordinator, UnderEtcdARestartWaitsForTheConfirmedStateWrite) {
   PlannedJob job(s);
   JobCoordinator& coordinator = job.coordinator;
   RecordingChannel& channel = job.channel;
-  coordinator.on_message(1, messages::encode(0, init_failure(1, 2)));
+  coordinator.on_message(1, messages::encode(Generation{0}, init_failure(1, 2)));
   run_until(job.io, [&] { return !confirmations.empty(); });
   ASSERT_EQ(confirmations.size(), 1u) << "the restart's state write asks for etcd's confirmation";
   EXPECT_FALSE(channel.find("begin 1")) << "not before etcd confirmed";
@@ -203,7 +203,7 @@ TEST(JobCoordinator, AStacksQueryAsksEveryNodeAndAnswersWithTheGroupedStacks) {
       r.init_entries = 1;
       states.ranks.push_back(r);
     }
-    coordinator.on_message(node, messages::encode(0, states));
+    coordinator.on_message(node, messages::encode(Generation{0}, states));
   }
   channel.orders.clear();
   const std::string pending = coordinator.queries().answer("stacks");
@@ -217,7 +217,7 @@ TEST(JobCoordinator, AStacksQueryAsksEveryNodeAndAnswersWithTheGroupedStacks) {
     for (int local = 0; local < 2; ++local)
       reply.stacks.push_back(RankStack{node * 2 + local, node, "", 100, "python", "train_step ← main() at train.py:12"});
     EXPECT_NE(coordinator.queries().answer("stacks " + std::to_string(request->request)).find("pending"), std::string::npos);
-    coordinator.on_message(node, messages::encode(0, reply));
+    coordinator.on_message(node, messages::encode(Generation{0}, reply));
   }
   const std::string done = coordinator.queries().answer("stacks " + std::to_string(request->request));
   EXPECT_NE(done.find("done"), std::string::npos) << done;

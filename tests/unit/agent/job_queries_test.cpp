@@ -27,7 +27,7 @@ struct MasterOfTwoNodes {
   // Stack rounds ask the nodes through `channel`; a hang is never found here.
   static MasterHangWatch::Hooks stack_requests_to(RecordingChannel& channel) {
     MasterHangWatch::Hooks hooks;
-    hooks.ask_nodes = [&channel](long round) { channel.broadcast(messages::encode(0, messages::CollectStacks{round})); };
+    hooks.ask_nodes = [&channel](long round) { channel.broadcast(messages::encode(Generation{0}, messages::CollectStacks{round})); };
     return hooks;
   }
   static CoordinatorSettings settings(const std::string& token) {
@@ -37,8 +37,8 @@ struct MasterOfTwoNodes {
   }
   static LaunchConfig config(const std::string& token) { return settings(token).config; }
   void plan() {
-    policy.on_nodes_joined(0, testing::nodes(2), PolicyClock::now());
-    timeline.begin_generation(0, testing::nodes(2), 4, 30);
+    policy.on_nodes_joined(Generation{0}, testing::nodes(2), PolicyClock::now());
+    timeline.begin_generation(Generation{0}, testing::nodes(2), 4, 30);
   }
 
   boost::asio::io_context io;
@@ -92,7 +92,7 @@ TEST(JobQueries, TailAsksTheNodesToFollowTheRank) {
   const auto reply = decode_tail_reply(master.queries.answer(encode_tail_request({3, -1})));
   ASSERT_TRUE(reply);
   EXPECT_TRUE(reply->error.empty()) << reply->error;
-  const auto* follow = master.channel.find("broadcast " + messages::encode(0, messages::FollowRank{3, 1}).type);
+  const auto* follow = master.channel.find("broadcast " + messages::encode(Generation{0}, messages::FollowRank{3, 1}).type);
   ASSERT_TRUE(follow) << ::testing::PrintToString(master.channel.whats());
 }
 
@@ -103,7 +103,7 @@ TEST(JobQueries, StacksGoToTheHangWatch) {
   master.plan();
   const StacksReply pending = decode_stacks_reply(master.queries.answer("stacks"));
   EXPECT_EQ(pending.kind, StacksReply::Kind::Pending);
-  EXPECT_TRUE(master.channel.find("broadcast " + messages::encode(0, messages::CollectStacks{0}).type));
+  EXPECT_TRUE(master.channel.find("broadcast " + messages::encode(Generation{0}, messages::CollectStacks{0}).type));
 }
 
 }  // namespace

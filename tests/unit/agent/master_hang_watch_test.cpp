@@ -20,7 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 
 struct FoundHang {
-  long generation = 0;
+  Generation generation;
   int rank = -1;
   std::string detail;
 };
@@ -40,14 +40,14 @@ struct WatchedJob {
         timeline(policy, settings.config),
         watch(io, settings, HistorySeed{}, policy, timeline,
               {.ask_nodes = [this](long round) { asked.push_back(round); },
-               .hang_found = [this](long g, int rank, const std::string& detail) { hangs.push_back({g, rank, detail}); },
+               .hang_found = [this](Generation g, int rank, const std::string& detail) { hangs.push_back({g, rank, detail}); },
                .remember_learnt_step_interval =
                    [this](double seconds) {
                      remembered.push_back(seconds);
                      policy.remember_learnt_step_interval(seconds);
                    }}) {
-    policy.on_nodes_joined(0, testing::nodes(2), PolicyClock::now());
-    watch.start_generation(0, 4);
+    policy.on_nodes_joined(Generation{0}, testing::nodes(2), PolicyClock::now());
+    watch.start_generation(Generation{0}, 4);
     start = PolicyClock::now();
   }
   ~WatchedJob() { watch.close(); }
@@ -67,7 +67,7 @@ struct WatchedJob {
         r.progress_age_ms = age_s[static_cast<std::size_t>(rank)] * 1000L;
         ranks.push_back(r);
       }
-      watch.on_ranks_reported(0, ranks, start + at);
+      watch.on_ranks_reported(Generation{0}, ranks, start + at);
     }
   }
 
@@ -81,7 +81,7 @@ struct WatchedJob {
                                          rank == 3 ? "next_batch ← main() at train.py:30"
                                                    : "all_reduce ← train_step ← main() at train.py:12"});
       }
-      watch.on_rank_stacks(node, messages::encode(0, reply));
+      watch.on_rank_stacks(node, messages::encode(Generation{0}, reply));
     }
   }
 
@@ -115,7 +115,7 @@ TEST(MasterHangWatch, ASilentRankGetsAStackRoundThenAHangForThePolicyOnceItsStac
   EXPECT_TRUE(job.hangs.empty()) << "the policy hears of the hang with the round's stacks";
   job.answer_round(job.asked[1]);
   ASSERT_EQ(job.hangs.size(), 1u);
-  EXPECT_EQ(job.hangs[0].generation, 0);
+  EXPECT_EQ(job.hangs[0].generation, Generation{0});
   EXPECT_EQ(job.hangs[0].rank, 3);
   EXPECT_NE(job.hangs[0].detail.find("rank 3"), std::string::npos) << job.hangs[0].detail;
   EXPECT_NE(job.hangs[0].detail.find("train.py:30"), std::string::npos) << job.hangs[0].detail;
@@ -183,7 +183,7 @@ TEST(MasterHangWatch, StatusSaysTheDeadlinesOnlyOnceTheJobIsPlanned) {
   EXPECT_EQ(watch.status_text(), "");
   const StacksReply refused = decode_stacks_reply(watch.answer_stacks_query({}));
   EXPECT_NE(refused.text.find("no workers to take stacks from"), std::string::npos) << refused.text;
-  joining.on_nodes_joined(0, testing::nodes(2), PolicyClock::now());
+  joining.on_nodes_joined(Generation{0}, testing::nodes(2), PolicyClock::now());
   EXPECT_NE(watch.status_text().find("hang deadlines: "), std::string::npos) << watch.status_text();
 }
 

@@ -17,8 +17,8 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 struct PlannedTimeline {
   PlannedTimeline() : policy(testing::settings()), timeline(policy, config()) {
-    policy.on_nodes_joined(0, testing::nodes(2), PolicyClock::now());
-    timeline.begin_generation(0, testing::nodes(2), 4, 30);
+    policy.on_nodes_joined(Generation{0}, testing::nodes(2), PolicyClock::now());
+    timeline.begin_generation(Generation{0}, testing::nodes(2), 4, 30);
   }
   static LaunchConfig config() {
     LaunchConfig c;
@@ -45,9 +45,9 @@ TEST(MasterTimeline, ARestartIsAnOrderWithItsCauseAndTheJobsRootCause) {
   failure.failure.phase = FailurePhase::Init;
   failure.failure.kind = FailureKind::InitFailed;
   failure.failure.detail = "ncclCommInitRank failed";
-  t.timeline.record_failure(1, 0, failure);
+  t.timeline.record_failure(1, Generation{0}, failure);
   decision::OrderRestart restart;
-  restart.generation = 1;
+  restart.generation = Generation{1};
   restart.reason = "rank 3 failed in init";
   t.timeline.record_decisions({decision::ScheduleRestart{1, 0.5}, restart});
   const std::string json = t.timeline.json();

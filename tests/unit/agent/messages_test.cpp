@@ -37,7 +37,7 @@ TEST(LauncherMessages, FailureRoundTripsThroughRendezvousFields) {
   f.status = ExitStatus{false, 3, 0, false};
   f.detail = "ncclCommInitRank failed: unhandled cuda error";
   f.tail = {"line a", "line b"};
-  auto decoded = messages::decode_failure(messages::encode(2, FailureReport{f, "gpu07"}));
+  auto decoded = messages::decode_failure(messages::encode(Generation{2}, FailureReport{f, "gpu07"}));
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->host, "gpu07");
   EXPECT_EQ(decoded->failure.global_rank, 5);
@@ -50,7 +50,7 @@ TEST(LauncherMessages, FailureRoundTripsThroughRendezvousFields) {
   EXPECT_EQ(decoded->failure.status->code, 3);
   EXPECT_EQ(decoded->failure.tail, f.tail);
   EXPECT_EQ(decoded->failure.kind, FailureKind::InitFailed);
-  EXPECT_FALSE(messages::decode_failure(messages::encode(0, messages::Stop{"x", 1})));
+  EXPECT_FALSE(messages::decode_failure(messages::encode(Generation{0}, messages::Stop{"x", 1})));
 }
 
 // The wire and the saved state share one codec: a core dump reported by a node reaches the
@@ -61,14 +61,14 @@ TEST(LauncherMessages, ACoreDumpSurvivesTheWireAndAPartialReportIsRefused) {
   f.phase = FailurePhase::Runtime;
   f.status = ExitStatus{true, 0, 11, true};
   f.init_signature = "c10d: address already in use";
-  auto decoded = messages::decode_failure(messages::encode(4, FailureReport{f, "gpu02"}));
+  auto decoded = messages::decode_failure(messages::encode(Generation{4}, FailureReport{f, "gpu02"}));
   ASSERT_TRUE(decoded);
   ASSERT_TRUE(decoded->failure.status);
   EXPECT_TRUE(decoded->failure.status->signaled);
   EXPECT_EQ(decoded->failure.status->signal, 11);
   EXPECT_TRUE(decoded->failure.status->core_dumped);
   EXPECT_EQ(decoded->failure.init_signature, f.init_signature);
-  rendezvous::Message partial = messages::encode(4, FailureReport{f, "gpu02"});
+  rendezvous::Message partial = messages::encode(Generation{4}, FailureReport{f, "gpu02"});
   partial.fields["report"] = R"({"host": "gpu02", "global_rank": 2})";
   EXPECT_FALSE(messages::decode_failure(partial));
   partial.fields["report"] = "not json {";
@@ -83,14 +83,14 @@ TEST(LauncherMessages, RankStatesCarryProgressAndOlderLinesStillDecode) {
   r.progress_age_ms = 2300;
   r.section = "checkpoint";
   states.ranks.push_back(r);
-  auto decoded = messages::decode_rank_states(messages::encode(4, states));
+  auto decoded = messages::decode_rank_states(messages::encode(Generation{4}, states));
   ASSERT_TRUE(decoded);
   ASSERT_EQ(decoded->ranks.size(), 1u);
   EXPECT_EQ(decoded->ranks[0].steps, 120);
   EXPECT_EQ(decoded->ranks[0].max_interval_ms, 450);
   EXPECT_EQ(decoded->ranks[0].progress_age_ms, 2300);
   EXPECT_EQ(decoded->ranks[0].section, "checkpoint");
-  rendezvous::Message old = messages::encode(4, states);
+  rendezvous::Message old = messages::encode(Generation{4}, states);
   old.fields["ranks"] = "3 77 running 1 running\n";  // a launcher without progress reports
   auto from_old = messages::decode_rank_states(old);
   ASSERT_TRUE(from_old);
@@ -99,12 +99,12 @@ TEST(LauncherMessages, RankStatesCarryProgressAndOlderLinesStillDecode) {
 }
 
 TEST(LauncherMessages, StackMessagesRoundTripAndStayBounded) {
-  auto ask = messages::decode_collect_stacks(messages::encode(2, messages::CollectStacks{9}));
+  auto ask = messages::decode_collect_stacks(messages::encode(Generation{2}, messages::CollectStacks{9}));
   ASSERT_TRUE(ask);
   EXPECT_EQ(ask->request, 9);
   messages::RankStacksReply reply{9, "node-a", {python_stack(0, kWaitingRaw), python_stack(1, kStalledRaw)}};
   reply.stacks[1].text = std::string(200 * 1024, 'x');  // a huge stack is cut, not dropped
-  rendezvous::Message m = messages::encode(2, reply);
+  rendezvous::Message m = messages::encode(Generation{2}, reply);
   EXPECT_LE(messages::encoded_field_bytes(m), messages::kMaxMessageBytes);
   auto back = messages::decode_rank_stacks(m);
   ASSERT_TRUE(back);
@@ -120,7 +120,7 @@ TEST(LauncherMessages, StackMessagesRoundTripAndStayBounded) {
 // printable (a rank's debugger cannot drive the console's terminal); malformed ones are refused.
 TEST(DebugMessages, RoundTripAndTextFromAnotherNodeIsMadePrintable) {
   messages::DebugStopped stop{3, 1, 4242, "h2", "/w/train.py", "load_batch", "x = y", "raised ValueError", 88};
-  auto stopped = messages::decode_debug_stopped(messages::encode(2, stop));
+  auto stopped = messages::decode_debug_stopped(messages::encode(Generation{2}, stop));
   ASSERT_TRUE(stopped);
   EXPECT_EQ(stopped->rank, 3);
   EXPECT_EQ(stopped->local_rank, 1);
@@ -129,25 +129,25 @@ TEST(DebugMessages, RoundTripAndTextFromAnotherNodeIsMadePrintable) {
   EXPECT_EQ(stopped->line, 88);
   EXPECT_EQ(stopped->function, "load_batch");
   EXPECT_EQ(stopped->reason, "raised ValueError");
-  auto output = messages::decode_debug_output(messages::encode(2, messages::DebugOutput{3, "1032\n\x1b]0;owned\x07\n", true}));
+  auto output = messages::decode_debug_output(messages::encode(Generation{2}, messages::DebugOutput{3, "1032\n\x1b]0;owned\x07\n", true}));
   ASSERT_TRUE(output);
   EXPECT_TRUE(output->prompt);
   EXPECT_EQ(output->lines.find('\x1b'), std::string::npos) << output->lines;
   EXPECT_EQ(output->lines.substr(0, 5), "1032\n");
-  auto input = messages::decode_debug_input(messages::encode(2, messages::DebugInput{3, "p x\nimport os"}));
+  auto input = messages::decode_debug_input(messages::encode(Generation{2}, messages::DebugInput{3, "p x\nimport os"}));
   ASSERT_TRUE(input);
   EXPECT_EQ(input->line, "p x");  // one line: a newline would be a second command
-  rendezvous::Message forged = messages::encode(2, messages::DebugResumed{3});
+  rendezvous::Message forged = messages::encode(Generation{2}, messages::DebugResumed{3});
   forged.fields["rank"] = "-4";
   EXPECT_FALSE(messages::decode_debug_resumed(forged));
-  EXPECT_FALSE(messages::decode_debug_input(messages::encode(2, messages::DebugOutput{3, "x", false})));
+  EXPECT_FALSE(messages::decode_debug_input(messages::encode(Generation{2}, messages::DebugOutput{3, "x", false})));
 }
 
 TEST(MessageBounds, AHugeTailIsCutPerLineAndInTotalKeepingTheLastLines) {
   std::deque<std::string> tail;
   for (int i = 0; i < 19; ++i) tail.push_back(std::string(64 * 1024, 'x'));
   tail.push_back("NCCL error: unhandled system error");
-  auto message = messages::encode(0, report_with_tail(tail));
+  auto message = messages::encode(Generation{0}, report_with_tail(tail));
   EXPECT_LE(messages::encoded_field_bytes(message), messages::kMaxMessageBytes);
   auto decoded = messages::decode_failure(message);
   ASSERT_TRUE(decoded);
@@ -248,10 +248,10 @@ TEST(MessageBounds, EscapeSequencesFromAPeerAreMadeVisibleWhenDecoded) {
 // from its assignment (an etcd coordinator resumes only its own run's state); a value that is
 // not a nonce is dropped.
 TEST(MessageBounds, AStandbyCarriesTheRunNonceAndNothingElse) {
-  auto standby = messages::decode_standby(messages::encode(0, messages::Standby{"you wait", "0123abcd"}));
+  auto standby = messages::decode_standby(messages::encode(Generation{0}, messages::Standby{"you wait", "0123abcd"}));
   ASSERT_TRUE(standby);
   EXPECT_EQ(standby->run_nonce, "0123abcd");
-  auto forged = messages::decode_standby(messages::encode(0, messages::Standby{"you wait", "run\x1b[2J"}));
+  auto forged = messages::decode_standby(messages::encode(Generation{0}, messages::Standby{"you wait", "run\x1b[2J"}));
   ASSERT_TRUE(forged);
   EXPECT_EQ(forged->run_nonce, "");
 }
@@ -260,20 +260,20 @@ TEST(MessageBounds, AStandbyCarriesTheRunNonceAndNothingElse) {
 // indented, escapes made visible (the stop reason reached the terminal raw before).
 TEST(MessageBounds, AMultiLineReasonCannotStartALineOfItsOwn) {
   const std::string forged = "disk full\n12:00:00.000 ddplaunch info: job succeeded\x1b[2K";
-  auto stop = messages::decode_stop(messages::encode(3, messages::Stop{forged, 1}));
+  auto stop = messages::decode_stop(messages::encode(Generation{3}, messages::Stop{forged, 1}));
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->reason, "disk full\n    12:00:00.000 ddplaunch info: job succeeded\\x1b[2K");
-  auto restart = messages::decode_restart(messages::encode(3, messages::Restart{forged}));
+  auto restart = messages::decode_restart(messages::encode(Generation{3}, messages::Restart{forged}));
   ASSERT_TRUE(restart);
   EXPECT_EQ(restart->reason.find("\n1"), std::string::npos) << restart->reason;
-  auto problem = messages::decode_node_problem(messages::encode(3, messages::NodeProblem{forged, 1}));
+  auto problem = messages::decode_node_problem(messages::encode(Generation{3}, messages::NodeProblem{forged, 1}));
   ASSERT_TRUE(problem);
   EXPECT_EQ(problem->message.find("\n1"), std::string::npos) << problem->message;
 }
 
 TEST(MessageBounds, AnyOversizedFieldIsTrimmedToFitTheFrame) {
   // A problem text full of characters the wire escapes (each takes two bytes there).
-  auto message = messages::encode(0, messages::NodeProblem{std::string(3 << 20, '\n'), 1});
+  auto message = messages::encode(Generation{0}, messages::NodeProblem{std::string(3 << 20, '\n'), 1});
   EXPECT_LE(messages::encoded_field_bytes(message), messages::kMaxMessageBytes);
   auto problem = messages::decode_node_problem(message);
   ASSERT_TRUE(problem);

@@ -28,7 +28,7 @@ NodePlan plan_of(int nproc, std::string role) {
 
 rendezvous::Assignment assignment_of_node(int node_rank) {
   rendezvous::Assignment a;
-  a.generation = 3;
+  a.generation = Generation{3};
   a.node_rank = node_rank;
   a.node_count = 3;
   a.rank_offset = 4 * node_rank;
@@ -50,7 +50,7 @@ TEST(NodeAssignment, TheMastersAssignmentAndTheNodesOwnValuesMakeTheContract) {
   EXPECT_EQ(n.master_addr, "10.0.0.1");
   EXPECT_EQ(n.master_port, 29501);
   EXPECT_DOUBLE_EQ(n.init_deadline_s, 90);
-  EXPECT_EQ(n.generation, 3);
+  EXPECT_EQ(n.generation, Generation{3});
   EXPECT_EQ(n.max_restarts, 2);
   EXPECT_EQ(n.run_id, "run-1");
   EXPECT_EQ(n.role, "trainer");

@@ -36,7 +36,7 @@ struct FakeNode {
               pdb_lines.emplace_back(rank, line);
               return rank_in_pdb;
             },
-        .generation = [] { return 3L; },
+        .generation = [] { return Generation{3}; },
         .ranks_changed = [this] { ++ranks_changed; },
     };
   }
@@ -64,7 +64,7 @@ TEST(RankDebugSessions, APdbsEventsBecomeDebugMessages) {
   EXPECT_EQ(messages::kind_of(node.sent[0]), messages::Kind::DebugStopped);
   EXPECT_EQ(messages::kind_of(node.sent[1]), messages::Kind::DebugOutput);
   EXPECT_EQ(messages::kind_of(node.sent[2]), messages::Kind::DebugResumed);
-  for (const auto& m : node.sent) EXPECT_EQ(m.generation, 3u);
+  for (const auto& m : node.sent) EXPECT_EQ(m.generation, Generation{3});
 }
 
 TEST(RankDebugSessions, GdbIsRefusedForARankThatIsNotRunning) {

@@ -31,7 +31,7 @@ struct FakeNode {
         .connected = [this] { return connected; },
         .send = [this](const rendezvous::Message& m) { sent.push_back(m); },
         .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& { return workers; },
-        .generation = [] { return 4L; },
+        .generation = [] { return Generation{4}; },
         .may_report = [this] { return assigned; },
         .running = [] { return true; },
     };
@@ -60,7 +60,7 @@ TEST(RankStateReporter, ABurstOfChangesIsOneReport) {
   ASSERT_TRUE(states);
   EXPECT_EQ(states->host, "node-a");
   ASSERT_EQ(states->ranks.size(), 3u);
-  EXPECT_EQ(node.sent.front().generation, 4u);
+  EXPECT_EQ(node.sent.front().generation, Generation{4});
 
   reporter.send_soon();  // the next burst: a report of its own
   node.run_for(RankStateReporter::kCoalescing * 5);

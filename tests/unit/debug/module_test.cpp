@@ -12,6 +12,7 @@
 #include "debug/pdb_text.h"
 
 namespace dbg = ddplaunch::debug;
+using ddplaunch::Generation;
 
 TEST(PdbText, PromptsAreRecognisedOnlyAtTheEndOfTheUnterminatedText) {
   EXPECT_EQ(dbg::debugger_prompt("(Pdb) "), "(Pdb) ");
@@ -142,7 +143,7 @@ struct ConsoleRig {
                                         .attach_gdb = nullptr,
                                     }};
   dbg::ConsoleClock::time_point now = dbg::ConsoleClock::now();
-  void stop(int rank, int node, long generation = 0) {
+  void stop(int rank, int node, Generation generation = {}) {
     dbg::StoppedRank s;
     s.rank = rank;
     s.local_rank = rank % 2;
@@ -228,11 +229,11 @@ TEST(DebugConsole, ResumedRanksAndNewGenerationsLeaveTheConsole) {
   rig.console.on_resumed(1);  // it exited, or its node saw `c`
   EXPECT_FALSE(rig.console.attached());
   EXPECT_EQ(rig.console.stopped_ranks(), std::vector<int>{2});
-  rig.console.on_generation(1);  // a restart: every stopped rank of generation 0 is gone
+  rig.console.on_generation(Generation{1});  // a restart: every stopped rank of generation 0 is gone
   EXPECT_FALSE(rig.console.any_stopped());
-  rig.stop(2, 1, 0);  // a late stop of generation 0 is ignored
+  rig.stop(2, 1, Generation{0});  // a late stop of generation 0 is ignored
   EXPECT_FALSE(rig.console.any_stopped());
-  rig.stop(2, 1, 1);
+  rig.stop(2, 1, Generation{1});
   EXPECT_EQ(rig.console.attached(), 2);
   rig.type(":attach 9");
   EXPECT_NE(rig.screen.text.find("rank 9 is not stopped in a debugger (stopped: 2)"), std::string::npos);

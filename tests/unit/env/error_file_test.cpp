@@ -34,8 +34,8 @@ class ErrorFileTest : public ::testing::Test {
 };
 
 TEST(ErrorFilePath, OneFilePerRankAndGeneration) {
-  EXPECT_EQ(error_file_path("/tmp/d", 7, 2), "/tmp/d/error-rank7-gen2.json");
-  EXPECT_NE(error_file_path("/tmp/d", 7, 2), error_file_path("/tmp/d", 7, 3));
+  EXPECT_EQ(error_file_path("/tmp/d", 7, Generation{2}), "/tmp/d/error-rank7-gen2.json");
+  EXPECT_NE(error_file_path("/tmp/d", 7, Generation{2}), error_file_path("/tmp/d", 7, Generation{3}));
 }
 
 TEST_F(ErrorFileTest, RealRecordDecoratedScriptThatRaises) {
@@ -50,7 +50,7 @@ TEST_F(ErrorFileTest, RealRecordDecoratedScriptThatRaises) {
                                    "    setup()\n"
                                    "if __name__ == '__main__':\n"
                                    "    main()\n");
-  const std::string error_file = error_file_path(dir_.string(), 3, 1);
+  const std::string error_file = error_file_path(dir_.string(), 3, Generation{1});
   const std::string command = "TORCHELASTIC_ERROR_FILE='" + error_file + "' /usr/bin/python3 '" + script +
                               "' >/dev/null 2>&1";
   const int status = std::system(command.c_str());

@@ -27,7 +27,7 @@ NodeAssignment two_node_assignment() {
   a.master_addr = "10.0.0.5";
   a.master_port = 29500;
   a.init_deadline_s = 42.5;
-  a.generation = 2;
+  a.generation = Generation{2};
   a.max_restarts = 3;
   a.run_id = "job-1";
   a.job_id = "job-1";
@@ -190,7 +190,7 @@ TEST(WorkerEnvironment, TorchVersionMatchingIsTheRegularExpressionsItReplaced) {
 TEST(WorkerEnvironment, InheritedErrorFileIsNeverPassedOn) {
   Environment base{{"TORCHELASTIC_ERROR_FILE", "/outer/agent/error.json"}};
   Environment env = build_worker_environment(base, two_node_assignment(), 1);
-  EXPECT_EQ(env.at("TORCHELASTIC_ERROR_FILE"), error_file_path("/tmp/x", 5, 2));
+  EXPECT_EQ(env.at("TORCHELASTIC_ERROR_FILE"), error_file_path("/tmp/x", 5, Generation{2}));
   NodeAssignment a = two_node_assignment();
   a.error_file_dir = "/run/errs";
   EXPECT_EQ(build_worker_environment(base, a, 0).at("TORCHELASTIC_ERROR_FILE"), "/run/errs/error-rank4-gen2.json");

@@ -118,7 +118,7 @@ TEST(OutputProgress, MarkIsDroppedOnDisplayAndInTheLogFile) {
   EXPECT_EQ(without_progress_mark("50%\r"), "50%");
   const auto dir = std::filesystem::temp_directory_path() / ("ddpl-output-" + std::to_string(::getpid()));
   RankLogFile log;
-  ASSERT_EQ(log.open(dir.string(), 0, 0, 0, "host"), "");
+  ASSERT_EQ(log.open(dir.string(), 0, Generation{0}, 0, "host"), "");
   log.write_line(OutputStream::Stdout, "50%\r");
   std::ifstream in(log.path());
   std::stringstream text;
@@ -223,12 +223,12 @@ TEST(OutputLogRotation, AnEarlierGenerationMovesToItsOwnFile) {
   std::filesystem::remove_all(dir);
   {
     RankLogFile gen0;
-    ASSERT_EQ(gen0.open(dir, 1, 0, 0, "host"), "");
+    ASSERT_EQ(gen0.open(dir, 1, Generation{0}, 0, "host"), "");
     gen0.write_line(OutputStream::Stdout, "from generation 0");
   }
   {
     RankLogFile gen1;
-    ASSERT_EQ(gen1.open(dir, 1, 1, 0, "host"), "");
+    ASSERT_EQ(gen1.open(dir, 1, Generation{1}, 0, "host"), "");
     gen1.write_line(OutputStream::Stderr, "from generation 1");
   }
   auto read = [](const std::string& path) {

@@ -58,12 +58,12 @@ struct Attempts {
 };
 Attempts fail_every_generation(JobPolicy& policy, const FailureReport& report) {
   Attempts a;
-  policy.on_nodes_joined(0, one_node_two_ranks(), t0);
+  policy.on_nodes_joined(Generation{0}, one_node_two_ranks(), t0);
   for (int i = 0; i < 10; ++i) {  // bounded: no budget here goes past 10
     ++a.generations;
     a.last = policy.on_worker_failed(0, policy.generation(), report, t0);
     if (!find<decision::ScheduleRestart>(a.last)) break;
-    policy.on_backoff_elapsed(policy.generation() + 1);
+    policy.on_backoff_elapsed(policy.generation().next());
     policy.on_nodes_joined(policy.generation(), one_node_two_ranks(), t0);
   }
   return a;
@@ -100,8 +100,8 @@ TEST(FailurePhases, AProgramWithoutAnyShimReportFailsInSetup) {
 
 TEST(FailurePhases, AnExitInsideInitSpendsTheAutomaticInitBudget) {
   JobPolicy policy(settings(0, 3));
-  policy.on_nodes_joined(0, one_node_two_ranks(), t0);
-  auto d = policy.on_worker_failed(0, 0, failure(0, 1, FailurePhase::Init, FailureKind::Exited, 3, "exited during process-group init"), t0);
+  policy.on_nodes_joined(Generation{0}, one_node_two_ranks(), t0);
+  auto d = policy.on_worker_failed(0, Generation{0}, failure(0, 1, FailurePhase::Init, FailureKind::Exited, 3, "exited during process-group init"), t0);
   ASSERT_TRUE(find<decision::ScheduleRestart>(d)) << logs(d);
   EXPECT_NE(logs(d).find("restart 1 of 3"), std::string::npos) << logs(d);
 }
@@ -113,8 +113,8 @@ TEST(FailurePhases, AnInitSignatureInTheOutputOfASetupExitIsAnInitFailure) {
   r.failure.tail = {"RuntimeError: NCCL error: unhandled system error"};
   EXPECT_TRUE(is_init_failure(r.failure));
   JobPolicy policy(settings(0, 3));
-  policy.on_nodes_joined(0, one_node_two_ranks(), t0);
-  EXPECT_TRUE(find<decision::ScheduleRestart>(policy.on_worker_failed(0, 0, r, t0)));
+  policy.on_nodes_joined(Generation{0}, one_node_two_ranks(), t0);
+  EXPECT_TRUE(find<decision::ScheduleRestart>(policy.on_worker_failed(0, Generation{0}, r, t0)));
 }
 
 TEST(FailurePhases, AProgramExceptionInsideInitIsDeterministicNotAnInitFailure) {
@@ -152,13 +152,13 @@ TEST(FailurePhases, TheSameErrorIsRetriedWhenTheUserAskedForRestarts) {
 
 TEST(FailurePhases, ADifferentErrorOrRankIsNotARepeat) {
   JobPolicy policy(settings(0, 3));
-  policy.on_nodes_joined(0, one_node_two_ranks(), t0);
+  policy.on_nodes_joined(Generation{0}, one_node_two_ranks(), t0);
   auto first = failure(0, 1, FailurePhase::Init, FailureKind::InitFailed, 1, "error A");
-  ASSERT_TRUE(find<decision::ScheduleRestart>(policy.on_worker_failed(0, 0, first, t0)));
-  policy.on_backoff_elapsed(1);
-  policy.on_nodes_joined(1, one_node_two_ranks(), t0);
+  ASSERT_TRUE(find<decision::ScheduleRestart>(policy.on_worker_failed(0, Generation{0}, first, t0)));
+  policy.on_backoff_elapsed(Generation{1});
+  policy.on_nodes_joined(Generation{1}, one_node_two_ranks(), t0);
   auto other_rank = failure(0, 0, FailurePhase::Init, FailureKind::InitFailed, 1, "error A");
-  EXPECT_TRUE(find<decision::ScheduleRestart>(policy.on_worker_failed(0, 1, other_rank, t0)));
+  EXPECT_TRUE(find<decision::ScheduleRestart>(policy.on_worker_failed(0, Generation{1}, other_rank, t0)));
 }
 
 TEST(FailurePhases, InitTimeoutsAreNeverTakenForARepeatedError) {
@@ -171,7 +171,7 @@ TEST(FailurePhases, InitTimeoutsAreNeverTakenForARepeatedError) {
 TEST(RootCauseOfAProgramError, TheExceptionIsTheHeadlineAndTheNetworkIsNotBlamed) {
   FailureReport r =
       python_raised(1, FailurePhase::Setup, "ModuleNotFoundError: No module named 'nonexistent_module_xyz'");
-  const std::string text = describe_root_cause(r, 0, 0, "0 of 3");
+  const std::string text = describe_root_cause(r, 0, Generation{0}, "0 of 3");
   const std::string headline = text.substr(0, text.find('\n'));
   EXPECT_NE(headline.find("during setup"), std::string::npos) << text;
   EXPECT_NE(headline.find("ModuleNotFoundError: No module named 'nonexistent_module_xyz'"), std::string::npos) << text;
@@ -182,14 +182,14 @@ TEST(RootCauseOfAProgramError, TheExceptionIsTheHeadlineAndTheNetworkIsNotBlamed
 
 TEST(RootCauseOfAProgramError, ARealInitFailureStillGetsTheNetworkAdvice) {
   FailureReport r = failure(0, 1, FailurePhase::Init, FailureKind::InitFailed, 1, "ncclCommInitRank failed");
-  const std::string text = describe_root_cause(r, 0, 0, "3 of 3");
+  const std::string text = describe_root_cause(r, 0, Generation{0}, "3 of 3");
   EXPECT_NE(text.find("NCCL_SOCKET_IFNAME"), std::string::npos) << text;
 }
 
 TEST(RootCauseOfAProgramError, ARecordedErrorFileMessageIsTheHeadline) {
   FailureReport r = failure(0, 1, FailurePhase::Runtime, FailureKind::Exited, 1,
                             "ValueError: bad batch size\n  File \"train.py\", line 9, in main");
-  const std::string text = describe_root_cause(r, 0, 0, "0 of 0");
+  const std::string text = describe_root_cause(r, 0, Generation{0}, "0 of 0");
   EXPECT_NE(text.substr(0, text.find('\n')).find("ValueError: bad batch size"), std::string::npos) << text;
   EXPECT_NE(text.find("raised ValueError after initialisation"), std::string::npos) << text;
 }

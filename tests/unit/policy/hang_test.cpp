@@ -216,16 +216,16 @@ static RankReport report(int rank, long steps, long max_interval_ms, const char*
 // after the release spans the hold and is not learnt.
 TEST(HangWatch, ARankInItsDebuggerHoldsTheWatchAndItsLongStepIsNotLearnt) {
   HangWatch w;
-  w.on_generation(0, 2, t0);
+  w.on_generation(Generation{0}, 2, t0);
   for (int s = 1; s <= 20; ++s)
-    w.on_ranks_reported(0, {report(0, s, 300, "running"), report(1, s, 300, "running")}, t0 + std::chrono::seconds(s));
+    w.on_ranks_reported(Generation{0}, {report(0, s, 300, "running"), report(1, s, 300, "running")}, t0 + std::chrono::seconds(s));
   const double learnt = w.tracker().learnt_interval_s();
   EXPECT_GT(learnt, 0);
-  w.on_ranks_reported(0, {report(0, 20, 0, "running"), report(1, 20, 0, "debugging")}, t0 + 30s);
+  w.on_ranks_reported(Generation{0}, {report(0, 20, 0, "running"), report(1, 20, 0, "debugging")}, t0 + 30s);
   EXPECT_TRUE(w.tracker().held());
   EXPECT_TRUE(w.check(t0 + 2h).empty());
   // Released: each rank's first step after it took the whole hold.
-  w.on_ranks_reported(0, {report(0, 21, 7200000, "running"), report(1, 21, 7200000, "running")}, t0 + 2h);
+  w.on_ranks_reported(Generation{0}, {report(0, 21, 7200000, "running"), report(1, 21, 7200000, "running")}, t0 + 2h);
   EXPECT_FALSE(w.tracker().held());
   EXPECT_DOUBLE_EQ(w.tracker().learnt_interval_s(), learnt);
 }
@@ -235,22 +235,22 @@ TEST(HangWatch, ARankInItsDebuggerHoldsTheWatchAndItsLongStepIsNotLearnt) {
 // 12 s step learnt this way once raised the hang deadline to 4 min).
 TEST(HangWatch, AStepFinishedSeveralReportsAfterTheReleaseIsStillNotLearnt) {
   HangWatch w;
-  w.on_generation(0, 2, t0);
+  w.on_generation(Generation{0}, 2, t0);
   for (int s = 1; s <= 20; ++s)
-    w.on_ranks_reported(0, {report(0, s, 300, "running"), report(1, s, 300, "running")}, t0 + std::chrono::seconds(s));
+    w.on_ranks_reported(Generation{0}, {report(0, s, 300, "running"), report(1, s, 300, "running")}, t0 + std::chrono::seconds(s));
   const double learnt = w.tracker().learnt_interval_s();
-  w.on_ranks_reported(0, {report(0, 20, 0, "running"), report(1, 20, 0, "debugging")}, t0 + 30s);
+  w.on_ranks_reported(Generation{0}, {report(0, 20, 0, "running"), report(1, 20, 0, "debugging")}, t0 + 30s);
   ASSERT_TRUE(w.tracker().held());
   // Released: rank 1 is running, rank 0 still waits for it; no step yet on either.
-  w.on_ranks_reported(0, {report(0, 20, 0, "running"), report(1, 20, 0, "running")}, t0 + 42s);
-  w.on_ranks_reported(0, {report(0, 20, 0, "running"), report(1, 20, 0, "running")}, t0 + 42500ms);
+  w.on_ranks_reported(Generation{0}, {report(0, 20, 0, "running"), report(1, 20, 0, "running")}, t0 + 42s);
+  w.on_ranks_reported(Generation{0}, {report(0, 20, 0, "running"), report(1, 20, 0, "running")}, t0 + 42500ms);
   EXPECT_FALSE(w.tracker().held());
   // Then both finish the step that spans the hold, in separate reports.
-  w.on_ranks_reported(0, {report(0, 21, 12000, "running")}, t0 + 43s);
-  w.on_ranks_reported(0, {report(1, 21, 12000, "running")}, t0 + 43100ms);
+  w.on_ranks_reported(Generation{0}, {report(0, 21, 12000, "running")}, t0 + 43s);
+  w.on_ranks_reported(Generation{0}, {report(1, 21, 12000, "running")}, t0 + 43100ms);
   EXPECT_DOUBLE_EQ(w.tracker().learnt_interval_s(), learnt);
   // The steps after it teach as before.
-  w.on_ranks_reported(0, {report(0, 22, 400, "running"), report(1, 22, 400, "running")}, t0 + 44s);
+  w.on_ranks_reported(Generation{0}, {report(0, 22, 400, "running"), report(1, 22, 400, "running")}, t0 + 44s);
   EXPECT_DOUBLE_EQ(w.tracker().learnt_interval_s(), 0.4);
 }
 
@@ -286,16 +286,16 @@ TEST(HangWatch, ProgressIsDatedByTheNodesAgeNotByTheReportsArrival) {
   s.suspect_floor_s = 10;
   s.hang_minimum_s = 30;
   HangWatch w(s);
-  w.on_generation(0, 2, t0);
+  w.on_generation(Generation{0}, 2, t0);
   RankReport r0 = running(0), r1 = running(1);
   r0.steps = r1.steps = 50;
   r0.progress_age_ms = 0;
   r1.progress_age_ms = 8000;  // rank 1's last step was 8 s before this report
-  w.on_ranks_reported(0, {r0, r1}, t0 + 20s);
+  w.on_ranks_reported(Generation{0}, {r0, r1}, t0 + 20s);
   auto events = w.check(t0 + 23s);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].ranks, std::vector<int>{1});
-  w.on_ranks_reported(1, {r0}, t0 + 24s);  // another generation's report changes nothing
+  w.on_ranks_reported(Generation{1}, {r0}, t0 + 24s);  // another generation's report changes nothing
   EXPECT_EQ(w.check(t0 + 31s).size(), 1u) << "rank 0 is now suspect too";
 }
 
@@ -305,15 +305,15 @@ TEST(HangWatch, ASectionFromTheReportsGetsTheSectionsDeadlines) {
   s.hang_minimum_s = 10;
   s.section_suspect_floor_s = 300;
   HangWatch w(s);
-  w.on_generation(0, 1, t0);
+  w.on_generation(Generation{0}, 1, t0);
   RankReport r = running(0);
   r.steps = 10;
   r.progress_age_ms = 0;
   r.section = "checkpoint";
-  w.on_ranks_reported(0, {r}, t0);
+  w.on_ranks_reported(Generation{0}, {r}, t0);
   EXPECT_TRUE(w.check(t0 + 60s).empty()) << "a minute in a checkpoint is not suspect";
   r.section.clear();
-  w.on_ranks_reported(0, {r}, t0 + 61s);
+  w.on_ranks_reported(Generation{0}, {r}, t0 + 61s);
   EXPECT_EQ(w.tracker().longest_sections().at("checkpoint"), 61);
   EXPECT_EQ(w.check(t0 + 67s).size(), 1u) << "out of the section, the short floor applies again";
 }
@@ -333,14 +333,14 @@ TEST(HangAction, AutoRestartsOnlyWhenRuntimeRestartsWereAsked) {
 
 TEST(JobPolicyHang, AHangStopsWithARootCauseNamingTheStuckRankAndItsStacks) {
   JobPolicy policy(policy_settings(0, false));
-  policy.on_nodes_joined(0, two_nodes(), t0);
-  auto d = policy.on_hang(0, 3, "hang: rank 3 made no progress for 15 s\nstacks of 4 rank(s) ...", t0);
+  policy.on_nodes_joined(Generation{0}, two_nodes(), t0);
+  auto d = policy.on_hang(Generation{0}, 3, "hang: rank 3 made no progress for 15 s\nstacks of 4 rank(s) ...", t0);
   const decision::OrderStop* stop = nullptr;
   for (const auto& x : d)
     if (auto* s = std::get_if<decision::OrderStop>(&x)) stop = s;
   ASSERT_TRUE(stop);
-  auto end = policy.on_node_finished(0, 0, 1);
-  auto last = policy.on_node_finished(1, 0, 1);
+  auto end = policy.on_node_finished(0, Generation{0}, 1);
+  auto last = policy.on_node_finished(1, Generation{0}, 1);
   std::string text;
   for (const auto& x : last)
     if (auto* l = std::get_if<decision::Log>(&x)) text += l->text;
@@ -351,31 +351,31 @@ TEST(JobPolicyHang, AHangStopsWithARootCauseNamingTheStuckRankAndItsStacks) {
 
 TEST(JobPolicyHang, HangActionRestartSpendsMaxRestartsAndStopNeverRestarts) {
   JobPolicy restarting(policy_settings(1, true));
-  restarting.on_nodes_joined(0, two_nodes(), t0);
+  restarting.on_nodes_joined(Generation{0}, two_nodes(), t0);
   bool scheduled = false;
-  for (const auto& x : restarting.on_hang(0, 1, "hang", t0))
+  for (const auto& x : restarting.on_hang(Generation{0}, 1, "hang", t0))
     scheduled = scheduled || std::holds_alternative<decision::ScheduleRestart>(x);
   EXPECT_TRUE(scheduled);
 
   JobPolicy stopping(policy_settings(5, false));
-  stopping.on_nodes_joined(0, two_nodes(), t0);
+  stopping.on_nodes_joined(Generation{0}, two_nodes(), t0);
   bool stopped = false;
   std::string why;
-  for (const auto& x : stopping.on_hang(0, 1, "hang", t0)) {
+  for (const auto& x : stopping.on_hang(Generation{0}, 1, "hang", t0)) {
     stopped = stopped || std::holds_alternative<decision::OrderStop>(x);
     if (auto* l = std::get_if<decision::Log>(&x)) why += l->text;
   }
   EXPECT_TRUE(stopped);
   EXPECT_NE(why.find("hang.action is stop"), std::string::npos) << why;
-  EXPECT_TRUE(stopping.on_hang(1, 1, "hang", t0).empty()) << "another generation's hang decides nothing";
+  EXPECT_TRUE(stopping.on_hang(Generation{1}, 1, "hang", t0).empty()) << "another generation's hang decides nothing";
 }
 
 TEST(JobPolicyHang, HangActionReportOnlyWarnsAndTheJobGoesOn) {
   PolicySettings s = policy_settings(1, false);
   s.hang_action = HangAction::Report;
   JobPolicy policy(s);
-  policy.on_nodes_joined(0, two_nodes(), t0);
-  auto d = policy.on_hang(0, 1, "hang", t0);
+  policy.on_nodes_joined(Generation{0}, two_nodes(), t0);
+  auto d = policy.on_hang(Generation{0}, 1, "hang", t0);
   ASSERT_EQ(d.size(), 1u);
   auto* log = std::get_if<decision::Log>(&d.front());
   ASSERT_TRUE(log);
@@ -393,14 +393,14 @@ TEST(JobPolicyHang, HistoryRaisesTheInitDeadlineAndSaysSo) {
   s.history_init_s = 900;
   s.history_explained = "3 x init p99 5 min, history: p99 of 4 run(s) (/tmp/h)";
   JobPolicy policy(s);
-  policy.on_nodes_joined(0, two_nodes(), t0);
+  policy.on_nodes_joined(Generation{0}, two_nodes(), t0);
   EXPECT_DOUBLE_EQ(policy.init_deadline().seconds(), 900);
   EXPECT_NE(policy.init_deadline().explained().find("raised to 15 min from history (3 x init p99"), std::string::npos)
       << policy.init_deadline().explained();
   // The user's ceiling holds: history raises the deadline up to timeout.max_s, never past it.
   s.init_deadline.max_s = 60;
   JobPolicy capped(s);
-  capped.on_nodes_joined(0, two_nodes(), t0);
+  capped.on_nodes_joined(Generation{0}, two_nodes(), t0);
   EXPECT_DOUBLE_EQ(capped.init_deadline().seconds(), 60);
   EXPECT_NE(capped.init_deadline().explained().find("raised to 60 s from history, capped by timeout.max_s 60 s"),
             std::string::npos)
@@ -413,10 +413,10 @@ TEST(HangWatch, RanksWithoutAnyProgressAreNamedOnceAfterTheSuspectFloor) {
   HangSettings settings;
   settings.suspect_floor_s = 60;
   HangWatch w(settings);
-  w.on_generation(0, 3, t0);
+  w.on_generation(Generation{0}, 3, t0);
   RankReport silent0 = report(0, 0, 0, "running"), silent1 = report(1, 0, 0, "running");
   silent0.progress_age_ms = silent1.progress_age_ms = -1;  // no progress yet
-  w.on_ranks_reported(0, {silent0, silent1, report(2, 1, 0, "running")}, t0 + 1s);
+  w.on_ranks_reported(Generation{0}, {silent0, silent1, report(2, 1, 0, "running")}, t0 + 1s);
   EXPECT_FALSE(w.unwatched_note(t0 + 60s));
   auto note = w.unwatched_note(t0 + 61s);
   ASSERT_TRUE(note);

@@ -83,16 +83,16 @@ TEST(InitDeadline, HistoryRaisesItNeverPastTimeoutMaxAndIsAlwaysMentioned) {
 TEST(InitDeadline, EachArmingIsNumberedAndOnlyTheCurrentOneFires) {
   InitDeadline deadline(flat_ten());
   deadline.plan(nodes(2), 0);
-  EXPECT_FALSE(deadline.recheck(false, 0));  // not running: nothing to arm
-  auto first = deadline.recheck(true, 0);
+  EXPECT_FALSE(deadline.recheck(false, Generation{0}));  // not running: nothing to arm
+  auto first = deadline.recheck(true, Generation{0});
   ASSERT_TRUE(first);
-  EXPECT_EQ(first->generation, 0);
+  EXPECT_EQ(first->generation, Generation{0});
   EXPECT_DOUBLE_EQ(first->seconds, 10);
-  EXPECT_FALSE(deadline.recheck(true, 0));  // armed already
+  EXPECT_FALSE(deadline.recheck(true, Generation{0}));  // armed already
   EXPECT_TRUE(deadline.fired(first->serial));
-  EXPECT_FALSE(deadline.recheck(false, 0));  // suspended (a rank in a debugger)
+  EXPECT_FALSE(deadline.recheck(false, Generation{0}));  // suspended (a rank in a debugger)
   EXPECT_FALSE(deadline.fired(first->serial));
-  auto second = deadline.recheck(true, 0);  // armed afresh, with its whole length
+  auto second = deadline.recheck(true, Generation{0});  // armed afresh, with its whole length
   ASSERT_TRUE(second);
   EXPECT_GT(second->serial, first->serial);
   EXPECT_FALSE(deadline.fired(first->serial));
@@ -102,15 +102,15 @@ TEST(InitDeadline, EachArmingIsNumberedAndOnlyTheCurrentOneFires) {
 TEST(InitDeadline, ANewGenerationDisarmsItAndAnotherCoordinatorsArmingsAreForgotten) {
   InitDeadline deadline(flat_ten());
   deadline.plan(nodes(2), 0);
-  auto armed = deadline.recheck(true, 0);
+  auto armed = deadline.recheck(true, Generation{0});
   ASSERT_TRUE(armed);
   deadline.plan(nodes(2), 1);
   EXPECT_FALSE(deadline.fired(armed->serial));
-  auto again = deadline.recheck(true, 1);
+  auto again = deadline.recheck(true, Generation{1});
   ASSERT_TRUE(again);
   deadline.forget_armings();
   EXPECT_FALSE(deadline.fired(again->serial));
-  auto after = deadline.recheck(true, 1);
+  auto after = deadline.recheck(true, Generation{1});
   ASSERT_TRUE(after);
   EXPECT_GT(after->serial, again->serial + 1);  // the forgotten serial is never used again
 }

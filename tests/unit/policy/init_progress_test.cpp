@@ -23,17 +23,17 @@ TEST(InitProgress, EveryRankFinishingInitIsSaidOnceWithItsTimes) {
   tracker.update(0, rank(0, RankPhase::Init, 1), t0 + 2s);
   tracker.update(1, rank(1, RankPhase::Init, 1), t0 + 4s);
   tracker.update(0, rank(0, RankPhase::Running, 1), t0 + 5s);
-  EXPECT_FALSE(progress.announce_init_done(tracker, 3, t0 + 5s));  // rank 1 is still in init
+  EXPECT_FALSE(progress.announce_init_done(tracker, Generation{3}, t0 + 5s));  // rank 1 is still in init
   EXPECT_FALSE(progress.init_seconds());
   tracker.update(1, rank(1, RankPhase::Running, 1), t0 + 6s);
-  auto said = progress.announce_init_done(tracker, 3, t0 + 6s);
+  auto said = progress.announce_init_done(tracker, Generation{3}, t0 + 6s);
   ASSERT_TRUE(said);
   EXPECT_EQ(*said, "generation 3: all 2 ranks finished init (init_ok) 6.00 s after the start (2.00 s of init after "
                    "the last rank entered it)");
   EXPECT_DOUBLE_EQ(*progress.init_seconds(), 2.0);
-  EXPECT_FALSE(progress.announce_init_done(tracker, 3, t0 + 7s));  // once
+  EXPECT_FALSE(progress.announce_init_done(tracker, Generation{3}, t0 + 7s));  // once
   progress.forget_announcement();
-  EXPECT_TRUE(progress.announce_init_done(tracker, 3, t0 + 8s));
+  EXPECT_TRUE(progress.announce_init_done(tracker, Generation{3}, t0 + 8s));
 }
 
 // The interval counts from the generation's start too: the first report comes once both passed.

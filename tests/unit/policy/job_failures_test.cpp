@@ -25,14 +25,14 @@ FailureReport failure(int node, int rank, std::string detail = "", std::string t
 
 TEST(JobFailures, TheFirstFailureOfAGenerationIsTheRootCause) {
   JobFailures failures;
-  EXPECT_EQ(failures.root_cause(0, "0 of 0"), "");
+  EXPECT_EQ(failures.root_cause(Generation{0}, "0 of 0"), "");
   EXPECT_TRUE(failures.record(1, failure(1, 3)));
   EXPECT_FALSE(failures.record(0, failure(0, 0)));
   ASSERT_TRUE(failures.first());
   EXPECT_EQ(failures.first()->failure.global_rank, 3);
   EXPECT_FALSE(failures.last_error(1).empty());
   EXPECT_EQ(failures.last_error(5), "");
-  const std::string cause = failures.root_cause(0, "0 of 0");
+  const std::string cause = failures.root_cause(Generation{0}, "0 of 0");
   EXPECT_NE(cause.find("rank 3"), std::string::npos) << cause;
   failures.new_generation();
   EXPECT_FALSE(failures.first());
@@ -62,7 +62,7 @@ TEST(JobFailures, AStoreOnTheRendezvousPortIsNamedOnceAndInTheRootCause) {
   EXPECT_NE(note->find("connected to ddplaunch's rendezvous port 29400"), std::string::npos) << *note;
   EXPECT_FALSE(failures.note_foreign_store_client("10.0.0.3:5555", 29400));  // said once
   failures.record(0, failure(0, 0));
-  EXPECT_NE(failures.root_cause(0, "0 of 0").find("  note: a worker's c10d TCPStore client (10.0.0.3:5555)"),
+  EXPECT_NE(failures.root_cause(Generation{0}, "0 of 0").find("  note: a worker's c10d TCPStore client (10.0.0.3:5555)"),
             std::string::npos);
 }
 
@@ -70,7 +70,7 @@ TEST(JobFailures, RankZeroFailingToBindTheRendezvousPortIsTheSameMistake) {
   JobFailures failures;
   failures.set_rendezvous_port(29400);
   failures.record(0, failure(0, 0, "", "failed to bind to [::]:29400 (errno: 98 - Address already in use)"));
-  EXPECT_NE(failures.root_cause(0, "0 of 0").find("rank 0 could not host its c10d TCPStore on port 29400"),
+  EXPECT_NE(failures.root_cause(Generation{0}, "0 of 0").find("rank 0 could not host its c10d TCPStore on port 29400"),
             std::string::npos);
 }
 

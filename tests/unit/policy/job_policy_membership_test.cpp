@@ -49,7 +49,7 @@ std::vector<rendezvous::NodeRecord> slots(const std::vector<int>& members) {
   return out;
 }
 
-void start_running(JobPolicy& policy, long generation, const std::vector<int>& members) {
+void start_running(JobPolicy& policy, Generation generation, const std::vector<int>& members) {
   policy.on_nodes_joined(generation, slots(members), t0);
   ASSERT_EQ(policy.phase(), JobPhase::Running);
 }
@@ -58,7 +58,7 @@ void start_running(JobPolicy& policy, long generation, const std::vector<int>& m
 void join_two_then_run(JobPolicy& policy) {
   policy.on_member_joined(launcher(0, 0), t0);
   policy.on_member_joined(launcher(1, 1), t0);
-  start_running(policy, 0, {0, 1});
+  start_running(policy, Generation{0}, {0, 1});
 }
 
 // Members 0 and 1 in slots 0 and 1, member 2 a spare; generation 0 runs.
@@ -66,7 +66,7 @@ void join_two_and_a_spare_then_run(JobPolicy& policy) {
   policy.on_member_joined(launcher(0, 0), t0);
   policy.on_member_joined(launcher(1, 1), t0);
   policy.on_member_joined(launcher(2, -1), t0);
-  start_running(policy, 0, {0, 1});
+  start_running(policy, Generation{0}, {0, 1});
 }
 
 TEST(JobPolicyMembership, ASpareWaitsThenTakesTheLostNodesSlotWithoutSpendingTheBudget) {
@@ -78,12 +78,12 @@ TEST(JobPolicyMembership, ASpareWaitsThenTakesTheLostNodesSlotWithoutSpendingThe
   auto start = policy.on_member_joined(launcher(1, 1), t0);
   ASSERT_NE(find<decision::BeginGeneration>(start), nullptr);
   EXPECT_EQ(find<decision::BeginGeneration>(start)->members, (std::vector<int>{0, 1}));
-  start_running(policy, 0, {0, 1});
+  start_running(policy, Generation{0}, {0, 1});
 
   auto lost = policy.on_member_lost(launcher(1, 1), "heartbeat timeout", t0 + 10s);
   const auto* restart = find<decision::OrderRestart>(lost);
   ASSERT_NE(restart, nullptr) << logs(lost);
-  EXPECT_EQ(restart->generation, 1);
+  EXPECT_EQ(restart->generation, Generation{1});
   EXPECT_EQ(restart->members, (std::vector<int>{0, 2}));  // the spare in slot 1
   // Who must stop workers and rejoin is the policy's word (the server keeps no record of it):
   // the members of the last plan; the spare ran nothing and counts as rejoined at once.
@@ -100,11 +100,11 @@ TEST(JobPolicyMembership, InitFailuresStartingOnOneNodeTwiceExcludeItAndPromoteT
   join_two_and_a_spare_then_run(policy);
   const FailureReport report =
       failure(1, 1, FailurePhase::Init, FailureKind::InitFailed, 1, "NCCL error: unhandled system error");
-  auto first = policy.on_worker_failed(1, 0, report, t0 + 1s);
+  auto first = policy.on_worker_failed(1, Generation{0}, report, t0 + 1s);
   EXPECT_NE(find<decision::ScheduleRestart>(first), nullptr) << logs(first);  // the first time: an init restart
-  policy.on_backoff_elapsed(1);
-  start_running(policy, 1, {0, 1});
-  auto second = policy.on_worker_failed(1, 1, report, t0 + 2s);
+  policy.on_backoff_elapsed(Generation{1});
+  start_running(policy, Generation{1}, {0, 1});
+  auto second = policy.on_worker_failed(1, Generation{1}, report, t0 + 2s);
   const auto* dismissed = find<decision::TellMember>(second);
   ASSERT_NE(dismissed, nullptr) << logs(second);
   EXPECT_TRUE(dismissed->dismiss);
@@ -156,7 +156,7 @@ TEST(JobPolicyMembership, ARankThatFailedAsItsPeerWasLostDoesNotStopAJobThatCanB
   // rank 0's all_reduce broke: its peer on node 1 vanished
   const FailureReport report =
       failure(0, 0, FailurePhase::Runtime, FailureKind::Exited, 1, "exit code 1: Connection reset by peer");
-  auto failed = policy.on_worker_failed(0, 0, report, t0 + 1s);
+  auto failed = policy.on_worker_failed(0, Generation{0}, report, t0 + 1s);
   ASSERT_NE(find<decision::OrderStop>(failed), nullptr) << logs(failed);  // no --max-restarts: stop
   auto lost = policy.on_member_lost(launcher(1, 1), "heartbeat timeout", t0 + 2s);
   const auto* restart = find<decision::OrderRestart>(lost);
@@ -173,7 +173,7 @@ TEST(JobPolicyMembership, ALateLauncherWhoseFactsDifferIsTurnedAwayBeforeItTakes
   policy.on_member_joined(launcher(1, 1), t0);
   auto running = slots({0, 1});
   for (auto& n : running) n.facts.program_fingerprint = "abc";
-  policy.on_nodes_joined(0, running, t0);
+  policy.on_nodes_joined(Generation{0}, running, t0);
   rendezvous::NodeRecord other = launcher(2, -1);
   other.facts.program_fingerprint = "def";  // another build of the training program
   auto joined = policy.on_member_joined(other, t0 + 1s);
@@ -216,10 +216,10 @@ TEST(JobPolicyMembership, AMovedCoordinatorStartsTheNextGenerationWhenTheLaunche
   JobPolicy policy(settings(2, 2, 1));
   join_two_and_a_spare_then_run(policy);
   // One init failure spent a restart of generation 0; generation 1 runs.
-  auto failed = policy.on_worker_failed(1, 0, testing::failure(1, 1), t0 + 1s);
+  auto failed = policy.on_worker_failed(1, Generation{0}, testing::failure(1, 1), t0 + 1s);
   ASSERT_NE(find<decision::ScheduleRestart>(failed), nullptr) << logs(failed);
-  policy.on_backoff_elapsed(1);
-  start_running(policy, 1, {0, 1});
+  policy.on_backoff_elapsed(Generation{1});
+  start_running(policy, Generation{1}, {0, 1});
   ASSERT_EQ(policy.budget().used(), 1);
 
   auto moved = policy.on_coordinator_moved();
@@ -232,20 +232,20 @@ TEST(JobPolicyMembership, AMovedCoordinatorStartsTheNextGenerationWhenTheLaunche
   auto start = policy.on_member_joined(launcher(10, -1), t0 + 5s);
   const auto* begin = find<decision::BeginGeneration>(start);
   ASSERT_NE(begin, nullptr) << logs(start);
-  EXPECT_EQ(begin->generation, 2);
+  EXPECT_EQ(begin->generation, Generation{2});
   EXPECT_EQ(begin->members.size(), 2u);
   EXPECT_EQ(begin->members[1], 11);  // back in its slot
   EXPECT_TRUE(begin->ran_workers.empty());  // none of them ran workers for this coordinator
-  start_running(policy, 2, {10, 11});
-  EXPECT_EQ(policy.generation(), 2);
+  start_running(policy, Generation{2}, {10, 11});
+  EXPECT_EQ(policy.generation(), Generation{2});
   EXPECT_EQ(policy.budget().used(), 1);  // the move spent nothing
 }
 
 TEST(JobPolicyMembership, AMovedCoordinatorOfAnEndedJobDismissesWhoeverJoins) {
   JobPolicy policy(settings(2, 2, 0));
   join_two_then_run(policy);
-  policy.on_node_finished(0, 0, 0);
-  policy.on_node_finished(1, 0, 0);
+  policy.on_node_finished(0, Generation{0}, 0);
+  policy.on_node_finished(1, Generation{0}, 0);
   ASSERT_EQ(policy.phase(), JobPhase::Ended);
   policy.on_coordinator_moved();
   auto told = policy.on_member_joined(launcher(5, 1), t0 + 5s);

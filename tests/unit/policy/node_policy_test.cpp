@@ -34,7 +34,7 @@ NodePolicySettings settings(bool host_server = false) {
 }
 
 // A node that joined and runs generation `generation`'s workers.
-NodePolicy running(long generation = 0, NodePolicySettings s = settings()) {
+NodePolicy running(Generation generation = {}, NodePolicySettings s = settings()) {
   NodePolicy p(std::move(s));
   EXPECT_TRUE(p.take_assignment(generation));
   p.on_workers_starting();
@@ -44,34 +44,34 @@ NodePolicy running(long generation = 0, NodePolicySettings s = settings()) {
 TEST(NodePolicy, AnAssignmentIsTakenOnlyWhileJoiningOrRejoining) {
   NodePolicy p(settings());
   EXPECT_EQ(p.state(), NodeState::Joining);
-  EXPECT_TRUE(p.take_assignment(0));
+  EXPECT_TRUE(p.take_assignment(Generation{0}));
   p.on_peer_probe_started();
   EXPECT_EQ(p.state(), NodeState::Probing);
-  EXPECT_FALSE(p.take_assignment(0));  // a duplicate while probing
+  EXPECT_FALSE(p.take_assignment(Generation{0}));  // a duplicate while probing
   p.on_workers_starting();
-  EXPECT_FALSE(p.take_assignment(1));  // running: no assignment without a restart
-  EXPECT_EQ(p.generation(), 0);
+  EXPECT_FALSE(p.take_assignment(Generation{1}));  // running: no assignment without a restart
+  EXPECT_EQ(p.generation(), Generation{0});
 }
 
 TEST(NodePolicy, ARestartOrderStopsTheWorkersThenRejoinsForTheNextGeneration) {
   NodePolicy p = running();
-  Decisions d = p.on_restart_order(1, "rank 3 failed", true);
+  Decisions d = p.on_restart_order(Generation{1}, "rank 3 failed", true);
   ASSERT_TRUE(find<StopWorkers>(d));
   EXPECT_FALSE(find<StopWorkers>(d)->now);
   EXPECT_NE(logs(d).find("master ordered a group restart (generation 1): rank 3 failed"), std::string::npos);
   EXPECT_EQ(p.state(), NodeState::Stopping);
   d = p.on_workers_stopped();
   ASSERT_TRUE(find<Rejoin>(d));
-  EXPECT_EQ(find<Rejoin>(d)->generation, 1);
+  EXPECT_EQ(find<Rejoin>(d)->generation, Generation{1});
   EXPECT_EQ(p.state(), NodeState::Rejoining);
-  EXPECT_TRUE(p.take_assignment(1));
+  EXPECT_TRUE(p.take_assignment(Generation{1}));
   p.on_workers_starting();
-  EXPECT_EQ(p.generation(), 1);
+  EXPECT_EQ(p.generation(), Generation{1});
 }
 
 TEST(NodePolicy, ARestartOrderWithNoWorkerLeftRejoinsAtOnce) {
   NodePolicy p = running();
-  Decisions d = p.on_restart_order(1, "why", false);
+  Decisions d = p.on_restart_order(Generation{1}, "why", false);
   EXPECT_EQ(count<StopWorkers>(d), 0);
   ASSERT_TRUE(find<Rejoin>(d));
   EXPECT_EQ(p.state(), NodeState::Rejoining);
@@ -79,26 +79,26 @@ TEST(NodePolicy, ARestartOrderWithNoWorkerLeftRejoinsAtOnce) {
 
 TEST(NodePolicy, OrdersBeforeTheNodeJoinedOrAfterItFinishedChangeNothing) {
   NodePolicy joining(settings());
-  EXPECT_TRUE(joining.on_restart_order(1, "x", true).empty());
-  EXPECT_TRUE(joining.on_stop_order(0, "x", true).empty());
+  EXPECT_TRUE(joining.on_restart_order(Generation{1}, "x", true).empty());
+  EXPECT_TRUE(joining.on_stop_order(Generation{0}, "x", true).empty());
   NodePolicy done = running();
   ASSERT_TRUE(find<Finish>(done.on_job_end(0)));
-  EXPECT_TRUE(done.on_restart_order(1, "x", true).empty());
-  EXPECT_TRUE(done.on_stop_order(0, "x", true).empty());
+  EXPECT_TRUE(done.on_restart_order(Generation{1}, "x", true).empty());
+  EXPECT_TRUE(done.on_stop_order(Generation{0}, "x", true).empty());
   EXPECT_TRUE(done.on_job_end(1).empty());  // ends once
   EXPECT_TRUE(done.on_lost("gone", 1, false).empty());
 }
 
 TEST(NodePolicy, AStopOrderReportsStoppedAndASecondStopChangesNothing) {
-  NodePolicy p = running(2);
-  Decisions d = p.on_stop_order(2, "node 0: rank 1 failed", true);
+  NodePolicy p = running(Generation{2});
+  Decisions d = p.on_stop_order(Generation{2}, "node 0: rank 1 failed", true);
   EXPECT_TRUE(find<StopWorkers>(d));
   EXPECT_NE(logs(d).find("master stopped the job: node 0: rank 1 failed"), std::string::npos);
-  Decisions again = p.on_stop_order(2, "again", true);
+  Decisions again = p.on_stop_order(Generation{2}, "again", true);
   EXPECT_EQ(count<StopWorkers>(again), 0);
   d = p.on_workers_stopped();
   ASSERT_TRUE(find<ReportFinished>(d));
-  EXPECT_EQ(find<ReportFinished>(d)->generation, 2);
+  EXPECT_EQ(find<ReportFinished>(d)->generation, Generation{2});
   EXPECT_EQ(find<ReportFinished>(d)->summary, "stopped");
   EXPECT_EQ(find<ReportFinished>(d)->exit_code, 0);
   EXPECT_EQ(p.state(), NodeState::Reporting);
@@ -107,21 +107,21 @@ TEST(NodePolicy, AStopOrderReportsStoppedAndASecondStopChangesNothing) {
 }
 
 TEST(NodePolicy, TheMasterDoesNotLogItsOwnStopOrder) {
-  NodePolicy p = running(0, settings(true));
-  EXPECT_EQ(logs(p.on_stop_order(0, "why", true)), "");
+  NodePolicy p = running(Generation{0}, settings(true));
+  EXPECT_EQ(logs(p.on_stop_order(Generation{0}, "why", true)), "");
 }
 
 TEST(NodePolicy, AStopOrderDuringARestartsStopTurnsItIntoAReport) {
   NodePolicy p = running();
-  p.on_restart_order(1, "why", true);
-  EXPECT_TRUE(find<StopWorkers>(p.on_stop_order(1, "stop", true)));
+  p.on_restart_order(Generation{1}, "why", true);
+  EXPECT_TRUE(find<StopWorkers>(p.on_stop_order(Generation{1}, "stop", true)));
   EXPECT_TRUE(find<ReportFinished>(p.on_workers_stopped()));
 }
 
 TEST(NodePolicy, WorkersThatAllEndedReportTheFirstFailedRank) {
-  NodePolicy p = running(3);
-  EXPECT_TRUE(p.on_group_finished(2, 1, "stale").empty());  // an older generation's outcome
-  Decisions d = p.on_group_finished(3, 7, "rank 2: exit code 7");
+  NodePolicy p = running(Generation{3});
+  EXPECT_TRUE(p.on_group_finished(Generation{2}, 1, "stale").empty());  // an older generation's outcome
+  Decisions d = p.on_group_finished(Generation{3}, 7, "rank 2: exit code 7");
   ASSERT_TRUE(find<ReportFinished>(d));
   EXPECT_EQ(find<ReportFinished>(d)->exit_code, 7);
   EXPECT_EQ(find<ReportFinished>(d)->summary, "rank 2: exit code 7");
@@ -129,21 +129,21 @@ TEST(NodePolicy, WorkersThatAllEndedReportTheFirstFailedRank) {
 }
 
 TEST(NodePolicy, ALocalProblemIsReportedAndWinsOverTheWorkersCode) {
-  NodePolicy p = running(0);
+  NodePolicy p = running(Generation{0});
   Decisions d = p.on_local_problem("NCCL_SOCKET_IFNAME=eth9: no such interface", kExitConfigError);
   ASSERT_TRUE(find<ReportProblem>(d));
   EXPECT_EQ(find<ReportProblem>(d)->exit_code, kExitConfigError);
   EXPECT_NE(logs(d).find("eth9"), std::string::npos);
-  EXPECT_EQ(find<ReportFinished>(p.on_group_finished(0, 0, "all workers succeeded"))->exit_code, kExitConfigError);
+  EXPECT_EQ(find<ReportFinished>(p.on_group_finished(Generation{0}, 0, "all workers succeeded"))->exit_code, kExitConfigError);
 }
 
 TEST(NodePolicy, AFirstInterruptStopsWithGraceTellsTheMasterAndArmsTheExitBound) {
-  NodePolicy p = running(4);
+  NodePolicy p = running(Generation{4});
   Decisions d = p.on_interrupt(SIGTERM, true);
   ASSERT_TRUE(find<ReportProblem>(d));
   EXPECT_EQ(find<ReportProblem>(d)->text, "interrupted by SIGTERM on host1");
   EXPECT_EQ(find<ReportProblem>(d)->exit_code, 143);
-  EXPECT_EQ(find<ReportProblem>(d)->generation, 4);
+  EXPECT_EQ(find<ReportProblem>(d)->generation, Generation{4});
   ASSERT_TRUE(find<StopWorkers>(d));
   EXPECT_FALSE(find<StopWorkers>(d)->now);
   ASSERT_TRUE(find<ArmExitTimer>(d));
@@ -209,7 +209,7 @@ TEST(NodePolicy, ASpareThatLosesTheMasterEndsWithTheGivenCode) {
 TEST(NodePolicy, ASpareGivenASlotIsNoLongerASpare) {
   NodePolicy p(settings());
   p.on_admitted_as_spare();
-  EXPECT_TRUE(p.take_assignment(2));
+  EXPECT_TRUE(p.take_assignment(Generation{2}));
   EXPECT_TRUE(p.leave_spare());
   EXPECT_FALSE(p.leave_spare());
   EXPECT_FALSE(p.spare());
@@ -338,9 +338,9 @@ TEST(NodePolicy, WithoutANodeRankATakenPortIsAnotherLauncherOfTheJobAndThisOneJo
   EXPECT_NE(logs(d).find("already hosted on this machine"), std::string::npos);
   EXPECT_FALSE(p.host_server());
   // As a node, a stop order names the master (which it is not).
-  EXPECT_TRUE(p.take_assignment(0));
+  EXPECT_TRUE(p.take_assignment(Generation{0}));
   p.on_workers_starting();
-  EXPECT_NE(logs(p.on_stop_order(0, "rank 1 failed", true)).find("master stopped the job: rank 1 failed"),
+  EXPECT_NE(logs(p.on_stop_order(Generation{0}, "rank 1 failed", true)).find("master stopped the job: rank 1 failed"),
             std::string::npos);
 }
 
@@ -363,12 +363,12 @@ TEST(NodePolicy, AnElectedLauncherIsTheMasterUntilItLosesItsCoordinator) {
   EXPECT_FALSE(p.host_server());
   p.on_elected();
   EXPECT_TRUE(p.host_server());
-  EXPECT_TRUE(p.take_assignment(0));
+  EXPECT_TRUE(p.take_assignment(Generation{0}));
   p.on_workers_starting();
-  EXPECT_EQ(logs(p.on_stop_order(0, "rank 1 failed", true)).find("master stopped the job"), std::string::npos);
+  EXPECT_EQ(logs(p.on_stop_order(Generation{0}, "rank 1 failed", true)).find("master stopped the job"), std::string::npos);
   NodePolicy q(s);
   q.on_elected();
-  EXPECT_TRUE(q.take_assignment(0));
+  EXPECT_TRUE(q.take_assignment(Generation{0}));
   q.on_workers_starting();
   q.on_coordinator_lost("its lease expired", true);
   EXPECT_FALSE(q.host_server());
@@ -392,7 +392,7 @@ NodePolicySettings moving_coordinator() {
 }
 
 TEST(NodePolicy, ALostCoordinatorStopsTheWorkersThenJoinsTheNextOneWithinTheWait) {
-  NodePolicy p = running(3, moving_coordinator());
+  NodePolicy p = running(Generation{3}, moving_coordinator());
   Decisions d = p.on_coordinator_lost("connection closed", true);
   ASSERT_TRUE(find<StopWorkers>(d));
   const auto* wait = find<ArmCoordinatorWait>(d);
@@ -404,14 +404,14 @@ TEST(NodePolicy, ALostCoordinatorStopsTheWorkersThenJoinsTheNextOneWithinTheWait
   Decisions stopped = p.on_workers_stopped();
   EXPECT_TRUE(find<JoinCoordinator>(stopped));
   EXPECT_EQ(p.state(), NodeState::Joining);
-  EXPECT_TRUE(p.take_assignment(4));  // the new coordinator's generation
+  EXPECT_TRUE(p.take_assignment(Generation{4}));  // the new coordinator's generation
   p.on_workers_starting();
   EXPECT_TRUE(p.on_coordinator_wait_over(wait->serial).empty());  // joined in time: a stale timer
   EXPECT_EQ(p.state(), NodeState::Running);
 }
 
 TEST(NodePolicy, NoCoordinatorWithinTheWaitEndsTheNode) {
-  NodePolicy p = running(0, moving_coordinator());
+  NodePolicy p = running(Generation{0}, moving_coordinator());
   Decisions d = p.on_coordinator_lost("connection reset", false);  // nothing to stop: joins at once
   EXPECT_TRUE(find<JoinCoordinator>(d));
   const auto* wait = find<ArmCoordinatorWait>(d);
@@ -426,7 +426,7 @@ TEST(NodePolicy, NoCoordinatorWithinTheWaitEndsTheNode) {
 // loss is never re-armed (so it ends the node), the joins pause longer each time, and the
 // same address failing again is not said again.
 TEST(NodePolicy, FailedJoinsAfterALossKeepTheFirstWaitAndPauseLongerEachTime) {
-  NodePolicy p = running(1, moving_coordinator());
+  NodePolicy p = running(Generation{1}, moving_coordinator());
   Decisions first = p.on_coordinator_lost("connection reset", false, "10.0.0.7:29400");
   const auto* wait = find<ArmCoordinatorWait>(first);
   ASSERT_TRUE(wait);
@@ -456,10 +456,10 @@ TEST(NodePolicy, FailedJoinsAfterALossKeepTheFirstWaitAndPauseLongerEachTime) {
 
 // Once a coordinator is joined, a later loss is a new one: a new wait, joins at once again.
 TEST(NodePolicy, ALossAfterAJoinedCoordinatorArmsAFreshWait) {
-  NodePolicy p = running(1, moving_coordinator());
+  NodePolicy p = running(Generation{1}, moving_coordinator());
   const int first = find<ArmCoordinatorWait>(p.on_coordinator_lost("reset", false, "a:1"))->serial;
   p.on_coordinator_lost("refused", false, "a:1");
-  ASSERT_TRUE(p.take_assignment(2));
+  ASSERT_TRUE(p.take_assignment(Generation{2}));
   p.on_workers_starting();
   Decisions later = p.on_coordinator_lost("reset", false, "b:1");
   ASSERT_TRUE(find<ArmCoordinatorWait>(later));
@@ -485,14 +485,14 @@ TEST(NodePolicy, TheFirstCoordinatorIsAwaitedWithinTheWait) {
 
   NodePolicy member(moving_coordinator());
   const int member_serial = find<ArmCoordinatorWait>(member.await_first_coordinator())->serial;
-  ASSERT_TRUE(member.take_assignment(0));
+  ASSERT_TRUE(member.take_assignment(Generation{0}));
   EXPECT_TRUE(member.on_coordinator_wait_over(member_serial).empty());
   EXPECT_TRUE(NodePolicy(settings()).await_first_coordinator().empty());  // no etcd: no wait
 }
 
 TEST(NodePolicy, ASpareWhoseCoordinatorIsLostJoinsTheNextOneAsALauncher) {
   NodePolicy p(moving_coordinator());
-  ASSERT_TRUE(p.take_assignment(0));
+  ASSERT_TRUE(p.take_assignment(Generation{0}));
   p.on_admitted_as_spare();
   Decisions d = p.on_coordinator_lost("connection closed", false);
   EXPECT_TRUE(find<JoinCoordinator>(d));
@@ -508,7 +508,7 @@ TEST(NodePolicy, WithoutEtcdALostCoordinatorIsALostMaster) {
 }
 
 TEST(NodePolicy, ALostLeaseStopsTheWorkersAndEndsTheNode) {
-  NodePolicy p = running(2, moving_coordinator());
+  NodePolicy p = running(Generation{2}, moving_coordinator());
   Decisions d = p.on_seat_lost("this launcher's etcd lease is lost (etcd unreachable)", true);
   ASSERT_TRUE(find<StopWorkers>(d));
   EXPECT_NE(logs(d).find("may be the partitioned one"), std::string::npos) << logs(d);

@@ -23,7 +23,7 @@ TEST(RootCause, NamesRankNodeHostPhaseStatusErrorAndOutput) {
   r.failure.status = ExitStatus{true, 0, 11, true};
   r.failure.detail = "NCCL error: unhandled system error";
   r.failure.tail = {"loading", "boom"};
-  std::string text = describe_root_cause(r, 2, 3, "3 of 3");
+  std::string text = describe_root_cause(r, 2, Generation{3}, "3 of 3");
   for (const char* needle : {"rank 5 (local rank 1) on node 1 (gpu07), pid 4321", "killed by signal 11 (SIGSEGV)",
                              "during init in generation 3", "error: NCCL error: unhandled system error",
                              "restarts used: 3 of 3; other failures: 2", "last 2 output lines of rank 5", "    | boom"})
@@ -33,7 +33,7 @@ TEST(RootCause, NamesRankNodeHostPhaseStatusErrorAndOutput) {
 
 TEST(RootCause, ASpawnOutOfResourcesIsNotBlamedOnThePath) {
   FailureReport r = failure(0, 3, FailurePhase::Init, FailureKind::SpawnNoResources, 127, "EMFILE");
-  std::string text = describe_root_cause(r, 0, 0, "0 of 3");
+  std::string text = describe_root_cause(r, 0, Generation{0}, "0 of 3");
   EXPECT_NE(text.find("ran out of resources"), std::string::npos) << text;
   EXPECT_NE(text.find("ulimit -n"), std::string::npos) << text;
   EXPECT_EQ(text.find("program path or permissions"), std::string::npos) << text;

@@ -142,7 +142,7 @@ TEST(PolicyState, SavedRestoredAndSavedAgainIsTheSameDocument) {
 
 TEST(PolicyState, TimesAreSavedAsMillisecondsFromTheSaveAndReBasedAtTheRestore) {
   JobPolicy policy(settings());
-  policy.on_nodes_joined(0, nodes(2), t0);
+  policy.on_nodes_joined(Generation{0}, nodes(2), t0);
   const Json saved = Json::parse(policy.save_state(t0 + 3500ms));
   EXPECT_EQ(saved["generation_started"], -3500);
   EXPECT_EQ(saved["tracker"]["ranks"][0]["since"], -3500);
@@ -155,7 +155,7 @@ TEST(PolicyState, TimesAreSavedAsMillisecondsFromTheSaveAndReBasedAtTheRestore) 
 // seeds its own hang watch with it); the policy's decisions do not depend on it.
 TEST(PolicyState, TheLearntStepIntervalTravelsWithTheState) {
   JobPolicy policy(settings());
-  policy.on_nodes_joined(0, nodes(2), t0);
+  policy.on_nodes_joined(Generation{0}, nodes(2), t0);
   EXPECT_EQ(policy.learnt_step_interval_s(), 0);
   policy.remember_learnt_step_interval(0.42);
   const std::string saved = policy.save_state(t0 + 1s);
@@ -172,10 +172,10 @@ TEST(PolicyState, TextThatIsNotUtf8ComesBackByteForByte) {
   PolicySettings s = settings();
   s.restart.init_restarts = s.restart.max_restarts = 0;
   JobPolicy policy(s);
-  policy.on_nodes_joined(0, nodes(2), t0);
+  policy.on_nodes_joined(Generation{0}, nodes(2), t0);
   FailureReport report = failure(1, 2, FailurePhase::Runtime);
   report.failure.tail = {"binary \xff\xfe garbage", "\xc3(", "fine"};
-  ASSERT_TRUE(has(play(policy, {{"rank 2 fails", 1s, [&](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, 0, report, t); }}}, 0, 1),
+  ASSERT_TRUE(has(play(policy, {{"rank 2 fails", 1s, [&](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, Generation{0}, report, t); }}}, 0, 1),
                   "OrderStop"));
   const std::string saved = policy.save_state(t0 + 2s);
   EXPECT_NE(saved.find(R"({"hex":"62696e61727920fffe2067617262616765"})"), std::string::npos) << saved;
@@ -184,8 +184,8 @@ TEST(PolicyState, TextThatIsNotUtf8ComesBackByteForByte) {
   EXPECT_EQ(restored->save_state(t0 + 2s), saved);
   // The root cause quotes the failed rank's last lines: the same bytes after the failover.
   const Script end = {
-      {"node 0 finished", 3s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, 0, 3); }},
-      {"node 1 finished", 3s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, 0, 3); }},
+      {"node 0 finished", 3s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, Generation{0}, 3); }},
+      {"node 1 finished", 3s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, Generation{0}, 3); }},
   };
   JobPolicy copy = *restored;
   const auto without = play(policy, end, 0, end.size());

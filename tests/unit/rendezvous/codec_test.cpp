@@ -17,7 +17,7 @@ Frame sample_frame() {
   Frame f;
   f.kind = "msg";
   f.job_id = "job=1\nwith\\odd";
-  f.generation = 18446744073709551615ull;
+  f.generation = Generation{18446744073709551615ull};
   f.subtype = "init_failed";
   f.fields = {{"a", ""}, {"key=with=eq", "v\\a\nl=ue"}, {"empty-next", "x\n"}, {"\\", "\\n"}};
   return f;

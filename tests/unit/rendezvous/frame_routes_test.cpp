@@ -141,7 +141,7 @@ TEST(RendezvousFrameRoutes, ServerDropsAnUnknownKindBeforeAJoinAndIgnoresItAfter
   boost::asio::io_context io;
   std::vector<std::string> refused;
   ServerCallbacks cb;
-  cb.plan = [](std::uint64_t, const std::vector<NodeRecord>&) { return test_plan(); };
+  cb.plan = [](Generation, const std::vector<NodeRecord>&) { return test_plan(); };
   cb.on_refused = [&](const std::string& peer, const std::string& why) { refused.push_back(peer + ": " + why); };
   Server server(io, fast_server(2), cb);  // no token: a raw join is enough
   ASSERT_EQ(server.listen("127.0.0.1", 0), "");

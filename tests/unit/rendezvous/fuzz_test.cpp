@@ -49,7 +49,7 @@ std::vector<std::string> seed_bodies() {
   Frame msg;
   msg.kind = "msg";
   msg.job_id = "job-a";
-  msg.generation = 3;
+  msg.generation = Generation{3};
   msg.subtype = "worker_failed";
   msg.fields = {{"tail", "line 1\nline=2\\"}, {"code", "1"}};
   bodies.push_back(encode_body(msg));
@@ -197,7 +197,7 @@ TEST(RendezvousFuzz, ServerSurvivesMutatedHandshakesAndAdmitsARealNodeAfter) {
   options.handshake_timeout = 200ms;
   int refused = 0, plans = 0;
   ServerCallbacks callbacks;
-  callbacks.plan = [&](std::uint64_t, const std::vector<NodeRecord>&) { ++plans; return test_plan(); };
+  callbacks.plan = [&](Generation, const std::vector<NodeRecord>&) { ++plans; return test_plan(); };
   callbacks.on_refused = [&](const std::string&, const std::string&) { ++refused; };
   Server server(io, options, callbacks);
   ASSERT_EQ(server.listen("127.0.0.1", 0), "");

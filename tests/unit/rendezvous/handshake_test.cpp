@@ -21,7 +21,7 @@ struct ServerLog {
   int plans = 0;
   ServerCallbacks callbacks() {
     ServerCallbacks cb;
-    cb.plan = [this](std::uint64_t, const std::vector<NodeRecord>&) { ++plans; return test_plan(); };
+    cb.plan = [this](Generation, const std::vector<NodeRecord>&) { ++plans; return test_plan(); };
     cb.on_refused = [this](const std::string& peer, const std::string& why) { refused.push_back(peer + ": " + why); };
     cb.on_message = [this](int rank, const Message& m) { messages.emplace_back(rank, m); };
     return cb;
@@ -103,7 +103,7 @@ TEST(RendezvousHandshake, GreetingCarriesOnlyTheChallengeAndWireVersion) {
   ASSERT_TRUE(hello);
   EXPECT_EQ(hello->kind, "hello");
   EXPECT_EQ(hello->job_id, "");
-  EXPECT_EQ(hello->generation, 0u);
+  EXPECT_EQ(hello->generation, Generation{0});
   ASSERT_EQ(hello->fields.size(), 2u);
   EXPECT_EQ(hello->fields.at("protocol"), std::to_string(kProtocolVersion));
   EXPECT_EQ(hello->fields.at("nonce").size(), kNonceHexChars);

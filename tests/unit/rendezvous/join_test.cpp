@@ -11,7 +11,7 @@ namespace {
 struct Harness {
   boost::asio::io_context io;
   std::unique_ptr<Server> server;
-  std::vector<std::pair<std::uint64_t, std::vector<NodeRecord>>> plans;
+  std::vector<std::pair<Generation, std::vector<NodeRecord>>> plans;
   std::vector<std::pair<int, Message>> messages;
   std::vector<std::string> refused, join_timeouts;
   std::vector<std::string> progress_missing;
@@ -24,7 +24,7 @@ struct Harness {
     plan_reply.init_deadline_s = 42.5;
     plan_reply.run_id = "run-7";
     ServerCallbacks cb;
-    cb.plan = [this](std::uint64_t g, const std::vector<NodeRecord>& nodes) {
+    cb.plan = [this](Generation g, const std::vector<NodeRecord>& nodes) {
       plans.emplace_back(g, nodes);
       return plan_reply;
     };
@@ -64,7 +64,7 @@ TEST(RendezvousJoin, FourNodesGetOffsetsInJoinOrderWithHeterogeneousNproc) {
     return true;
   }));
   ASSERT_EQ(h.plans.size(), 1u);
-  EXPECT_EQ(h.plans[0].first, 0u);
+  EXPECT_EQ(h.plans[0].first, Generation{0});
   ASSERT_EQ(h.plans[0].second.size(), 4u);
   const int offsets[4] = {0, 2, 6, 7};
   for (int i = 0; i < 4; ++i) {
@@ -73,7 +73,7 @@ TEST(RendezvousJoin, FourNodesGetOffsetsInJoinOrderWithHeterogeneousNproc) {
     EXPECT_EQ(a.node_count, 4);
     EXPECT_EQ(a.rank_offset, offsets[i]);
     EXPECT_EQ(a.world_size, 15);
-    EXPECT_EQ(a.generation, 0u);
+    EXPECT_EQ(a.generation, Generation{0});
     EXPECT_EQ(a.worker_master_addr, "10.1.0.5");
     EXPECT_EQ(a.worker_master_port, 29500);
     EXPECT_DOUBLE_EQ(a.init_deadline_s, 42.5);
@@ -267,22 +267,22 @@ TEST(RendezvousJoin, RestartGenerationGivesSecondAssignment) {
   }
   ASSERT_TRUE(run_until(h.io, [&] { return !c[0].log->assignments.empty() && !c[1].log->assignments.empty(); }));
   int rank0 = c[0].log->assignments[0].node_rank;
-  h.server->broadcast(Message{"restart", 1, {{"why", "init failed"}}});
-  h.server->begin_generation(1);
+  h.server->broadcast(Message{"restart", Generation{1}, {{"why", "init failed"}}});
+  h.server->begin_generation(Generation{1});
   ASSERT_TRUE(run_until(h.io, [&] { return !c[0].log->messages.empty() && !c[1].log->messages.empty(); }));
   EXPECT_EQ(c[0].log->messages[0].type, "restart");
-  EXPECT_EQ(c[0].log->messages[0].generation, 1u);
+  EXPECT_EQ(c[0].log->messages[0].generation, Generation{1});
   EXPECT_EQ(c[0].log->messages[0].fields.at("why"), "init failed");
   run_for(h.io, 100ms);
   EXPECT_EQ(h.plans.size(), 1u);  // nobody rejoined yet
-  c[0].client->rejoin(1);
+  c[0].client->rejoin(Generation{1});
   run_for(h.io, 100ms);
   EXPECT_EQ(h.plans.size(), 1u);  // one of two
-  c[1].client->rejoin(1);
+  c[1].client->rejoin(Generation{1});
   ASSERT_TRUE(run_until(h.io, [&] { return c[0].log->assignments.size() == 2 && c[1].log->assignments.size() == 2; }));
   ASSERT_EQ(h.plans.size(), 2u);
-  EXPECT_EQ(h.plans[1].first, 1u);
-  EXPECT_EQ(c[0].log->assignments[1].generation, 1u);
+  EXPECT_EQ(h.plans[1].first, Generation{1});
+  EXPECT_EQ(c[0].log->assignments[1].generation, Generation{1});
   EXPECT_EQ(c[0].log->assignments[1].node_rank, rank0);  // node ranks are stable across restarts
   EXPECT_EQ(c[1].log->assignments[1].world_size, 4);
 }
@@ -294,8 +294,8 @@ TEST(RendezvousJoin, MessagesBothWays) {
   a.client->join(facts("a", 1, 0));
   b.client->join(facts("b", 1, 1));
   ASSERT_TRUE(run_until(h.io, [&] { return !a.log->assignments.empty() && !b.log->assignments.empty(); }));
-  b.client->send(Message{"worker_status", 0, {{"line", "rank=3 phase\\init\nfailed"}}});
-  h.server->send(0, Message{"only_a", 0, {{"k", "v"}}});
+  b.client->send(Message{"worker_status", Generation{0}, {{"line", "rank=3 phase\\init\nfailed"}}});
+  h.server->send(0, Message{"only_a", Generation{0}, {{"k", "v"}}});
   ASSERT_TRUE(run_until(h.io, [&] { return !h.messages.empty() && !a.log->messages.empty(); }));
   EXPECT_EQ(h.messages[0].first, 1);
   EXPECT_EQ(h.messages[0].second.type, "worker_status");

@@ -21,7 +21,7 @@ struct ServerLog {
   int plans = 0;
   ServerCallbacks callbacks() {
     ServerCallbacks cb;
-    cb.plan = [this](std::uint64_t, const std::vector<NodeRecord>&) { ++plans; return test_plan(); };
+    cb.plan = [this](Generation, const std::vector<NodeRecord>&) { ++plans; return test_plan(); };
     cb.on_refused = [this](const std::string& peer, const std::string& why) { refused.push_back(peer + ": " + why); };
     cb.on_node_lost = [this](const NodeRecord& r, const std::string& why) {
       lost.push_back("node " + std::to_string(r.node_rank) + " " + r.facts.hostname + ": " + why);

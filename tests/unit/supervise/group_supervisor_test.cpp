@@ -302,7 +302,7 @@ TEST(GroupSupervisor, ASecondGenerationStartsCleanAfterTheFirstOutcome) {
   next.program = {"/bin/sh", "-c", "exit $DDPLAUNCH_GENERATION"};
   next.assignment.local_world_size = 2;
   next.assignment.world_size = 2;
-  next.assignment.generation = 1;
+  next.assignment.generation = Generation{1};
   next.base_env = {{"PATH", "/usr/bin:/bin"}};
   next.log_dir = s.dir() + "/logs";
   next.redirects = "3";
@@ -310,7 +310,7 @@ TEST(GroupSupervisor, ASecondGenerationStartsCleanAfterTheFirstOutcome) {
   const auto limit = std::chrono::steady_clock::now() + kBound;
   while (s.seen().outcomes.size() < 2 && std::chrono::steady_clock::now() < limit) s.run_for(100ms);
   ASSERT_EQ(s.seen().outcomes.size(), 2u);
-  EXPECT_EQ(s.seen().outcomes[1].generation, 1);
+  EXPECT_EQ(s.seen().outcomes[1].generation, Generation{1});
   for (const auto& [rank, status] : s.seen().outcomes[1].statuses) EXPECT_EQ(status.code, 1) << "rank " << rank;
   EXPECT_EQ(s.seen().failures.size(), 2u);  // generation 0 exited 0; both of generation 1 failed
 }

@@ -22,7 +22,7 @@ class Reports {
  public:
   Reports() {
     callbacks_.on_phases_changed = [this] { ++phase_changes; };
-    assignment_.generation = 2;
+    assignment_.generation = Generation{2};
     auto worker = std::make_shared<Worker>(io, 0, 5);
     worker->pid = ::getpid();
     workers_.push_back(worker);

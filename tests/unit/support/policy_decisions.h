@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "ddplaunch/base/overloaded.h"
+#include "ddplaunch/rendezvous/generation_format.h"
 #include "policy/job_policy.h"
 
 namespace ddplaunch::testing {

@@ -79,34 +79,34 @@ inline PolicySettings membership_settings(int min_nodes, int max_nodes, int spar
 inline Script restarts_then_stop() {
   return {
       {"the rendezvous port is known", 0s, [](JobPolicy& p, TimePoint) { p.set_rendezvous_port(29400); return JobPolicy::Decisions{}; }},
-      {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(0, nodes(2), t); }},
+      {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, nodes(2), t); }},
       {"node 0's ranks in init", 1s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, 0, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, Generation{0}, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t); }},
       {"rank 3 still in setup", 2s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Setup, 0)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, Generation{0}, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Setup, 0)}, t); }},
       {"the wait is not reported yet", 29s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
       {"the wait is reported", 30s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
       {"rank 3 enters init: the deadline is armed", 32s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, 0, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Init, 1)}, t); }},
-      {"the init deadline passes", 42s, [](JobPolicy& p, TimePoint t) { return p.on_init_deadline(0, 1, t); }},
-      {"the backoff ends", 44s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(1); }},
-      {"generation 1 joined", 45s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(1, nodes(2), t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, Generation{0}, {rank(2, RankPhase::Init, 1), rank(3, RankPhase::Init, 1)}, t); }},
+      {"the init deadline passes", 42s, [](JobPolicy& p, TimePoint t) { return p.on_init_deadline(Generation{0}, 1, t); }},
+      {"the backoff ends", 44s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(Generation{1}); }},
+      {"generation 1 joined", 45s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{1}, nodes(2), t); }},
       {"node 0's ranks run", 46s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, 1, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, Generation{1}, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t); }},
       {"every rank runs", 47s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, 1, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(1, Generation{1}, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t); }},
       {"rank 3 fails while running", 100s,
-       [](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, 1, failure(1, 3, FailurePhase::Runtime), t); }},
-      {"the backoff ends", 103s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(2); }},
-      {"generation 2 joined", 104s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(2, nodes(2), t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, Generation{1}, failure(1, 3, FailurePhase::Runtime), t); }},
+      {"the backoff ends", 103s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(Generation{2}); }},
+      {"generation 2 joined", 104s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{2}, nodes(2), t); }},
       {"a worker's store client on the launcher's port", 110s,
        [](JobPolicy& p, TimePoint) { return p.on_foreign_store_client("10.0.0.2:40000", 29400); }},
       {"rank 1 fails: no budget left", 150s,
-       [](JobPolicy& p, TimePoint t) { return p.on_worker_failed(0, 2, failure(0, 1, FailurePhase::Runtime, FailureKind::Exited, 7), t); }},
-      {"node 0 finished", 151s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, 2, 7); }},
-      {"node 1 finished: the job ends", 152s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, 2, 143); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_worker_failed(0, Generation{2}, failure(0, 1, FailurePhase::Runtime, FailureKind::Exited, 7), t); }},
+      {"node 0 finished", 151s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, Generation{2}, 7); }},
+      {"node 1 finished: the job ends", 152s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, Generation{2}, 143); }},
       {"a late report after the end", 153s,
-       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, 2, {rank(0, RankPhase::Exited, 1)}, t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, Generation{2}, {rank(0, RankPhase::Exited, 1)}, t); }},
   };
 }
 
@@ -115,33 +115,33 @@ inline Script restarts_then_stop() {
 inline Script deterministic_init_failure() {
   auto nccl = [] { return failure(1, 2, FailurePhase::Init, FailureKind::InitFailed, 1, "NCCL error: unhandled system error"); };
   return {
-      {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(0, nodes(2), t); }},
-      {"rank 2 fails init", 5s, [nccl](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, 0, nccl(), t); }},
-      {"the backoff ends", 7s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(1); }},
-      {"generation 1 joined", 8s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(1, nodes(2), t); }},
-      {"rank 2 fails init the same way", 12s, [nccl](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, 1, nccl(), t); }},
+      {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, nodes(2), t); }},
+      {"rank 2 fails init", 5s, [nccl](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, Generation{0}, nccl(), t); }},
+      {"the backoff ends", 7s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(Generation{1}); }},
+      {"generation 1 joined", 8s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{1}, nodes(2), t); }},
+      {"rank 2 fails init the same way", 12s, [nccl](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, Generation{1}, nccl(), t); }},
       {"node 1 is lost while stopping", 13s, [](JobPolicy& p, TimePoint) { return p.on_node_lost(1, "connection reset"); }},
-      {"node 0 finished: the job ends", 14s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, 1, 1); }},
+      {"node 0 finished: the job ends", 14s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, Generation{1}, 1); }},
   };
 }
 
 // hang.action restart: the master's hang watch restarts the group once.
 inline Script hang_restarts() {
   return {
-      {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(0, nodes(2), t); }},
+      {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, nodes(2), t); }},
       {"every rank runs", 3s,
        [](JobPolicy& p, TimePoint t) {
-         JobPolicy::Decisions d = p.on_ranks_reported(0, 0, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t);
-         JobPolicy::Decisions e = p.on_ranks_reported(1, 0, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t);
+         JobPolicy::Decisions d = p.on_ranks_reported(0, Generation{0}, {rank(0, RankPhase::Running, 1), rank(1, RankPhase::Running, 1)}, t);
+         JobPolicy::Decisions e = p.on_ranks_reported(1, Generation{0}, {rank(2, RankPhase::Running, 1), rank(3, RankPhase::Running, 1)}, t);
          d.insert(d.end(), e.begin(), e.end());
          return d;
        }},
-      {"rank 1 hangs", 2000s, [](JobPolicy& p, TimePoint t) { return p.on_hang(0, 1, "rank 1 made no progress for 30 min", t); }},
-      {"the backoff ends", 2002s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(1); }},
-      {"generation 1 joined", 2003s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(1, nodes(2), t); }},
-      {"rank 3 hangs too: no budget left", 4000s, [](JobPolicy& p, TimePoint t) { return p.on_hang(1, 3, "rank 3 made no progress", t); }},
-      {"node 0 finished", 4001s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, 1, 1); }},
-      {"node 1 finished: the job ends", 4002s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, 1, 1); }},
+      {"rank 1 hangs", 2000s, [](JobPolicy& p, TimePoint t) { return p.on_hang(Generation{0}, 1, "rank 1 made no progress for 30 min", t); }},
+      {"the backoff ends", 2002s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(Generation{1}); }},
+      {"generation 1 joined", 2003s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{1}, nodes(2), t); }},
+      {"rank 3 hangs too: no budget left", 4000s, [](JobPolicy& p, TimePoint t) { return p.on_hang(Generation{1}, 3, "rank 3 made no progress", t); }},
+      {"node 0 finished", 4001s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, Generation{1}, 1); }},
+      {"node 1 finished: the job ends", 4002s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, Generation{1}, 1); }},
   };
 }
 
@@ -162,17 +162,17 @@ inline Script spare_replaces_then_wait_below_min() {
       {"member 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_member_joined(node(0, 0), t); }},
       {"member 2 asks for rank 2: a spare", 1s, [](JobPolicy& p, TimePoint t) { return p.on_member_joined(node(2, 2), t); }},
       {"member 1 joined: the job starts", 2s, [](JobPolicy& p, TimePoint t) { return p.on_member_joined(node(1, 1), t); }},
-      {"generation 0 joined", 3s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(0, slots({0, 1}), t); }},
+      {"generation 0 joined", 3s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, slots({0, 1}), t); }},
       {"member 1 is lost: the spare takes slot 1", 10s,
        [](JobPolicy& p, TimePoint t) { return p.on_member_lost(node(1, 1), "heartbeat timeout", t); }},
-      {"generation 1 joined with the spare", 12s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(1, slots({0, 2}), t); }},
-      {"slot 1's ranks fail init", 20s, [init_failed](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, 1, init_failed(), t); }},
-      {"the backoff ends", 22s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(2); }},
-      {"generation 2 joined", 23s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(2, slots({0, 2}), t); }},
+      {"generation 1 joined with the spare", 12s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{1}, slots({0, 2}), t); }},
+      {"slot 1's ranks fail init", 20s, [init_failed](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, Generation{1}, init_failed(), t); }},
+      {"the backoff ends", 22s, [](JobPolicy& p, TimePoint) { return p.on_backoff_elapsed(Generation{2}); }},
+      {"generation 2 joined", 23s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{2}, slots({0, 2}), t); }},
       {"member 3 joins as a spare", 24s, [](JobPolicy& p, TimePoint t) { return p.on_member_joined(node(-1, 3), t); }},
       {"slot 1's ranks fail init again: excluded, member 3 promoted", 30s,
-       [init_failed](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, 2, init_failed(), t); }},
-      {"generation 3 joined", 32s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(3, slots({0, 3}), t); }},
+       [init_failed](JobPolicy& p, TimePoint t) { return p.on_worker_failed(1, Generation{2}, init_failed(), t); }},
+      {"generation 3 joined", 32s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{3}, slots({0, 3}), t); }},
       {"the excluded host comes back in its cooldown", 40s, [](JobPolicy& p, TimePoint t) { return p.on_member_joined(host2_again(4), t); }},
       {"member 3 is lost: no spare, below MIN, the job waits", 50s,
        [](JobPolicy& p, TimePoint t) { return p.on_member_lost(node(1, 3), "killed", t); }},
@@ -184,10 +184,10 @@ inline Script spare_replaces_then_wait_below_min() {
          auto generation = slots({0, 5});
          generation[1] = host2_again(5);
          generation[1].node_rank = 1;
-         return p.on_nodes_joined(5, generation, t);
+         return p.on_nodes_joined(Generation{5}, generation, t);
        }},
-      {"node 0 finished", 90s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, 5, 0); }},
-      {"node 1 finished: the job succeeded", 91s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, 5, 0); }},
+      {"node 0 finished", 90s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, Generation{5}, 0); }},
+      {"node 1 finished: the job succeeded", 91s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(1, Generation{5}, 0); }},
   };
 }
 
@@ -201,15 +201,15 @@ inline Script elastic_last_call_then_below_min() {
       {"the join timeout within the last call", 5s,
        [](JobPolicy& p, TimePoint) { return p.on_join_timeout("1 of 3 nodes missing", false); }},
       {"the last call is over: the job starts", 6s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
-      {"generation 0 joined", 7s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(0, slots({0, 1}), t); }},
+      {"generation 0 joined", 7s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, slots({0, 1}), t); }},
       {"member 2 joins: the job grows", 20s, [](JobPolicy& p, TimePoint t) { return p.on_member_joined(node(-1, 2), t); }},
-      {"generation 1 joined", 21s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(1, slots({0, 1, 2}), t); }},
+      {"generation 1 joined", 21s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{1}, slots({0, 1, 2}), t); }},
       {"member 2 is lost: the job shrinks", 30s, [](JobPolicy& p, TimePoint t) { return p.on_member_lost(node(2, 2), "killed", t); }},
-      {"generation 2 joined", 31s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(2, slots({0, 1}), t); }},
+      {"generation 2 joined", 31s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{2}, slots({0, 1}), t); }},
       {"member 1 is lost: below MIN, the job waits", 40s, [](JobPolicy& p, TimePoint t) { return p.on_member_lost(node(1, 1), "killed", t); }},
       {"the wait is not over", 69s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
       {"the wait is over: the job stops", 70s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
-      {"node 0 finished: the job ends", 71s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, 3, 1); }},
+      {"node 0 finished: the job ends", 71s, [](JobPolicy& p, TimePoint) { return p.on_node_finished(0, Generation{3}, 1); }},
   };
 }
 
@@ -232,8 +232,8 @@ inline Script doctor_with_a_probe() {
   link.result = {true, "", 0.25, 941.5, "10.0.0.1"};
   return {
       {"generation 0 joined: the probe round begins", 0s,
-       [](JobPolicy& p, TimePoint t) { p.set_worker_port(29500); return p.on_nodes_joined(0, probing_nodes(), t); }},
-      {"node 0's links", 3s, [link](JobPolicy& p, TimePoint) { return p.on_probe_results(0, 0, {link}); }},
+       [](JobPolicy& p, TimePoint t) { p.set_worker_port(29500); return p.on_nodes_joined(Generation{0}, probing_nodes(), t); }},
+      {"node 0's links", 3s, [link](JobPolicy& p, TimePoint) { return p.on_probe_results(0, Generation{0}, {link}); }},
       {"the round is not overdue", 14s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
       {"the round is overdue: the verdict from the links in", 15s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
       {"node 0's doctor report", 16s, [](JobPolicy& p, TimePoint) { return p.on_doctor_report(0, true, "eth0", ""); }},

@@ -25,9 +25,9 @@ class RecordingChannel : public JobChannel {
   void dismiss_member(int member_id, const std::string&) override {
     orders.push_back({"dismiss " + std::to_string(member_id), {}});
   }
-  void begin_generation(std::uint64_t g) override { orders.push_back({"begin " + std::to_string(g), {}}); }
-  void begin_generation(std::uint64_t g, const std::vector<int>&, const std::vector<int>&) override {
-    orders.push_back({"begin " + std::to_string(g), {}});
+  void begin_generation(Generation g) override { orders.push_back({"begin " + to_string(g), {}}); }
+  void begin_generation(Generation g, const std::vector<int>&, const std::vector<int>&) override {
+    orders.push_back({"begin " + to_string(g), {}});
   }
   void abort(const std::string& reason) override { orders.push_back({"abort " + reason, {}}); }
   std::vector<rendezvous::NodeRecord> joined_nodes() const override { return joined; }

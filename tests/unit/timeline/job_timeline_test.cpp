@@ -48,11 +48,11 @@ TEST(JobTimeline, EventsComeOutInTimeOrderAcrossNodesAndTheMaster) {
 
 TEST(JobTimeline, TheFirstFailureLinksToTheRestartItCausedLaterOnesDoNot) {
   JobTimeline timeline;
-  timeline.record_failure(1, 3, 0, 10, "rank 3 exited 1");
-  timeline.record_failure(0, 0, 0, 11, "rank 0 exited 1 (its peer left)");
-  timeline.record_order("restart → generation 1", "restart", 1, 20, "rank 3 exited 1");
-  timeline.record_failure(0, 1, 1, 30, "rank 1 exited 1");
-  timeline.record_order("stop", "stop", 1, 40, "no restarts left");
+  timeline.record_failure(1, 3, Generation{0}, 10, "rank 3 exited 1");
+  timeline.record_failure(0, 0, Generation{0}, 11, "rank 0 exited 1 (its peer left)");
+  timeline.record_order("restart → generation 1", "restart", Generation{1}, 20, "rank 3 exited 1");
+  timeline.record_failure(0, 1, Generation{1}, 30, "rank 1 exited 1");
+  timeline.record_order("stop", "stop", Generation{1}, 40, "no restarts left");
   auto events = timeline.aligned_events();
   ASSERT_EQ(events.size(), 5u);
   EXPECT_NE(events[0].flow_out, 0);

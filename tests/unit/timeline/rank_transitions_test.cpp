@@ -8,14 +8,14 @@ namespace {
 
 TEST(RankTransitions, TheFirstLookGivesEveryRanksStateThenOnlyChanges) {
   RankTransitions transitions;
-  auto first = transitions.observe(0, {{0, "setup"}, {1, "setup"}}, 100);
+  auto first = transitions.observe(Generation{0}, {{0, "setup"}, {1, "setup"}}, 100);
   ASSERT_EQ(first.size(), 2u);
   EXPECT_EQ(first[0].rank, 0);
   EXPECT_EQ(first[0].name, "setup");
   EXPECT_EQ(first[0].type, EventType::State);
   EXPECT_EQ(first[0].at_us, 100);
-  EXPECT_TRUE(transitions.observe(0, {{0, "setup"}, {1, "setup"}}, 200).empty());
-  auto second = transitions.observe(0, {{0, "init"}, {1, "setup"}}, 300);
+  EXPECT_TRUE(transitions.observe(Generation{0}, {{0, "setup"}, {1, "setup"}}, 200).empty());
+  auto second = transitions.observe(Generation{0}, {{0, "init"}, {1, "setup"}}, 300);
   ASSERT_EQ(second.size(), 1u);
   EXPECT_EQ(second[0].rank, 0);
   EXPECT_EQ(second[0].name, "init");
@@ -24,10 +24,10 @@ TEST(RankTransitions, TheFirstLookGivesEveryRanksStateThenOnlyChanges) {
 
 TEST(RankTransitions, ANewGenerationStartsEveryRankAgainEvenInTheSameState) {
   RankTransitions transitions;
-  transitions.observe(0, {{0, "setup"}}, 1);
-  auto next = transitions.observe(1, {{0, "setup"}}, 2);
+  transitions.observe(Generation{0}, {{0, "setup"}}, 1);
+  auto next = transitions.observe(Generation{1}, {{0, "setup"}}, 2);
   ASSERT_EQ(next.size(), 1u);
-  EXPECT_EQ(next[0].generation, 1);
+  EXPECT_EQ(next[0].generation, Generation{1});
 }
 
 TEST(RankTransitions, ExitsAndTheJobsEndCloseALaneOtherStatesOpenOne) {

@@ -9,7 +9,7 @@ namespace {
 TEST(TimelineWire, EventsSurviveTheRoundTripWithTabsAndLineBreaksMadeSpaces) {
   Event state;
   state.at_us = 123456789;
-  state.generation = 2;
+  state.generation = Generation{2};
   state.rank = 5;
   state.type = EventType::State;
   state.name = "exited:1";
@@ -23,7 +23,7 @@ TEST(TimelineWire, EventsSurviveTheRoundTripWithTabsAndLineBreaksMadeSpaces) {
   ASSERT_TRUE(decoded);
   ASSERT_EQ(decoded->size(), 2u);
   EXPECT_EQ((*decoded)[0].at_us, 123456789);
-  EXPECT_EQ((*decoded)[0].generation, 2);
+  EXPECT_EQ((*decoded)[0].generation, Generation{2});
   EXPECT_EQ((*decoded)[0].rank, 5);
   EXPECT_EQ((*decoded)[0].type, EventType::State);
   EXPECT_EQ((*decoded)[0].name, "exited:1");

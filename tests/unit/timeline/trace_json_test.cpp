@@ -11,7 +11,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-Event state(std::int64_t at, long generation, int rank, const char* name) {
+Event state(std::int64_t at, Generation generation, int rank, const char* name) {
   Event e;
   e.at_us = at;
   e.generation = generation;
@@ -21,9 +21,9 @@ Event state(std::int64_t at, long generation, int rank, const char* name) {
   return e;
 }
 
-Event generation_begins(std::int64_t at, long generation) {
+Event generation_begins(std::int64_t at, Generation generation) {
   Event e = state(at, generation, kNodeLane, "");
-  e.name = "generation " + std::to_string(generation);
+  e.name = "generation " + to_string(generation);
   return e;
 }
 
@@ -33,15 +33,15 @@ JobTimeline restarted_job() {
   JobTimeline t;
   t.name_node(0, "host-a");
   t.name_node(1, "host-b");
-  t.record(generation_begins(1000, 0));
-  t.record_from_node(0, 0, 0, {state(1100, 0, 0, "setup"), state(2000, 0, 0, "init"), state(3000, 0, 0, "running")});
-  t.record_from_node(1, 0, 0, {state(1200, 0, 1, "setup"), state(2100, 0, 1, "init"), state(3100, 0, 1, "running"),
-                               state(5000, 0, 1, "exited:1")});
-  t.record_failure(1, 1, 0, 5050, "rank 1 exited 1");
-  t.record_order("restart → generation 1", "restart", 1, 6000, "rank 1 exited 1 </script>");
-  t.record_from_node(0, 0, 0, {state(6100, 0, 0, "killed:SIGTERM")});
-  t.record(generation_begins(7000, 1));
-  t.record_from_node(0, 0, 0, {state(7100, 1, 0, "setup")});
+  t.record(generation_begins(1000, Generation{0}));
+  t.record_from_node(0, 0, 0, {state(1100, Generation{0}, 0, "setup"), state(2000, Generation{0}, 0, "init"), state(3000, Generation{0}, 0, "running")});
+  t.record_from_node(1, 0, 0, {state(1200, Generation{0}, 1, "setup"), state(2100, Generation{0}, 1, "init"), state(3100, Generation{0}, 1, "running"),
+                               state(5000, Generation{0}, 1, "exited:1")});
+  t.record_failure(1, 1, Generation{0}, 5050, "rank 1 exited 1");
+  t.record_order("restart → generation 1", "restart", Generation{1}, 6000, "rank 1 exited 1 </script>");
+  t.record_from_node(0, 0, 0, {state(6100, Generation{0}, 0, "killed:SIGTERM")});
+  t.record(generation_begins(7000, Generation{1}));
+  t.record_from_node(0, 0, 0, {state(7100, Generation{1}, 0, "setup")});
   return t;
 }
 

@@ -57,7 +57,7 @@ class Client {
   // Resolve + connect (retry until join_timeout; connect_timeout per attempt), handshake, join.
   void join(const NodeFacts& facts);
   // After a restart order, when local workers are stopped. join_timeout applies again.
-  void rejoin(std::uint64_t generation);
+  void rejoin(Generation generation);
   void send(const Message& message);
   // The master keeps this node as a hot spare: it waits for an assignment as long as the job
   // runs (no join deadline; heartbeats still bound a silent master).

@@ -10,12 +10,14 @@
 #include <string>
 #include <string_view>
 
+#include "ddplaunch/rendezvous/generation.h"
+
 namespace ddplaunch::rendezvous {
 
 struct Frame {
   std::string kind;     // protocol kind: hello, join, assign, msg, hb, ...
   std::string job_id;   // every frame carries the job id ...
-  std::uint64_t generation = 0;  // ... and the generation
+  Generation generation;         // ... and the generation
   std::string subtype;  // for kind "msg": the launcher's message type
   std::map<std::string, std::string> fields;
 };

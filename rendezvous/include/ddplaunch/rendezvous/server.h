@@ -62,7 +62,7 @@ struct JoinTimeout {
 
 struct ServerCallbacks {
   // All nodes (re)joined: the launcher decides. nodes are sorted by node_rank.
-  std::function<JobPlan(std::uint64_t generation, const std::vector<NodeRecord>& nodes)> plan;
+  std::function<JobPlan(Generation generation, const std::vector<NodeRecord>& nodes)> plan;
   std::function<void(int node_rank, const Message&)> on_message;
   // Heartbeat timeout / connection closed after the first assignment. (Before it, a node that
   // leaves frees its place and is reported through on_refused.)
@@ -116,11 +116,11 @@ class Server {
   // After the launcher broadcast its restart order: wait for every node's rejoin(generation),
   // then call plan() again and send new Assignments. join_timeout applies again. When every
   // node is ready already, plan() is called before this returns.
-  void begin_generation(std::uint64_t generation);
+  void begin_generation(Generation generation);
   // Membership mode: generation G's nodes are these members, slot (node rank) = index. Those
   // in `ran_workers` (the launcher's record of who held a slot in the last plan) must rejoin;
   // the others (spares, new joins) have nothing to stop and count as rejoined at once.
-  void begin_generation(std::uint64_t generation, const std::vector<int>& member_ids,
+  void begin_generation(Generation generation, const std::vector<int>& member_ids,
                         const std::vector<int>& ran_workers);
   void send_to_member(int member_id, const Message& message);
   // Tells one member why it cannot stay (refusal frame) and closes its connection; no
@@ -133,7 +133,7 @@ class Server {
   void abort(const std::string& reason);
 
   // The server's state, for the launcher: the current generation and the joined nodes.
-  std::uint64_t generation() const;
+  Generation generation() const;
   int joined_count() const;
   std::vector<NodeRecord> joined_nodes() const;  // in join order (node_rank -1: not assigned yet)
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ddplaunch/rendezvous/generation.h"
+
 namespace ddplaunch::rendezvous {
 
 using Clock = std::chrono::steady_clock;
@@ -16,7 +18,7 @@ inline constexpr int kProtocolVersion = 2;  // 2: mutual token proof, nothing ab
 // A generic message the launcher layers its own meaning on (type names are the launcher's).
 struct Message {
   std::string type;
-  std::uint64_t generation = 0;
+  Generation generation;
   std::map<std::string, std::string> fields;
 };
 
@@ -57,7 +59,7 @@ struct JobPlan {
 
 // What each node receives.
 struct Assignment {
-  std::uint64_t generation = 0;
+  Generation generation;
   int node_rank = 0;
   int node_count = 0;
   int rank_offset = 0;  // sum of nproc of all lower node ranks
