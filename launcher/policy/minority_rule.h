@@ -20,9 +20,12 @@ namespace ddplaunch {
 
 class MinorityRule {
  public:
-  // etcd's election timeout (1 s by default), three times over for a loaded machine, where an
-  // election measured up to 2 s.
-  static constexpr std::chrono::milliseconds kConfirm{3000};
+  // etcd's election timeout is 1 s by default, but an election after the leader was cut away
+  // took up to 2 s on an idle machine and over 5 s on a loaded one (etcd silent on the majority
+  // side too, which must not step down then). The cost of waiting longer is small: a
+  // coordinator cut off keeps its old workers (which cannot make progress without the lost
+  // peers) a few seconds longer, and it starts no generation without etcd's confirmation.
+  static constexpr std::chrono::milliseconds kConfirm{6000};
   static constexpr std::chrono::seconds kCheckInterval{1};
 
   // One check: `joined` launchers are joined to this coordinator now. The reason to step down,
