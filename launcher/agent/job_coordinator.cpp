@@ -306,9 +306,12 @@ bool starts_a_generation(const JobPolicy::Decisions& decisions) {
 // wait until those are done, so every batch is carried out whole and in the order decided.
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fence) {
   if (decisions.empty()) return;
-  waiting_batches_.emplace_back(decisions, fence);
-  if (carrying_out_) return;
+  if (carrying_out_) {
+    waiting_batches_.emplace_back(decisions, fence);
+    return;
+  }
   carrying_out_ = true;
+  carry_out_batch(decisions, fence);
   while (!waiting_batches_.empty()) {
     auto [batch, batch_fence] = std::move(waiting_batches_.front());
     waiting_batches_.pop_front();
