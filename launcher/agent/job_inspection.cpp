@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -26,6 +27,15 @@ namespace ddplaunch {
 
 namespace {
 int fail(const std::vector<std::string>& errors) { return log_errors_and_refuse(errors); }
+
+// A master that is shutting down can drop a query it had accepted; asked once more, it either
+// answers or no longer listens (which the watching commands take as the job's end).
+std::string ask_once_more_if_dropped(const std::function<std::string()>& ask, const rendezvous::QueryFailure& failure) {
+  std::string text = ask();
+  if (failure.kind != rendezvous::QueryFailure::Kind::Lost) return text;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  return ask();
+}
 }  // namespace
 
 int print_status(const LaunchConfig& config, bool watch, bool json) {
@@ -51,7 +61,7 @@ int print_status(const LaunchConfig& config, bool watch, bool json) {
     std::fflush(stdout);
     if (table.find(json ? "\"phase\":\"Ended\"" : "the job has ended.") != std::string::npos) return 0;
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    text = ask();
+    text = ask_once_more_if_dropped(ask, failure);
     if (failure.kind == FailureKind::NothingListens) {
       std::puts("the job has ended (its master no longer answers).");
       return 0;
@@ -113,8 +123,12 @@ int follow_rank_output(const LaunchConfig& config, int rank) {
   TailRequest request{rank, -1};
   for (bool answered_once = false;; answered_once = true) {
     rendezvous::QueryFailure failure;
-    const std::string text = rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
-                                                      encode_tail_request(request), std::chrono::seconds(5), failure);
+    const std::string text = ask_once_more_if_dropped(
+        [&] {
+          return rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
+                                          encode_tail_request(request), std::chrono::seconds(5), failure);
+        },
+        failure);
     if (failure.failed()) {
       if (answered_once && failure.kind == rendezvous::QueryFailure::Kind::NothingListens) {
         std::fputs("ddplaunch tail: the job has ended (its master no longer answers)\n", stderr);
