@@ -21,7 +21,7 @@ Result<std::shared_ptr<etcd::Client>> etcd_job_client(boost::asio::io_context& i
   using R = Result<std::shared_ptr<etcd::Client>>;
   auto endpoints = etcd::parse_endpoints(config.etcd.endpoints, "--rdzv-endpoint");
   if (!endpoints) return R::failure(endpoints.error);
-  auto tls = etcd::uses_tls(*endpoints, config.etcd.protocol, "--rdzv-endpoint");
+  auto tls = etcd::uses_tls(*endpoints, config.etcd.protocol == EtcdProtocol::Https, "--rdzv-endpoint");
   if (!tls) return R::failure(tls.error);
   if (!*tls && !(config.etcd.cacert + config.etcd.cert + config.etcd.key).empty())
     return R::failure(

@@ -33,7 +33,7 @@ PolicySettings policy_settings(const CoordinatorSettings& s, const HistorySeed& 
   p.worker_port_auto = s.config.worker_port.automatic();
   p.worker_master_addr = s.worker_master_addr;
   p.master_is_loopback = s.master_is_loopback;
-  p.refuse_version_mismatch = s.config.version_mismatch == "refuse";
+  p.refuse_version_mismatch = s.config.version_mismatch == VersionMismatch::Refuse;
   p.doctor = s.doctor;
   // getrandom, not std::random_device (glibc 2.36 once libstdc++ is static: see new_job_tag).
   if (::getrandom(&p.random_seed, sizeof p.random_seed, 0) != static_cast<ssize_t>(sizeof p.random_seed))

@@ -36,8 +36,7 @@ bool stdin_carries_data() {
 preflight::GpuQuery gpu_query(const LaunchConfig& config, bool doctor, bool driver_present) {
   preflight::GpuNeeds needs;
   needs.driver_present = driver_present;
-  needs.nproc_is_number = !config.nproc_per_node.empty() &&
-                          config.nproc_per_node.find_first_not_of("0123456789") == std::string::npos;
+  needs.nproc_is_number = config.nproc_per_node.count.has_value();
   needs.single_node = config.standalone || (config.nodes == 1 && config.membership.spares == 0);
   needs.placement = config.numa_binding != placement::BindingMode::None;
   needs.report = doctor || config.dry_run;

@@ -1,5 +1,6 @@
 // Config keys whose text is a choice, not a plain value: how the option table reads, writes
-// and explains them (worker_port: "auto" or a port; numa_binding: none or a torchrun mode).
+// and explains them (worker_port: "auto" or a port; nproc_per_node: a number or a word;
+// numa_binding: none or a torchrun mode).
 #pragma once
 
 #include <string>
@@ -25,6 +26,19 @@ constexpr Field worker_port_field() {
         return port.has_value();
       },
       +[] { return std::string("auto or 1..65535"); },
+  };
+}
+
+// nproc_per_node: a number of workers, or a word for what to count on the node.
+constexpr Field nproc_per_node_field() {
+  return ChoiceField{
+      +[](const LaunchConfig& c) { return preflight::nproc_request_text(c.nproc_per_node); },
+      +[](LaunchConfig& c, std::string_view text) {
+        auto request = preflight::parse_nproc_request(text);
+        if (request) c.nproc_per_node = *request;
+        return request.has_value();
+      },
+      +[] { return preflight::nproc_request_choices(); },
   };
 }
 

@@ -12,6 +12,7 @@
 
 #include "config/command_line.h"
 #include "config/value_ranges.h"
+#include "ddplaunch/preflight/nproc_request.h"
 #include "output/stream_routing.h"
 #include "placement/cpu_placement.h"
 
@@ -84,16 +85,12 @@ void apply_nnodes(const std::string& v, FlagContext& c) {
   c.set("membership.min_nodes", std::to_string(*min));
 }
 
-// N, or torchrun's auto (GPUs, else CPUs), gpu, cpu: counted on this node at start.
+// N, or torchrun's auto (GPUs, else CPUs), gpu, cpu, or gpu-or-1: counted on this node at start.
 void apply_nproc(const std::string& v, FlagContext& c) {
-  auto n = parse_long(v);
-  if (v == "auto" || v == "gpu" || v == "cpu") return c.set("nproc_per_node", v);
-  if (n && *n >= 1) {
-    if (within_range("nproc_per_node", v, c)) c.set("nproc_per_node", v);
-    return;
-  }
-  c.error(fmt::format("{} '{}' is not valid: nproc_per_node is a number of workers (e.g. 8), auto (one per GPU, "
-                      "else per CPU), gpu or cpu", c.source, v));
+  const auto request = preflight::parse_nproc_request(v);
+  if (!request)
+    return c.error(fmt::format("{} '{}' is not valid: nproc_per_node is {}", c.source, v, preflight::nproc_request_choices()));
+  if (!request->count || within_range("nproc_per_node", v, c)) c.set("nproc_per_node", v);
 }
 
 // HOST[:PORT] of the rendezvous; torchrun's default port 29400 when none is given.
@@ -158,8 +155,8 @@ void apply_rdzv_conf(const std::string& v, FlagContext& c) {
       else
         c.set("etcd.coordinator_port", value);
     } else if (key == "protocol") {  // etcd: TLS (torchrun's etcd rendezvous names the keys alike)
-      if (value != "http" && value != "https")
-        c.error(fmt::format("{}: protocol={} is not http or https", c.source, value));
+      if (!kEtcdProtocolNames.parse(value))
+        c.error(fmt::format("{}: protocol={} is not {}", c.source, value, kEtcdProtocolNames.listed()));
       else
         c.set("etcd.protocol", value);
     } else if (key == "cacert" || key == "cert" || key == "key" || key == "username" || key == "password_file") {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -19,15 +18,6 @@ std::optional<int> parse_port_text(std::string_view s) {
   if (ec != std::errc{} || ptr != s.data() + s.size() || port < 1 || port > 65535) return std::nullopt;
   return port;
 }
-
-namespace {
-
-bool is_positive_int_text(const std::string& s) {
-  int n = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  return ec == std::errc{} && ptr == s.data() + s.size() && n >= 1;
-}
-}  // namespace
 
 std::optional<HostPort> parse_host_port(const std::string& text) {
   HostPort out;
@@ -55,10 +45,9 @@ std::vector<std::string> validate(const LaunchConfig& c) {
     if (!ok) errors.push_back(std::move(message));
   };
   need(c.nodes >= 1, fmt::format("nodes must be at least 1 (got {})", c.nodes));
-  static const std::set<std::string> nproc_words{"auto", "gpu", "cpu", "gpu-or-1"};
-  need(nproc_words.count(c.nproc_per_node) == 1 || is_positive_int_text(c.nproc_per_node),
-       fmt::format("nproc_per_node must be a positive integer, auto, gpu, cpu or gpu-or-1 (got '{}')",
-                   c.nproc_per_node));
+  need(c.nproc_per_node.count.value_or(1) >= 1,
+       fmt::format("nproc_per_node must be {} (got {})", preflight::nproc_request_choices(),
+                   preflight::nproc_request_text(c.nproc_per_node)));
   const int rank_limit = c.nodes + c.membership.spares;  // ranks >= nodes start as spares
   need(c.node_rank >= -1 && c.node_rank < rank_limit,
        fmt::format("node_rank {} is outside 0..{} (nodes = {}{})", c.node_rank, rank_limit - 1, c.nodes,
@@ -69,8 +58,6 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(m.spares >= 0, fmt::format("membership.spares must be >= 0 (got {})", m.spares));
   need(!(etcd_enabled(c) && c.standalone),
        "--standalone runs one node without a rendezvous; drop it with --rdzv-backend etcd");
-  need(c.etcd.protocol == "http" || c.etcd.protocol == "https",
-       fmt::format("etcd.protocol must be http or https (got '{}')", c.etcd.protocol));
   need(c.etcd.password_file.empty() || !c.etcd.username.empty(),
        "etcd.password_file (--rdzv-conf password_file=) is given without a user: add username=NAME");
   need(!(membership_enabled(c) && !etcd_enabled(c) && c.standalone),
@@ -124,8 +111,6 @@ std::vector<std::string> validate(const LaunchConfig& c) {
        fmt::format("hang.hang_minimum_s ({}) must be at least hang.suspect_floor_s ({}): a hang is reported as "
                    "suspect first",
                    c.hang.hang_minimum_s, c.hang.suspect_floor_s));
-  need(c.version_mismatch == "warn" || c.version_mismatch == "refuse",
-       fmt::format("version_mismatch must be warn or refuse (got '{}')", c.version_mismatch));
   for (int r : c.pause_ranks) need(r >= 0, fmt::format("pause rank {} is negative", r));
   for (const auto& [key, spec] : {std::pair{"redirects", &c.redirects}, std::pair{"tee", &c.tee}})
     if (auto problem = stream_spec_problem(*spec); !problem.empty()) errors.push_back(fmt::format("{}: {}", key, problem));

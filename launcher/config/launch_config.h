@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ddplaunch/base/name_table.h"
+#include "ddplaunch/preflight/nproc_request.h"
 #include "placement/cpu_placement.h"
 #include "policy/hang_action.h"
 #include "policy/hang_tracker.h"
@@ -27,13 +28,20 @@ struct MembershipConfig {
   int max_changes = 10;              // membership changes before the job gives up (flapping)
 };
 
+// How the launchers speak to etcd: plain http, or TLS (https).
+enum class EtcdProtocol { Http, Https };
+inline constexpr NameTable<EtcdProtocol, 2> kEtcdProtocolNames{{{
+    {EtcdProtocol::Http, "http"},
+    {EtcdProtocol::Https, "https"},
+}}};
+
 // The coordinator on etcd (--rdzv-backend etcd): launchers register in etcd, elect
 // the coordinator among themselves, and a new one takes over when it is lost.
 struct EtcdConfig {
   std::string endpoints;             // "" = off (node 0 hosts the rendezvous); HOST:PORT[,HOST:PORT...]
   double lease_ttl_s = 3;            // a lost coordinator's lease expires after this long
   int coordinator_port = 29400;      // where the elected launcher hosts the rendezvous (0: any free port)
-  std::string protocol = "http";     // "https": TLS (https:// endpoints imply it)
+  EtcdProtocol protocol = EtcdProtocol::Http;  // https: TLS (https:// endpoints imply it)
   std::string cacert, cert, key;     // TLS files (PEM): etcd's CA, a client certificate and its key
   std::string username;              // etcd authentication; "" = none
   std::string password_file;         // the password's file (first line); else DDPLAUNCH_ETCD_PASSWORD
@@ -46,6 +54,14 @@ struct WorkerPort {
   std::optional<int> fixed;  // nothing: auto
   bool automatic() const { return !fixed.has_value(); }
 };
+
+// Nodes whose launcher, program, NCCL or driver versions differ: the job starts with a
+// warning, or is refused.
+enum class VersionMismatch { Warn, Refuse };
+inline constexpr NameTable<VersionMismatch, 2> kVersionMismatchNames{{{
+    {VersionMismatch::Warn, "warn"},
+    {VersionMismatch::Refuse, "refuse"},
+}}};
 
 // Which of ddplaunch's shims the workers get: auto (the Python shim always, the NCCL preload
 // where NCCL is built in), one of them, or none.
@@ -69,7 +85,7 @@ inline constexpr NameTable<CollapseOutput, 3> kCollapseOutputNames{{{
 struct LaunchConfig {
   // Job shape.
   int nodes = 1;
-  std::string nproc_per_node = "gpu-or-1";  // N, or auto (GPUs, else CPUs), gpu, cpu, gpu-or-1 (GPUs, else 1)
+  preflight::NprocRequest nproc_per_node;  // N, or auto (GPUs, else CPUs), gpu, cpu, gpu-or-1 (GPUs, else 1)
   int node_rank = -1;                   // -1: assigned by the master in join order
   std::string master;                   // HOST:PORT of the rendezvous; empty with --standalone
   bool standalone = false;
@@ -113,7 +129,7 @@ struct LaunchConfig {
   double unattended_stop_s = 1800;      // no terminal, nobody attached: a stopped rank is continued after this long
   bool post_mortem = false;             // an uncaught exception stops the rank in pdb (Python shim)
   double post_mortem_timeout_s = 1800;  // then it exits with its exception after this long
-  std::string version_mismatch = "warn";  // warn | refuse: differing launcher/program/NCCL versions
+  VersionMismatch version_mismatch = VersionMismatch::Warn;  // differing launcher/program/NCCL versions
   placement::BindingMode numa_binding = placement::BindingMode::None;  // torchrun's --numa-binding
   bool virtual_local_rank = false;      // LOCAL_RANK=0, CUDA_VISIBLE_DEVICES = the worker's one GPU
   std::string redirects;                // torchrun's -r: 0..3 or LOCAL_RANK:0..3,...: to the log file only

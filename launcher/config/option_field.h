@@ -51,6 +51,18 @@ constexpr Field choice_field() {
       +[] { return Names.listed(); },
   };
 }
+template <auto Section, auto Member, const auto& Names>
+constexpr Field choice_field() {
+  return ChoiceField{
+      +[](const LaunchConfig& c) { return std::string(Names.name((c.*Section).*Member)); },
+      +[](LaunchConfig& c, std::string_view text) {
+        auto value = Names.parse(text);
+        if (value) (c.*Section).*Member = *value;
+        return value.has_value();
+      },
+      +[] { return Names.listed(); },
+  };
+}
 constexpr Field restart_on_field() {
   return RestartOnField{+[](LaunchConfig& c) -> RestartSettings& { return c.restart; }};
 }

@@ -37,7 +37,7 @@ constexpr OptionSpec kOptions[] = {
      .range = {1, 65536}, .names = "--nnodes,--nodes", .group = G::JobShape, .kind = K::Custom,
      .value_name = "N|MIN:MAX", .pet = "PET_NNODES", .apply = apply_nnodes,
      .help = "number of nodes, one ddplaunch on each; MIN:MAX = elastic (shrinks on loss, grows on join)"},
-    {.key = "nproc_per_node", .field = field<&L::nproc_per_node>(),
+    {.key = "nproc_per_node", .field = nproc_per_node_field(),
      .doc = "workers per node: a number; gpu-or-1 = GPUs visible on the node, else 1;\n"
             "torchrun's words: auto = GPUs, else CPUs; gpu = GPUs (error without); cpu = CPUs",
      .range = {1, 1024}, .names = "--nproc-per-node", .group = G::JobShape, .kind = K::Custom,
@@ -216,7 +216,7 @@ constexpr OptionSpec kOptions[] = {
     {.key = "etcd.coordinator_port", .field = field<&L::etcd, &EtcdConfig::coordinator_port>(),
      .doc = "where the elected launcher hosts the rendezvous; 0 = any free port\n"
             "(--rdzv-conf coordinator_port=P)", .range = {0, 65535}},
-    {.key = "etcd.protocol", .field = field<&L::etcd, &EtcdConfig::protocol>(),
+    {.key = "etcd.protocol", .field = choice_field<&L::etcd, &EtcdConfig::protocol, kEtcdProtocolNames>(),
      .doc = "http | https: TLS to etcd, the server's certificate checked against cacert and\n"
             "the endpoint's name or IP (--rdzv-conf protocol=https; https:// endpoints imply it)"},
     {.key = "etcd.cacert", .field = field<&L::etcd, &EtcdConfig::cacert>(),
@@ -358,7 +358,7 @@ constexpr OptionSpec kOptions[] = {
      .doc = "LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES = the worker's one GPU (torchrun's flag)",
      .names = "--virtual-local-rank", .group = G::Placement, .kind = K::Switch, .pet = "PET_VIRTUAL_LOCAL_RANK",
      .help = "every worker gets LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES = its one GPU"},
-    {.key = "version_mismatch", .field = field<&L::version_mismatch>(),
+    {.key = "version_mismatch", .field = choice_field<&L::version_mismatch, kVersionMismatchNames>(),
      .doc = "nodes with different program/NCCL/driver versions: warn or refuse", .names = "--version-mismatch",
      .group = G::Checks, .value_name = "warn|refuse", .help = "nodes with differing launcher/program/NCCL versions"},
     {.key = "peer_probe", .field = field<&L::peer_probe>(),

@@ -88,17 +88,17 @@ Result<std::vector<Endpoint>> parse_endpoints(std::string_view list, std::string
   return R::success(std::move(out));
 }
 
-Result<bool> uses_tls(const std::vector<Endpoint>& endpoints, std::string_view protocol, std::string_view flag) {
+Result<bool> uses_tls(const std::vector<Endpoint>& endpoints, bool https_asked, std::string_view flag) {
   const auto said = [&](Scheme s) {
     return std::any_of(endpoints.begin(), endpoints.end(), [s](const Endpoint& e) { return e.scheme == s; });
   };
   if (said(Scheme::Https) && said(Scheme::Http))
     return Result<bool>::failure(std::string(flag) + " mixes http:// and https:// entries: etcd's members serve "
                                  "their clients one way; write them all alike");
-  if (said(Scheme::Http) && protocol == "https")
+  if (said(Scheme::Http) && https_asked)
     return Result<bool>::failure(std::string(flag) + " has http:// entries, but --rdzv-conf protocol=https asks "
                                  "for TLS: drop one of them");
-  return Result<bool>::success(protocol == "https" || said(Scheme::Https));
+  return Result<bool>::success(https_asked || said(Scheme::Https));
 }
 
 }  // namespace ddplaunch::etcd

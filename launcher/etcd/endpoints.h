@@ -26,8 +26,8 @@ struct Endpoint {
 // Refused with a reason: an empty list or entry, a missing or bad port, a path, a duplicate.
 Result<std::vector<Endpoint>> parse_endpoints(std::string_view list, std::string_view flag);
 
-// Whether the client speaks TLS: `protocol` ("http" or "https", --rdzv-conf protocol=) or
-// https:// entries. Refused: http:// and https:// entries mixed, or http:// with protocol=https.
-Result<bool> uses_tls(const std::vector<Endpoint>& endpoints, std::string_view protocol, std::string_view flag);
+// Whether the client speaks TLS: asked for (--rdzv-conf protocol=https) or by https://
+// entries. Refused: http:// and https:// entries mixed, or http:// with protocol=https.
+Result<bool> uses_tls(const std::vector<Endpoint>& endpoints, bool https_asked, std::string_view flag);
 
 }  // namespace ddplaunch::etcd

@@ -70,31 +70,4 @@ int visible_gpu_count(std::optional<std::string_view> cvd, int physical_count) {
   return static_cast<int>(ordinals.size());
 }
 
-Result<int> resolve_nproc(std::string_view requested, int gpu_count, int cpu_count) {
-  std::string_view r = trim(requested);
-  if (cpu_count < 1) cpu_count = 1;
-  if (r == "gpu-or-1") return Result<int>::success(gpu_count > 0 ? gpu_count : 1);
-  if (r == "auto") return Result<int>::success(gpu_count > 0 ? gpu_count : cpu_count);  // torchrun's auto
-  if (r == "cpu") return Result<int>::success(cpu_count);
-  if (r == "gpu") {
-    if (gpu_count > 0) return Result<int>::success(gpu_count);
-    return Result<int>::failure("--nproc-per-node gpu but this node sees no GPU (after CUDA_VISIBLE_DEVICES): "
-                                "use a number, cpu, or auto (GPUs, else CPUs)");
-  }
-  int n = 0;
-  auto [ptr, ec] = std::from_chars(r.data(), r.data() + r.size(), n);
-  if (r.empty() || ec != std::errc{} || ptr != r.data() + r.size() || n <= 0) {
-    return Result<int>::failure("--nproc-per-node '" + std::string(requested) +
-                                "' is not valid: use a positive number of workers per node (e.g. 8), auto "
-                                "(one per GPU, else per CPU), gpu, cpu, or gpu-or-1 (the default)");
-  }
-  if (gpu_count > 0 && n > gpu_count) {
-    return Result<int>::failure("--nproc-per-node " + std::to_string(n) + " but this node sees only " +
-                                std::to_string(gpu_count) + " GPU(s) (after CUDA_VISIBLE_DEVICES): workers "
-                                "would share or miss GPUs. Use --nproc-per-node " + std::to_string(gpu_count) +
-                                " or auto, or make more GPUs visible");
-  }
-  return Result<int>::success(n);
-}
-
 }  // namespace ddplaunch::preflight

@@ -62,14 +62,14 @@ TEST(CommandLineTorchrun, EtcdTlsAndAuthKeysOfRdzvConf) {
   };
   LaunchConfig c = config_of(with_conf("protocol=https,cacert=/c/ca.pem,cert=/c/n.pem,key=/c/n.key,username=job,"
                                        "password_file=/c/pw"));
-  EXPECT_EQ(c.etcd.protocol, "https");
+  EXPECT_EQ(c.etcd.protocol, EtcdProtocol::Https);
   EXPECT_EQ(c.etcd.cacert, "/c/ca.pem");
   EXPECT_EQ(c.etcd.cert, "/c/n.pem");
   EXPECT_EQ(c.etcd.key, "/c/n.key");
   EXPECT_EQ(c.etcd.username, "job");
   EXPECT_EQ(c.etcd.password_file, "/c/pw");
   EXPECT_TRUE(c.etcd.password.empty());  // read by resolve_job_setup, never from the command line
-  EXPECT_EQ(config_of(with_conf("protocol=http")).etcd.protocol, "http");
+  EXPECT_EQ(config_of(with_conf("protocol=http")).etcd.protocol, EtcdProtocol::Http);
   EXPECT_TRUE(any_contains(errors_of(with_conf("protocol=ftp")), "protocol=ftp is not http or https"));
   // password= would be visible in ps: refused, saying what to use, without echoing it.
   const auto refused = errors_of(with_conf("username=job,password=hunter2"));
@@ -120,7 +120,7 @@ TEST(CommandLineTorchrun, DashAndUnderscoreSpellingsMeanTheSame) {
             "--max_restarts", "2", "--rdzv_id", "abc", "--log_dir", "/tmp/l", "--shutdown_timeout", "7", "train.py"}}) {
     LaunchConfig c = config_of(args);
     EXPECT_EQ(c.nodes, 2);
-    EXPECT_EQ(c.nproc_per_node, "4");
+    EXPECT_EQ(c.nproc_per_node.count, 4);
     EXPECT_EQ(c.node_rank, 1);
     EXPECT_EQ(c.master, "n1:29400");
     EXPECT_EQ(c.restart.max_restarts, 2);
@@ -150,8 +150,9 @@ TEST(CommandLineTorchrun, NnodesRangesAndBadValues) {
 }
 
 TEST(CommandLineTorchrun, NprocWords) {
-  for (const char* word : {"auto", "gpu", "cpu", "8"}) EXPECT_EQ(config_of({"--nproc_per_node", word, "p"}).nproc_per_node, word);
-  EXPECT_TRUE(any_contains(errors_of({"--nproc-per-node", "many", "p"}), "auto (one per GPU, else per CPU), gpu or cpu"));
+  for (const char* word : {"auto", "gpu", "cpu", "gpu-or-1", "8"})
+    EXPECT_EQ(preflight::nproc_request_text(config_of({"--nproc_per_node", word, "p"}).nproc_per_node), word);
+  EXPECT_TRUE(any_contains(errors_of({"--nproc-per-node", "many", "p"}), "auto (one per GPU, else per CPU), gpu, cpu, or gpu-or-1"));
 }
 
 TEST(CommandLineTorchrun, MasterAddrAndPortNameTheRendezvous) {
@@ -256,7 +257,7 @@ TEST(CommandLineEnvironment, PetVariablesFillFlagsAndFlagsWin) {
   EXPECT_EQ(c.nodes, 2);
   EXPECT_EQ(c.node_rank, 1);
   EXPECT_EQ(c.master, "10.1.0.5:23456");
-  EXPECT_EQ(c.nproc_per_node, "2") << "a flag wins over PET_NPROC_PER_NODE";
+  EXPECT_EQ(c.nproc_per_node.count, 2) << "a flag wins over PET_NPROC_PER_NODE";
   EXPECT_EQ(c.job_id, "job7");
   EXPECT_EQ(c.restart.max_restarts, 3);
   EXPECT_FALSE(c.standalone);
@@ -288,7 +289,7 @@ TEST(CommandLine, FlagsBothSpellingsAndProgram) {
   LaunchConfig c;
   ASSERT_TRUE(apply_settings(cl.settings, "command line", c).empty());
   EXPECT_EQ(c.nodes, 4);
-  EXPECT_EQ(c.nproc_per_node, "2");
+  EXPECT_EQ(c.nproc_per_node.count, 2);
   EXPECT_EQ(c.master, "h:1");
   EXPECT_TRUE(c.standalone);
 }
@@ -300,7 +301,7 @@ TEST(CommandLine, TorchrunSpellingsAreAliases) {
   LaunchConfig c;
   ASSERT_TRUE(apply_settings(cl.settings, "command line", c).empty());
   EXPECT_EQ(c.nodes, 2);
-  EXPECT_EQ(c.nproc_per_node, "4");
+  EXPECT_EQ(c.nproc_per_node.count, 4);
   EXPECT_EQ(c.node_rank, 1);
   EXPECT_EQ(c.master, "n1:29400");
   EXPECT_EQ(c.restart.max_restarts, 2);
@@ -346,7 +347,7 @@ TEST(CommandLine, UnambiguousPrefixesOfLongFlagsAreAccepted) {
   EXPECT_TRUE(errors_of({"--max_restart=2", "p"}).empty());
   EXPECT_TRUE(errors_of({"--nproc-per-nod", "2", "p"}).empty());
   EXPECT_EQ(config_of({"--max_restart=2", "p"}).restart.max_restarts, 2);
-  EXPECT_EQ(config_of({"--nproc_per", "3", "p"}).nproc_per_node, "3");
+  EXPECT_EQ(config_of({"--nproc_per", "3", "p"}).nproc_per_node.count, 3);
 }
 
 TEST(CommandLine, AnAmbiguousPrefixNamesEveryCandidate) {

@@ -67,7 +67,7 @@ TEST(YamlConfig, AppliesValuesOfEveryKind) {
       "f", c);
   ASSERT_TRUE(errors.empty()) << errors.front();
   EXPECT_EQ(c.nodes, 4);
-  EXPECT_EQ(c.nproc_per_node, "8");
+  EXPECT_EQ(c.nproc_per_node.count, 8);
   EXPECT_EQ(c.master, "n1:29400");
   EXPECT_DOUBLE_EQ(c.grace_s, 2.5);
   EXPECT_EQ(c.pause_ranks, (std::vector<int>{0, 3}));
@@ -93,7 +93,7 @@ TEST(Validate, NamesEachBadValue) {
   c.master = "nohostport";
   EXPECT_TRUE(any_contains(validate(c), "not HOST:PORT"));
   c.master = "n1:29400";
-  c.nproc_per_node = "0";
+  c.nproc_per_node.count = 0;
   c.grace_s = -1;
   c.init_deadline.min_s = 100;
   c.init_deadline.max_s = 10;
@@ -131,7 +131,7 @@ TEST(JobSetup, CommandLineOverridesYamlAndStandaloneIsInferred) {
   auto setup = resolve_job_setup(cl, {});
   ASSERT_TRUE(setup.errors.empty()) << setup.errors.front();
   EXPECT_TRUE(setup.config.standalone);
-  EXPECT_EQ(setup.config.nproc_per_node, "3");
+  EXPECT_EQ(setup.config.nproc_per_node.count, 3);
   EXPECT_FALSE(setup.config.job_id.empty());
 }
 

@@ -2,6 +2,8 @@
 // how a refusal reads. No etcd needed (tests/integration/etcd_*_test.cpp run a real one).
 #include <gtest/gtest.h>
 
+#include <string_view>
+
 #include "etcd/client.h"
 #include "etcd/wire.h"
 
@@ -39,8 +41,9 @@ TEST(EtcdEndpoints, ParsesAListAndNamesTheBadEntry) {
 }
 
 TEST(EtcdEndpoints, HttpsEntriesOrProtocolHttpsMeanTls) {
-  auto tls_of = [](const char* list, const char* protocol) {
-    return uses_tls(*parse_endpoints(list, "--rdzv-endpoint"), protocol, "--rdzv-endpoint");
+  // protocol: what --rdzv-conf protocol= said.
+  auto tls_of = [](const char* list, std::string_view protocol) {
+    return uses_tls(*parse_endpoints(list, "--rdzv-endpoint"), protocol == "https", "--rdzv-endpoint");
   };
   auto eps = parse_endpoints("https://node1:2379/,https://[fd00::1]:2379", "--rdzv-endpoint");
   ASSERT_TRUE(eps) << eps.error;

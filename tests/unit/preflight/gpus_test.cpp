@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "ddplaunch/preflight/gpus.h"
+#include "ddplaunch/preflight/nproc_request.h"
 
 using namespace ddplaunch::preflight;
 
@@ -42,26 +44,32 @@ TEST(PreflightGpus, CudaVisibleDevicesTable) {
 }
 
 TEST(PreflightGpus, ResolveNproc) {
-  EXPECT_EQ(*resolve_nproc("auto", 8), 8);
-  EXPECT_EQ(*resolve_nproc("auto", 0, 16), 16);  // torchrun's auto: GPUs, else CPUs
-  EXPECT_EQ(*resolve_nproc("gpu-or-1", 8), 8);    // ddplaunch's default
-  EXPECT_EQ(*resolve_nproc("gpu-or-1", 0, 16), 1);
-  EXPECT_EQ(*resolve_nproc("gpu", 4, 16), 4);
-  EXPECT_FALSE(resolve_nproc("gpu", 0, 16).ok());
-  EXPECT_EQ(*resolve_nproc("cpu", 4, 16), 16);  // explicit: one per CPU even beside GPUs
-  EXPECT_EQ(*resolve_nproc("4", 8), 4);
-  EXPECT_EQ(*resolve_nproc("8", 8), 8);
-  EXPECT_EQ(*resolve_nproc("16", 0), 16);  // CPU-only node: any positive count
-  auto over = resolve_nproc("8", 4);
+  auto nproc = [](std::string_view text, int gpus, int cpus = 16) {
+    auto request = parse_nproc_request(text);
+    EXPECT_TRUE(request.has_value()) << text;
+    return resolve_nproc(request.value_or(NprocRequest{}), gpus, cpus);
+  };
+  EXPECT_EQ(*nproc("auto", 8), 8);
+  EXPECT_EQ(*nproc("auto", 0, 16), 16);  // torchrun's auto: GPUs, else CPUs
+  EXPECT_EQ(*nproc("gpu-or-1", 8), 8);    // ddplaunch's default
+  EXPECT_EQ(*nproc("gpu-or-1", 0, 16), 1);
+  EXPECT_EQ(*resolve_nproc(NprocRequest{}, 0, 16), 1);  // the default is gpu-or-1
+  EXPECT_EQ(*nproc("gpu", 4, 16), 4);
+  EXPECT_FALSE(nproc("gpu", 0, 16).ok());
+  EXPECT_EQ(*nproc("cpu", 4, 16), 16);  // explicit: one per CPU even beside GPUs
+  EXPECT_EQ(*nproc("4", 8), 4);
+  EXPECT_EQ(*nproc("8", 8), 8);
+  EXPECT_EQ(*nproc("16", 0), 16);  // CPU-only node: any positive count
+  auto over = nproc("8", 4);
   ASSERT_FALSE(over.ok());
   EXPECT_NE(over.error.find("--nproc-per-node 8"), std::string::npos) << over.error;
   EXPECT_NE(over.error.find("only 4 GPU(s)"), std::string::npos) << over.error;
   EXPECT_NE(over.error.find("--nproc-per-node 4 or auto"), std::string::npos) << over.error;
-  for (const char* bad : {"0", "-2", "abc", "", "4x", "1.5", "99999999999"}) {
-    auto r = resolve_nproc(bad, 8);
-    EXPECT_FALSE(r.ok()) << bad;
-    EXPECT_NE(r.error.find("auto"), std::string::npos) << bad;
-  }
+  for (const char* bad : {"0", "-2", "abc", "", "4x", "1.5", "99999999999"})
+    EXPECT_FALSE(parse_nproc_request(bad).has_value()) << bad;
+  EXPECT_NE(nproc_request_choices().find("auto"), std::string::npos);
+  for (const char* text : {"7", "auto", "gpu", "cpu", "gpu-or-1"})
+    EXPECT_EQ(nproc_request_text(*parse_nproc_request(text)), text);
 }
 
 TEST(PreflightGpus, DetectReturnsCleanlyWithASource) {

@@ -93,11 +93,4 @@ GpuInfo detect_gpus(const GpuQuery& query = {});
 // entries (up to a repeat or a non-UUID entry), capped at physical_count.
 int visible_gpu_count(std::optional<std::string_view> cuda_visible_devices, int physical_count);
 
-// requested: a positive integer, or torchrun's words: "auto" (gpu_count if > 0, else
-// cpu_count), "gpu" (gpu_count; an error without GPUs), "cpu" (cpu_count); or ddplaunch's
-// default "gpu-or-1" (gpu_count if > 0, else 1). A number above gpu_count when
-// gpu_count > 0 is an error naming both numbers and the fix.
-Result<int> resolve_nproc(std::string_view requested, int gpu_count,
-                          int cpu_count = static_cast<int>(std::thread::hardware_concurrency()));
-
 }  // namespace ddplaunch::preflight
