@@ -65,6 +65,22 @@ std::string check_node_proof(const std::string& token, const std::string& master
   return "";
 }
 
+std::string check_request(const std::string& token, const std::string& job_id, const std::string& master_nonce,
+                          const Frame& request) {
+  const std::string* protocol = find_field(request.fields, "protocol");
+  if (!protocol || *protocol != std::to_string(kProtocolVersion)) {
+    return "rendezvous protocol version mismatch: this node speaks version " +
+           (protocol ? *protocol : std::string("(none)")) + ", the master speaks version " +
+           std::to_string(kProtocolVersion) + "; run the same ddplaunch version on all nodes";
+  }
+  if (std::string why = check_node_proof(token, master_nonce, request); !why.empty()) return why;
+  if (request.job_id != job_id) {
+    return "job id mismatch: this node's job id '" + request.job_id +
+           "' differs from the master's; --job-id must be the same on all nodes";
+  }
+  return "";
+}
+
 Frame welcome_for(const std::string& token, const std::string& master_nonce, const Frame& request) {
   Frame welcome;
   welcome.kind = kWelcome;

@@ -36,6 +36,11 @@ std::string unproven_master_error(const std::string& where);
 // The master's half: "" when `request` is the answer to `master_nonce` from someone who
 // knows `token` (or neither side has one), else the refusal, which reveals nothing of the job.
 std::string check_node_proof(const std::string& token, const std::string& master_nonce, const Frame& request);
+// The master's check of a join or status request: "" when its protocol version, token proof
+// (check_node_proof) and job id are right, else the refusal. Nothing in a refusal tells the
+// peer about this job: not even its job id.
+std::string check_request(const std::string& token, const std::string& job_id, const std::string& master_nonce,
+                          const Frame& request);
 // The welcome proving the master; send it only after check_node_proof passed. Blank job id:
 // the node knows its own, and the job's facts follow only in later frames.
 Frame welcome_for(const std::string& token, const std::string& master_nonce, const Frame& request);

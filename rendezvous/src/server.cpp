@@ -1,8 +1,7 @@
-// Rendezvous server: listening, per-connection plumbing, heartbeats, progress and join deadline.
+// Rendezvous server: accepting, per-connection plumbing, heartbeats, progress and join deadline.
 // Admission (who may join, which rank, the plan) is in server_admission.cpp; the frames a
-// peer sends are dispatched in server_frames.cpp.
-#include <fcntl.h>
-
+// peer sends are dispatched in server_frames.cpp. The listening sockets are ServerListeners';
+// the bounds on connections that have not joined, UnjoinedConnections'.
 #include <algorithm>
 #include <cerrno>
 
@@ -11,78 +10,31 @@
 #include "server_impl.h"
 
 namespace ddplaunch::rendezvous {
-namespace {
-
-std::string listen_error_hint(const boost::system::error_code& ec) {
-  if (ec == boost::asio::error::address_in_use)
-    return " (EADDRINUSE: another process — maybe an earlier ddplaunch — holds this port; "
-           "stop it or choose another rendezvous port)";
-  if (ec == boost::asio::error::access_denied)
-    return " (EACCES: ports below 1024 need privileges; choose a port above 1024)";
-  if (ec == boost::system::errc::address_not_available)
-    return " (EADDRNOTAVAIL: this machine has no such address; bind to one of its own addresses "
-           "or leave the bind address empty)";
-  return "";
-}
-
-// "0.0.0.0" and "::" mean every address; "::" also takes IPv4 (dual-stack) where the OS allows.
-bool is_wildcard(const boost::asio::ip::address& a) { return a.is_unspecified(); }
-
-}  // namespace
-
 Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
     : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)),
-      join_timer_(io), progress_timer_(io), heartbeat_timer_(io) {}
+      listeners_(io), join_timer_(io), progress_timer_(io), heartbeat_timer_(io),
+      unjoined_({opt_.max_unjoined_connections, opt_.max_unjoined_per_address,
+                 static_cast<std::size_t>(opt_.expected_nodes) +
+                     (opt_.launcher_assigns_slots ? static_cast<std::size_t>(opt_.max_spares) : 0)},
+                {[this](tcp::socket socket) { on_accept(std::move(socket)); },
+                 [this](tcp::acceptor& listener) { accept_next(listener); }}) {}
 
 ListenError Server::Impl::listen(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
   if (phase_ != Phase::kIdle) return {{}, "the rendezvous server is already listening or closed"};
   if (opt_.expected_nodes < 1) return {{}, "expected_nodes must be at least 1"};
   std::vector<std::string> addresses = bind_addresses;
   if (addresses.empty()) addresses.push_back("0.0.0.0");
-  for (const auto& text : addresses) {
-    // Port 0 picks a free port on the first address; the others must take the same one.
-    if (ListenError error = listen_one(text, acceptors_.empty() ? port : this->port()); error.failed()) {
-      for (auto& a : acceptors_) {
-        boost::system::error_code ignored;
-        a->close(ignored);
-      }
-      acceptors_.clear();
-      return error;
-    }
-  }
+  if (ListenError error = listeners_.bind_all(addresses, port); error.failed()) return error;
   by_rank_.assign(static_cast<std::size_t>(opt_.expected_nodes), nullptr);
   phase_ = Phase::kWaitingJoins;
   start_wait_timers();
   heartbeat_tick();
-  for (auto& a : acceptors_) accept_next(*a);
-  return {};
-}
-
-ListenError Server::Impl::listen_one(const std::string& bind_address, std::uint16_t port) {
-  boost::system::error_code ec;
-  auto address = boost::asio::ip::make_address(bind_address, ec);
-  if (ec) return {{}, "cannot listen on '" + bind_address + "': not an IP address"};
-  tcp::endpoint ep(address, port);
-  std::string where = (address.is_v6() ? "[" + bind_address + "]" : bind_address) + ":" + std::to_string(port);
-  auto acceptor = std::make_unique<tcp::acceptor>(io_);
-  if (acceptor->open(ep.protocol(), ec) || acceptor->set_option(tcp::acceptor::reuse_address(true), ec))
-    return {ec, "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec)};
-  if (address.is_v6() && is_wildcard(address)) {
-    boost::system::error_code ignored;  // a v6-only host keeps v6 only: still a working listener
-    acceptor->set_option(boost::asio::ip::v6_only(false), ignored);
-  }
-  if (acceptor->bind(ep, ec) || acceptor->listen(boost::asio::socket_base::max_listen_connections, ec)) {
-    boost::system::error_code ignored;
-    acceptor->close(ignored);
-    return {ec, "cannot listen on " + where + ": " + ec.message() + listen_error_hint(ec)};
-  }
-  ::fcntl(acceptor->native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: a worker must not keep the port
-  acceptors_.push_back(std::move(acceptor));
+  for (tcp::acceptor* listener : listeners_.all()) accept_next(*listener);
   return {};
 }
 
 void Server::Impl::accept_next(tcp::acceptor& acceptor) {
-  if (pause_at_unjoined_cap(acceptor)) return;
+  if (unjoined_.pause_at_cap(acceptor, joined_.size())) return;
   acceptor.async_accept([self = shared_from_this(), &acceptor](const boost::system::error_code& ec,
                                                                tcp::socket socket) {
     if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
@@ -101,7 +53,7 @@ void Server::Impl::accept_next(tcp::acceptor& acceptor) {
       });
       return;
     }
-    if (!self->wait_for_a_place(socket)) self->on_accept(std::move(socket));
+    if (!self->unjoined_.wait_for_a_place(socket, self->joined_.size())) self->on_accept(std::move(socket));
     self->accept_next(acceptor);
   });
 }
@@ -114,17 +66,11 @@ Frame Server::Impl::frame_of(const char* kind) const {
   return f;
 }
 
-Frame Server::Impl::pre_proof_frame(const char* kind) const {
-  Frame f;
-  f.kind = kind;
-  return f;
-}
-
 void Server::Impl::on_accept(tcp::socket socket) {
   boost::system::error_code ec;
   auto remote = socket.remote_endpoint(ec);
   if (ec) return;  // already gone (reset while it waited in the backlog)
-  if (std::string why = over_unjoined_cap(remote.address().to_string()); !why.empty()) {
+  if (std::string why = unjoined_.over_cap(remote.address().to_string()); !why.empty()) {
     socket.close(ec);  // cheap: no buffers, no timer, no greeting
     notify_refused(remote.address().to_string() + ":" + std::to_string(remote.port()), why);
     return;
@@ -139,8 +85,7 @@ void Server::Impl::on_accept(tcp::socket socket) {
     return;
   }
   peer->hello_sent = peer->last_heard = Clock::now();
-  handshaking_.emplace(peer.get(), peer);
-  note_unjoined_peak();
+  unjoined_.begin_handshake(peer);
   std::weak_ptr<ServerPeer> weak = peer;
   auto self = shared_from_this();
   peer->conn->start(
@@ -152,7 +97,7 @@ void Server::Impl::on_accept(tcp::socket socket) {
       });
   // The greeting says nothing about the job (no job id, launcher version, node count): only
   // the challenge, and the wire version so that an old node can say what differs.
-  Frame hello = pre_proof_frame(detail::kHello);
+  Frame hello = detail::bare_frame(detail::kHello);
   hello.fields["nonce"] = peer->nonce;
   hello.fields["protocol"] = std::to_string(kProtocolVersion);
   peer->conn->send(hello);
@@ -179,7 +124,7 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
   peer->conn->close_now();
   if (peer->handshake_timer) peer->handshake_timer->cancel();
   if (old_state == ServerPeer::State::kHandshake) {
-    end_handshake(peer.get());
+    unjoined_.end_handshake(peer.get());
     notify_refused(peer->conn->peer(), why);
     return;
   }
@@ -197,7 +142,7 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
 
 void Server::Impl::heartbeat_tick() {
   if (phase_ == Phase::kClosed) return;
-  trim_after_flood();
+  unjoined_.trim_after_flood();
   auto now = Clock::now();
   const bool judge = silence_.may_judge(now, opt_.heartbeat_interval);
   std::vector<PeerPtr> silent;
@@ -293,27 +238,18 @@ void Server::Impl::close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
   boost::system::error_code ec;
-  paused_acceptors_.clear();
-  waiting_.clear();  // closes them: none was greeted
-  for (auto& a : acceptors_) a->close(ec);
+  const std::vector<PeerPtr> handshaking = unjoined_.close();
+  listeners_.close();
   join_timer_.cancel();
   progress_timer_.cancel();
   heartbeat_timer_.cancel();
-  for (auto& [raw, p] : handshaking_) {
+  for (const auto& p : handshaking) {
     if (p->handshake_timer) p->handshake_timer->cancel();
     p->conn->close_graceful(opt_.close_flush_bound);
   }
   for (auto& p : joined_) p->conn->close_graceful(opt_.close_flush_bound);
-  handshaking_.clear();
   joined_.clear();
   by_rank_.clear();
-}
-
-std::uint16_t Server::Impl::port() const {
-  if (acceptors_.empty()) return 0;
-  boost::system::error_code ec;
-  auto ep = acceptors_.front()->local_endpoint(ec);
-  return ec ? 0 : ep.port();
 }
 
 Server::Server(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
@@ -328,17 +264,9 @@ std::string Server::listen(const std::vector<std::string>& bind_addresses, std::
 ListenError Server::listen_on(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
   return impl_->listen(bind_addresses, port);
 }
-std::uint16_t Server::port() const { return impl_->port(); }
+std::uint16_t Server::port() const { return impl_->listeners_.port(); }
 void Server::set_order_revision(std::string revision) { impl_->opt_.order_revision = std::move(revision); }
-std::vector<std::string> Server::listening_on() const {
-  std::vector<std::string> out;
-  for (const auto& a : impl_->acceptors_) {
-    boost::system::error_code ec;
-    auto ep = a->local_endpoint(ec);
-    if (!ec) out.push_back(ep.address().to_string());
-  }
-  return out;
-}
+std::vector<std::string> Server::listening_on() const { return impl_->listeners_.addresses(); }
 void Server::send(int node_rank, const Message& m) {
   if (node_rank < 0 || node_rank >= static_cast<int>(impl_->by_rank_.size())) return;
   if (auto& p = impl_->by_rank_[node_rank]; p && p->state == ServerPeer::State::kJoined)

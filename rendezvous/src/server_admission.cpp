@@ -1,46 +1,24 @@
 // Rendezvous server admission: credential checks, join/rejoin/status handling, node-rank
-// assignment, and turning the launcher's plan into one Assignment per node.
+// assignment (a restarted node replacing its silent old connection), and turning the
+// launcher's plan into one Assignment per node.
 #include <algorithm>
 
 #include "handshake.h"
 #include "ddplaunch/rendezvous/node_rank_assignment.h"
+#include "ddplaunch/rendezvous/printable.h"
 #include "server_impl.h"
 
 namespace ddplaunch::rendezvous {
 
-std::string Server::Impl::describe(const ServerPeer& peer) const {
-  std::string host = peer.record.facts.hostname.empty() ? "?" : peer.record.facts.hostname;
-  std::string rank = peer.record.node_rank >= 0 ? "node rank " + std::to_string(peer.record.node_rank) + " "
-                                                : "node ";
-  return rank + "(host '" + host + "', " + peer.conn->peer_ip() + ")";
-}
-
 void Server::Impl::refuse(const PeerPtr& peer, const std::string& reason) {
-  Frame f = pre_proof_frame(detail::kRefuse);  // refusals may come before any proof
+  Frame f = detail::bare_frame(detail::kRefuse);  // refusals may come before any proof
   f.fields["reason"] = reason;
   peer->conn->send(f);
   peer->conn->close_graceful(opt_.close_flush_bound);
   peer->state = ServerPeer::State::kGone;
   if (peer->handshake_timer) peer->handshake_timer->cancel();
-  end_handshake(peer.get());
+  unjoined_.end_handshake(peer.get());
   notify_refused(peer->conn->peer(), reason);
-}
-
-// Returns a refusal reason, or "" when protocol version, token proof and job id are right.
-// Nothing in a refusal tells the peer about this job: not even its job id.
-std::string Server::Impl::check_credentials(const PeerPtr& peer, const Frame& f) {
-  auto* protocol = detail::find_field(f.fields, "protocol");
-  if (!protocol || *protocol != std::to_string(kProtocolVersion)) {
-    return "rendezvous protocol version mismatch: this node speaks version " +
-           (protocol ? *protocol : std::string("(none)")) + ", the master speaks version " +
-           std::to_string(kProtocolVersion) + "; run the same ddplaunch version on all nodes";
-  }
-  if (auto why = detail::check_node_proof(opt_.token, peer->nonce, f); !why.empty()) return why;
-  if (f.job_id != opt_.job_id) {
-    return "job id mismatch: this node's job id '" + f.job_id +
-           "' differs from the master's; --job-id must be the same on all nodes";
-  }
-  return "";
 }
 
 // After the credentials: the master proves the token in turn, before saying anything else.
@@ -51,7 +29,7 @@ void Server::Impl::welcome(const PeerPtr& peer, const Frame& request) {
 }
 
 void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
-  if (auto why = check_credentials(peer, f); !why.empty()) {
+  if (auto why = detail::check_request(opt_.token, opt_.job_id, peer->nonce, f); !why.empty()) {
     refuse(peer, "status query refused: " + why);
     return;
   }
@@ -66,11 +44,11 @@ void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
   peer->conn->close_graceful(opt_.close_flush_bound);
   peer->state = ServerPeer::State::kGone;
   if (peer->handshake_timer) peer->handshake_timer->cancel();
-  end_handshake(peer.get());
+  unjoined_.end_handshake(peer.get());
 }
 
 void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
-  if (auto why = check_credentials(peer, f); !why.empty()) return refuse(peer, why);
+  if (auto why = detail::check_request(opt_.token, opt_.job_id, peer->nonce, f); !why.empty()) return refuse(peer, why);
   welcome(peer, f);
   NodeFacts facts;
   std::string error;
@@ -124,7 +102,7 @@ std::string Server::Impl::check_requested_rank(const NodeFacts& facts, const std
 
 void Server::Impl::accept_join(const PeerPtr& peer, NodeFacts facts, int req) {
   peer->handshake_timer->cancel();
-  end_handshake(peer.get());
+  unjoined_.end_handshake(peer.get());
   peer->state = ServerPeer::State::kJoined;
   peer->conn->limit_incoming_frames(opt_.max_frame_bytes);  // trusted now: the full limit
   peer->record.facts = std::move(facts);
@@ -241,6 +219,21 @@ void Server::Impl::plan_generation() {
     detail::put_assignment(f, a);
     by_rank_[r]->conn->send(f, tail);
   }
+}
+
+// A node that restarts while its old connection lingers half-open (the machine rebooted, the
+// old launcher was frozen) asks for the rank its old self still holds. When the holder is the
+// same host and has said nothing for a few heartbeat intervals (a live node answers every
+// interval), the old connection is retired and the new join goes ahead.
+bool Server::Impl::replace_silent_holder(int rank, const NodeFacts& joining) {
+  const PeerPtr holder = by_rank_[static_cast<std::size_t>(rank)];
+  if (!holder || holder->record.facts.hostname != joining.hostname) return false;
+  auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - holder->last_heard);
+  if (silent < opt_.heartbeat_interval * opt_.silent_intervals_before_replace) return false;
+  drop(holder, "host '" + printable(joining.hostname) + "' joined again as node rank " + std::to_string(rank) +
+                   " while this connection had been silent for " + detail::format_seconds(silent) +
+                   " (a restarted node; the old connection was left half-open), so the new one replaces it");
+  return true;
 }
 
 }  // namespace ddplaunch::rendezvous

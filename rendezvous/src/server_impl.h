@@ -1,5 +1,5 @@
-// Server internals shared by server.cpp (connections, heartbeats, timers) and
-// server_admission.cpp (join/status checks, rank assignment, plans).
+// Server internals shared by server.cpp (connections, heartbeats, timers),
+// server_admission.cpp (join/status checks, rank assignment, plans) and server_members.cpp.
 #pragma once
 
 #include <deque>
@@ -14,25 +14,12 @@
 
 #include "connection.h"
 #include "ddplaunch/rendezvous/server.h"
+#include "server_listeners.h"
+#include "server_peer.h"
+#include "unjoined_connections.h"
 #include "wire.h"
 
 namespace ddplaunch::rendezvous {
-
-struct ServerPeer {
-  enum class State { kHandshake, kJoined, kGone };
-  std::shared_ptr<detail::Connection> conn;
-  std::unique_ptr<boost::asio::steady_timer> handshake_timer;
-  State state = State::kHandshake;
-  std::string nonce;
-  Clock::time_point hello_sent, last_heard;
-  NodeRecord record;
-  bool rank_requested = false;
-  // The generation this node is ready for: it rejoined for it, or (membership) it had no
-  // workers to stop. Ready for the generation the server waits on = rejoined.
-  std::optional<Generation> ready_for;
-  std::uint64_t hb_seq = 0;
-  Clock::time_point hb_sent;
-};
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
@@ -44,8 +31,6 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   // server.cpp
   ListenError listen(const std::vector<std::string>& bind_addresses, std::uint16_t port);
-  ListenError listen_one(const std::string& bind_address, std::uint16_t port);
-  std::uint16_t port() const;
   void accept_next(tcp::acceptor& acceptor);
   void on_accept(tcp::socket socket);
   void drop(const PeerPtr& peer, const std::string& why);
@@ -57,7 +42,6 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void close();
   void abort(const std::string& reason);
   Frame frame_of(const char* kind) const;
-  Frame pre_proof_frame(const char* kind) const;  // no job id: for peers that proved nothing
   void notify_refused(const std::string& peer, const std::string& reason);
 
   // server_frames.cpp: each frame a peer sends goes through frame_routes.h's server_routes
@@ -66,20 +50,10 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void on_heartbeat_ack(const PeerPtr& peer, Frame& frame);
   void on_message(const PeerPtr& peer, Frame& frame);
 
-  // server_limits.cpp
-  std::string over_unjoined_cap(const std::string& ip) const;  // "" when a new peer may stay
-  void note_unjoined_peak();
-  bool pause_at_unjoined_cap(tcp::acceptor& acceptor);  // true: this listener waits for a free place
-  bool wait_for_a_place(tcp::socket& socket);           // true: kept ungreeted in waiting_
-  std::size_t waiting_room() const;                     // how many more waiting_ may hold
-  void end_handshake(ServerPeer* peer);                 // joined, refused, answered or dropped
-  void trim_after_flood();
-  bool replace_silent_holder(int rank, const NodeFacts& joining);
-
   // server_admission.cpp
+  bool replace_silent_holder(int rank, const NodeFacts& joining);
   void handle_join(const PeerPtr& peer, Frame& frame);
   void handle_status(const PeerPtr& peer, Frame& frame);
-  std::string check_credentials(const PeerPtr& peer, const Frame& frame);
   void welcome(const PeerPtr& peer, const Frame& request);
   void refuse(const PeerPtr& peer, const std::string& reason);
   void handle_rejoin(const PeerPtr& peer, Frame& frame);
@@ -99,24 +73,20 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void dismiss_member(int member_id, const std::string& reason);
   void plan_generation();
   std::vector<std::string> missing() const;
-  std::string describe(const ServerPeer& peer) const;
 
   boost::asio::io_context& io_;
   ServerOptions opt_;
   ServerCallbacks cb_;
-  std::vector<std::unique_ptr<tcp::acceptor>> acceptors_;  // one per bound address
-  std::vector<tcp::acceptor*> paused_acceptors_;            // at the cap of unjoined peers (server_limits.cpp)
+  ServerListeners listeners_;  // one per bound address
   boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_;
   detail::SilenceJudge silence_;  // a late heartbeat tick judges nobody
-  std::unordered_map<ServerPeer*, PeerPtr> handshaking_;
-  std::deque<tcp::socket> waiting_;  // accepted while every handshake place was taken (server_limits.cpp)
+  UnjoinedConnections unjoined_;  // in their handshake, or waiting for a place
   std::vector<PeerPtr> joined_;   // join order
   std::vector<PeerPtr> by_rank_;  // size expected_nodes; requested ranks at once, others at plan
   Phase phase_ = Phase::kIdle;
   bool planned_once_ = false;
   Generation generation_;
   Clock::time_point wait_started_;
-  std::size_t unjoined_peak_ = 0;  // most peers waiting to join since the last trim
   int next_member_id_ = 0;
 };
 

@@ -62,6 +62,14 @@ class SilenceJudge {
   bool skipped_ = false;
 };
 
+// A frame of this kind with nothing else, no job id either: what the master sends a peer
+// that has proved nothing yet (its greeting, a refusal).
+inline Frame bare_frame(const char* kind) {
+  Frame f;
+  f.kind = kind;
+  return f;
+}
+
 // The exact bytes a join or status request claims: its body without the proof field. Both
 // sides compute it from the frame, so any change on the way changes the digest in the proofs.
 std::string claims_of(const Frame& request);

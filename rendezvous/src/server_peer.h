@@ -1,0 +1,42 @@
+// One connection to the rendezvous server: its handshake state, the node it joined as, and
+// what the heartbeats and rejoins know about it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>  // before Asio (Boost 1.74 + g++ 12)
+
+#include <boost/asio.hpp>
+
+#include "connection.h"
+#include "ddplaunch/rendezvous/generation.h"
+#include "ddplaunch/rendezvous/types.h"
+
+namespace ddplaunch::rendezvous {
+
+struct ServerPeer {
+  enum class State { kHandshake, kJoined, kGone };
+  std::shared_ptr<detail::Connection> conn;
+  std::unique_ptr<boost::asio::steady_timer> handshake_timer;
+  State state = State::kHandshake;
+  std::string nonce;
+  Clock::time_point hello_sent, last_heard;
+  NodeRecord record;
+  bool rank_requested = false;
+  // The generation this node is ready for: it rejoined for it, or (membership) it had no
+  // workers to stop. Ready for the generation the server waits on = rejoined.
+  std::optional<Generation> ready_for;
+  std::uint64_t hb_seq = 0;
+  Clock::time_point hb_sent;
+};
+
+// "node rank 2 (host 'n3', 10.0.0.3)", or "node (host '?', 10.0.0.9)" before it has a rank.
+inline std::string describe(const ServerPeer& peer) {
+  std::string host = peer.record.facts.hostname.empty() ? "?" : peer.record.facts.hostname;
+  std::string rank = peer.record.node_rank >= 0 ? "node rank " + std::to_string(peer.record.node_rank) + " " : "node ";
+  return rank + "(host '" + host + "', " + peer.conn->peer_ip() + ")";
+}
+
+}  // namespace ddplaunch::rendezvous
