@@ -11,6 +11,9 @@
 
 namespace ddplaunch {
 
+struct HistorySeed;
+struct PolicySettings;
+
 struct CoordinatorSettings {
   LaunchConfig config;
   std::string worker_master_addr;   // the rendezvous host as resolved; every node reached it
@@ -30,5 +33,9 @@ struct CoordinatorSettings {
   std::optional<std::string> restored_state;
   std::string run_nonce;  // etcd: the run's own id, carried by every assignment
 };
+
+// The job policy's settings: the configuration's restart, deadline, membership and hang keys,
+// what the node resolved, a random seed, and what past runs of this job taught (`seed`).
+PolicySettings policy_settings(const CoordinatorSettings& settings, const HistorySeed& seed);
 
 }  // namespace ddplaunch
