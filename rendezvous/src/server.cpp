@@ -25,7 +25,7 @@ ListenError Server::Impl::listen(const std::vector<std::string>& bind_addresses,
   std::vector<std::string> addresses = bind_addresses;
   if (addresses.empty()) addresses.push_back("0.0.0.0");
   if (ListenError error = listeners_.bind_all(addresses, port); error.failed()) return error;
-  by_rank_.assign(static_cast<std::size_t>(opt_.expected_nodes), nullptr);
+  nodes_.open_slots(static_cast<std::size_t>(opt_.expected_nodes));
   phase_ = Phase::kWaitingJoins;
   start_wait_timers();
   heartbeat_tick();
@@ -34,7 +34,7 @@ ListenError Server::Impl::listen(const std::vector<std::string>& bind_addresses,
 }
 
 void Server::Impl::accept_next(tcp::acceptor& acceptor) {
-  if (unjoined_.pause_at_cap(acceptor, joined_.size())) return;
+  if (unjoined_.pause_at_cap(acceptor, nodes_.count())) return;
   acceptor.async_accept([self = shared_from_this(), &acceptor](const boost::system::error_code& ec,
                                                                tcp::socket socket) {
     if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
@@ -53,7 +53,7 @@ void Server::Impl::accept_next(tcp::acceptor& acceptor) {
       });
       return;
     }
-    if (!self->unjoined_.wait_for_a_place(socket, self->joined_.size())) self->on_accept(std::move(socket));
+    if (!self->unjoined_.wait_for_a_place(socket, self->nodes_.count())) self->on_accept(std::move(socket));
     self->accept_next(acceptor);
   });
 }
@@ -128,10 +128,7 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
     notify_refused(peer->conn->peer(), why);
     return;
   }
-  joined_.erase(std::remove(joined_.begin(), joined_.end(), peer), joined_.end());
-  int rank = peer->record.node_rank;
-  bool holds_slot = rank >= 0 && rank < static_cast<int>(by_rank_.size()) && by_rank_[rank] == peer;
-  if (holds_slot) by_rank_[rank] = nullptr;
+  nodes_.remove(peer);
   if (!planned_once_ && !opt_.launcher_assigns_slots) {
     notify_refused(peer->conn->peer(), describe(*peer) + " left before all nodes joined: " + why +
                                            "; its place is free again");
@@ -146,7 +143,7 @@ void Server::Impl::heartbeat_tick() {
   auto now = Clock::now();
   const bool judge = silence_.may_judge(now, opt_.heartbeat_interval);
   std::vector<PeerPtr> silent;
-  for (const auto& p : joined_) {
+  for (const auto& p : nodes_.in_join_order()) {
     if (judge && now - p->last_heard > opt_.heartbeat_timeout) {
       silent.push_back(p);
       continue;
@@ -182,14 +179,14 @@ void Server::Impl::start_wait_timers() {
 void Server::Impl::progress_tick() {
   if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
   const bool rejoins = phase_ == Phase::kWaitingRejoins;
-  int expected = rejoins ? static_cast<int>(by_rank_.size()) : opt_.expected_nodes;
-  int joined = phase_ == Phase::kWaitingJoins ? static_cast<int>(joined_.size()) : rejoined_count();
+  int expected = rejoins ? static_cast<int>(nodes_.slots().size()) : opt_.expected_nodes;
+  int joined = rejoins ? nodes_.ready_count(generation_) : static_cast<int>(nodes_.count());
   auto miss = missing();
   Frame progress = frame_of(detail::kProgress);
   progress.fields["joined"] = std::to_string(joined);
   progress.fields["expected"] = std::to_string(expected);
   progress.fields["missing"] = detail::join_list(miss);
-  for (const auto& p : joined_) p->conn->send(progress);
+  for (const auto& p : nodes_.in_join_order()) p->conn->send(progress);
   if (cb_.on_progress) cb_.on_progress(joined, expected, miss);
   if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
   progress_timer_.expires_after(opt_.progress_interval);
@@ -206,12 +203,12 @@ void Server::Impl::on_join_deadline() {
   timeout.during_rejoin = phase_ == Phase::kWaitingRejoins;
   std::string what = !timeout.during_rejoin
                          ? "join timeout: after " + detail::format_seconds(opt_.join_timeout) +
-                               " only " + std::to_string(joined_.size()) + " of " +
+                               " only " + std::to_string(nodes_.count()) + " of " +
                                std::to_string(opt_.expected_nodes) + " nodes have joined"
                          : "rejoin timeout for generation " + to_string(generation_) +
                                ": after " + detail::format_seconds(opt_.join_timeout) + " only " +
-                               std::to_string(rejoined_count()) + " of " +
-                               std::to_string(by_rank_.size()) + " nodes have rejoined";
+                               std::to_string(nodes_.ready_count(generation_)) + " of " +
+                               std::to_string(nodes_.slots().size()) + " nodes have rejoined";
   timeout.what = what + "; missing " + detail::join_list(timeout.missing);
   if (cb_.on_join_timeout) cb_.on_join_timeout(timeout);
   else abort(timeout.what);  // no launcher to decide: a wait must still end
@@ -221,7 +218,7 @@ void Server::Impl::abort(const std::string& reason) {
   if (phase_ == Phase::kClosed) return;
   Frame frame = frame_of(detail::kAbort);
   frame.fields["reason"] = reason;
-  for (const auto& p : joined_) p->conn->send(frame);
+  for (const auto& p : nodes_.in_join_order()) p->conn->send(frame);
   close();
 }
 
@@ -247,9 +244,8 @@ void Server::Impl::close() {
     if (p->handshake_timer) p->handshake_timer->cancel();
     p->conn->close_graceful(opt_.close_flush_bound);
   }
-  for (auto& p : joined_) p->conn->close_graceful(opt_.close_flush_bound);
-  joined_.clear();
-  by_rank_.clear();
+  for (const auto& p : nodes_.in_join_order()) p->conn->close_graceful(opt_.close_flush_bound);
+  nodes_.clear();
 }
 
 Server::Server(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
@@ -268,12 +264,11 @@ std::uint16_t Server::port() const { return impl_->listeners_.port(); }
 void Server::set_order_revision(std::string revision) { impl_->opt_.order_revision = std::move(revision); }
 std::vector<std::string> Server::listening_on() const { return impl_->listeners_.addresses(); }
 void Server::send(int node_rank, const Message& m) {
-  if (node_rank < 0 || node_rank >= static_cast<int>(impl_->by_rank_.size())) return;
-  if (auto& p = impl_->by_rank_[node_rank]; p && p->state == ServerPeer::State::kJoined)
+  if (auto p = impl_->nodes_.holder(node_rank); p && p->state == ServerPeer::State::kJoined)
     impl_->send_message(p, m);
 }
 void Server::broadcast(const Message& m) {
-  for (const auto& p : impl_->joined_) impl_->send_message(p, m);
+  for (const auto& p : impl_->nodes_.in_join_order()) impl_->send_message(p, m);
 }
 void Server::begin_generation(Generation generation) { impl_->begin_generation(generation); }
 void Server::begin_generation(Generation generation, const std::vector<int>& member_ids,
@@ -281,17 +276,17 @@ void Server::begin_generation(Generation generation, const std::vector<int>& mem
   impl_->begin_member_generation(generation, member_ids, ran_workers);
 }
 void Server::send_to_member(int member_id, const Message& m) {
-  if (auto peer = impl_->find_member(member_id)) impl_->send_message(peer, m);
+  if (auto peer = impl_->nodes_.member(member_id)) impl_->send_message(peer, m);
 }
 void Server::dismiss_member(int member_id, const std::string& reason) { impl_->dismiss_member(member_id, reason); }
 void Server::close() { impl_->close(); }
 void Server::abort(const std::string& reason) { impl_->abort(reason); }
 Generation Server::generation() const { return impl_->generation_; }
-int Server::joined_count() const { return static_cast<int>(impl_->joined_.size()); }
+int Server::joined_count() const { return static_cast<int>(impl_->nodes_.count()); }
 
 std::vector<NodeRecord> Server::joined_nodes() const {
   std::vector<NodeRecord> nodes;
-  for (const auto& peer : impl_->joined_) nodes.push_back(peer->record);
+  for (const auto& peer : impl_->nodes_.in_join_order()) nodes.push_back(peer->record);
   return nodes;
 }
 

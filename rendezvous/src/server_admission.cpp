@@ -1,10 +1,7 @@
 // Rendezvous server admission: credential checks, join/rejoin/status handling, node-rank
 // assignment (a restarted node replacing its silent old connection), and turning the
 // launcher's plan into one Assignment per node.
-#include <algorithm>
-
 #include "handshake.h"
-#include "ddplaunch/rendezvous/node_rank_assignment.h"
 #include "ddplaunch/rendezvous/printable.h"
 #include "server_impl.h"
 
@@ -62,7 +59,7 @@ void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
   }
   if (opt_.launcher_assigns_slots) return admit_member(peer, std::move(facts), who);
   if (std::string why = check_node_count(facts, who); !why.empty()) return refuse(peer, why);
-  if (phase_ != Phase::kWaitingJoins || static_cast<int>(joined_.size()) >= opt_.expected_nodes) {
+  if (phase_ != Phase::kWaitingJoins || static_cast<int>(nodes_.count()) >= opt_.expected_nodes) {
     return refuse(peer, "too many nodes: the job expects " + std::to_string(opt_.expected_nodes) +
                             " nodes and all have joined already; " + who +
                             " is one too many (check --nodes, or whether a job with this "
@@ -71,7 +68,7 @@ void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
   int req = facts.requested_node_rank;
   if (std::string why = check_requested_rank(facts, who, req); !why.empty()) return refuse(peer, why);
   accept_join(peer, std::move(facts), req);
-  if (static_cast<int>(joined_.size()) == opt_.expected_nodes) plan_generation();
+  if (static_cast<int>(nodes_.count()) == opt_.expected_nodes) plan_generation();
 }
 
 std::string Server::Impl::check_node_count(const NodeFacts& facts, const std::string& who) const {
@@ -91,8 +88,7 @@ std::string Server::Impl::check_requested_rank(const NodeFacts& facts, const std
     return who + " asks for node rank " + std::to_string(req) + " but the job has " + std::to_string(expected) +
            " nodes (ranks 0.." + std::to_string(expected - 1) + "); check --node-rank and --nodes";
   }
-  if (req >= 0 && req < static_cast<int>(by_rank_.size()) && by_rank_[req] && !replace_silent_holder(req, facts)) {
-    const auto& holder = by_rank_[req];
+  if (const PeerPtr holder = nodes_.holder(req); holder && !replace_silent_holder(req, facts)) {
     return "duplicate node rank " + std::to_string(req) + ": " + who + " asks for it but host '" +
            holder->record.facts.hostname + "' (" + holder->conn->peer_ip() +
            ") already holds it; every node needs a distinct --node-rank";
@@ -111,8 +107,7 @@ void Server::Impl::accept_join(const PeerPtr& peer, NodeFacts facts, int req) {
   peer->record.observed_address = peer->conn->peer_ip();
   peer->record.rtt_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - peer->hello_sent).count();
-  if (req >= 0 && req < static_cast<int>(by_rank_.size())) by_rank_[req] = peer;
-  joined_.push_back(peer);
+  nodes_.add(peer);
 }
 
 void Server::Impl::handle_rejoin(const PeerPtr& peer, Frame& f) {
@@ -131,61 +126,17 @@ void Server::Impl::begin_generation(Generation generation) {
   maybe_plan();  // every node may be ready already
 }
 
-int Server::Impl::rejoined_count() const {
-  return static_cast<int>(std::count_if(by_rank_.begin(), by_rank_.end(), [this](const PeerPtr& p) { return p && rejoined(*p); }));
-}
-
 void Server::Impl::maybe_plan() {
-  if (phase_ == Phase::kWaitingRejoins && !by_rank_.empty() && rejoined_count() == static_cast<int>(by_rank_.size()))
-    plan_generation();
-}
-
-std::vector<std::string> Server::Impl::missing() const {
-  constexpr std::size_t kMaxListed = 16;
-  std::vector<std::string> out;
-  std::size_t total = 0;
-  auto add = [&](std::string s) {
-    if (++total <= kMaxListed) out.push_back(std::move(s));
-  };
-  if (phase_ == Phase::kWaitingRejoins) {
-    for (std::size_t r = 0; r < by_rank_.size(); ++r) {
-      const auto& p = by_rank_[r];
-      if (!p) add("node rank " + std::to_string(r) + " (lost)");
-      else if (!rejoined(*p)) add("node rank " + std::to_string(r) + " (host '" + p->record.facts.hostname + "')");
-    }
-  } else {
-    int unranked = 0;
-    for (const auto& p : joined_) unranked += p->rank_requested ? 0 : 1;
-    int missing_count = opt_.expected_nodes - static_cast<int>(joined_.size());
-    if (unranked == 0) {
-      for (std::size_t r = 0; r < by_rank_.size(); ++r)
-        if (!by_rank_[r]) add("node rank " + std::to_string(r));
-    } else if (missing_count > 0) {
-      add(std::to_string(missing_count) + " more node" + (missing_count == 1 ? "" : "s") +
-          " (ranks unassigned)");
-    }
-  }
-  if (total > kMaxListed) out.push_back("... and " + std::to_string(total - kMaxListed) + " more");
-  return out;
+  if (phase_ == Phase::kWaitingRejoins && nodes_.every_slot_ready(generation_)) plan_generation();
 }
 
 void Server::Impl::plan_generation() {
-  if (!planned_once_ && !opt_.launcher_assigns_slots) {
-    std::vector<int> requested;  // in join order
-    for (const auto& p : joined_) requested.push_back(p->rank_requested ? p->record.node_rank : -1);
-    const auto ranks = assign_node_ranks(requested, by_rank_.size());
-    for (std::size_t i = 0; i < joined_.size(); ++i) {
-      joined_[i]->record.node_rank = ranks[i];
-      by_rank_[static_cast<std::size_t>(ranks[i])] = joined_[i];
-    }
-  }
+  if (!planned_once_ && !opt_.launcher_assigns_slots) nodes_.rank_in_join_order();
   planned_once_ = true;
   phase_ = Phase::kRunning;
   join_timer_.cancel();
   progress_timer_.cancel();
-  std::vector<NodeRecord> records;
-  records.reserve(by_rank_.size());
-  for (const auto& p : by_rank_) records.push_back(p->record);
+  const std::vector<NodeRecord> records = nodes_.slot_records();
   JobPlan plan = cb_.plan ? cb_.plan(generation_, records) : JobPlan{};
   if (phase_ == Phase::kClosed) return;
   long long world = 0;
@@ -198,7 +149,7 @@ void Server::Impl::plan_generation() {
   if (!plan.refusal.empty()) {
     Frame f = frame_of(detail::kRefuse);
     f.fields["reason"] = plan.refusal;
-    for (const auto& p : joined_) p->conn->send(f);
+    for (const auto& p : nodes_.in_join_order()) p->conn->send(f);
     close();
     return;
   }
@@ -217,7 +168,7 @@ void Server::Impl::plan_generation() {
     a.rank_offset = offsets[r];
     Frame f = frame_of(detail::kAssign);
     detail::put_assignment(f, a);
-    by_rank_[r]->conn->send(f, tail);
+    nodes_.slots()[r]->conn->send(f, tail);
   }
 }
 
@@ -226,7 +177,7 @@ void Server::Impl::plan_generation() {
 // same host and has said nothing for a few heartbeat intervals (a live node answers every
 // interval), the old connection is retired and the new join goes ahead.
 bool Server::Impl::replace_silent_holder(int rank, const NodeFacts& joining) {
-  const PeerPtr holder = by_rank_[static_cast<std::size_t>(rank)];
+  const PeerPtr holder = nodes_.holder(rank);
   if (!holder || holder->record.facts.hostname != joining.hostname) return false;
   auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - holder->last_heard);
   if (silent < opt_.heartbeat_interval * opt_.silent_intervals_before_replace) return false;

@@ -14,6 +14,7 @@
 
 #include "connection.h"
 #include "ddplaunch/rendezvous/server.h"
+#include "joined_nodes.h"
 #include "server_listeners.h"
 #include "server_peer.h"
 #include "unjoined_connections.h"
@@ -59,8 +60,6 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void handle_rejoin(const PeerPtr& peer, Frame& frame);
   void begin_generation(Generation generation);
   void maybe_plan();
-  bool rejoined(const ServerPeer& peer) const { return peer.ready_for == generation_; }
-  int rejoined_count() const;  // nodes of the awaited generation that are ready for it
   std::string check_node_count(const NodeFacts& facts, const std::string& who) const;
   std::string check_requested_rank(const NodeFacts& facts, const std::string& who, int& requested_rank);
   void accept_join(const PeerPtr& peer, NodeFacts facts, int rank);
@@ -69,10 +68,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void admit_member(const PeerPtr& peer, NodeFacts facts, const std::string& who);
   void begin_member_generation(Generation generation, const std::vector<int>& member_ids,
                                const std::vector<int>& ran_workers);
-  PeerPtr find_member(int member_id) const;
   void dismiss_member(int member_id, const std::string& reason);
   void plan_generation();
-  std::vector<std::string> missing() const;
+  std::vector<std::string> missing() const { return nodes_.missing(phase_ == Phase::kWaitingRejoins, generation_, opt_.expected_nodes); }
 
   boost::asio::io_context& io_;
   ServerOptions opt_;
@@ -81,8 +79,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_;
   detail::SilenceJudge silence_;  // a late heartbeat tick judges nobody
   UnjoinedConnections unjoined_;  // in their handshake, or waiting for a place
-  std::vector<PeerPtr> joined_;   // join order
-  std::vector<PeerPtr> by_rank_;  // size expected_nodes; requested ranks at once, others at plan
+  JoinedNodes nodes_;             // join order, and the generation's slots
   Phase phase_ = Phase::kIdle;
   bool planned_once_ = false;
   Generation generation_;

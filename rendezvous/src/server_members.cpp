@@ -10,7 +10,7 @@ namespace ddplaunch::rendezvous {
 void Server::Impl::admit_member(const PeerPtr& peer, NodeFacts facts, const std::string& who) {
   if (std::string why = check_node_count(facts, who); !why.empty()) return refuse(peer, why);
   const int capacity = opt_.expected_nodes + opt_.max_spares;
-  if (static_cast<int>(joined_.size()) >= capacity) {
+  if (static_cast<int>(nodes_.count()) >= capacity) {
     return refuse(peer, "too many launchers: the job has room for " + std::to_string(opt_.expected_nodes) +
                             " nodes and " + std::to_string(opt_.max_spares) + " spare(s), and all are here; " + who +
                             " is one too many (start every launcher with a larger --spares to keep more spares)");
@@ -25,24 +25,13 @@ void Server::Impl::admit_member(const PeerPtr& peer, NodeFacts facts, const std:
   if (cb_.on_member_joined && phase_ != Phase::kClosed) cb_.on_member_joined(peer->record);
 }
 
-Server::Impl::PeerPtr Server::Impl::find_member(int member_id) const {
-  for (const auto& p : joined_)
-    if (p->record.member_id == member_id && p->state == ServerPeer::State::kJoined) return p;
-  return nullptr;
-}
-
 void Server::Impl::begin_member_generation(Generation generation, const std::vector<int>& member_ids,
                                            const std::vector<int>& ran_workers) {
   if (phase_ == Phase::kClosed) return;
-  std::vector<PeerPtr> slots;
-  for (int id : member_ids) slots.push_back(find_member(id));  // nullptr: gone meanwhile; never planned
-  for (const auto& p : joined_) p->record.node_rank = -1;
-  for (std::size_t slot = 0; slot < slots.size(); ++slot)
-    if (slots[slot]) slots[slot]->record.node_rank = static_cast<int>(slot);
-  by_rank_ = std::move(slots);
+  nodes_.seat_members(member_ids);
   generation_ = generation;
   phase_ = Phase::kWaitingRejoins;
-  for (const auto& p : by_rank_) {
+  for (const auto& p : nodes_.slots()) {
     if (!p) continue;
     // A launcher without workers in the last generation has nothing to stop: it is ready.
     const bool ran = std::find(ran_workers.begin(), ran_workers.end(), p->record.member_id) != ran_workers.end();
@@ -53,16 +42,14 @@ void Server::Impl::begin_member_generation(Generation generation, const std::vec
 }
 
 void Server::Impl::dismiss_member(int member_id, const std::string& reason) {
-  PeerPtr peer = find_member(member_id);
+  PeerPtr peer = nodes_.member(member_id);
   if (!peer) return;
   Frame f = frame_of(detail::kRefuse);
   f.fields["reason"] = reason;
   peer->conn->send(f);
   peer->conn->close_graceful(opt_.close_flush_bound);
   peer->state = ServerPeer::State::kGone;
-  joined_.erase(std::remove(joined_.begin(), joined_.end(), peer), joined_.end());
-  for (auto& slot : by_rank_)
-    if (slot == peer) slot = nullptr;
+  nodes_.remove(peer);
 }
 
 }  // namespace ddplaunch::rendezvous
