@@ -103,16 +103,25 @@ TEST(UnjoinedConnections, OneAddressMayHoldOnlyItsShareOfHandshakes) {
   EXPECT_EQ(unjoined.over_cap("127.0.0.2"), "") << "another address still has its share";
 }
 
-TEST(UnjoinedConnections, AConnectionItsNodeLeftWhileWaitingIsNotGreeted) {
+// One handshake place, held by `holder`; one connection waits for it.
+struct OnePlaceHeld {
   Loopback net;
   Recorded seen;
-  UnjoinedConnections unjoined({.max_handshaking = 1, .max_per_address = 16, .places = 4}, recording(seen));
-  auto holder = net.peer();
-  unjoined.begin_handshake(holder);
-  tcp::socket left = net.accept_one();
-  const int left_fd = left.native_handle();
-  ASSERT_TRUE(unjoined.wait_for_a_place(left, 0));
-  net.clients.back()->close();  // the node gave up this connection
+  UnjoinedConnections unjoined{{.max_handshaking = 1, .max_per_address = 16, .places = 4}, recording(seen)};
+  std::shared_ptr<ServerPeer> holder = net.peer();
+  int waiting_fd = -1;
+  OnePlaceHeld() {
+    unjoined.begin_handshake(holder);
+    tcp::socket waiting = net.accept_one();
+    waiting_fd = waiting.native_handle();
+    EXPECT_TRUE(unjoined.wait_for_a_place(waiting, 0));
+  }
+};
+
+TEST(UnjoinedConnections, AConnectionItsNodeLeftWhileWaitingIsNotGreeted) {
+  OnePlaceHeld held;
+  auto& [net, seen, unjoined, holder, left_fd] = held;
+  net.clients.back()->close();  // the node gave up the waiting connection
   pollfd end_of_stream{left_fd, POLLIN, 0};
   ASSERT_EQ(::poll(&end_of_stream, 1, 5000), 1) << "the close did not reach the master's end";
   tcp::socket stays = net.accept_one();
@@ -123,13 +132,8 @@ TEST(UnjoinedConnections, AConnectionItsNodeLeftWhileWaitingIsNotGreeted) {
 }
 
 TEST(UnjoinedConnections, ClosingHandsBackTheHandshakesAndGreetsNobodyAfterwards) {
-  Loopback net;
-  Recorded seen;
-  UnjoinedConnections unjoined({.max_handshaking = 1, .max_per_address = 16, .places = 4}, recording(seen));
-  auto holder = net.peer();
-  unjoined.begin_handshake(holder);
-  tcp::socket waiting = net.accept_one();
-  ASSERT_TRUE(unjoined.wait_for_a_place(waiting, 0));
+  OnePlaceHeld held;
+  auto& [net, seen, unjoined, holder, waiting_fd] = held;
   ASSERT_TRUE(unjoined.pause_at_cap(net.listener, 3));
   const auto handed_back = unjoined.close();
   ASSERT_EQ(handed_back.size(), 1u);
