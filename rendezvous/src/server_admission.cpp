@@ -57,18 +57,41 @@ void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
                             facts.launcher_version + "', the master runs '" +
                             opt_.launcher_version + "'; install the same ddplaunch on all nodes");
   }
-  if (opt_.launcher_assigns_slots) return admit_member(peer, std::move(facts), who);
+  admit(peer, std::move(facts), who);
+}
+
+// One admission for both modes. Without membership the server admits the job's nodes until
+// they are all there, then plans; with membership (launcher_assigns_slots) it admits
+// launchers at any time up to the nodes plus the spares, and the launcher (JobPolicy's
+// Membership) says which of them are the nodes of each generation, in which slot.
+void Server::Impl::admit(const PeerPtr& peer, NodeFacts facts, const std::string& who) {
   if (std::string why = check_node_count(facts, who); !why.empty()) return refuse(peer, why);
-  if (phase_ != Phase::kWaitingJoins || static_cast<int>(nodes_.count()) >= opt_.expected_nodes) {
-    return refuse(peer, "too many nodes: the job expects " + std::to_string(opt_.expected_nodes) +
-                            " nodes and all have joined already; " + who +
-                            " is one too many (check --nodes, or whether a job with this "
-                            "--job-id is already running)");
-  }
-  int req = facts.requested_node_rank;
+  if (std::string why = no_room_for(who); !why.empty()) return refuse(peer, why);
+  // With membership, once the job runs, where a late launcher goes is the launcher's call: its
+  // rank is a wish for the first generation only. (A rank at or above the node count stays as
+  // asked before the start: the launcher reads it as "a spare".)
+  int req = opt_.launcher_assigns_slots && planned_once_ ? -1 : facts.requested_node_rank;
   if (std::string why = check_requested_rank(facts, who, req); !why.empty()) return refuse(peer, why);
   accept_join(peer, std::move(facts), req);
-  if (static_cast<int>(nodes_.count()) == opt_.expected_nodes) plan_generation();
+  if (opt_.launcher_assigns_slots) {
+    peer->record.member_id = next_member_id_++;
+    if (cb_.on_member_joined && phase_ != Phase::kClosed) cb_.on_member_joined(peer->record);
+  } else if (static_cast<int>(nodes_.count()) == opt_.expected_nodes) {
+    plan_generation();
+  }
+}
+
+std::string Server::Impl::no_room_for(const std::string& who) const {
+  if (opt_.launcher_assigns_slots) {
+    if (static_cast<int>(nodes_.count()) < opt_.expected_nodes + opt_.max_spares) return "";
+    return "too many launchers: the job has room for " + std::to_string(opt_.expected_nodes) + " nodes and " +
+           std::to_string(opt_.max_spares) + " spare(s), and all are here; " + who +
+           " is one too many (start every launcher with a larger --spares to keep more spares)";
+  }
+  if (phase_ == Phase::kWaitingJoins && static_cast<int>(nodes_.count()) < opt_.expected_nodes) return "";
+  return "too many nodes: the job expects " + std::to_string(opt_.expected_nodes) +
+         " nodes and all have joined already; " + who +
+         " is one too many (check --nodes, or whether a job with this --job-id is already running)";
 }
 
 std::string Server::Impl::check_node_count(const NodeFacts& facts, const std::string& who) const {

@@ -62,10 +62,11 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void maybe_plan();
   std::string check_node_count(const NodeFacts& facts, const std::string& who) const;
   std::string check_requested_rank(const NodeFacts& facts, const std::string& who, int& requested_rank);
+  void admit(const PeerPtr& peer, NodeFacts facts, const std::string& who);
+  std::string no_room_for(const std::string& who) const;  // "" when the job has room for one more
   void accept_join(const PeerPtr& peer, NodeFacts facts, int rank);
 
   // server_members.cpp (membership mode)
-  void admit_member(const PeerPtr& peer, NodeFacts facts, const std::string& who);
   void begin_member_generation(Generation generation, const std::vector<int>& member_ids,
                                const std::vector<int>& ran_workers);
   void dismiss_member(int member_id, const std::string& reason);
