@@ -41,8 +41,8 @@ constexpr OptionSpec kOptions[] = {
      .doc = "workers per node: a number; gpu-or-1 = GPUs visible on the node, else 1;\n"
             "torchrun's words: auto = GPUs, else CPUs; gpu = GPUs (error without); cpu = CPUs",
      .range = {1, 1024}, .names = "--nproc-per-node", .group = G::JobShape, .kind = K::Custom,
-     .value_name = "N|auto|gpu|cpu", .pet = "PET_NPROC_PER_NODE", .apply = apply_nproc,
-     .help = "workers on this node: N; auto = GPUs, else CPUs; gpu = GPUs; cpu = CPUs (default: GPUs, else 1)"},
+     .value_name = "N|auto|gpu|cpu|gpu-or-1", .pet = "PET_NPROC_PER_NODE", .apply = apply_nproc,
+     .help = "workers on this node: N; auto = GPUs, else CPUs; gpu = GPUs; cpu = CPUs; gpu-or-1 (default) = GPUs, else 1"},
     {.key = "node_rank", .field = field<&L::node_rank>(),
      .doc = "this node's rank; -1 = assigned by the master in join order (node 0 hosts)",
      .names = "--node-rank", .group = G::JobShape, .kind = K::Count, .value_name = "N", .pet = "PET_NODE_RANK",
