@@ -51,6 +51,8 @@ constexpr Field choice_field() {
       +[] { return Names.listed(); },
   };
 }
+// The same for a member of a section: choice_field<&LaunchConfig::etcd, &EtcdConfig::protocol,
+// kEtcdProtocolNames>().
 template <auto Section, auto Member, const auto& Names>
 constexpr Field choice_field() {
   return ChoiceField{
