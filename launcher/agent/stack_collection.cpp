@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -40,6 +41,20 @@ std::string read_from(const std::string& path, long offset) {
   return out;
 }
 
+// Whether the process catches `signal` now (SigCgt of /proc/PID/status). The stack file
+// proves the handler was registered once, not that it still is: a Python rank's interpreter
+// unregisters faulthandler while it shuts down, and a rank that exec'd another program has no
+// handler; the signal's default action would end either.
+bool catches(pid_t pid, int signal) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("SigCgt:", 0) != 0) continue;
+    const unsigned long long mask = std::strtoull(line.c_str() + 7, nullptr, 16);
+    return signal >= 1 && signal <= 64 && ((mask >> (signal - 1)) & 1ULL) != 0;
+  }
+  return false;
+}
+
 // faulthandler writes the whole dump from its signal handler, at once: wait for the file to
 // grow, then for two quiet polls in a row.
 std::string python_frames(pid_t pid, const std::string& stack_dir, std::chrono::milliseconds wait) {
@@ -47,7 +62,8 @@ std::string python_frames(pid_t pid, const std::string& stack_dir, std::chrono::
   const std::string path = (std::filesystem::path(stack_dir) / c::stack_file_name(pid)).string();
   const long before = file_size(path);
   if (before < 0) return "";  // no handler registered: the signal would end the process
-  if (kill(pid, SIGRTMIN + c::kStackSignalAboveRtMin) != 0) return "";
+  const int stack_signal = SIGRTMIN + c::kStackSignalAboveRtMin;
+  if (!catches(pid, stack_signal) || kill(pid, stack_signal) != 0) return "";
   const auto deadline = std::chrono::steady_clock::now() + wait;
   long last = before;
   int quiet = 0;

@@ -274,6 +274,29 @@ class AutoloadTest(StatusChannelTest):
         self.assertIn("most recent call first", text)
         self.assertIn("in waiting_here", text)
 
+    def test_after_the_exit_handlers_the_stack_signal_is_ignored_not_fatal(self):
+        # The interpreter unregisters faulthandler as it finalizes; the shim's exit handler
+        # (the last to run) has the signal ignored by then, so a stack request that meets a
+        # rank shutting down does not end it.
+        import signal
+        signum = signal.SIGRTMIN + 5
+        result = self.run_python("""
+            import atexit, os
+            def disposition(n):  # as the launcher reads it
+                masks = dict(line.split(":", 1) for line in open("/proc/self/status") if line.startswith("Sig"))
+                if int(masks["SigCgt"], 16) >> (n - 1) & 1: return "caught"
+                return "ignored" if int(masks["SigIgn"], 16) >> (n - 1) & 1 else "default"
+            print(disposition(%d))
+            atexit._run_exitfuncs()  # what the interpreter does first as it exits
+            print(disposition(%d))
+            os.kill(os.getpid(), %d)
+            print("survived")
+            """ % (signum, signum, signum),
+            env={"DDPLAUNCH_STATUS_SOCKET": os.path.join(self.dir, "sock"), "RANK": "0",
+                 "DDPLAUNCH_STACK_DIR": self.dir, "DDPLAUNCH_STACK_SIGNAL": str(signum)})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.split("\n")[:3], ["caught", "ignored", "survived"], result.stdout + result.stderr)
+
     def test_without_stack_variables_no_handler_and_no_file(self):
         result = self.run_python("import ddplaunch_shim; print(ddplaunch_shim.register_stack_dump())",
                                  env={"DDPLAUNCH_STATUS_SOCKET": os.path.join(self.dir, "sock"), "RANK": "0",

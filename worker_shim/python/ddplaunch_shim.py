@@ -420,9 +420,26 @@ def register_stack_dump():
         stream = open(os.path.join(directory, "stack-%d.txt" % pid), "w")
         faulthandler.register(signum, file=stream, all_threads=True, chain=False)
         _stack_file[:] = [(pid, stream)]
+        import atexit
+        atexit.register(_ignore_stack_signal_at_exit, signum, pid)
         return True
     except Exception:
         return False
+
+
+def _ignore_stack_signal_at_exit(signum, pid):
+    """The interpreter unregisters faulthandler as it finalizes, which would leave the stack
+    signal's default action (the end of this rank) while it shuts down: from the last atexit
+    call on, the signal is ignored instead."""
+    if os.getpid() != pid:
+        return
+    try:
+        import faulthandler
+        import signal
+        faulthandler.unregister(signum)
+        signal.signal(signum, signal.SIG_IGN)
+    except Exception:
+        pass
 
 
 POST_MORTEM_MARK = "ddplaunch post-mortem: raised "  # read by the launcher (the stop's reason)
