@@ -14,8 +14,7 @@ Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCal
     : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)),
       listeners_(io), join_timer_(io), progress_timer_(io), heartbeat_timer_(io),
       unjoined_({opt_.max_unjoined_connections, opt_.max_unjoined_per_address,
-                 static_cast<std::size_t>(opt_.expected_nodes) +
-                     (opt_.launcher_assigns_slots ? static_cast<std::size_t>(opt_.max_spares) : 0)},
+                 static_cast<std::size_t>(job_places(opt_))},
                 {[this](tcp::socket socket) { on_accept(std::move(socket)); },
                  [this](tcp::acceptor& listener) { accept_next(listener); }}) {}
 
@@ -165,7 +164,6 @@ void Server::Impl::heartbeat_tick() {
 }
 
 void Server::Impl::start_wait_timers() {
-  wait_started_ = Clock::now();
   join_timer_.expires_after(opt_.join_timeout);
   join_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->on_join_deadline();

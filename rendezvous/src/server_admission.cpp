@@ -82,13 +82,13 @@ void Server::Impl::admit(const PeerPtr& peer, NodeFacts facts, const std::string
 }
 
 std::string Server::Impl::no_room_for(const std::string& who) const {
+  const bool admitting = opt_.launcher_assigns_slots || phase_ == Phase::kWaitingJoins;
+  if (admitting && static_cast<int>(nodes_.count()) < job_places(opt_)) return "";
   if (opt_.launcher_assigns_slots) {
-    if (static_cast<int>(nodes_.count()) < opt_.expected_nodes + opt_.max_spares) return "";
     return "too many launchers: the job has room for " + std::to_string(opt_.expected_nodes) + " nodes and " +
            std::to_string(opt_.max_spares) + " spare(s), and all are here; " + who +
            " is one too many (start every launcher with a larger --spares to keep more spares)";
   }
-  if (phase_ == Phase::kWaitingJoins && static_cast<int>(nodes_.count()) < opt_.expected_nodes) return "";
   return "too many nodes: the job expects " + std::to_string(opt_.expected_nodes) +
          " nodes and all have joined already; " + who +
          " is one too many (check --nodes, or whether a job with this --job-id is already running)";

@@ -2,11 +2,8 @@
 // server_admission.cpp (join/status checks, rank assignment, plans) and server_members.cpp.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <optional>
-#include <random>
-#include <unordered_map>
 #include <vector>
 #include <utility>  // before Asio (Boost 1.74 + g++ 12)
 
@@ -21,6 +18,9 @@
 #include "wire.h"
 
 namespace ddplaunch::rendezvous {
+
+// The connections a complete job holds: its nodes, and with membership its spares too.
+inline int job_places(const ServerOptions& o) { return o.expected_nodes + (o.launcher_assigns_slots ? o.max_spares : 0); }
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
@@ -84,7 +84,6 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   Phase phase_ = Phase::kIdle;
   bool planned_once_ = false;
   Generation generation_;
-  Clock::time_point wait_started_;
   int next_member_id_ = 0;
 };
 
