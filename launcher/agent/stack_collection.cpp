@@ -1,6 +1,7 @@
 // collect_stacks: see stack_collection.h.
 #include "agent/stack_collection.h"
 #include "supervise/own_tools.h"
+#include "supervise/proc_status.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -46,13 +47,8 @@ std::string read_from(const std::string& path, long offset) {
 // unregisters faulthandler while it shuts down, and a rank that exec'd another program has no
 // handler; the signal's default action would end either.
 bool catches(pid_t pid, int signal) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("SigCgt:", 0) != 0) continue;
-    const unsigned long long mask = std::strtoull(line.c_str() + 7, nullptr, 16);
-    return signal >= 1 && signal <= 64 && ((mask >> (signal - 1)) & 1ULL) != 0;
-  }
-  return false;
+  const unsigned long long mask = std::strtoull(proc_status_field(pid, "SigCgt").c_str(), nullptr, 16);
+  return signal >= 1 && signal <= 64 && ((mask >> (signal - 1)) & 1ULL) != 0;
 }
 
 // faulthandler writes the whole dump from its signal handler, at once: wait for the file to

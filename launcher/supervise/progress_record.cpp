@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "supervise/progress_record.h"
+#include "supervise/proc_status.h"
 
 namespace ddplaunch {
 
@@ -52,13 +53,7 @@ bool record_progress(Worker& w, const contract::StatusMessage& m) {
 
 bool traced_by_a_person(pid_t pid) {
   if (pid <= 0) return false;
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  long tracer = 0;
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("TracerPid:", 0) == 0) {
-      tracer = std::strtol(line.c_str() + 10, nullptr, 10);
-      break;
-    }
+  const long tracer = std::strtol(proc_status_field(pid, "TracerPid").c_str(), nullptr, 10);
   if (tracer <= 0) return false;
   std::ifstream stat("/proc/" + std::to_string(tracer) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
