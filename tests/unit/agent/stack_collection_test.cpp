@@ -99,8 +99,8 @@ TEST(StackCollection, APythonRankThatCatchesTheSignalGivesItsFramesAndLivesOn) {
       "import faulthandler, os, sys, time\n"
       "f = open(os.path.join(sys.argv[1], 'stack-%d.txt' % os.getpid()), 'w')\n"
       "faulthandler.register(" + std::to_string(stack_signal) + ", file=f, all_threads=True, chain=False)\n"
-      "print('ready', flush=True)\n"
       "def waiting_for_the_test():\n"
+      "    print('ready', flush=True)\n"  // said from inside the frame the stack must show
       "    time.sleep(60)\n"
       "waiting_for_the_test()\n";
   Child rank({"/usr/bin/python3", "-c", script, dir.path});
