@@ -19,8 +19,8 @@ constexpr double kHistoryInitFactor = 3;  // the init deadline is at least 3 x p
 std::string headline_of(const std::string& text) { return text.substr(0, text.find(" — ")); }
 
 std::string history_path(const LaunchConfig& c) {
-  if (c.history_file == "off") return "";
-  return c.history_file.empty() ? RunHistory::default_path() : c.history_file;
+  if (c.history_file.off) return "";
+  return c.history_file.path.empty() ? RunHistory::default_path() : c.history_file.path;
 }
 
 std::string signature_of(const CoordinatorSettings& s) {

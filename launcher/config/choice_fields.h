@@ -1,6 +1,6 @@
 // Config keys whose text is a choice, not a plain value: how the option table reads, writes
 // and explains them (worker_port: "auto" or a port; nproc_per_node: a number or a word;
-// numa_binding: none or a torchrun mode).
+// numa_binding: none or a torchrun mode; hang.history_file: a path or off).
 #pragma once
 
 #include <string>
@@ -39,6 +39,19 @@ constexpr Field nproc_per_node_field() {
         return request.has_value();
       },
       +[] { return preflight::nproc_request_choices(); },
+  };
+}
+
+// hang.history_file: a path, "" (the default file) or off (no history).
+constexpr Field history_file_field() {
+  return ChoiceField{
+      +[](const LaunchConfig& c) { return c.history_file.off ? std::string("off") : c.history_file.path; },
+      +[](LaunchConfig& c, std::string_view text) {
+        c.history_file.off = text == "off";
+        c.history_file.path = c.history_file.off ? std::string() : std::string(text);
+        return true;
+      },
+      +[] { return std::string("a file's path, or off"); },
   };
 }
 

@@ -55,6 +55,12 @@ struct WorkerPort {
   bool automatic() const { return !fixed.has_value(); }
 };
 
+// Where past runs' init and step times are kept: the default file, another one, or none ("off").
+struct HistoryFile {
+  bool off = false;
+  std::string path;  // "": RunHistory::default_path()
+};
+
 // Nodes whose launcher, program, NCCL or driver versions differ: the job starts with a
 // warning, or is refused.
 enum class VersionMismatch { Warn, Refuse };
@@ -114,7 +120,7 @@ struct LaunchConfig {
   // where past runs are remembered.
   HangSettings hang;
   HangActionSetting hang_action = HangActionSetting::Auto;  // auto: restart when restarts were asked, else stop
-  std::string history_file;           // "" = RunHistory::default_path(); "off" = no history
+  HistoryFile history_file;           // where past runs' init and step times are kept, or off
 
   // Workers.
   ShimChoice shim = ShimChoice::Auto;

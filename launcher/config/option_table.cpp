@@ -257,7 +257,7 @@ constexpr OptionSpec kOptions[] = {
      .doc = "inside ddplaunch_shim.section(\"checkpoint\"): learnt per section name", .range = {0.5, kWeek, s}},
     {.key = "hang.section_hang_minimum_s", .field = field<&L::hang, &HangSettings::section_hang_minimum_s>(),
      .doc = "the hang deadline inside a section is never shorter than this", .range = {1, kWeek, s}},
-    {.key = "hang.history_file", .field = field<&L::history_file>(),
+    {.key = "hang.history_file", .field = history_file_field(),
      .doc = "past runs' init and step times (\"\" = ~/.local/state/ddplaunch/history, off = none)",
      .names = "--history-file", .group = G::Restarts, .value_name = "PATH|off",
      .help = "where past runs' init and step times are kept (default ~/.local/state/ddplaunch/history)"},

@@ -76,6 +76,27 @@ TEST(YamlConfig, AppliesValuesOfEveryKind) {
   EXPECT_DOUBLE_EQ(c.init_deadline.base_s, 60);
 }
 
+TEST(YamlConfig, TheHistoryFileIsThePathGivenTheDefaultOrOff) {
+  LaunchConfig by_default;
+  EXPECT_FALSE(by_default.history_file.off);
+  EXPECT_EQ(by_default.history_file.path, "");
+  LaunchConfig off;
+  auto errors = apply_yaml("hang:\n  history_file: off\n", "f", off);
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  EXPECT_TRUE(off.history_file.off);
+  EXPECT_EQ(off.history_file.path, "");
+  LaunchConfig elsewhere = off;
+  errors = apply_yaml("hang:\n  history_file: /var/tmp/runs\n", "f", elsewhere);
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  EXPECT_FALSE(elsewhere.history_file.off) << "a path given after off turns the history on again";
+  EXPECT_EQ(elsewhere.history_file.path, "/var/tmp/runs");
+  LaunchConfig back;
+  errors = apply_yaml("hang:\n  history_file: \"\"\n", "f", back);
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  EXPECT_FALSE(back.history_file.off);
+  EXPECT_EQ(back.history_file.path, "");
+}
+
 TEST(YamlConfig, RejectsBadRestartOnEntryAndNonMapping) {
   LaunchConfig c;
   EXPECT_TRUE(any_contains(apply_yaml("restart:\n  restart_on: [boot]\n", "f", c), "restart_on"));

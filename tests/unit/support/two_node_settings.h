@@ -13,7 +13,7 @@ inline CoordinatorSettings two_node_settings(std::string job_id) {
   CoordinatorSettings s;
   s.config.job_id = std::move(job_id);
   s.config.nodes = 2;
-  s.config.history_file = "off";
+  s.config.history_file.off = true;
   return s;
 }
 
