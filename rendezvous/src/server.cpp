@@ -14,7 +14,7 @@ Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCal
     : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)),
       listeners_(io), join_timer_(io), progress_timer_(io), heartbeat_timer_(io),
       unjoined_({opt_.max_unjoined_connections, opt_.max_unjoined_per_address,
-                 static_cast<std::size_t>(job_places(opt_))},
+                 static_cast<std::size_t>(join_rules::job_places(opt_))},
                 {[this](tcp::socket socket) { on_accept(std::move(socket)); },
                  [this](tcp::acceptor& listener) { accept_next(listener); }}) {}
 
@@ -238,10 +238,7 @@ void Server::Impl::close() {
   join_timer_.cancel();
   progress_timer_.cancel();
   heartbeat_timer_.cancel();
-  for (const auto& p : handshaking) {
-    if (p->handshake_timer) p->handshake_timer->cancel();
-    p->conn->close_graceful(opt_.close_flush_bound);
-  }
+  for (const auto& p : handshaking) p->leave(opt_.close_flush_bound);
   for (const auto& p : nodes_.in_join_order()) p->conn->close_graceful(opt_.close_flush_bound);
   nodes_.clear();
 }

@@ -1,5 +1,6 @@
 // Server internals shared by server.cpp (connections, heartbeats, timers),
-// server_admission.cpp (join/status checks, rank assignment, plans) and server_members.cpp.
+// server_admission.cpp (join/status handling, plans) and server_members.cpp. The rules of a
+// join are join_rules.h's; a peer's own steps (welcome, join, leave) are ServerPeer's.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "connection.h"
 #include "ddplaunch/rendezvous/server.h"
+#include "join_rules.h"
 #include "joined_nodes.h"
 #include "server_listeners.h"
 #include "server_peer.h"
@@ -18,9 +20,6 @@
 #include "wire.h"
 
 namespace ddplaunch::rendezvous {
-
-// The connections a complete job holds: its nodes, and with membership its spares too.
-inline int job_places(const ServerOptions& o) { return o.expected_nodes + (o.launcher_assigns_slots ? o.max_spares : 0); }
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
@@ -55,16 +54,11 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   bool replace_silent_holder(int rank, const NodeFacts& joining);
   void handle_join(const PeerPtr& peer, Frame& frame);
   void handle_status(const PeerPtr& peer, Frame& frame);
-  void welcome(const PeerPtr& peer, const Frame& request);
   void refuse(const PeerPtr& peer, const std::string& reason);
   void handle_rejoin(const PeerPtr& peer, Frame& frame);
   void begin_generation(Generation generation);
   void maybe_plan();
-  std::string check_node_count(const NodeFacts& facts, const std::string& who) const;
-  std::string check_requested_rank(const NodeFacts& facts, const std::string& who, int& requested_rank);
-  void admit(const PeerPtr& peer, NodeFacts facts, const std::string& who);
-  std::string no_room_for(const std::string& who) const;  // "" when the job has room for one more
-  void accept_join(const PeerPtr& peer, NodeFacts facts, int rank);
+  void admit(const PeerPtr& peer, NodeFacts facts, const std::string& who);  // asks join_rules.h
 
   // server_members.cpp (membership mode)
   void begin_member_generation(Generation generation, const std::vector<int>& member_ids,

@@ -29,8 +29,7 @@ void Server::Impl::dismiss_member(int member_id, const std::string& reason) {
   Frame f = frame_of(detail::kRefuse);
   f.fields["reason"] = reason;
   peer->conn->send(f);
-  peer->conn->close_graceful(opt_.close_flush_bound);
-  peer->state = ServerPeer::State::kGone;
+  peer->leave(opt_.close_flush_bound);
   nodes_.remove(peer);
 }
 

@@ -30,6 +30,15 @@ struct ServerPeer {
   std::optional<Generation> ready_for;
   std::uint64_t hb_seq = 0;
   Clock::time_point hb_sent;
+
+  // After the credentials: the master proves the token in turn, before saying anything else.
+  // With a token, every frame after the welcome is MACed both ways (frame_seal.h).
+  void welcome(const std::string& token, const Frame& request);
+  // The join was admitted: the peer is trusted with the full frame limit and holds `rank`
+  // (-1: the server or the launcher gives it one later).
+  void join_as(NodeFacts facts, int rank, std::size_t max_frame_bytes);
+  // The server is done with this peer: what was sent is flushed (within the bound), then closed.
+  void leave(std::chrono::milliseconds flush_bound);
 };
 
 // "node rank 2 (host 'n3', 10.0.0.3)", or "node (host '?', 10.0.0.9)" before it has a rank.
