@@ -1,6 +1,7 @@
 // Config keys whose text is a choice, not a plain value: how the option table reads, writes
 // and explains them (worker_port: "auto" or a port; nproc_per_node: a number or a word;
-// numa_binding: none or a torchrun mode; hang.history_file: a path or off).
+// numa_binding: none or a torchrun mode; hang.history_file: a path or off; redirects and tee:
+// torchrun's stream specs).
 #pragma once
 
 #include <string>
@@ -39,6 +40,20 @@ constexpr Field nproc_per_node_field() {
         return request.has_value();
       },
       +[] { return preflight::nproc_request_choices(); },
+  };
+}
+
+// redirects, tee: torchrun's stream specs (output/stream_routing.h).
+template <auto Member>
+constexpr Field stream_spec_field() {
+  return ChoiceField{
+      +[](const LaunchConfig& c) { return stream_spec_text(c.*Member); },
+      +[](LaunchConfig& c, std::string_view text) {
+        auto spec = parse_stream_spec(text);
+        if (spec) c.*Member = *spec;
+        return spec.has_value();
+      },
+      +[] { return stream_spec_choices(); },
   };
 }
 

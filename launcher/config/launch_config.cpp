@@ -112,8 +112,6 @@ std::vector<std::string> validate(const LaunchConfig& c) {
                    "suspect first",
                    c.hang.hang_minimum_s, c.hang.suspect_floor_s));
   for (int r : c.pause_ranks) need(r >= 0, fmt::format("pause rank {} is negative", r));
-  for (const auto& [key, spec] : {std::pair{"redirects", &c.redirects}, std::pair{"tee", &c.tee}})
-    if (auto problem = stream_spec_problem(*spec); !problem.empty()) errors.push_back(fmt::format("{}: {}", key, problem));
   for (int r : c.local_ranks_filter) need(r >= 0, fmt::format("local_ranks_filter: local rank {} is negative", r));
   for (int r : c.ranks_filter) need(r >= 0, fmt::format("ranks_filter: rank {} is negative", r));
   need(!c.program.empty() || c.dry_run,

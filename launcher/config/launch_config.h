@@ -9,6 +9,7 @@
 
 #include "ddplaunch/base/name_table.h"
 #include "ddplaunch/preflight/nproc_request.h"
+#include "output/stream_routing.h"
 #include "placement/cpu_placement.h"
 #include "policy/hang_action.h"
 #include "policy/hang_tracker.h"
@@ -138,8 +139,8 @@ struct LaunchConfig {
   VersionMismatch version_mismatch = VersionMismatch::Warn;  // differing launcher/program/NCCL versions
   placement::BindingMode numa_binding = placement::BindingMode::None;  // torchrun's --numa-binding
   bool virtual_local_rank = false;      // LOCAL_RANK=0, CUDA_VISIBLE_DEVICES = the worker's one GPU
-  std::string redirects;                // torchrun's -r: 0..3 or LOCAL_RANK:0..3,...: to the log file only
-  std::string tee;                      // torchrun's -t: to the log file and the terminal ("": not given)
+  StreamSpec redirects;                 // torchrun's -r: 0..3 or LOCAL_RANK:0..3,...: to the log file only
+  StreamSpec tee;                       // torchrun's -t: to the log file and the terminal
 
   // Run mode.
   bool dry_run = false;

@@ -2,9 +2,7 @@
 #include "output/stream_routing.h"
 
 #include <algorithm>
-
 #include <charconv>
-#include <optional>
 
 namespace ddplaunch {
 
@@ -22,38 +20,63 @@ std::optional<int> parse_std(std::string_view text) {
   return value && *value >= 0 && *value <= 3 ? value : std::nullopt;
 }
 
-// Calls visit(rank, streams) for each "R:S" item; false at the first malformed one.
-template <typename Visit>
-bool for_each_item(std::string_view spec, Visit visit) {
+// "R:S,R:S,...": nothing at the first malformed item.
+std::optional<std::vector<std::pair<int, int>>> parse_items(std::string_view spec) {
+  std::vector<std::pair<int, int>> items;
   while (true) {
     auto comma = spec.find(',');
     std::string_view item = spec.substr(0, comma);
     auto colon = item.find(':');
-    if (colon == std::string_view::npos) return false;
+    if (colon == std::string_view::npos) return std::nullopt;
     auto rank = parse_int(item.substr(0, colon));
     auto streams = parse_std(item.substr(colon + 1));
-    if (!rank || *rank < 0 || !streams) return false;
-    visit(*rank, *streams);
-    if (comma == std::string_view::npos) return true;
+    if (!rank || *rank < 0 || !streams) return std::nullopt;
+    items.emplace_back(*rank, *streams);
+    if (comma == std::string_view::npos) return items;
     spec.remove_prefix(comma + 1);
   }
 }
 
 }  // namespace
 
-std::string stream_spec_problem(std::string_view spec) {
-  if (spec.empty() || parse_std(spec) || for_each_item(spec, [](int, int) {})) return {};
-  return "'" + std::string(spec) +
-         "' is not torchrun's 0..3 (0 none, 1 stdout, 2 stderr, 3 both) or a LOCAL_RANK:0..3 list like 0:1,1:2";
+std::optional<StreamSpec> parse_stream_spec(std::string_view text) {
+  StreamSpec spec;
+  if (text.empty()) return spec;
+  if ((spec.every_rank = parse_std(text))) return spec;
+  auto items = parse_items(text);
+  if (!items) return std::nullopt;
+  spec.per_rank = std::move(*items);
+  return spec;
 }
 
-int streams_for_rank(std::string_view spec, int local_rank) {
-  if (auto all = parse_std(spec)) return *all;
+std::string stream_spec_text(const StreamSpec& spec) {
+  if (spec.every_rank) return std::to_string(*spec.every_rank);
+  std::string text;
+  for (const auto& [rank, streams] : spec.per_rank)
+    text += (text.empty() ? "" : ",") + std::to_string(rank) + ":" + std::to_string(streams);
+  return text;
+}
+
+std::string stream_spec_choices() {
+  return "torchrun's 0..3 (0 none, 1 stdout, 2 stderr, 3 both) or a LOCAL_RANK:0..3 list like 0:1,1:2";
+}
+
+std::string stream_spec_problem(std::string_view text) {
+  if (parse_stream_spec(text)) return {};
+  return "'" + std::string(text) + "' is not " + stream_spec_choices();
+}
+
+int StreamSpec::streams_for(int local_rank) const {
+  if (every_rank) return *every_rank;
   int found = 0;
-  for_each_item(spec, [&](int rank, int streams) {
-    if (rank == local_rank) found = streams;
-  });
+  for (const auto& [rank, streams] : per_rank)
+    if (rank == local_rank) found = streams;  // the last mention wins, as torchrun's dict does
   return found;
+}
+
+bool StreamSpec::names_a_stream() const {
+  if (every_rank) return *every_rank != 0;
+  return std::any_of(per_rank.begin(), per_rank.end(), [](const auto& item) { return item.second != 0; });
 }
 
 bool shown_by_filters(int local_rank, int global_rank, const std::vector<int>& local_ranks_filter,
@@ -64,14 +87,14 @@ bool shown_by_filters(int local_rank, int global_rank, const std::vector<int>& l
   return lists(local_ranks_filter, local_rank) && lists(ranks_filter, global_rank);
 }
 
-StreamRouting route_streams(std::string_view redirects, std::string_view tee, bool have_log_dir, int local_rank,
+StreamRouting route_streams(const StreamSpec& redirects, const StreamSpec& tee, bool have_log_dir, int local_rank,
                             bool shown_by_filter) {
   StreamRouting r;
-  if (redirects.empty() && tee.empty()) {
+  if (!redirects.given() && !tee.given()) {
     r.stdout_to_file = r.stderr_to_file = have_log_dir;
   } else {
-    const int redirected = streams_for_rank(redirects, local_rank);
-    const int teed = streams_for_rank(tee, local_rank);
+    const int redirected = redirects.streams_for(local_rank);
+    const int teed = tee.streams_for(local_rank);
     const int to_file = redirected | teed;
     const int to_terminal = ~redirected | teed;  // a stream both redirected and teed is still shown
     r.stdout_to_file = to_file & 1;
@@ -84,14 +107,8 @@ StreamRouting route_streams(std::string_view redirects, std::string_view tee, bo
   return r;
 }
 
-bool streams_need_files(std::string_view redirects, std::string_view tee) {
-  for (auto spec : {redirects, tee}) {
-    if (auto all = parse_std(spec); all && *all != 0) return true;
-    bool any = false;
-    if (!spec.empty() && !parse_std(spec)) for_each_item(spec, [&](int, int streams) { any = any || streams != 0; });
-    if (any) return true;
-  }
-  return false;
+bool streams_need_files(const StreamSpec& redirects, const StreamSpec& tee) {
+  return redirects.names_a_stream() || tee.names_a_stream();
 }
 
 }  // namespace ddplaunch

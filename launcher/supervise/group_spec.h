@@ -13,6 +13,7 @@
 #include "ddplaunch/rendezvous/generation.h"
 #include "debug/pdb_text.h"
 #include "env/worker_environment.h"
+#include "output/stream_routing.h"
 #include "placement/cpu_placement.h"
 #include "supervise/worker.h"
 
@@ -28,7 +29,7 @@ struct GroupSpec {
   std::vector<int> local_ranks_filter;  // only these local ranks on the terminal (empty: all)
   std::vector<int> ranks_filter;        // only these global ranks on the terminal (empty: all)
   double init_grace_s = 0;       // opt-in: workers with no shim report count as running after this long
-  std::string redirects, tee;    // torchrun's -r / -t specs (output/stream_routing.h)
+  StreamSpec redirects, tee;     // torchrun's -r / -t (output/stream_routing.h)
   std::vector<placement::WorkerPlacement> placement;  // by local rank (--numa-binding); empty: none
   bool virtual_local_rank = false;  // LOCAL_RANK=0, CUDA_VISIBLE_DEVICES narrowed to the worker's GPU
   // Each worker's stdin is a pipe from this launcher (its debugger's keyboard, fed by the

@@ -47,7 +47,7 @@ class WorkerOutputRouter {
   DebuggerWatch& debuggers_;
   std::function<void(Worker&)> on_output_ended_;
   // What decides a worker's routing besides --ranks-filter.
-  std::string redirects_, tee_;
+  StreamSpec redirects_, tee_;
   bool log_files_ = false;
   std::vector<int> local_ranks_filter_;
   std::set<int> followed_;  // global ranks someone follows with `ddplaunch tail`

@@ -218,8 +218,8 @@ TEST(CommandLineTorchrun, PlacementAndStreamFlagsReachTheConfig) {
   LaunchConfig c = config_of({"--numa-binding", "core_complex", "--virtual-local-rank", "-r", "2", "--tee", "0:1", "p"});
   EXPECT_EQ(c.numa_binding, placement::BindingMode::CoreComplex);
   EXPECT_TRUE(c.virtual_local_rank);
-  EXPECT_EQ(c.redirects, "2");
-  EXPECT_EQ(c.tee, "0:1");
+  EXPECT_EQ(stream_spec_text(c.redirects), "2");
+  EXPECT_EQ(stream_spec_text(c.tee), "0:1");
   EXPECT_EQ(config_of({"--numa-binding=socket", "p"}).numa_binding, placement::BindingMode::Socket);
   EXPECT_FALSE(config_of({"p"}).virtual_local_rank);
   EXPECT_TRUE(any_contains(errors_of({"--numa-binding", "numa", "p"}), "not node, socket, exclusive or core-complex"));

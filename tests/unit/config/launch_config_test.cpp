@@ -97,6 +97,20 @@ TEST(YamlConfig, TheHistoryFileIsThePathGivenTheDefaultOrOff) {
   EXPECT_EQ(back.history_file.path, "");
 }
 
+TEST(YamlConfig, StreamSpecsAreTorchrunsFormsAndOthersAreRefusedWithTheirLine) {
+  LaunchConfig c;
+  auto errors = apply_yaml("redirects: 3\ntee: \"0:1,1:2\"\n", "f", c);
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(c.redirects.every_rank, 3);
+  EXPECT_EQ(c.tee.streams_for(1), 2);
+  LaunchConfig bad;
+  errors = apply_yaml("nodes: 1\nredirects: 4\n", "f", bad);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_TRUE(any_contains(errors, "f:2: bad value '4' for 'redirects'")) << errors.front();
+  EXPECT_TRUE(any_contains(errors, "LOCAL_RANK:0..3")) << errors.front();
+  EXPECT_FALSE(bad.redirects.given());
+}
+
 TEST(YamlConfig, RejectsBadRestartOnEntryAndNonMapping) {
   LaunchConfig c;
   EXPECT_TRUE(any_contains(apply_yaml("restart:\n  restart_on: [boot]\n", "f", c), "restart_on"));

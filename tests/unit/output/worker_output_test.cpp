@@ -170,32 +170,40 @@ TEST(WorkerOutput, PrefixNamesNodeOnlyOnMultiNodeJobs) {
 }
 
 // torchrun's -r/-t: which streams of which local rank go to the terminal and the log file.
+namespace {
+StreamSpec spec(std::string_view text) {
+  auto parsed = parse_stream_spec(text);
+  EXPECT_TRUE(parsed.has_value()) << text;
+  return parsed.value_or(StreamSpec{});
+}
+}  // namespace
+
 TEST(OutputRouting, DefaultShowsBothStreamsAndFilesThemWithALogDir) {
-  StreamRouting plain = route_streams("", "", false, 0, true);
+  StreamRouting plain = route_streams(spec(""), spec(""), false, 0, true);
   EXPECT_TRUE(plain.stdout_to_terminal && plain.stderr_to_terminal);
   EXPECT_FALSE(plain.any_file());
-  StreamRouting logged = route_streams("", "", true, 0, true);
+  StreamRouting logged = route_streams(spec(""), spec(""), true, 0, true);
   EXPECT_TRUE(logged.stdout_to_file && logged.stderr_to_file && logged.stdout_to_terminal);
-  StreamRouting filtered = route_streams("", "", true, 1, false);  // --local-ranks-filter left it out
+  StreamRouting filtered = route_streams(spec(""), spec(""), true, 1, false);  // --local-ranks-filter left it out
   EXPECT_FALSE(filtered.stdout_to_terminal || filtered.stderr_to_terminal);
   EXPECT_TRUE(filtered.stdout_to_file && filtered.stderr_to_file);
 }
 
 TEST(OutputRouting, RedirectsAndTeeFollowTorchrun) {
-  StreamRouting r = route_streams("3", "", true, 0, true);  // -r 3: files only
+  StreamRouting r = route_streams(spec("3"), spec(""), true, 0, true);  // -r 3: files only
   EXPECT_FALSE(r.stdout_to_terminal || r.stderr_to_terminal);
   EXPECT_TRUE(r.stdout_to_file && r.stderr_to_file);
-  StreamRouting t = route_streams("", "1", true, 0, true);  // -t 1: stdout to both, stderr terminal only
+  StreamRouting t = route_streams(spec(""), spec("1"), true, 0, true);  // -t 1: stdout to both, stderr terminal only
   EXPECT_TRUE(t.stdout_to_terminal && t.stdout_to_file && t.stderr_to_terminal);
   EXPECT_FALSE(t.stderr_to_file);
-  StreamRouting both = route_streams("1", "1", true, 0, true);  // redirected and teed: still shown
+  StreamRouting both = route_streams(spec("1"), spec("1"), true, 0, true);  // redirected and teed: still shown
   EXPECT_TRUE(both.stdout_to_terminal && both.stdout_to_file);
   // Per-rank lists: a rank left out gets neither.
-  EXPECT_TRUE(route_streams("", "0:2,1:1", true, 0, true).stderr_to_file);
-  EXPECT_FALSE(route_streams("", "0:2,1:1", true, 0, true).stdout_to_file);
-  EXPECT_TRUE(route_streams("", "0:2,1:1", true, 1, true).stdout_to_file);
-  EXPECT_FALSE(route_streams("", "0:2,1:1", true, 2, true).any_file());
-  EXPECT_TRUE(route_streams("0:3", "", true, 2, true).stdout_to_terminal);
+  EXPECT_TRUE(route_streams(spec(""), spec("0:2,1:1"), true, 0, true).stderr_to_file);
+  EXPECT_FALSE(route_streams(spec(""), spec("0:2,1:1"), true, 0, true).stdout_to_file);
+  EXPECT_TRUE(route_streams(spec(""), spec("0:2,1:1"), true, 1, true).stdout_to_file);
+  EXPECT_FALSE(route_streams(spec(""), spec("0:2,1:1"), true, 2, true).any_file());
+  EXPECT_TRUE(route_streams(spec("0:3"), spec(""), true, 2, true).stdout_to_terminal);
 }
 
 TEST(OutputRouting, SpecsAreCheckedAndTellWhetherFilesAreNeeded) {
@@ -206,11 +214,23 @@ TEST(OutputRouting, SpecsAreCheckedAndTellWhetherFilesAreNeeded) {
   EXPECT_NE(stream_spec_problem("0:7").find("0..3"), std::string::npos);
   EXPECT_NE(stream_spec_problem("x:1").find("LOCAL_RANK:0..3"), std::string::npos);
   EXPECT_NE(stream_spec_problem("0:1,").find("0..3"), std::string::npos);
-  EXPECT_EQ(streams_for_rank("0:1,3:2", 3), 2);
-  EXPECT_TRUE(streams_need_files("3", ""));
-  EXPECT_TRUE(streams_need_files("", "0:0,1:1"));
-  EXPECT_FALSE(streams_need_files("0", "0:0"));
-  EXPECT_FALSE(streams_need_files("", ""));
+  EXPECT_EQ(spec("0:1,3:2").streams_for(3), 2);
+  EXPECT_TRUE(streams_need_files(spec("3"), spec("")));
+  EXPECT_TRUE(streams_need_files(spec(""), spec("0:0,1:1")));
+  EXPECT_FALSE(streams_need_files(spec("0"), spec("0:0")));
+  EXPECT_FALSE(streams_need_files(spec(""), spec("")));
+}
+
+TEST(OutputRouting, ASpecIsParsedOnceAndReadsBackAsGiven) {
+  EXPECT_FALSE(spec("").given());
+  EXPECT_TRUE(spec("0").given()) << "-r 0 is given: torchrun's meaning, not ddplaunch's default";
+  EXPECT_EQ(spec("2").every_rank, 2);
+  EXPECT_EQ(spec("0:1,3:2").per_rank, (std::vector<std::pair<int, int>>{{0, 1}, {3, 2}}));
+  EXPECT_EQ(spec("0:1,0:2").streams_for(0), 2) << "the last mention of a rank wins";
+  EXPECT_EQ(spec("0:1,3:2").streams_for(1), 0) << "an unlisted rank gets no stream";
+  for (const char* text : {"", "0", "3", "0:1,3:2"}) EXPECT_EQ(stream_spec_text(spec(text)), text);
+  for (const char* text : {"4", "-1", "0:", ":1", "0:1,", "0:1;1:2", " 1"})
+    EXPECT_FALSE(parse_stream_spec(text).has_value()) << text;
 }
 
 TEST(OutputLogRotation, AnEarlierGenerationMovesToItsOwnFile) {

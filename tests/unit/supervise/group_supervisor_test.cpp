@@ -59,7 +59,7 @@ class Supervised {
     spec_.base_env = {{"PATH", "/usr/bin:/bin"}, {"TEST_DIR", dir_}};
     // Output to per-rank files only: the test's own terminal stays readable.
     spec_.log_dir = dir_ + "/logs";
-    spec_.redirects = "3";
+    spec_.redirects = StreamSpec{.every_rank = 3};
     GroupCallbacks callbacks;
     callbacks.on_failure = [this](const WorkerFailure& f) { seen_.failures.push_back(f); };
     callbacks.on_finished = [this](const GroupOutcome& o) { seen_.outcomes.push_back(o); };
@@ -305,7 +305,7 @@ TEST(GroupSupervisor, ASecondGenerationStartsCleanAfterTheFirstOutcome) {
   next.assignment.generation = Generation{1};
   next.base_env = {{"PATH", "/usr/bin:/bin"}};
   next.log_dir = s.dir() + "/logs";
-  next.redirects = "3";
+  next.redirects = StreamSpec{.every_rank = 3};
   s.supervisor().start(next);
   const auto limit = std::chrono::steady_clock::now() + kBound;
   while (s.seen().outcomes.size() < 2 && std::chrono::steady_clock::now() < limit) s.run_for(100ms);
