@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  lld  # links the test binaries (tests/CMakeLists.txt): a third of ld.bfd's time
   libboost-dev libboost-filesystem-dev libboost-system-dev
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev googletest libssl-dev nlohmann-json3-dev
