@@ -1,5 +1,5 @@
 // Reading typed values out of an environment map with user-facing errors.
-// Private to ddplaunch_cluster (the Slurm and Kubeflow readers share it).
+// Private to ddplaunch_cluster (the Slurm reader uses it).
 #pragma once
 
 #include <cstdint>

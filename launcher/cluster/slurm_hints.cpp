@@ -133,10 +133,4 @@ ClusterHints read_slurm_hints(const EnvMap& env) {
   return h;
 }
 
-ClusterHints read_cluster_hints(const EnvMap& env) {
-  if (detect_slurm_step(env)) return read_slurm_hints(env);
-  if (detect_kubeflow(env)) return read_kubeflow_hints(env);
-  return ClusterHints{};
-}
-
 }  // namespace ddplaunch::cluster

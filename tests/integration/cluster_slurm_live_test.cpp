@@ -78,7 +78,7 @@ TEST(ClusterSlurmLive, TwoNodeStepGivesConsistentHints) {
     SCOPED_TRACE("node " + std::to_string(node));
     EnvMap env = read_env_file(guard.dir / ("env." + std::to_string(node)));
     ASSERT_TRUE(detect_slurm_step(env));
-    ClusterHints h = read_cluster_hints(env);
+    ClusterHints h = read_slurm_hints(env);
     ASSERT_TRUE(h.ok()) << *h.error;
     EXPECT_EQ(h.source, "slurm");
     EXPECT_EQ(h.nodes, 2);

@@ -246,6 +246,50 @@ TEST(CommandLineTorchrun, ProgramModes) {
   EXPECT_EQ(parse_command_line({"--python", "/opt/py", "t.py"}, {}).python, "/opt/py");
 }
 
+// A Kubeflow PyTorchJob pod: the operator sets torchrun's PET_ variables, which ddplaunch reads
+// as torchrun does, through the option rows of the flags they stand for.
+TEST(CommandLineEnvironment, AKubeflowPyTorchJobsVariablesReachTheConfig) {
+  const LaunchConfig fixed = config_of({"p"}, {{"PET_NNODES", "3"},
+                                               {"PET_NODE_RANK", "2"},
+                                               {"PET_MASTER_ADDR", "job-master-0"},
+                                               {"PET_MASTER_PORT", "23456"},
+                                               {"PET_NPROC_PER_NODE", "4"}});
+  EXPECT_EQ(fixed.nodes, 3);
+  EXPECT_EQ(fixed.node_rank, 2);
+  EXPECT_EQ(fixed.master, "job-master-0:23456");
+  EXPECT_EQ(fixed.nproc_per_node.count, 4);
+  EXPECT_TRUE(fixed.worker_port.automatic()) << "the operator opens no second port: the master picks one";
+  EXPECT_FALSE(any_contains(validate(fixed), "node_rank")) << joined(validate(fixed));
+  const LaunchConfig elastic = config_of({"p"}, {{"PET_NNODES", "2:4"},
+                                                 {"PET_RDZV_ENDPOINT", "job-master-0:29400"},
+                                                 {"PET_NPROC_PER_NODE", "auto"},
+                                                 {"PET_RDZV_ID", "job-42"}});
+  EXPECT_EQ(elastic.nodes, 4);
+  EXPECT_EQ(elastic.membership.min_nodes, 2);
+  EXPECT_EQ(elastic.master, "job-master-0:29400");
+  EXPECT_FALSE(elastic.nproc_per_node.count.has_value());
+  EXPECT_EQ(elastic.nproc_per_node.word, preflight::NprocWord::Auto) << "counted on the node";
+  EXPECT_EQ(elastic.job_id, "job-42");
+}
+
+TEST(CommandLineEnvironment, AKubeflowVariableThatIsNotValidIsNamedWithItsValue) {
+  const Env pod{{"PET_NNODES", "2"}, {"PET_NODE_RANK", "0"}, {"PET_MASTER_ADDR", "m"}, {"PET_MASTER_PORT", "23456"}};
+  const std::pair<const char*, const char*> bad[] = {
+      {"PET_NNODES", "4:2"},       {"PET_NNODES", "x"},           {"PET_NNODES", "1:x"},
+      {"PET_MASTER_PORT", "70000"}, {"PET_MASTER_PORT", "0"},       {"PET_NPROC_PER_NODE", "four"},
+      {"PET_NPROC_PER_NODE", "0"}};
+  for (const auto& [name, value] : bad) {
+    Env env = pod;
+    env[name] = value;
+    const std::string said = std::string(name) + "=" + value;
+    EXPECT_TRUE(any_contains(errors_of({"p"}, env), said)) << said << ": " << joined(errors_of({"p"}, env));
+  }
+  Env beyond = pod;
+  beyond["PET_NODE_RANK"] = "2";
+  const auto problems = validate(config_of({"p"}, beyond));
+  EXPECT_TRUE(any_contains(problems, "node_rank 2 is outside 0..1")) << joined(problems);
+}
+
 TEST(CommandLineEnvironment, PetVariablesFillFlagsAndFlagsWin) {
   Env env{{"PET_NNODES", "2"},          {"PET_NODE_RANK", "1"},       {"PET_MASTER_ADDR", "10.1.0.5"},
           {"PET_MASTER_PORT", "23456"}, {"PET_NPROC_PER_NODE", "4"}, {"PET_RDZV_ID", "job7"},

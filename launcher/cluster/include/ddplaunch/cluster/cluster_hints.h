@@ -1,6 +1,7 @@
-// What the surrounding scheduler (a Slurm step, a Kubeflow PyTorchJob) says about this
-// node: node count and rank, master host, ports, job id. Pure functions of an env map,
-// so they test without a cluster; the launcher merges these hints with its own options.
+// What the surrounding Slurm step says about this node: node count and rank, master host,
+// ports, job id. Pure functions of an env map, so they test without a cluster; the launcher
+// merges these hints with its own options. (A Kubeflow PyTorchJob sets torchrun's PET_*
+// variables instead, which the option table reads as torchrun does: config/option_table.cpp.)
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@ namespace ddplaunch::cluster {
 using EnvMap = std::map<std::string, std::string>;
 
 struct ClusterHints {
-  std::string source;  // "slurm", "kubeflow", or empty when nothing was detected
+  std::string source;  // "slurm", or empty when nothing was detected
   std::optional<int> nodes, node_rank, nproc_per_node;
   std::optional<std::string> master_host;  // a host NAME (see host_address.h to resolve it)
   std::optional<int> rendezvous_port, worker_port;
@@ -28,10 +29,6 @@ struct ClusterHints {
 // SLURM_STEP_ID (or the older SLURM_STEPID) are all set.
 bool detect_slurm_step(const EnvMap& env);
 
-// True inside a Kubeflow PyTorchJob pod: PET_NNODES together with
-// PET_MASTER_ADDR or PET_RDZV_ENDPOINT.
-bool detect_kubeflow(const EnvMap& env);
-
 // Slurm step:
 //   nodes          SLURM_STEP_NUM_NODES, else SLURM_NNODES, else SLURM_JOB_NUM_NODES
 //   node_rank      SLURM_NODEID (step-relative under srun)
@@ -42,18 +39,6 @@ bool detect_kubeflow(const EnvMap& env);
 // Missing required variables, non-numbers, node rank >= nodes, or a step node list whose
 // length differs from the node count give `error` naming the variable and its value.
 ClusterHints read_slurm_hints(const EnvMap& env);
-
-// Kubeflow PyTorchJob (the PET_* variables its operator sets for torchrun):
-//   nodes PET_NNODES ("N", or "MIN:MAX" -> MAX, noted), node_rank PET_NODE_RANK,
-//   master_host/rendezvous_port PET_MASTER_ADDR/PET_MASTER_PORT (else PET_RDZV_ENDPOINT
-//   "host:port"), nproc_per_node PET_NPROC_PER_NODE (a number; "auto" etc. -> empty, noted),
-//   job_id PET_RDZV_ID when set. worker_port is left empty (the operator opens no second
-//   port; pods reach each other on any port through the headless service).
-ClusterHints read_kubeflow_hints(const EnvMap& env);
-
-// read_slurm_hints when detect_slurm_step, else read_kubeflow_hints when detect_kubeflow,
-// else empty hints (source "").
-ClusterHints read_cluster_hints(const EnvMap& env);
 
 // Ports derived from the Slurm job and step ids, so every node of a step computes the same
 // pair without talking to the others, and different steps or jobs sharing nodes rarely collide:
