@@ -30,30 +30,19 @@ constexpr Field worker_port_field() {
   };
 }
 
-// nproc_per_node: a number of workers, or a word for what to count on the node.
-constexpr Field nproc_per_node_field() {
+// A member whose type brings its own reader, writer and description (nproc_per_node's
+// NprocRequest, -r/-t's StreamSpec): parsed_field<&LaunchConfig::tee, parse_stream_spec,
+// stream_spec_text, stream_spec_choices>().
+template <auto Member, auto Parse, auto Text, auto Choices>
+constexpr Field parsed_field() {
   return ChoiceField{
-      +[](const LaunchConfig& c) { return preflight::nproc_request_text(c.nproc_per_node); },
+      +[](const LaunchConfig& c) { return Text(c.*Member); },
       +[](LaunchConfig& c, std::string_view text) {
-        auto request = preflight::parse_nproc_request(text);
-        if (request) c.nproc_per_node = *request;
-        return request.has_value();
+        auto value = Parse(text);
+        if (value) c.*Member = *value;
+        return value.has_value();
       },
-      +[] { return preflight::nproc_request_choices(); },
-  };
-}
-
-// redirects, tee: torchrun's stream specs (output/stream_routing.h).
-template <auto Member>
-constexpr Field stream_spec_field() {
-  return ChoiceField{
-      +[](const LaunchConfig& c) { return stream_spec_text(c.*Member); },
-      +[](LaunchConfig& c, std::string_view text) {
-        auto spec = parse_stream_spec(text);
-        if (spec) c.*Member = *spec;
-        return spec.has_value();
-      },
-      +[] { return stream_spec_choices(); },
+      +[] { return Choices(); },
   };
 }
 
