@@ -8,6 +8,7 @@
 #include <cstring>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -141,7 +142,8 @@ void guard_this_process(OrphanGuard& guard) {
 }
 
 // A fan-out's own options without --hosts are a mistake; a fan-out's node (--token-stdin)
-// reads the token as stdin's first line, never from argv. "" or the error.
+// reads the token as stdin's first line, never from argv, and (--env-stdin) the variables the
+// fan-out passes after it. "" or the error.
 std::string take_fanout_node_input(const CommandLine& cl, Environment& env) {
   if (!cl.fanout.exported.empty() || !cl.fanout.env_file.empty())
     return "-x/--export and --env-file pass variables to the hosts of --hosts/--hostfile; without them this "
@@ -150,6 +152,16 @@ std::string take_fanout_node_input(const CommandLine& cl, Environment& env) {
     fanout::TokenLine line = fanout::read_token_line(STDIN_FILENO, std::chrono::seconds(30));
     if (!line.error.empty()) return line.error;
     env["DDPLAUNCH_TOKEN"] = line.token;
+  }
+  if (cl.env_stdin) {
+    fanout::ReceivedVariables received = fanout::read_environment_block(STDIN_FILENO, std::chrono::seconds(30));
+    if (!received.error.empty()) return received.error;
+    for (const auto& [name, value] : received.variables) {
+      env[name] = value;
+      // Into this process's own environment too, as `env NAME=VALUE ddplaunch` would (PATH finds
+      // the program, TMPDIR places files); /proc/PID/environ still shows only the first block.
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
   }
   return "";
 }
@@ -171,12 +183,16 @@ int inspect_job(const CommandLine& cl, LaunchConfig& config) {
     config.master = *coordinator;
   }
   if (!etcd_enabled(config) && !given(cl, "master")) {  // this node's record of the job
-    auto record = choose_job_record(running_job_records(), given(cl, "job_id") ? config.job_id : "");
+    auto record = choose_job_record(running_job_records(), given(cl, "job_id") ? config.job_id : "",
+                                    refused_job_record_directories());
     if (!record) return fail({record.error});
     config.master = record->master;
     config.job_id = record->job_id;
     if (config.token.empty()) config.token = record->token;
   }
+  // --master (or etcd) and no token: the one this user's own launchers of the job keep here
+  // that the master accepts.
+  if (config.token.empty()) config.token = token_the_master_accepts(config, recorded_tokens(running_job_records(), config.job_id));
   switch (cl.subcommand) {
     case Subcommand::Status: return print_status(config, cl.status_watch, cl.status_json);
     case Subcommand::Stacks: return print_stacks(config);

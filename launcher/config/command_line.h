@@ -42,6 +42,7 @@ struct CommandLine {
   bool status_watch = false;                                  // `ddplaunch status --watch`: redrawn every second
   bool status_json = false;                                   // `ddplaunch status --json`: one JSON object
   bool token_stdin = false;                                   // --token-stdin: the token is stdin's first line
+  bool env_stdin = false;                                     // --env-stdin: the fan-out's variables follow the token on stdin
   bool stop_on_stdin_eof = false;                             // --stop-on-stdin-eof (what a fan-out's node gets)
   int gdb_rank = -1;                                          // `ddplaunch debug --gdb R`: attach gdb to R at once
   int tail_rank = -1;                                         // `ddplaunch tail --rank R`: the rank to follow

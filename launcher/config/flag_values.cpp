@@ -325,6 +325,7 @@ void apply_exclude(const std::string& v, FlagContext& c) { c.cl.fanout.exclude =
 void apply_export(const std::string& v, FlagContext& c) { c.cl.fanout.exported.push_back(v); }
 void apply_env_file(const std::string& v, FlagContext& c) { c.cl.fanout.env_file = v; }
 void apply_token_stdin(const std::string& v, FlagContext& c) { c.cl.token_stdin = switch_on(v); }
+void apply_env_stdin(const std::string& v, FlagContext& c) { c.cl.env_stdin = switch_on(v); }
 void apply_stop_on_stdin_eof(const std::string& v, FlagContext& c) { c.cl.stop_on_stdin_eof = switch_on(v); }
 
 }  // namespace ddplaunch

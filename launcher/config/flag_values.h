@@ -53,6 +53,7 @@ void apply_exclude(const std::string& value, FlagContext& context);
 void apply_export(const std::string& value, FlagContext& context);
 void apply_env_file(const std::string& value, FlagContext& context);
 void apply_token_stdin(const std::string& value, FlagContext& context);
+void apply_env_stdin(const std::string& value, FlagContext& context);
 void apply_stop_on_stdin_eof(const std::string& value, FlagContext& context);
 
 }  // namespace ddplaunch

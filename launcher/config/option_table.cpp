@@ -386,6 +386,9 @@ constexpr OptionSpec kOptions[] = {
      .help = "pass the VAR=VALUE lines of FILE to every host (# comments; `export ` prefixes allowed; -x wins)"},
     {.names = "--token-stdin", .group = G::FanOut, .kind = K::Switch, .apply = apply_token_stdin,
      .help = "read the rendezvous token from stdin's first line (how the fan-out hands it over)"},
+    {.names = "--env-stdin", .group = G::FanOut, .kind = K::Switch, .apply = apply_env_stdin,
+     .help = "read the variables a fan-out passes from stdin, after the token line (never in a command line, "
+             "which every local user can read)"},
     {.names = "--stop-on-stdin-eof", .group = G::FanOut, .kind = K::Switch, .apply = apply_stop_on_stdin_eof,
      .help = "stop as on SIGTERM when stdin ends (the fan-out's ssh connection); a line SIGINT etc. acts as that "
              "signal"},

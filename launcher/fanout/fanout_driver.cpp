@@ -24,6 +24,7 @@
 #include "fanout/host_check.h"
 #include "fanout/remote_command.h"
 #include "fanout/ssh_sessions.h"
+#include "fanout/stdin_control.h"
 
 namespace ddplaunch::fanout {
 
@@ -224,7 +225,13 @@ int run_fanout(const CommandLine& cl, const Environment& env) {
     // Collapsing happens here, across the nodes: each node prints every line of its ranks.
     if (collapse) launch.options.insert(launch.options.end(), {"--collapse-output", "off"});
     launch.program = cl.program;
-    nodes.push_back({launch.node_rank, hosts[i].name, ssh_argv(ssh, hosts[i].name, launch_command(launch))});
+    std::string block = environment_block(node_variables(launch));
+    if (block.size() > kMaxEnvironmentBlockBytes)
+      return fail({fmt::format("the variables for the hosts (-x, --env-file and the forwarded NCCL_*, PYTHON*, ... "
+                               "of this shell) come to {} bytes; at most {} travel to the hosts: pass fewer",
+                               block.size(), kMaxEnvironmentBlockBytes)});
+    nodes.push_back({launch.node_rank, hosts[i].name, ssh_argv(ssh, hosts[i].name, launch_command(launch)),
+                     std::move(block)});
   }
   FanoutJob job(io, std::move(nodes), token, config.grace_s, collapse);
   if (std::string error = job.start(ssh_env_strings); !error.empty()) spdlog::error("{}", error);

@@ -43,8 +43,8 @@ std::string FanoutJob::start(const std::vector<std::string>& env) {
   wait_for_signals();
   for (const FanoutNode& node : nodes_) {
     std::string error = sessions_.start(node.node_rank, node.ssh_argv, env, true, std::chrono::milliseconds(0));
-    if (error.empty() && !sessions_.write_stdin(node.node_rank, token_ + "\n"))
-      error = "could not hand over the token on its stdin";
+    if (error.empty() && !sessions_.write_stdin(node.node_rank, token_ + "\n" + node.environment_block))
+      error = "could not hand over the token and variables on its stdin";
     if (!error.empty()) {
       stop_nodes(SIGTERM, fmt::format("node {} ({}) could not be started", node.node_rank, node.host));
       finish_when_done();  // none started: nothing to wait for

@@ -1,5 +1,5 @@
 // The running part of a fan-out: one ssh session per node, each carrying a remote ddplaunch.
-// It hands every node the token on stdin, relays their lines to this terminal, forwards
+// It hands every node the token and its variables on stdin, relays their lines to this terminal, forwards
 // Ctrl-C / SIGTERM to every node as a control line on stdin (and gives up on a node after
 // the grace plus a bound), stops the others when a node ends badly, and ends with the
 // job's exit status: the master node's.
@@ -25,6 +25,7 @@ struct FanoutNode {
   int node_rank = 0;
   std::string host;
   std::vector<std::string> ssh_argv;
+  std::string environment_block;  // the node's variables, on its stdin after the token (never in argv)
 };
 
 class FanoutJob {

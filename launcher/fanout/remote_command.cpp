@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fanout/stdin_control.h"
+
 namespace ddplaunch::fanout {
 
 namespace {
@@ -25,7 +27,7 @@ std::string_view option_name(std::string_view option) {
 constexpr std::array kOwnedFlags = {"hosts",  "hostfile",    "include",       "exclude",     "token",
                                     "token-file", "token-stdin", "stop-on-stdin-eof", "nnodes", "node-rank",
                                     "rdzv-endpoint", "master-addr", "master-port", "standalone", "slurm", "export",
-                                    "env-file"};
+                                    "env-file", "env-stdin"};
 constexpr std::array kOwnedKeys = {"nodes", "membership.min_nodes", "node_rank", "master", "token", "token_file",
                                    "standalone", "slurm"};
 // (The token reaches each node on its stdin; the etcd password is not sent: the fan-out runs
@@ -96,12 +98,6 @@ std::vector<std::pair<std::string, std::string>> forwarded_environment(const Env
 }
 
 namespace {
-bool is_variable_name(std::string_view name) {
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 // One "VAR=VALUE" (or, from -x only, "VAR": its value here) checked; "" or what is wrong.
 std::string add_user_variable(std::string_view entry, bool from_file, const Environment& env,
                               std::vector<std::pair<std::string, std::string>>& out) {
@@ -122,6 +118,8 @@ std::string add_user_variable(std::string_view entry, bool from_file, const Envi
     if (it == env.end()) return fmt::format("-x {}: {} is not set here; export it or give -x {}=VALUE", name, name, name);
     value = it->second;
   }
+  if (value.find('\0') != std::string::npos)
+    return fmt::format("{}'s value holds a NUL byte, which no environment variable can hold", name);
   std::erase_if(out, [&](const auto& kv) { return kv.first == name; });  // the later one wins
   out.emplace_back(name, std::move(value));
   return {};
@@ -179,16 +177,21 @@ std::vector<std::string> forwarded_options(const std::vector<std::string>& optio
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> node_variables(const NodeLaunch& launch) {
+  std::vector<std::pair<std::string, std::string>> variables = launch.env;
+  if (!launch.host.devices.empty()) {
+    std::erase_if(variables, [](const auto& kv) { return kv.first == "CUDA_VISIBLE_DEVICES"; });
+    variables.emplace_back("CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(launch.host.devices, ",")));
+  }
+  return variables;
+}
+
 std::string launch_command(const NodeLaunch& launch) {
-  std::vector<std::string> words{"env"};
-  for (const auto& [key, value] : launch.env) words.push_back(key + "=" + value);
-  if (!launch.host.devices.empty())
-    words.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", fmt::join(launch.host.devices, ",")));
-  words.push_back(launch.launcher);
+  std::vector<std::string> words{launch.launcher};
   if (!launch.subcommand.empty()) words.push_back(launch.subcommand);
   words.insert(words.end(), {"--nnodes", std::to_string(launch.node_count), "--node-rank",
                              std::to_string(launch.node_rank), "--rdzv-endpoint", launch.master, "--token-stdin",
-                             "--stop-on-stdin-eof"});
+                             "--env-stdin", "--stop-on-stdin-eof"});
   words.insert(words.end(), launch.options.begin(), launch.options.end());
   if (launch.host.slots > 0 || !launch.host.devices.empty())
     words.insert(words.end(), {"--nproc-per-node", std::to_string(launch.host.workers(1))});

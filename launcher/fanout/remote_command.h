@@ -65,13 +65,19 @@ struct NodeLaunch {
   std::string subcommand;                // "" (run) or "doctor"
   std::string cwd;                       // this terminal's directory, entered on the host first
   cluster::FanoutHost host;
-  std::vector<std::pair<std::string, std::string>> env;  // forwarded_environment
+  std::vector<std::pair<std::string, std::string>> env;  // with_user_environment: sent on stdin, never in argv
   std::vector<std::string> options;      // forwarded_options (before the per-node ones)
   std::vector<std::string> program;      // PROGRAM [ARGS...] as typed
 };
 
-// cd CWD && exec env K=V... [CUDA_VISIBLE_DEVICES=SLOTS] LAUNCHER [SUBCOMMAND] --nnodes N --node-rank I
-//   --rdzv-endpoint M --token-stdin --stop-on-stdin-eof OPTIONS [--nproc-per-node SLOTS] -- PROGRAM...
+// What the node's ddplaunch gets on stdin after the token (stdin_control's environment_block),
+// as `env` before it would set them: launch.env, then CUDA_VISIBLE_DEVICES=SLOTS when the
+// host names its devices. Values (an API key passed with -x) never go into a command line:
+// every local user reads those in /proc/PID/cmdline, on both hosts.
+std::vector<std::pair<std::string, std::string>> node_variables(const NodeLaunch& launch);
+
+// cd CWD && exec LAUNCHER [SUBCOMMAND] --nnodes N --node-rank I --rdzv-endpoint M --token-stdin
+//   --env-stdin --stop-on-stdin-eof OPTIONS [--nproc-per-node SLOTS] -- PROGRAM...
 std::string launch_command(const NodeLaunch& launch);
 
 }  // namespace ddplaunch::fanout

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <optional>
 
@@ -17,11 +18,11 @@
 namespace ddplaunch::fanout {
 
 struct SshSessions::Session {
-  Session(boost::asio::io_context& io, int index) : index(index), out(io), err(io), deadline(io) {}
+  Session(boost::asio::io_context& io, int index) : index(index), in(io), out(io), err(io), deadline(io) {}
   int index;
   pid_t pid = -1;
-  int stdin_fd = -1;
-  boost::asio::posix::stream_descriptor out, err;
+  boost::asio::posix::stream_descriptor in, out, err;
+  std::string unsent_in;  // written to `in` as the pipe takes it, in order
   LineSplitter out_lines, err_lines;
   char out_buffer[4096], err_buffer[4096];
   int open_pipes = 2;
@@ -40,7 +41,8 @@ SshSessions::~SshSessions() {
   kill_all(SIGKILL);
   for (auto& s : sessions_) {
     if (s->pid > 0 && !s->status) waitpid(s->pid, nullptr, 0);
-    if (s->stdin_fd >= 0) ::close(s->stdin_fd);
+    boost::system::error_code ignored;
+    s->in.close(ignored);  // a pending write wait ends as aborted, touching nothing of this
   }
 }
 
@@ -55,8 +57,10 @@ std::string SshSessions::start(int index, const std::vector<std::string>& argv, 
   if (!spawned.error.empty()) return spawned.error;
   auto session = std::make_shared<Session>(io_, index);
   session->pid = spawned.pid;
-  session->stdin_fd = spawned.stdin_fd;
-  if (session->stdin_fd >= 0) fcntl(session->stdin_fd, F_SETFL, O_NONBLOCK);  // never block the loop on a write
+  if (spawned.stdin_fd >= 0) {
+    fcntl(spawned.stdin_fd, F_SETFL, O_NONBLOCK);  // never block the loop on a write
+    session->in.assign(spawned.stdin_fd);
+  }
   session->out.assign(spawned.stdout_fd);
   session->err.assign(spawned.stderr_fd);
   sessions_.push_back(session);
@@ -73,24 +77,48 @@ std::string SshSessions::start(int index, const std::vector<std::string>& argv, 
   return {};
 }
 
-SshSessions::Session* SshSessions::find(int index) {
+std::shared_ptr<SshSessions::Session> SshSessions::find(int index) {
   for (auto& s : sessions_)
-    if (s->index == index) return s.get();
+    if (s->index == index) return s;
   return nullptr;
 }
 
 bool SshSessions::write_stdin(int index, std::string_view text) {
-  Session* s = find(index);
-  if (!s || s->stdin_fd < 0) return false;
-  ssize_t n = write(s->stdin_fd, text.data(), text.size());
-  return n == static_cast<ssize_t>(text.size());
+  std::shared_ptr<Session> s = find(index);
+  if (!s || !s->in.is_open() || s->unsent_in.size() + text.size() > kMaxUnsentStdin) return false;
+  const bool was_idle = s->unsent_in.empty();
+  s->unsent_in.append(text);
+  if (was_idle) send_stdin(s);
+  return true;
+}
+
+// Writes what the pipe takes now; the rest when it can take more (ssh reads its stdin as the
+// connection allows). A closed pipe (ssh ended) drops the rest: its end is reported on SIGCHLD.
+void SshSessions::send_stdin(const std::shared_ptr<Session>& s) {
+  while (!s->unsent_in.empty() && s->in.is_open()) {
+    const ssize_t n = ::write(s->in.native_handle(), s->unsent_in.data(), s->unsent_in.size());
+    if (n > 0) {
+      s->unsent_in.erase(0, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      s->in.async_wait(boost::asio::posix::stream_descriptor::wait_write,
+                       [this, s](const boost::system::error_code& ec) {
+                         if (!ec) send_stdin(s);
+                       });
+      return;
+    } else {
+      s->unsent_in.clear();
+    }
+  }
 }
 
 void SshSessions::close_stdin(int index) {
-  Session* s = find(index);
-  if (!s || s->stdin_fd < 0) return;
-  ::close(s->stdin_fd);
-  s->stdin_fd = -1;
+  std::shared_ptr<Session> s = find(index);
+  if (!s) return;
+  boost::system::error_code ignored;
+  s->in.close(ignored);
+  s->unsent_in.clear();
 }
 
 void SshSessions::kill_all(int signal) {
@@ -153,7 +181,9 @@ void SshSessions::read_output(const std::shared_ptr<Session>& session, bool is_s
 void SshSessions::maybe_finished(Session& session) {
   if (session.reported || !session.status || session.open_pipes > 0) return;
   session.reported = true;
-  if (session.stdin_fd >= 0) ::close(session.stdin_fd), session.stdin_fd = -1;
+  boost::system::error_code ignored;
+  session.in.close(ignored);
+  session.unsent_in.clear();
   callbacks_.on_end(session.index, SessionEnd{*session.status, session.timed_out});
 }
 

@@ -42,8 +42,8 @@ class SshSessions {
   // ("K=V"). `deadline` > 0: SIGKILL its process group then. Returns "" or why not started.
   std::string start(int index, const std::vector<std::string>& argv, const std::vector<std::string>& env,
                     bool with_stdin, std::chrono::milliseconds deadline);
-  // Writes to a session's stdin (short texts: a line of a token or a signal name); false when
-  // its stdin is closed or the pipe is full.
+  // Queues `text` for a session's stdin, written as its pipe takes it (in order, never
+  // blocking the loop); false when its stdin is closed or more than kMaxUnsentStdin would wait.
   bool write_stdin(int index, std::string_view text);
   void close_stdin(int index);
   void kill_all(int signal);  // every running session's process group
@@ -52,10 +52,12 @@ class SshSessions {
 
  private:
   struct Session;
+  static constexpr std::size_t kMaxUnsentStdin = 8 << 20;  // a token, the variables' block, control lines
+  void send_stdin(const std::shared_ptr<Session>& session);
   void wait_for_children();
   void read_output(const std::shared_ptr<Session>& session, bool is_stdout);
   void maybe_finished(Session& session);
-  Session* find(int index);
+  std::shared_ptr<Session> find(int index);
 
   boost::asio::io_context& io_;
   SessionCallbacks callbacks_;

@@ -25,6 +25,7 @@
 using namespace ddplaunch;
 using namespace ddplaunch::fanout;
 using namespace std::chrono_literals;
+using namespace std::string_literals;
 
 namespace {
 
@@ -115,9 +116,12 @@ TEST(FanoutCommand, TheRemoteCommandRunsThereAsTyped) {
   launch.options = {"--max-restarts=2"};
   launch.program = {"train.py", "--name", "it's mine"};
   const std::string out = sh_output(launch_command(launch));
-  EXPECT_EQ(out, "PWD=" + dir.path + "\nNCCL_DEBUG=INFO with space\nCVD=0,2\n--nnodes\n3\n--node-rank\n1\n"
-                 "--rdzv-endpoint\n198.18.0.11:29400\n--token-stdin\n--stop-on-stdin-eof\n--max-restarts=2\n"
-                 "--nproc-per-node\n2\n--\ntrain.py\n--name\nit's mine\n");
+  // The variables go on stdin (node_variables), never into the command line.
+  EXPECT_EQ(out, "PWD=" + dir.path + "\nNCCL_DEBUG=\nCVD=\n--nnodes\n3\n--node-rank\n1\n"
+                 "--rdzv-endpoint\n198.18.0.11:29400\n--token-stdin\n--env-stdin\n--stop-on-stdin-eof\n"
+                 "--max-restarts=2\n--nproc-per-node\n2\n--\ntrain.py\n--name\nit's mine\n");
+  launch.env.emplace_back("CUDA_VISIBLE_DEVICES", "a user's, overridden by the host's slots");
+  EXPECT_EQ(node_variables(launch), (Variables{{"NCCL_DEBUG", "INFO with space"}, {"CUDA_VISIBLE_DEVICES", "0,2"}}));
 }
 
 TEST(FanoutHostCheck, TheScriptReportsWhatTheHostHas) {
@@ -232,6 +236,53 @@ TEST(FanoutStdin, TheTokenLineLeavesTheRestForTheControlChannel) {
   EXPECT_EQ(control_signal("SIGUSR1"), SIGUSR1);
   EXPECT_EQ(control_signal("SIGKILL"), 0);
   EXPECT_EQ(control_signal("sigint"), 0);
+}
+
+// Any bytes an environment value can hold travel whole, and the block leaves the control
+// lines after it on stdin.
+TEST(FanoutStdin, TheVariablesBlockCarriesAnyValueAndLeavesTheRest) {
+  const Variables sent = {{"WANDB_API_KEY", "k3y=with'quotes\"\nand a newline\r\n"},
+                          {"EMPTY", ""},
+                          {"UNICODE", "caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x94\x91"},
+                          {"SPACES", "  a  b  "}};
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::string text = environment_block(sent) + "SIGINT\n";
+  ASSERT_EQ(write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ReceivedVariables received = read_environment_block(fds[0], 5s);
+  EXPECT_EQ(received.error, "");
+  EXPECT_EQ(received.variables, sent);
+  char rest[16] = {};
+  EXPECT_EQ(read(fds[0], rest, sizeof rest), 7);
+  EXPECT_STREQ(rest, "SIGINT\n");
+  // Nothing written: bounded, and named.
+  EXPECT_NE(read_environment_block(fds[0], 50ms).error.find("no header line"), std::string::npos);
+  // A block cut short by the end of stdin.
+  const std::string cut = environment_block(sent).substr(0, 30);
+  ASSERT_EQ(write(fds[1], cut.data(), cut.size()), static_cast<ssize_t>(cut.size()));
+  close(fds[1]);
+  EXPECT_NE(read_environment_block(fds[0], 5s).error.find("before stdin ended"), std::string::npos);
+  close(fds[0]);
+}
+
+TEST(FanoutStdin, AMalformedVariablesBlockIsRefusedWithWhatIsWrong) {
+  auto error_of = [](const std::string& text) {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    EXPECT_EQ(write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    close(fds[1]);
+    std::string error = read_environment_block(fds[0], 5s).error;
+    close(fds[0]);
+    return error;
+  };
+  EXPECT_NE(error_of("SIGINT\n").find("expected a line 'DDPLAUNCH-ENV <count> <bytes>'"), std::string::npos);
+  EXPECT_NE(error_of("DDPLAUNCH-ENV 1 -4\n").find("bad header"), std::string::npos);
+  EXPECT_NE(error_of("DDPLAUNCH-ENV 1 99999999999\n").find("at most"), std::string::npos);
+  EXPECT_NE(error_of("DDPLAUNCH-ENV 2 4\nA\0b\0"s).find("announces 2 variable(s), the block holds 1"),
+            std::string::npos);
+  EXPECT_NE(error_of("DDPLAUNCH-ENV 1 5\n1A\0b\0"s).find("no valid name"), std::string::npos);
+  EXPECT_NE(error_of("DDPLAUNCH-ENV 1 4\nA\0bc"s).find("cut short"), std::string::npos);
+  EXPECT_EQ(error_of("DDPLAUNCH-ENV 0 0\n"), "");  // no variables to pass
 }
 
 TEST(FanoutFlags, RemoteSideOptionsAreRecorded) {

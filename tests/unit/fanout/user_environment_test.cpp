@@ -34,6 +34,9 @@ TEST(UserEnvironment, MistakesAreNamedWithTheFixBeforeAnythingStarts) {
   auto no_equals = user_environment({}, "A=1\nJUST_A_NAME\n", "job.env", here);
   ASSERT_FALSE(no_equals);
   EXPECT_EQ(no_equals.error, "job.env:2: 'JUST_A_NAME' has no '=': write JUST_A_NAME=VALUE");
+  auto nul = user_environment({}, std::string_view("A=1\nKEY=x\0y\n", 12), "job.env", here);
+  ASSERT_FALSE(nul);
+  EXPECT_EQ(nul.error, "job.env:2: KEY's value holds a NUL byte, which no environment variable can hold");
 }
 
 }  // namespace
