@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "ddplaunch/rendezvous/printable.h"
 #include "log_setup.h"
 #include "policy/stacks_query.h"
+#include "timeline/trace_json.h"
 
 namespace ddplaunch {
 
@@ -106,8 +108,17 @@ int write_job_timeline(const LaunchConfig& config, bool from_log_dir) {
     if (json.rfind("error: ", 0) == 0) return fail({fmt::format("the master at {} gave no timeline: {}", config.master,
                                                                 rendezvous::printable(json.substr(7)))});
   }
+  // What came is written (and put in the page's script) only as JSON, parsed and written again.
+  const std::optional<std::string> trace = timeline::reserialized_trace(json);
+  if (!trace)
+    return fail({fmt::format(
+        "{} is not a JSON trace ('{:.60}'): nothing written — {}",
+        from_log_dir ? config.log_dir + "/" + kLogDirTraceName : "the answer of the master at " + config.master,
+        rendezvous::printable(json),
+        from_log_dir ? "a job's master writes that file as JSON: it was changed since"
+                     : "is that a ddplaunch master of this version, and the job you meant?")});
   const TimelinePaths paths = timeline_paths_for(config.trace_file.empty() ? "timeline.json" : config.trace_file);
-  if (std::string error = write_timeline(paths, json); !error.empty()) return fail({error + " (--trace FILE names it)"});
+  if (std::string error = write_timeline(paths, *trace); !error.empty()) return fail({error + " (--trace FILE names it)"});
   std::printf("%s: Chrome trace JSON (open in Perfetto or chrome://tracing)\n%s: the timeline page (any browser)\n",
               paths.json.c_str(), paths.page.c_str());
   return 0;

@@ -142,4 +142,10 @@ std::string trace_json(const JobTimeline& timeline, const TraceFacts& facts) {
   return trace.dump(-1, ' ', true, Json::error_handler_t::replace);
 }
 
+std::optional<std::string> reserialized_trace(std::string_view text) {
+  Json trace = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!trace.is_object()) return std::nullopt;  // also what a parse error gives: a discarded value
+  return trace.dump(-1, ' ', true, Json::error_handler_t::replace);
+}
+
 }  // namespace ddplaunch::timeline

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "timeline/job_timeline.h"
 
@@ -19,5 +21,11 @@ struct TraceFacts {
 };
 
 std::string trace_json(const JobTimeline& timeline, const TraceFacts& facts);
+
+// A trace from elsewhere (a master's answer to `ddplaunch timeline`, a timeline.json on disk)
+// parsed as JSON and written again as trace_json writes it (every non-ASCII character
+// escaped), so that only JSON ever reaches the page's script. nullopt unless `text` is one
+// JSON object (the trace format's outer form), valid UTF-8.
+std::optional<std::string> reserialized_trace(std::string_view text);
 
 }  // namespace ddplaunch::timeline

@@ -156,5 +156,19 @@ TEST(TimelinePage, TheTraceGoesIntoThePageAndCannotEndItsScript) {
   EXPECT_NE(page.rfind("</html>"), std::string::npos);
 }
 
+// What another process hands over as a trace is JSON, parsed and written again, or nothing.
+TEST(TimelinePage, OnlyAJsonObjectIsTakenAsATraceAndLineSeparatorsAreEscaped) {
+  for (const char* not_a_trace : {"null; document.title = 'owned'", "null", "[1]", "{\"a\": 1} <script>", "",
+                                  "{\"bad\": \"\xff\"}"})
+    EXPECT_EQ(reserialized_trace(not_a_trace), std::nullopt) << not_a_trace;
+  const auto trace = reserialized_trace("{ \"x\" : \"</script><!-- \xE2\x80\xA8 \xE2\x80\xA9\" }");
+  ASSERT_TRUE(trace);
+  EXPECT_EQ(*trace, R"({"x":"</script><!-- \u2028 \u2029"})");
+  // The page's own escaping holds for raw separators too.
+  const std::string page = timeline_page("{\"x\":\"a\xE2\x80\xA8" "b\xE2\x80\xA9" "c</script>\"}");
+  EXPECT_NE(page.find(R"({"x":"a\u2028b\u2029c\u003c/script>"})"), std::string::npos);
+  EXPECT_EQ(page.find("\xE2\x80\xA8"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ddplaunch::timeline
