@@ -15,7 +15,9 @@ struct TimelinePaths {
 // otherwise ".html" is added).
 TimelinePaths timeline_paths_for(const std::string& trace_file);
 
-// Both files from the trace JSON. "" when written, else what failed, for the person.
+// Both files from the trace JSON, each written beside its path and renamed into place: a
+// symlink, FIFO or anything but a regular file at a path is refused, never followed or
+// opened. "" when written, else what failed, for the person.
 std::string write_timeline(const TimelinePaths& paths, const std::string& trace_json);
 // timeline.json and timeline.html in the --log-dir, through the directory opened once.
 std::string write_timeline_to_log_dir(const std::string& log_dir, const std::string& trace_json);
