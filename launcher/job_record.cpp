@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -31,14 +32,37 @@ std::vector<std::string> candidate_directories() {
   return out;
 }
 
+// Why `info` (lstat of a record folder) is not a private folder of this user, or "".
+std::string not_private_because(const std::string& dir, const struct stat& info) {
+  if (S_ISLNK(info.st_mode)) {
+    std::error_code ignored;
+    const std::string target = std::filesystem::read_symlink(dir, ignored).string();
+    return fmt::format("it is a symbolic link (to '{}'), which someone else may have planted to read or fake your "
+                       "jobs' records",
+                       target);
+  }
+  if (!S_ISDIR(info.st_mode)) return "it is not a folder";
+  if (info.st_uid != ::getuid())
+    return fmt::format("it belongs to another user (uid {}), who may have made it before you to hide or fake your "
+                       "jobs' records",
+                       info.st_uid);
+  if ((info.st_mode & 077) != 0)
+    return fmt::format("others may read or change it (mode {:04o}, not 0700)", info.st_mode & 07777);
+  return "";
+}
+
 Result<std::string> private_directory(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return Result<std::string>::failure(fmt::format("cannot make the job record directory {}: {}", dir, std::strerror(errno)));
+    return Result<std::string>::failure(fmt::format("cannot make the job record folder {}: {}", dir, std::strerror(errno)));
   struct stat info {};
-  if (::lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::getuid() ||
-      (info.st_mode & 077) != 0)
+  if (::lstat(dir.c_str(), &info) != 0)
+    return Result<std::string>::failure(fmt::format("cannot read the job record folder {}: {}", dir, std::strerror(errno)));
+  if (std::string why = not_private_because(dir, info); !why.empty())
     return Result<std::string>::failure(fmt::format(
-        "refusing the job record directory {}: it is not a private directory of yours (mode 0700); remove it", dir));
+        "refusing the job record folder {}: {}. Launchers of yours cannot record their jobs there, and `ddplaunch "
+        "status` cannot find them: remove it (as its owner or root: rm -r {}), or set XDG_RUNTIME_DIR to a private "
+        "folder of yours on every launcher; meanwhile give --master HOST:PORT",
+        dir, why, dir));
   return Result<std::string>::success(dir);
 }
 void read_records(const std::string& directory, std::vector<JobRecord>& out);
@@ -106,6 +130,13 @@ std::vector<JobRecord> running_job_records() {
   return out;
 }
 
+std::vector<std::string> refused_job_record_directories() {
+  std::vector<std::string> out;
+  for (const std::string& dir : candidate_directories())
+    if (auto usable = private_directory(dir); !usable) out.push_back(usable.error);
+  return out;
+}
+
 namespace {
 // The records in `directory` of launchers still running (a stale one is removed).
 void read_records(const std::string& directory, std::vector<JobRecord>& out) {
@@ -132,7 +163,8 @@ void read_records(const std::string& directory, std::vector<JobRecord>& out) {
 }
 }  // namespace
 
-Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const std::string& job_id) {
+Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const std::string& job_id,
+                                    const std::vector<std::string>& refused_directories) {
   std::vector<const JobRecord*> chosen;
   for (const auto& r : records)
     if (job_id.empty() || r.job_id == job_id) chosen.push_back(&r);
@@ -144,6 +176,13 @@ Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const
       if (!r->token.empty()) return Result<JobRecord>::success(*r);
     return Result<JobRecord>::success(*chosen.front());
   }
+  // A folder that was refused may hold the job: "none is running" would be a guess then.
+  std::string refusals;
+  for (const std::string& refused : refused_directories) refusals += "\n" + refused;
+  if (chosen.empty() && !refusals.empty())
+    return Result<JobRecord>::failure(
+        fmt::format("no record of {} was found on this node, but not every record folder could be read:{}",
+                    job_id.empty() ? std::string("a running ddplaunch job") : "job '" + job_id + "'", refusals));
   if (chosen.empty() && !job_id.empty())
     return Result<JobRecord>::failure(fmt::format(
         "no job '{}' is running on this node (ddplaunch keeps a record of each running job here); give --master "

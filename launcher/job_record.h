@@ -34,8 +34,14 @@ void remove_job_record(const std::string& folder);
 // The records of launchers still running on this node (a stale one is removed).
 std::vector<JobRecord> running_job_records();
 
+// Why a folder where records may be was refused (another user's, a symbolic link, open to
+// others): one message each, naming it and what to do; empty when none was.
+std::vector<std::string> refused_job_record_directories();
+
 // The job a subcommand means when no --master was given: the only running one, or the one
-// with `job_id`; otherwise an error that lists them (or says there is none).
-Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const std::string& job_id);
+// with `job_id`; otherwise an error that lists them, or says there is none (or, when a record
+// folder was refused, that none was found and why that folder was not read).
+Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const std::string& job_id,
+                                    const std::vector<std::string>& refused_directories = {});
 
 }  // namespace ddplaunch

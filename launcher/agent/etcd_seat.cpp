@@ -44,7 +44,8 @@ EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> cl
       hostname_(std::move(hostname)),
       token_(config.token),
       ttl_(std::max<long>(1, static_cast<long>(round_half_away(config.etcd.lease_ttl_s)))),
-      unconfirmed_(seconds_to_ms(config.join_timeout_s)),
+      confirm_bound_(seconds_to_ms(config.join_timeout_s)),
+      confirm_timer_(io),
       retry_(io),
       write_retry_(io),
       watch_retry_(io) {}
@@ -86,6 +87,9 @@ void EtcdSeat::register_seat(std::function<void(const std::string& error)> regis
           if (!*alive) return;
           unreachable_ = why;
           if (!why.empty()) stalled_ = true;
+          // Said once no keepalive got through for a whole TTL: etcd went silent about then.
+          if (why.empty()) unanswered_since_.reset();
+          else if (!unanswered_since_) unanswered_since_ = std::chrono::steady_clock::now() - ttl_;
           if (callbacks_.on_reachability) callbacks_.on_reachability(why);
           if (why.empty()) spdlog::info("etcd answers again");
           else
@@ -181,6 +185,7 @@ void EtcdSeat::on_won(etcd::LeaderKey key) {
     if (!state->kvs.empty()) value = state->kvs.front().value;
     TakeOver take_over = take_over_saved_run(value, known_run_, token_, prefix_ + "state",
                                              [] { return rendezvous::random_nonce().substr(0, 32); });
+    if (!take_over.refusal.empty()) return lose(take_over.refusal);
     if (!take_over.note.empty()) spdlog::warn("{}", take_over.note);
     run_ = std::move(take_over.run);
     callbacks_.on_elected(std::move(take_over.policy));
@@ -253,7 +258,10 @@ void EtcdSeat::read_leader() {
 void EtcdSeat::save_state(std::string state, std::function<void()> confirmed) {
   if ((!leader_ && !re_electing_) || stopped_ || ending_) return;  // re-electing: kept until elected again
   pending_state_ = std::move(state);
-  if (confirmed) pending_confirmations_.push_back(std::move(confirmed));
+  if (confirmed) {
+    pending_confirmations_.push_back(std::move(confirmed));
+    await_confirmation();
+  }
   if (!writing_) write_state();
 }
 
@@ -288,12 +296,6 @@ void EtcdSeat::write_state() {
       });
     if (!done || awaiting_key) {  // not written: try again after a pause, the latest state first
       last_error_ = done.error;
-      // Bounded: a coordinator cut off from etcd while a generation start waits for it ends.
-      if (unconfirmed_.observe(!writing_confirmations_.empty(), PolicyClock::now()))
-        return lose(fmt::format("etcd has not confirmed this coordinator's leadership for {} (last error: {}): it "
-                                "may be the partitioned one, so it stops acting; the limit is join_timeout",
-                                human_duration(std::chrono::duration<double>(unconfirmed_.bound()).count()),
-                                done.error));
       if (!pending_state_) pending_state_ = std::move(written);
       writing_confirmations_.insert(writing_confirmations_.end(), pending_confirmations_.begin(),
                                     pending_confirmations_.end());
@@ -306,12 +308,40 @@ void EtcdSeat::write_state() {
       return;
     }
     last_error_.clear();
-    unconfirmed_.observe(false, PolicyClock::now());
+    unanswered_since_.reset();
+    if (!writing_confirmations_.empty() && pending_confirmations_.empty()) {  // no generation waits any more
+      confirm_asked_at_.reset();
+      confirm_timer_.cancel();
+    }
     auto confirmed = std::move(writing_confirmations_);
     writing_confirmations_.clear();
     for (auto& c : confirmed) c();
     if (pending_state_ && !writing_) write_state();
   });
+}
+
+// Bounded: a coordinator cut off from etcd while a generation start waits for it ends once the
+// first state that asked went unconfirmed for join_timeout, whatever each write and retry takes.
+void EtcdSeat::await_confirmation() {
+  if (confirm_asked_at_) return;
+  confirm_asked_at_ = std::chrono::steady_clock::now();
+  confirm_timer_.expires_at(*confirm_asked_at_ + confirm_bound_);
+  confirm_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    if (!ec && *alive && !stopped_ && confirm_asked_at_) end_unconfirmed();
+  });
+}
+
+void EtcdSeat::end_unconfirmed() {
+  const auto now = std::chrono::steady_clock::now();
+  auto seconds_since = [now](std::chrono::steady_clock::time_point then) {
+    return human_duration(std::chrono::duration<double>(now - then).count());
+  };
+  const std::string silent = unanswered_since_ ? fmt::format("; etcd has not answered its keepalives for about {}",
+                                                             seconds_since(*unanswered_since_))
+                                               : "";
+  lose(fmt::format("etcd has not confirmed this coordinator's leadership for {} (the limit is join_timeout), while a "
+                   "new generation waits for it{} (last error: {}): it may be the partitioned one, so it stops acting",
+                   seconds_since(*confirm_asked_at_), silent, last_error_.empty() ? "none" : last_error_));
 }
 
 std::string EtcdSeat::status_line() const {
@@ -361,6 +391,7 @@ void EtcdSeat::stop() {
   retry_.cancel();
   write_retry_.cancel();
   watch_retry_.cancel();
+  confirm_timer_.cancel();
   if (watch_) watch_->stop();
   if (keeper_) keeper_->stop();
   // Best effort: the keys go at once instead of after the TTL (the client may outlive us).

@@ -29,7 +29,6 @@
 #include "etcd/client.h"
 #include "etcd/lease_keeper.h"
 #include "etcd/watch.h"
-#include "policy/sustained_condition.h"
 
 namespace ddplaunch {
 
@@ -96,6 +95,8 @@ class EtcdSeat {
   void follow();
   void read_leader();
   void write_state();
+  void await_confirmation();  // a write that a generation start waits for went out
+  void end_unconfirmed();     // the wait reached confirm_bound_: the seat is lost
   void lose(const std::string& why);
   void remove_state();  // end_run's fenced removal, then stop()
 
@@ -107,7 +108,12 @@ class EtcdSeat {
   std::string run_;        // the run this launcher coordinates, once elected
   std::string ignored_leader_;  // the last leader key whose address was not sealed right (said once)
   std::chrono::seconds ttl_;
-  SustainedCondition unconfirmed_;  // writes a generation start waits for: etcd confirms within join_timeout
+  // A generation start waits for etcd to confirm a state write (this launcher still leads) for
+  // join_timeout at most, counted from the write that asked, by a timer of its own.
+  std::chrono::milliseconds confirm_bound_;
+  boost::asio::steady_timer confirm_timer_;
+  std::optional<std::chrono::steady_clock::time_point> confirm_asked_at_;  // while one waits
+  std::optional<std::chrono::steady_clock::time_point> unanswered_since_;  // etcd's keepalives fail since about then
   SeatCallbacks callbacks_;
   etcd::LeaseGrant lease_;
   std::shared_ptr<etcd::LeaseKeeper> keeper_;

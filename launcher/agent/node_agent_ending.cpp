@@ -6,12 +6,14 @@
 
 #include "agent/node_agent.h"
 #include "job_record.h"
+#include "output/terminal_writer.h"
 
 namespace ddplaunch {
 
 // The policy decided the node ends (it is Finished now): say so, release everything.
 void NodeAgent::finish(int exit_code) {
   exit_code_ = exit_code;
+  terminal_begin_last_lines();  // the verdict reaches the reader even when workers filled the terminal's queue
   if (!plan_.doctor) {
     std::string where = node_rank_ >= 0 ? fmt::format("node {} ({})", node_rank_, plan_.hostname) : plan_.hostname;
     if (exit_code == 0) spdlog::info("{}: job succeeded", where);

@@ -61,6 +61,15 @@ TakeOver take_over_saved_run(const std::optional<std::string>& value, std::strin
   out.run = known_run.empty() ? new_run() : std::string(known_run);
   if (!value) return out;  // the run's first coordinator, or its state was removed at its end
   Opened opened = open_saved_run(*value, token, key);
+  if (!opened.saved && !token.empty() && !known_run.empty()) {
+    out.refusal = fmt::format(
+        "etcd holds a state under {} that this launcher cannot trust: {}. Someone who can write to etcd replaced this "
+        "run's state; resuming without it would restart the job at generation 0 with full restart budgets in the "
+        "middle of the run, so this launcher does not coordinate and the job ends here. Find who writes under {} in "
+        "etcd, then start the job again with a new --rdzv-id",
+        key, opened.why_not, key.substr(0, key.rfind('/') + 1));
+    return out;
+  }
   if (!opened.saved) {
     out.note = fmt::format("etcd holds a state under {} that this launcher does not resume: {}. The job starts "
                            "afresh (generation 0, full restart budgets) and overwrites it",

@@ -5,7 +5,8 @@
 // carries, so every launcher that took part in the run knows it. A coordinator elected later
 // resumes only a state of its own run; another run's (the same --rdzv-id reused, a run that
 // crashed before removing its keys, a forged document) is left behind and the job starts
-// afresh. With a token, the envelope and the published coordinator address carry an HMAC that
+// afresh — except that with a token, a failover never starts afresh over a state it cannot
+// open (TakeOver::refusal). With a token, the envelope and the published coordinator address carry an HMAC that
 // only a holder of the job's token can make, bound to the etcd key it is stored under. Pure:
 // text in, text out.
 #pragma once
@@ -27,10 +28,15 @@ std::string seal_saved_run(const SavedRun& saved, std::string_view token, std::s
 
 // A newly elected coordinator's reading of the state key: the run it carries on, the policy
 // state to resume (none: the job starts afresh) and, when something was left behind, why.
+// With a token, a launcher that took part in the run (a failover) does not start afresh over a
+// state it cannot open (not sealed with the token, or not a state at all): that would reset the
+// generation and the restart budgets at every failover. It refuses to coordinate instead, and
+// its node ends saying why.
 struct TakeOver {
   std::string run;
   std::optional<std::string> policy;
   std::string note;
+  std::string refusal;  // not "": this launcher must not coordinate, and ends saying this
 };
 // `known_run`: the run this launcher took part in ("" when it never joined a coordinator);
 // `new_run` draws a nonce when it has none.

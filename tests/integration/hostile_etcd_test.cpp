@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <iostream>
 #include <memory>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -245,6 +247,97 @@ TEST(HostileEtcd, ACrashedRunsStateIsNotResumedByTheNextRun) {
     EXPECT_EQ(r.exit_code, 0) << all;
     EXPECT_NE(r.output.find("DDPLAUNCH_GENERATION=0"), std::string::npos) << all;
   }
+}
+
+// Which of `launchers` said `text` first (all watched, 400 x 50 ms at most), or -1.
+int which_says(const std::vector<std::unique_ptr<BackgroundProcess>>& launchers, const std::string& text) {
+  for (int round = 0; round < 400; ++round)
+    for (std::size_t i = 0; i < launchers.size(); ++i)
+      if (launchers[i]->wait_for_output(text, 50ms / launchers.size())) return static_cast<int>(i);
+  return -1;
+}
+
+// With a token, garbage planted as the job's state while it runs (etcd's writers without the
+// token can do that) does not make the next coordinator start the job afresh at generation 0
+// with full restart budgets: the launcher elected after the coordinator's loss refuses to
+// coordinate over it and its node ends saying why (before: "the job starts afresh", at every
+// failover).
+TEST(HostileEtcd, AGarbageStateOnATokenJobIsRefusedAtFailoverNotStartedAfresh) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
+  EtcdCluster etcd;
+  ASSERT_EQ(etcd.start(1), "");
+  const std::string job_id = "etcd-garbage-" + std::to_string(getpid());
+  const auto launcher = launcher_of(
+      etcd, job_id, {"--join-timeout", "5", "--max-restarts", "3", "--token", "etcd-garbage-token-0123456789"},
+      {"/bin/sh", "-c", "echo GENERATION=$DDPLAUNCH_GENERATION; exec sleep 600"});
+  std::vector<std::unique_ptr<BackgroundProcess>> launchers;
+  for (int i = 0; i < 2; ++i) launchers.push_back(start_launcher(launcher));
+  const int coordinator = which_says(launchers, "elected the job's coordinator");
+  ASSERT_GE(coordinator, 0) << launchers[0]->output_so_far() << launchers[1]->output_so_far();
+  ASSERT_TRUE(launchers[coordinator]->wait_for_output("generation 0: 2 node(s)", kStepBound))
+      << launchers[coordinator]->output_so_far();
+  std::this_thread::sleep_for(1500ms);  // the state is saved after the decision
+  RunResult put = dt::run_etcdctl(etcd.endpoints(), {"put", "/ddplaunch/" + job_id + "/state", "garbage {not a state"});
+  ASSERT_EQ(put.exit_code, 0) << put.output;
+  ASSERT_TRUE(launchers[coordinator]->send_signal(SIGKILL));
+  launchers[coordinator]->wait(10s);
+  RunResult survivor = launchers[1 - coordinator]->wait(kJobBound);
+  EXPECT_FALSE(survivor.timed_out) << survivor.output;
+  EXPECT_NE(survivor.exit_code, 0) << survivor.output;
+  EXPECT_NE(survivor.output.find("cannot trust"), std::string::npos) << survivor.output;
+  EXPECT_NE(survivor.output.find("does not coordinate and the job ends here"), std::string::npos) << survivor.output;
+  EXPECT_EQ(survivor.output.find("starts afresh"), std::string::npos) << survivor.output;
+  EXPECT_EQ(dt::count_of(survivor.output, "GENERATION="), 1) << survivor.output;
+}
+
+// etcd stops answering (SIGSTOP) and a node's launcher is lost: the coordinator replaces it by
+// the spare, but a new generation waits for etcd to confirm this coordinator still leads. It
+// ends once join_timeout (8 s) has passed since that wait began, and its message names both
+// that wait and how long etcd has been silent: the silence it names and the end measured from
+// the stall agree (before: the end came 17 s after the stall, the message said 8 s).
+TEST(HostileEtcd, ACoordinatorThatLostEtcdEndsWhenItsMessageSays) {
+  if (!EtcdCluster::available()) GTEST_SKIP() << dt::kNoEtcd;
+  EtcdCluster etcd;
+  ASSERT_EQ(etcd.start(1), "");
+  const std::string job_id = "etcd-silent-" + std::to_string(getpid());
+  auto launcher = launcher_of(etcd, job_id, {"--join-timeout", "8"}, {FAKE_WORKER_BIN, "--sleep-ms", "600000"});
+  launcher.spares = 1;
+  std::vector<std::unique_ptr<BackgroundProcess>> launchers;
+  for (int i = 0; i < 3; ++i) launchers.push_back(start_launcher(launcher));
+  auto everything = [&] {
+    std::string out;
+    for (std::size_t i = 0; i < launchers.size(); ++i)
+      out += "===== launcher " + std::to_string(i) + "\n" + launchers[i]->output_so_far();
+    return out;
+  };
+  const int coordinator = which_says(launchers, "elected the job's coordinator");
+  const int spare = which_says(launchers, "is a hot spare of this job");
+  ASSERT_GE(coordinator, 0) << everything();
+  ASSERT_GE(spare, 0) << everything();
+  ASSERT_TRUE(launchers[coordinator]->wait_for_output("generation 0: 2 node(s)", kStepBound)) << everything();
+  int victim = 0;
+  while (victim == coordinator || victim == spare) ++victim;
+  ASSERT_TRUE(etcd.signal(0, SIGSTOP));
+  const auto stalled_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(launchers[victim]->send_signal(SIGKILL));
+  RunResult ended = launchers[coordinator]->wait(kJobBound);
+  const double ended_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stalled_at).count();
+  etcd.signal(0, SIGCONT);
+  EXPECT_FALSE(ended.timed_out) << ended.output;
+  EXPECT_NE(ended.exit_code, 0) << ended.output;
+  std::smatch waited, silent;
+  ASSERT_TRUE(std::regex_search(ended.output, waited,
+                                std::regex(R"(leadership for ([0-9.]+) s \(the limit is join_timeout\))")))
+      << ended.output;
+  ASSERT_TRUE(std::regex_search(ended.output, silent, std::regex(R"(keepalives for about ([0-9.]+) s)")))
+      << ended.output;
+  const double waited_s = std::stod(waited[1]), silent_s = std::stod(silent[1]);
+  std::cout << "coordinator ended " << ended_after_s << " s after etcd stalled; it said: etcd silent for about "
+            << silent_s << " s, the generation waited " << waited_s << " s\n";
+  EXPECT_GE(waited_s, 8.0) << ended.output;
+  EXPECT_LT(waited_s, 10.0) << ended.output;
+  // Generous: the TTL's granularity, the workers' stop (--grace 1) and a busy machine.
+  EXPECT_LT(std::abs(ended_after_s - silent_s), 5.0) << ended.output;
 }
 
 // The etcd password and the rendezvous token reach no worker: not in its environment, and not

@@ -44,7 +44,10 @@ TEST(SavedRun, NoStateIsTheRunsFirstCoordinator) {
   EXPECT_EQ(take_over_saved_run(std::nullopt, "run-1", "tok", kKey, fresh_run).run, "run-1");
 }
 
-TEST(SavedRun, AStateNotSealedWithTheTokenIsNotResumed) {
+// With a token, a state that cannot be opened (forged, or garbage) is never resumed. A launcher
+// of the run (a failover) refuses to coordinate over it instead of restarting the job at
+// generation 0 with full budgets; the first coordinator of a new run starts afresh, as ever.
+TEST(SavedRun, AStateNotSealedWithTheTokenIsNotResumedAndAFailoverRefusesToCoordinate) {
   struct Case {
     const char* what;
     std::string value;
@@ -58,11 +61,22 @@ TEST(SavedRun, AStateNotSealedWithTheTokenIsNotResumed) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    TakeOver t = take_over_saved_run(c.value, "run-1", "tok", kKey, fresh_run);
-    EXPECT_FALSE(t.policy);
-    EXPECT_EQ(t.run, "run-1");
-    EXPECT_NE(t.note.find("does not resume"), std::string::npos) << t.note;
+    TakeOver failover = take_over_saved_run(c.value, "run-1", "tok", kKey, fresh_run);
+    EXPECT_FALSE(failover.policy);
+    EXPECT_NE(failover.refusal.find("this launcher does not coordinate and the job ends here"), std::string::npos)
+        << failover.refusal;
+    EXPECT_NE(failover.refusal.find(kKey), std::string::npos) << failover.refusal;
+    TakeOver first = take_over_saved_run(c.value, "", "tok", kKey, fresh_run);
+    EXPECT_FALSE(first.policy);
+    EXPECT_TRUE(first.refusal.empty()) << first.refusal;
+    EXPECT_EQ(first.run, "fresh-run-nonce");
+    EXPECT_NE(first.note.find("does not resume"), std::string::npos) << first.note;
   }
+  // Without a token a failover over garbage starts afresh, saying so (etcd's writers control
+  // such a job anyway).
+  TakeOver unsealed = take_over_saved_run(std::string("garbage"), "run-1", "", kKey, fresh_run);
+  EXPECT_TRUE(unsealed.refusal.empty());
+  EXPECT_NE(unsealed.note.find("starts afresh"), std::string::npos) << unsealed.note;
   // A seal's policy changed after sealing fails too.
   std::string altered = seal_saved_run({"run-1", kPolicy}, "tok", kKey);
   altered.replace(altered.find("Running"), 7, "Ended\\\"x");

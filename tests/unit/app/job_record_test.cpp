@@ -39,6 +39,12 @@ TEST(JobRecord, TheOnlyJobIsChosenSeveralAreListedAndAMissingOneIsNamed) {
   auto unknown = choose_job_record(two, "c");
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.error.find("no job 'c'"), std::string::npos) << unknown.error;
+  // A refused record folder may hold the job: the answer says so instead of "none is running".
+  auto refused = choose_job_record(none, "", {"refusing the job record folder /tmp/x: it is a symbolic link"});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error.find("no ddplaunch job is running"), std::string::npos) << refused.error;
+  EXPECT_NE(refused.error.find("not every record folder could be read"), std::string::npos) << refused.error;
+  EXPECT_NE(refused.error.find("/tmp/x: it is a symbolic link"), std::string::npos) << refused.error;
 }
 
 }  // namespace
