@@ -301,9 +301,10 @@ TEST(HostileEtcd, ACoordinatorThatLostEtcdEndsWhenItsMessageSays) {
   ASSERT_EQ(etcd.start(1), "");
   const std::string job_id = "etcd-silent-" + std::to_string(getpid());
   auto launcher = launcher_of(etcd, job_id, {"--join-timeout", "8"}, {FAKE_WORKER_BIN, "--sleep-ms", "600000"});
+  launcher.nodes = 3;  // with a spare, 3 of the 4 launchers stay joined: not a minority (MinorityRule)
   launcher.spares = 1;
   std::vector<std::unique_ptr<BackgroundProcess>> launchers;
-  for (int i = 0; i < 3; ++i) launchers.push_back(start_launcher(launcher));
+  for (int i = 0; i < 4; ++i) launchers.push_back(start_launcher(launcher));
   auto everything = [&] {
     std::string out;
     for (std::size_t i = 0; i < launchers.size(); ++i)
@@ -314,7 +315,7 @@ TEST(HostileEtcd, ACoordinatorThatLostEtcdEndsWhenItsMessageSays) {
   const int spare = which_says(launchers, "is a hot spare of this job");
   ASSERT_GE(coordinator, 0) << everything();
   ASSERT_GE(spare, 0) << everything();
-  ASSERT_TRUE(launchers[coordinator]->wait_for_output("generation 0: 2 node(s)", kStepBound)) << everything();
+  ASSERT_TRUE(launchers[coordinator]->wait_for_output("generation 0: 3 node(s)", kStepBound)) << everything();
   int victim = 0;
   while (victim == coordinator || victim == spare) ++victim;
   ASSERT_TRUE(etcd.signal(0, SIGSTOP));
