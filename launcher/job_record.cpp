@@ -163,6 +163,14 @@ void read_records(const std::string& directory, std::vector<JobRecord>& out) {
 }
 }  // namespace
 
+std::vector<std::string> recorded_tokens(const std::vector<JobRecord>& records, const std::string& job_id) {
+  std::vector<std::string> tokens;
+  for (const auto& r : records)
+    if (r.job_id == job_id && !r.token.empty() && std::find(tokens.begin(), tokens.end(), r.token) == tokens.end())
+      tokens.push_back(r.token);
+  return tokens;
+}
+
 Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const std::string& job_id,
                                     const std::vector<std::string>& refused_directories) {
   std::vector<const JobRecord*> chosen;

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "agent/launcher_messages.h"
 #include "debug/console_relay.h"
@@ -64,10 +65,11 @@ class DebugRelay::Screens : public debug::ConsoleScreen {
   std::optional<std::string> shown_;
 };
 
-DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, Hooks hooks,
-                       std::chrono::milliseconds unattended_stop)
+DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint,
+                       const PlannedRanks& plan, Hooks hooks, std::chrono::milliseconds unattended_stop)
     : place_(place),
       attach_hint_(std::move(attach_hint)),
+      plan_(plan),
       hooks_(std::move(hooks)),
       terminal_(place == ConsolePlace::Terminal
                     ? ConsoleTerminal::open(io, ConsoleInput{
@@ -82,11 +84,11 @@ DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::str
                               .end_job = [this](const debug::StoppedRank& r) { if (hooks_.end_job) hooks_.end_job(r); },
                               .attach_gdb = [this](int rank) {
                                 if (hooks_.broadcast)
-                                  hooks_.broadcast(messages::encode(generation_, messages::DebugAttachGdb{rank}));
+                                  hooks_.broadcast(messages::encode(plan_.current_generation(), messages::DebugAttachGdb{rank}));
                               },
                               .show_ranks = [this](const std::vector<int>& ranks) {
                                 if (hooks_.broadcast)
-                                  hooks_.broadcast(messages::encode(generation_, messages::OutputFilter{ranks}));
+                                  hooks_.broadcast(messages::encode(plan_.current_generation(), messages::OutputFilter{ranks}));
                               },
                           }),
       unattended_timer_(io),
@@ -124,16 +126,30 @@ bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
   if (!kind || (*kind != messages::Kind::DebugStopped && *kind != messages::Kind::DebugOutput &&
                 *kind != messages::Kind::DebugResumed))
     return false;
+  const auto stop = messages::decode_debug_stopped(m);
+  const auto output = stop ? std::nullopt : messages::decode_debug_output(m);
+  const auto resumed = stop || output ? std::nullopt : messages::decode_debug_resumed(m);
+  const int rank = stop ? stop->rank : output ? output->rank : resumed ? resumed->rank : -1;
+  // A node speaks only for the ranks the plan gave it in that generation: never for another
+  // node's rank (what a person types for a rank goes to the node the stop came from).
+  if (rank < 0) return true;
+  if (!plan_.node_holds(node, rank, generation)) {
+    if (forged_rank_warnings_++ < 3)
+      spdlog::warn("node {} ({}) sent a debugger message for rank {}, which is not one of its ranks in generation "
+                   "{}: ignored",
+                   node, plan_.node_host(node), rank, to_string(generation));
+    return true;
+  }
   if (generation > generation_) {
     generation_ = generation;
     console_.on_generation(generation);
   }
-  if (auto stop = messages::decode_debug_stopped(m)) {
+  if (stop) {
     debug::StoppedRank s;
     s.rank = stop->rank;
     s.local_rank = stop->local_rank;
     s.node = node;  // the connection says which node it is, not the payload
-    s.host = stop->host;
+    s.host = plan_.node_host(node);  // and which host: the payload's is only a claim
     s.pid = stop->pid;
     s.generation = generation;
     s.where = debug::StopLocation{stop->file, stop->line, stop->function, stop->code};
@@ -145,9 +161,9 @@ bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
       hint_given_ = true;
       screens_->print(fmt::format("no terminal here to answer it: from another terminal, {}\n", attach_hint_));
     }
-  } else if (auto output = messages::decode_debug_output(m)) {
+  } else if (output) {
     console_.on_output(output->rank, output->lines, output->prompt);
-  } else if (auto resumed = messages::decode_debug_resumed(m)) {
+  } else {
     console_.on_resumed(resumed->rank);
   }
   return true;
@@ -174,7 +190,7 @@ std::string DebugRelay::answer_query(std::string_view query) {
 }
 
 void DebugRelay::send_line(const debug::StoppedRank& rank, const std::string& line) {
-  if (hooks_.send_to_node) hooks_.send_to_node(rank.node, messages::encode(generation_, messages::DebugInput{rank.rank, line}));
+  if (hooks_.send_to_node) hooks_.send_to_node(rank.node, messages::encode(rank.generation, messages::DebugInput{rank.rank, line}));
 }
 
 }  // namespace ddplaunch

@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "agent/planned_ranks.h"
 #include "console/console_terminal.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "debug/debug_console.h"
@@ -57,11 +58,13 @@ class DebugRelay {
   // `attach_hint`: what to type on another terminal to reach this console.
   // `unattended_stop`: with no terminal here, how long a stopped rank waits for someone to
   // attach (`ddplaunch debug`) before it is continued.
-  DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, Hooks hooks,
-             std::chrono::milliseconds unattended_stop);
+  // `plan` outlives the relay.
+  DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint, const PlannedRanks& plan,
+             Hooks hooks, std::chrono::milliseconds unattended_stop);
   ~DebugRelay();
 
-  // True when `message` was a debug message (and was handled).
+  // True when `message` was a debug message (handled, or dropped when it names a rank its
+  // node does not hold in that generation).
   bool on_message(int node, const rendezvous::Message& message);
   // A line typed at the fan-out's terminal (its control channel) or by a remote client.
   void on_console_line(const std::string& line);
@@ -77,13 +80,15 @@ class DebugRelay {
 
   ConsolePlace place_;
   std::string attach_hint_;
+  const PlannedRanks& plan_;
   Hooks hooks_;
   ConsoleTranscript transcript_;
   std::unique_ptr<ConsoleTerminal> terminal_;
   std::unique_ptr<Screens> screens_;
   debug::DebugConsole console_;
-  Generation generation_;
+  Generation generation_;  // the newest generation the console has seen a debugger of
   bool hint_given_ = false;
+  int forged_rank_warnings_ = 0;  // said a few times, then quietly
 
   // No terminal here: a stop nobody attends to (no `ddplaunch debug` client since it) is
   // continued after the bound (the rule: debug::UnattendedStop).

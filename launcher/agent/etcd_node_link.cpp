@@ -27,7 +27,8 @@ std::string EtcdNodeLink::open() {
   seat_ = std::move(*seat.value);
   if (plan_.config.token.empty())  // every launcher says it: any of them may be elected or misled
     spdlog::warn("no rendezvous token: anyone who can write under {} in etcd can name this job's coordinator (and "
-                 "send its workers elsewhere), and anyone who reaches the coordinator's port can join; set "
+                 "send its workers elsewhere), and anyone who reaches the coordinator's port can join; so no "
+                 "launcher relays a debugger or follows a rank's output for its coordinator. Set "
                  "DDPLAUNCH_TOKEN or --token-file on every launcher",
                  seat_->prefix());
   return {};

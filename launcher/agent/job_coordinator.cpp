@@ -181,6 +181,19 @@ void JobCoordinator::on_message(int node_rank, const rendezvous::Message& m) {
   if (Handler handler = handler_for(*kind)) handler(*this, node_rank, m);
 }
 
+bool JobCoordinator::node_holds(int node, int rank, Generation generation) const {
+  return generation == policy_.generation() && policy_.ranks().holds(node, rank);
+}
+
+// The hostname its launcher joined with (proved with the token on that connection), else the
+// address the connection came from.
+std::string JobCoordinator::node_host(int node) const {
+  for (const rendezvous::NodeRecord& record : policy_.nodes())
+    if (record.node_rank == node)
+      return !record.facts.hostname.empty() ? record.facts.hostname : record.observed_address;
+  return "?";
+}
+
 void JobCoordinator::on_debugger_quit(Generation generation, int rank) {
   carry_out(policy_.on_debugger_quit(generation, rank));
 }

@@ -23,6 +23,7 @@
 #include "agent/launcher_messages.h"
 #include "agent/master_hang_watch.h"
 #include "agent/master_timeline.h"
+#include "agent/planned_ranks.h"
 #include "ddplaunch/rendezvous/generation.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "history/run_history.h"
@@ -30,7 +31,7 @@
 
 namespace ddplaunch {
 
-class JobCoordinator {
+class JobCoordinator : public PlannedRanks {
  public:
   // The job is over (job_end sent, or the job refused): nothing more will be decided.
   bool job_ended() const { return policy_.phase() == JobPhase::Ended; }
@@ -48,6 +49,10 @@ class JobCoordinator {
   void on_member_joined(const rendezvous::NodeRecord& node);  // membership mode
   void on_join_timeout(const rendezvous::JoinTimeout& timeout);
   void on_foreign_store_client(const std::string& peer);  // a c10d TCPStore client on the rendezvous port
+  // PlannedRanks: the debug console believes a node only for its own ranks.
+  Generation current_generation() const override { return policy_.generation(); }
+  bool node_holds(int node, int rank, Generation generation) const override;
+  std::string node_host(int node) const override;
   // Status connections: `ddplaunch status`, `stacks`, `tail`, `timeline`.
   JobQueries& queries() { return queries_; }
   // The debug console: a person quit `rank`'s debugger (and confirmed) — the job ends.

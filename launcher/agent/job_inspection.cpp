@@ -40,6 +40,19 @@ std::string ask_once_more_if_dropped(const std::function<std::string()>& ask, co
 }
 }  // namespace
 
+std::string token_the_master_accepts(const LaunchConfig& config, const std::vector<std::string>& candidates) {
+  auto endpoint = parse_host_port(config.master);
+  if (!endpoint || candidates.empty()) return "";
+  if (candidates.size() == 1) return candidates.front();  // nothing to choose: the command says if it is refused
+  for (const std::string& token : candidates) {
+    rendezvous::QueryFailure failure;
+    rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id, token,
+                             std::chrono::seconds(5), failure);
+    if (failure.kind != rendezvous::QueryFailure::Kind::Refused) return token;
+  }
+  return "";
+}
+
 int print_status(const LaunchConfig& config, bool watch, bool json) {
   auto endpoint = parse_host_port(config.master);
   if (!endpoint) return fail({"ddplaunch status needs --master HOST:PORT of the running job's rendezvous"});

@@ -4,9 +4,16 @@
 // debug console. Each returns the process's exit status.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "config/launch_config.h"
 
 namespace ddplaunch {
+
+// Of `candidates` (this user's recorded tokens of the job), the first the master at
+// config.master accepts; "" when it accepts none, or there is none (each try is one short query).
+std::string token_the_master_accepts(const LaunchConfig& config, const std::vector<std::string>& candidates);
 
 int print_status(const LaunchConfig& config, bool watch, bool json);
 int print_stacks(const LaunchConfig& config);

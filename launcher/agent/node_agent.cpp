@@ -350,18 +350,19 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
             on_standby(standby.reason);
           },
           [&](const messages::CollectStacks& ask) { stack_requests_.on_request(ask.request, status_.directory()); },
-          [&](const messages::DebugAttachGdb& gdb) { debug_sessions_.attach_gdb(gdb.rank); },
+          [&](const messages::DebugAttachGdb& gdb) { debug_sessions_.attach_gdb(generation, gdb.rank); },
           [&](const messages::OutputFilter& filter) {
             plan_.config.ranks_filter = filter.ranks;  // the next generations too
             supervisor_.show_ranks(filter.ranks);
           },
           [&](const messages::FollowRank& follow) {
+            if (!debug_sessions_.master_proven()) return;  // its output is only for a proven master
             if (!follower_.follow(follow.rank, follow.seconds)) return;
             for (const auto& w : supervisor_.workers())  // a new follower starts with the lines the rank printed last
               if (w->global_rank == follow.rank)
                 for (const auto& line : w->tail) follower_.on_line(w->global_rank, line);
           },
-          [&](const messages::DebugInput& input) { debug_sessions_.input(input.rank, input.line); },
+          [&](const messages::DebugInput& input) { debug_sessions_.input(generation, input.rank, input.line); },
           [&](const messages::Resume&) {
             supervisor_.resume_paused();
             rank_states_.send_now();

@@ -3,6 +3,7 @@
 // node's own checks once its assignment is known.
 #include "agent/node_agent.h"
 
+#include "agent/job_authentication.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/job_authentication.h"
 #include "agent/launcher_messages.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/socket_ifname.h"
@@ -61,6 +63,8 @@ void NodeAgent::join_and_watch(int port) {
 
 void NodeAgent::join_master(const std::string& host, int port, int serial) {
   const LaunchConfig& c = plan_.config;
+  // Whom this node's ranks' debuggers answer from now on (job_authentication.h).
+  debug_sessions_.set_master_proven(master_may_reach_ranks(c, host_.hosting()));
   rendezvous::ClientOptions options;
   options.job_id = c.job_id;
   options.token = c.token;
@@ -107,7 +111,7 @@ void NodeAgent::record_job(int rendezvous_port) {
   if (!job_record_.empty() || plan_.doctor) return;
   const LaunchConfig& c = plan_.config;
   const std::string host = plan_.master_host.find(':') != std::string::npos ? "[" + plan_.master_host + "]" : plan_.master_host;
-  JobRecord record{c.job_id, fmt::format("{}:{}", host, rendezvous_port), plan_.record_token ? c.token : "",
+  JobRecord record{c.job_id, fmt::format("{}:{}", host, rendezvous_port), plan_.record_token || c.token.empty() ? plan_.query_token : "",
                    static_cast<long>(::getpid())};
   job_master_ = record.master;
   auto folder = write_job_record(record);

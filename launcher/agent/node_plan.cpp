@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/etcd_seat.h"
+#include "agent/job_authentication.h"
 #include "agent/rendezvous_bind.h"
 #include "config/token_source.h"
 #include "ddplaunch/contract.h"
@@ -161,7 +162,7 @@ std::string ready_node_to_run(NodePlan& plan) {
     if (!bind.error.empty()) return bind.error;
     plan.rendezvous_bind = bind.addresses;
   }
-  return "";
+  return authenticate_job(plan);
 }
 
 }  // namespace ddplaunch

@@ -41,7 +41,10 @@ struct NodePlan {                 // what main resolved before the event loop st
   // of each having its debugger's keyboard.
   ConsolePlace console_place = ConsolePlace::None;
   bool inherit_stdin = false;
-  bool record_token = false;  // the token was made by ddplaunch (fan-out, ddplaunch-srun): kept in the job record
+  bool record_token = false;  // the token was made by ddplaunch (fan-out, ddplaunch-srun, one-launcher job): kept in the job record
+  // What a status query must prove here: the job's token, or on a tokenless job's master one
+  // of its own, kept in its job record (job_authentication.h). "" on a tokenless job's node.
+  std::string query_token;
 };
 
 // A node's plan and the GPUs it was made from (--dry-run shows them).

@@ -16,21 +16,46 @@ RankDebugSessions::RankDebugSessions(boost::asio::io_context& io, std::string ho
     : io_(io), hostname_(std::move(hostname)), hooks_(std::move(hooks)) {}
 
 void RankDebugSessions::on_stopped(const Worker& w, const debug::StopLocation& where, const std::string& reason) {
+  if (!master_proven_) {
+    // No console can answer it (and none may): the rank goes on as an unattended stop does.
+    if (stops_continued_++ == 0)
+      spdlog::warn("rank {} stopped in its debugger at {}:{}, but this job has no rendezvous token, so this node "
+                   "takes no debugger orders from its master (anyone who reached the master's port first could pose "
+                   "as it and type into the rank): the rank continues, and so will its later stops. Start the job "
+                   "with DDPLAUNCH_TOKEN or --token-file (--hosts and ddplaunch-srun make one) to debug ranks on "
+                   "every node",
+                   w.global_rank, where.file, where.line);
+    hooks_.pdb_input(w.global_rank, "continue");
+    return;
+  }
   hooks_.send(messages::encode(hooks_.generation(),
                                messages::DebugStopped{w.global_rank, w.local_rank, w.pid, hostname_, where.file,
                                                       where.function, where.code, reason, where.line}));
 }
 
 void RankDebugSessions::on_output(const Worker& w, const std::string& lines, bool prompt) {
+  if (!master_proven_) return;  // a debugger's output may hold anything the rank knows
   hooks_.send(messages::encode(hooks_.generation(), messages::DebugOutput{w.global_rank, lines, prompt}));
 }
 
 void RankDebugSessions::on_left(const Worker& w) {
+  if (!master_proven_) return;
   hooks_.send(messages::encode(hooks_.generation(), messages::DebugResumed{w.global_rank}));
 }
 
+bool RankDebugSessions::may_carry_out(Generation generation, int rank, const char* what) {
+  if (!master_proven_) {
+    spdlog::warn("refused {} for rank {}: this job has no rendezvous token, so its master proved nothing and this "
+                 "node carries out no debugger order from it (set DDPLAUNCH_TOKEN or --token-file on every node)",
+                 what, rank);
+    return false;
+  }
+  return generation == hooks_.generation();  // an order of another generation names ranks that are gone
+}
+
 // The rank is "debugging" (deadlines held) while gdb holds it.
-void RankDebugSessions::attach_gdb(int rank) {
+void RankDebugSessions::attach_gdb(Generation order_generation, int rank) {
+  if (!may_carry_out(order_generation, rank, "an order to attach gdb")) return;
   const auto& workers = hooks_.workers();
   auto found = std::find_if(workers.begin(), workers.end(), [&](const auto& w) { return w->global_rank == rank; });
   if (found == workers.end()) return;  // another node's rank
@@ -65,7 +90,8 @@ void RankDebugSessions::attach_gdb(int rank) {
   gdb_sessions_[rank] = session;
 }
 
-void RankDebugSessions::input(int rank, const std::string& line) {
+void RankDebugSessions::input(Generation generation, int rank, const std::string& line) {
+  if (!may_carry_out(generation, rank, "a line for a debugger")) return;
   if (auto session = gdb_sessions_.find(rank); session != gdb_sessions_.end()) {
     session->second->input(line);
     return;

@@ -2,6 +2,12 @@
 // rank, seen by the GroupSupervisor, or gdb attached at a person's request) talk to the
 // master's debug console through debug_stopped / debug_output / debug_resumed messages; the
 // console's lines (debug_input) come back here to the rank's debugger.
+//
+// Whoever types into a debugger runs code as this launcher's user, so the sessions answer a
+// master only when it proved the job's token (or is this launcher's own rendezvous server):
+// otherwise the remote console is off here — nothing of a debugger is relayed, no order to
+// attach gdb or type into a rank is carried out, and a rank that stops in its debugger is
+// told to continue, with a word at this node's log.
 #pragma once
 
 #include <functional>
@@ -32,21 +38,31 @@ struct RankDebugHooks {
 class RankDebugSessions {
  public:
   RankDebugSessions(boost::asio::io_context& io, std::string hostname, RankDebugHooks hooks);
+  // At every join: whether the master this node takes orders from proved the job's token, or
+  // is this launcher's own (master_may_reach_ranks). Until then: not.
+  void set_master_proven(bool proven) { master_proven_ = proven; }
+  bool master_proven() const { return master_proven_; }
 
   // A rank's pdb, as the GroupSupervisor sees it: stopped, its output, left.
   void on_stopped(const Worker& worker, const debug::StopLocation& where, const std::string& reason);
   void on_output(const Worker& worker, const std::string& lines, bool prompt);
   void on_left(const Worker& worker);
-  // `:attach R --gdb`: when R is this node's, gdb on it, relayed like its pdb would be.
-  void attach_gdb(int rank);
-  // A console line for rank `rank`'s debugger: its gdb, else its pdb.
-  void input(int rank, const std::string& line);
+  // `:attach R --gdb` of generation `generation`: when R is this node's rank of the current
+  // generation, gdb on it, relayed like its pdb would be.
+  void attach_gdb(Generation generation, int rank);
+  // A console line of generation `generation` for rank `rank`'s debugger: its gdb, else its
+  // pdb while the rank is stopped in it.
+  void input(Generation generation, int rank, const std::string& line);
   void close();  // the node is finishing: every gdb goes
 
  private:
   boost::asio::io_context& io_;
   std::string hostname_;
+  bool master_proven_ = false;
+  int stops_continued_ = 0;  // stops answered with "continue" because the remote console is off
   RankDebugHooks hooks_;
+  // Whether an order of `generation` may be carried out here (said at the log when not).
+  bool may_carry_out(Generation generation, int rank, const char* what);
   std::map<int, std::shared_ptr<GdbSession>> gdb_sessions_;  // by rank: gdb attached at a person's request
 };
 

@@ -46,6 +46,7 @@ rendezvous::ServerOptions server_options(const NodePlan& plan, EtcdNodeLink* etc
   options.job_id = c.job_id;
   options.expected_nodes = c.nodes;
   options.token = c.token;
+  options.query_token = plan.query_token;
   options.join_timeout = seconds_to_ms(c.join_timeout_s);
   options.heartbeat_interval = seconds_to_ms(c.heartbeat_interval_s);
   options.heartbeat_timeout = seconds_to_ms(c.heartbeat_timeout_s);
@@ -95,11 +96,7 @@ rendezvous::ListenError RendezvousHost::listen(int port, EtcdNodeLink* etcd) {
   };
   callbacks.query_text = [this](const std::string& query) {
     if (query.rfind("debug ", 0) == 0) {
-      // A debugger runs code in every rank: from another terminal only with the job's token.
-      if (plan_.config.token.empty() && plan_.config.nodes > 1)
-        return std::string("error: this multi-node job has no rendezvous token, so its debug console is only at the "
-                           "terminal that started it; start the job with DDPLAUNCH_TOKEN (or --token-file) to debug "
-                           "it from other terminals");
+      // The asker proved the job's token, or this launcher's own (its user, on this node).
       return debug_relay_ ? debug_relay_->answer_query(query) : std::string("error: this launcher has no debug console");
     }
     return coordinator_->queries().answer(query);
@@ -120,15 +117,18 @@ rendezvous::ListenError RendezvousHost::listen(int port, EtcdNodeLink* etcd) {
     spdlog::info("hosting the rendezvous on port {} of {} for {} node(s){}", port,
                  fmt::join(server_->listening_on(), ", "), c.nodes,
                  c.token.empty() ? "" : "; joins must prove the token (authentication on)");
-  if (c.nodes > 1 && c.token.empty())
-    spdlog::warn("no rendezvous token: anyone who can reach port {} can join this job; set DDPLAUNCH_TOKEN or "
-                 "--token-file (ddplaunch-srun does this for you)",
+  if (c.token.empty())
+    spdlog::warn("no rendezvous token: anyone who can reach port {} can join this job, and whoever holds that port "
+                 "before this launcher (or while nodes reconnect) can pose as its master and send its workers "
+                 "elsewhere; so the other nodes relay no debugger and follow no rank's output for it. Set "
+                 "DDPLAUNCH_TOKEN or --token-file on every node (--hosts and ddplaunch-srun make one)",
                  port);
   start_debug_relay();
   return {};
 }
 
 void RendezvousHost::drop() {
+  debug_relay_.reset();  // it asks the coordinator which node holds a rank
   server_.reset();
   coordinator_.reset();
 }
@@ -150,7 +150,7 @@ void RendezvousHost::start_debug_relay() {
   hooks.broadcast = [this](const rendezvous::Message& m) {
     if (server_) server_->broadcast(m);
   };
-  debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), std::move(hooks),
+  debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), *coordinator_, std::move(hooks),
                                               seconds_to_ms(c.unattended_stop_s));
 }
 

@@ -18,11 +18,13 @@ void Server::Impl::refuse(const PeerPtr& peer, const std::string& reason) {
 }
 
 void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
-  if (auto why = detail::check_request(opt_.token, opt_.job_id, peer->nonce, f); !why.empty()) {
-    refuse(peer, "status query refused: " + why);
+  // Nothing but this refusal (which says a master listens here) for a peer that proved nothing.
+  const std::string& key = opt_.query_token.empty() ? opt_.token : opt_.query_token;
+  if (auto why = detail::check_request(key, opt_.job_id, peer->nonce, f); !why.empty()) {
+    refuse(peer, "query refused: " + why);
     return;
   }
-  peer->welcome(opt_.token, f);
+  peer->welcome(key, f);
   Frame reply = frame_of(detail::kStatusReply);
   if (auto* query = detail::find_field(f.fields, "query"); query && !query->empty())
     reply.fields["text"] = cb_.query_text ? cb_.query_text(*query) : "error: the master answers no queries";

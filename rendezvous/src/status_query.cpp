@@ -12,6 +12,13 @@
 
 namespace ddplaunch::rendezvous {
 
+namespace {
+// A master answers only those who prove a token; a tokenless job's master has one of its own.
+constexpr const char* kProveTheTokenHint =
+    " — a job's master answers only those who prove its token: run this as the job's user on the node that hosts "
+    "its rendezvous (ddplaunch finds the token there), or give the job's token (DDPLAUNCH_TOKEN, --token-file)";
+}  // namespace
+
 std::string query_status(const std::string& host, std::uint16_t port, std::string job_id,
                          std::string token, std::chrono::milliseconds timeout, QueryFailure& failure) {
   return query_master(host, port, std::move(job_id), std::move(token), "", timeout, failure);
@@ -74,7 +81,9 @@ std::string query_master(const std::string& host, std::uint16_t port, std::strin
               }
               case detail::FrameKind::Refuse: {
                 auto* r = detail::find_field(f.fields, "reason");
-                return finish(Kind::Refused, "the master at " + where + " refused: " + (r ? *r : "(no reason)"));
+                return finish(Kind::Refused,
+                              "the master at " + where + " refused: " + (r ? *r : "(no reason)") +
+                                  (token.empty() ? std::string(kProveTheTokenHint) : std::string()));
               }
               default:
                 return;  // what a node's session hears (heartbeats, progress): no answer yet

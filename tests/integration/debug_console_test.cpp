@@ -60,7 +60,9 @@ struct TwoNodes {
   std::unique_ptr<dt::BackgroundProcess> node1;
 };
 
-void start_two_nodes(TwoNodes& nodes, const dt::MultiNodeJob& job, const std::map<std::string, std::string>& env) {
+// With the job's token: a node relays its ranks' debuggers only to a master that proved it.
+void start_two_nodes(TwoNodes& nodes, const dt::MultiNodeJob& job, std::map<std::string, std::string> env) {
+  env.emplace("DDPLAUNCH_TOKEN", "debug-console-two-nodes-token-2b7e41");
   ASSERT_TRUE(nodes.node0.start(dt::node_argv(job, 0, 2, {}, program()), env, dt::kLauncherEnvToUnset));
   ASSERT_TRUE(nodes.node0.wait_for_output("hosting the rendezvous", 20s)) << nodes.node0.output();
   nodes.node1 = std::make_unique<dt::BackgroundProcess>();

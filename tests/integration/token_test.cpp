@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "launcher_test_env.h"
 #include "multi_node_job.h"
 #include "output_parsing.h"
 #include "process_runner.h"
@@ -82,10 +83,24 @@ TEST(Token, AMultiNodeJobWithoutATokenWarnsOnceOnTheMaster) {
   auto results = ddplaunch::testing::run_job_nodes(argv_by_node, kJobBound);
   ASSERT_EQ(results.size(), 2u);
   const std::string warning = "no rendezvous token: anyone who can reach port " + std::to_string(job.port) +
-                              " can join this job; set DDPLAUNCH_TOKEN or --token-file (ddplaunch-srun does this for you)";
+                              " can join this job, and whoever holds that port before this launcher (or while nodes "
+                              "reconnect) can pose as its master";
   EXPECT_EQ(count_of(results[0].output, warning), 1) << results[0].output;
   EXPECT_EQ(count_of(results[1].output, "no rendezvous token"), 0) << results[1].output;
   EXPECT_EQ(results[0].exit_code, 0) << results[0].output;
+}
+
+// A one-node job needs nobody else to know its token: it makes its own, so it is authenticated
+// and says nothing of a missing token, even with a --master other hosts could reach.
+TEST(Token, AOneNodeJobWithoutATokenMakesItsOwnAndDoesNotWarn) {
+  const int port = ddplaunch::testing::free_tcp_port();
+  RunResult r = ddplaunch::testing::run_command(
+      {DDPLAUNCH_BIN, "--nodes", "1", "--master", "127.0.0.1:" + std::to_string(port), "--history-file", "off", "--",
+       "/bin/true"},
+      kJobBound, {}, ddplaunch::testing::kLauncherEnvToUnset);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("authentication on"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("no rendezvous token"), std::string::npos) << r.output;
 }
 
 TEST(Token, WithATokenFileJoinsAreAuthenticatedAndStatusWithoutItIsRefused) {

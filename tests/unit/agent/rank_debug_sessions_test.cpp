@@ -1,6 +1,9 @@
 // RankDebugSessions without a debugger running: a console line goes to the rank's pdb (and is
 // reported lost when the rank is not in it), a pdb's events become debug messages stamped
 // with the generation, and gdb is refused, with the reason, for a rank that is not running.
+// Under a master that proved nothing (a tokenless job's), nothing of a debugger is relayed, no
+// order is carried out and a stopped rank is told to continue; an order of another generation
+// is not carried out either.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -45,17 +48,19 @@ struct FakeNode {
 TEST(RankDebugSessions, AConsoleLineGoesToTheRanksPdb) {
   FakeNode node;
   RankDebugSessions sessions(node.io, "node-a", node.hooks());
-  sessions.input(6, "bt");
+  sessions.set_master_proven(true);
+  sessions.input(Generation{3}, 6, "bt");
   ASSERT_EQ(node.pdb_lines.size(), 1u);
   EXPECT_EQ(node.pdb_lines[0], std::make_pair(6, std::string("bt")));
   node.rank_in_pdb = false;  // not delivered: only a warning, nothing to the master
-  sessions.input(6, "c");
+  sessions.input(Generation{3}, 6, "c");
   EXPECT_TRUE(node.sent.empty());
 }
 
 TEST(RankDebugSessions, APdbsEventsBecomeDebugMessages) {
   FakeNode node;
   RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  sessions.set_master_proven(true);
   Worker& w = *node.workers[0];
   sessions.on_stopped(w, debug::StopLocation{}, "breakpoint");
   sessions.on_output(w, "(Pdb) ", true);
@@ -70,14 +75,40 @@ TEST(RankDebugSessions, APdbsEventsBecomeDebugMessages) {
 TEST(RankDebugSessions, GdbIsRefusedForARankThatIsNotRunning) {
   FakeNode node;
   RankDebugSessions sessions(node.io, "node-a", node.hooks());
-  sessions.attach_gdb(99);  // another node's rank: not this node's to answer
+  sessions.set_master_proven(true);
+  sessions.attach_gdb(Generation{3}, 99);  // another node's rank: not this node's to answer
   EXPECT_TRUE(node.sent.empty());
-  sessions.attach_gdb(6);  // no pid yet
+  sessions.attach_gdb(Generation{3}, 6);  // no pid yet
   ASSERT_EQ(node.sent.size(), 1u);
   auto output = messages::decode_debug_output(node.sent[0]);
   ASSERT_TRUE(output);
   EXPECT_EQ(output->lines, "rank 6 is not running: no gdb\n");
   EXPECT_EQ(node.ranks_changed, 0);
+}
+
+TEST(RankDebugSessions, UnderAnUnprovenMasterNothingIsRelayedNoOrderCarriedOutAndTheRankContinues) {
+  FakeNode node;
+  RankDebugSessions sessions(node.io, "node-a", node.hooks());  // no master proved itself yet
+  Worker& w = *node.workers[0];
+  sessions.on_stopped(w, debug::StopLocation{}, "breakpoint");
+  ASSERT_EQ(node.pdb_lines.size(), 1u);  // the rank is told to go on, as an unattended stop is
+  EXPECT_EQ(node.pdb_lines[0], std::make_pair(6, std::string("continue")));
+  sessions.on_output(w, "secret = 42\n(Pdb) ", true);
+  sessions.on_left(w);
+  sessions.input(Generation{3}, 6, "import os; os.system('id')");
+  sessions.attach_gdb(Generation{3}, 6);
+  EXPECT_TRUE(node.sent.empty());
+  EXPECT_EQ(node.pdb_lines.size(), 1u);
+}
+
+TEST(RankDebugSessions, AnOrderOfAnotherGenerationIsNotCarriedOut) {
+  FakeNode node;
+  RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  sessions.set_master_proven(true);
+  sessions.input(Generation{2}, 6, "bt");
+  sessions.attach_gdb(Generation{4}, 6);
+  EXPECT_TRUE(node.pdb_lines.empty());
+  EXPECT_TRUE(node.sent.empty());
 }
 
 }  // namespace

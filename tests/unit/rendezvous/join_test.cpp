@@ -306,6 +306,34 @@ TEST(RendezvousJoin, MessagesBothWays) {
   EXPECT_GT(a.client->rtt_ms(), 0.0);
 }
 
+// A tokenless job's master answers queries only to whoever proves its own query token (its
+// launcher's user, through the job record); a query that proves nothing is refused, and a
+// node still joins without a token.
+TEST(RendezvousJoin, ATokenlessJobsMasterAnswersOnlyQueriesThatProveItsQueryToken) {
+  auto o = fast_server(1);
+  o.query_token = "own-query-token";
+  Harness h(o);
+  std::atomic<bool> stop{false};
+  std::thread loop([&] {
+    for (int i = 0; i < 1000 && !stop; ++i) run_for(h.io, 5ms);
+  });
+  QueryFailure owner, stranger, wrong;
+  const std::string answered = query_status("127.0.0.1", h.port(), "job-a", "own-query-token", 2000ms, owner);
+  const std::string refused = query_master("127.0.0.1", h.port(), "job-a", "", "debug poll 0", 2000ms, stranger);
+  query_status("127.0.0.1", h.port(), "job-a", "guess", 2000ms, wrong);
+  stop = true;
+  loop.join();
+  EXPECT_FALSE(owner.failed()) << owner.text;
+  EXPECT_EQ(answered, "2 of 2 nodes running\nline two");
+  EXPECT_EQ(stranger.kind, QueryFailure::Kind::Refused) << stranger.text;
+  EXPECT_EQ(refused, "");
+  EXPECT_TRUE(contains(stranger.text, "answers only those who prove its token")) << stranger.text;
+  EXPECT_EQ(wrong.kind, QueryFailure::Kind::Refused) << wrong.text;
+  TestClient node = make_client(h.io, fast_client(h.port()));  // the join needs no token
+  node.client->join(facts("a", 1));
+  EXPECT_TRUE(run_until(h.io, [&] { return !node.log->assignments.empty(); }));
+}
+
 TEST(RendezvousJoin, QueryStatusReturnsStatusText) {
   auto o = fast_server(2);
   o.token = "tok";

@@ -22,6 +22,10 @@ struct ServerOptions {
   std::string job_id;
   int expected_nodes = 1;
   std::string token;  // empty: no auth
+  // What a status query (`ddplaunch status|stacks|tail|debug|timeline`) must prove: the job's
+  // token, or, on a job without one, a token the master's launcher made and keeps in its own
+  // private job record, so that only its user can ask. Empty: the job's token.
+  std::string query_token;
   std::chrono::milliseconds join_timeout{300000}, handshake_timeout{5000},
       heartbeat_interval{1000}, heartbeat_timeout{10000}, progress_interval{2000};
   std::size_t max_frame_bytes = 1 << 20;
