@@ -35,7 +35,7 @@ int wait_readable(int fd, Clock::time_point deadline) {
     pollfd p{fd, POLLIN, 0};
     int ready = poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
-    return ready < 0 ? -1 : 1;
+    return ready < 0 ? -1 : ready > 0 ? 1 : 0;
   }
 }
 
