@@ -212,6 +212,7 @@ TEST(HostileSecrets, ATraceSymlinkPlantedByAnotherUserLeavesTheVictimUnchanged) 
   const std::string base = dt::temp_dir("ddplaunch-trace-link-");
   const std::string shared = base + "/shared", victim = base + "/victim";
   fs::create_directory(shared);
+  ASSERT_EQ(::chmod(base.c_str(), 0755), 0);  // the other user reaches the shared folder
   ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
   std::ofstream(victim) << "root's private settings\n";
   ASSERT_EQ(::chmod(victim.c_str(), 0600), 0);
