@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/launcher_messages.h"
+#include "console/typed_line.h"
 #include "debug/console_relay.h"
 #include "output/prompt_line.h"
 #include "output/worker_output.h"
@@ -181,9 +182,14 @@ std::string DebugRelay::answer_query(std::string_view query) {
     return transcript_.since(from);
   }
   if (query.substr(0, kLine.size()) == kLine) {
-    std::string line(query.substr(kLine.size()));
-    screens_->print(fmt::format("[another terminal] {}\n", line));
-    on_console_line(line);
+    // Shown at every terminal of the console made printable: a line cannot pass for another.
+    const std::string_view typed = query.substr(kLine.size());
+    const std::string_view line = typed.substr(0, kMaxConsoleLineBytes);
+    screens_->print(another_terminal_echo(line));
+    if (line.find('\n') != std::string_view::npos)
+      return "error: a console line cannot hold a line break (send one `debug line` per line); nothing was run";
+    on_console_line(std::string(line));
+    if (typed.size() > line.size()) return line_cut_notice(typed.size() - line.size());
     return "ok";
   }
   return "error: unknown debug query (expected 'debug poll N' or 'debug line TEXT')";

@@ -4,8 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
-
+#include "console/typed_line.h"
 #include "debug/console_commands.h"
 #include "output/prompt_line.h"
 #include "output/worker_output.h"
@@ -56,7 +55,13 @@ void ConsoleTerminal::set_prompt(std::optional<std::string> prompt) {
   read_keys();
 }
 
-void ConsoleTerminal::redraw() { stdout_prompt_line().show(prompt_ ? editor_.render(*prompt_) : std::string()); }
+void ConsoleTerminal::redraw() {
+  if (in_key_batch_) {
+    redraw_due_ = true;
+    return;
+  }
+  stdout_prompt_line().show(prompt_ ? editor_.render(*prompt_) : std::string());
+}
 
 void ConsoleTerminal::read_keys() {
   if (reading_ || closed_) return;
@@ -64,29 +69,28 @@ void ConsoleTerminal::read_keys() {
   keys_.async_read_some(boost::asio::buffer(buffer_), [this](const boost::system::error_code& ec, std::size_t n) {
     reading_ = false;
     if (ec || closed_) return;
-    on_keys(std::string_view(buffer_, n));
+    on_keys(std::string_view(buffer_.data(), n));
     read_keys();
   });
 }
 
+// One read's keys (a paste comes in reads of up to the buffer's size): lines handed over as
+// they end, then the prompt line drawn once, and only when the read changed it (keys past the
+// line's bound change nothing).
 void ConsoleTerminal::on_keys(std::string_view bytes) {
-  if (!prompt_) {  // cooked mode: whole lines; only those starting with ':' are the console's
-    cooked_.append(bytes.substr(0, 4096 - std::min<std::size_t>(cooked_.size(), 4096)));
-    for (std::size_t end; (end = cooked_.find('\n')) != std::string::npos;) {
-      std::string line = cooked_.substr(0, end);
-      cooked_.erase(0, end + 1);
-      if (debug::is_console_command(line) && input_.on_line) input_.on_line(line);
-    }
-    if (cooked_.size() >= 4096) cooked_.clear();
-    return;
-  }
+  if (!prompt_) return on_cooked_keys(bytes);
+  const std::string drawn = editor_.render(*prompt_);
+  in_key_batch_ = true;
+  redraw_due_ = false;
   for (EditEvent& event : editor_.feed(bytes)) {
+    redraw_due_ = true;
     switch (event.kind) {
       case EditEvent::Kind::Line: {
         // The prompt and the line stay on the screen as typed; the console answers below.
         const std::string committed = *prompt_ + event.line + "\n";
         stdout_prompt_line().show("");
         terminal_write(STDOUT_FILENO, committed);
+        if (event.cut_bytes > 0) terminal_write(STDOUT_FILENO, line_cut_notice(event.cut_bytes));
         prompt_ = std::string();  // until the console shows its next prompt; keys typed meanwhile are kept
         if (input_.on_line) input_.on_line(event.line);
         break;
@@ -99,9 +103,30 @@ void ConsoleTerminal::on_keys(std::string_view bytes) {
         if (input_.on_interrupt) input_.on_interrupt();
         break;
     }
-    if (!prompt_ || closed_) return;  // the console took the prompt away (or the job ends)
+    if (!prompt_ || closed_) break;  // the console took the prompt away (or the job ends)
   }
-  redraw();
+  in_key_batch_ = false;
+  if (!prompt_ || closed_) return;
+  if (redraw_due_ || editor_.render(*prompt_) != drawn) redraw();
+}
+
+// Cooked mode: the terminal echoes and edits; whole lines come, and only those starting with
+// ':' are the console's. A line is kept up to the bound; the rest of it is dropped, said.
+void ConsoleTerminal::on_cooked_keys(std::string_view bytes) {
+  for (const char c : bytes) {
+    if (c != '\n') {
+      if (cooked_.size() < kMaxConsoleLineBytes) cooked_ += c;
+      else ++cooked_cut_bytes_;
+      continue;
+    }
+    const std::string line = std::move(cooked_);
+    const std::size_t cut = cooked_cut_bytes_;
+    cooked_.clear();
+    cooked_cut_bytes_ = 0;
+    if (!debug::is_console_command(line) || !input_.on_line) continue;
+    if (cut > 0) print(line_cut_notice(cut));
+    input_.on_line(line);
+  }
 }
 
 void ConsoleTerminal::enter_raw_mode() {

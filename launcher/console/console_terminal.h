@@ -10,6 +10,7 @@
 
 #include <termios.h>
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <string>
@@ -43,6 +44,7 @@ class ConsoleTerminal : public debug::ConsoleScreen {
  private:
   void read_keys();
   void on_keys(std::string_view bytes);
+  void on_cooked_keys(std::string_view bytes);
   void redraw();
   void enter_raw_mode();
   void leave_raw_mode();
@@ -54,8 +56,13 @@ class ConsoleTerminal : public debug::ConsoleScreen {
   std::optional<termios> saved_;  // the terminal's settings before raw mode
   bool reading_ = false;
   bool closed_ = false;
+  // While one read's keys are handled, redraws wait for its end: a paste is drawn once per read,
+  // not once per key or per line in it.
+  bool in_key_batch_ = false;
+  bool redraw_due_ = false;
   std::string cooked_;  // a line typed while no prompt is shown (the terminal echoes and edits it)
-  char buffer_[256];
+  std::size_t cooked_cut_bytes_ = 0;  // what was typed past the bound on that line
+  std::array<char, 16384> buffer_;
 };
 
 }  // namespace ddplaunch

@@ -1,7 +1,11 @@
 // `ddplaunch debug`: the job's debug console from any terminal. It proves the job's token to
 // the master over the status connection, shows what the console prints (its transcript,
-// polled every 100 ms) with the console's prompt kept below it, and sends each typed line.
-// Off a terminal it reads plain lines from stdin (scripts). Ends when the job does.
+// polled every 100 ms; made printable, line breaks kept: neither the master nor a rank can
+// drive this terminal) with the console's prompt kept below it, and sends each typed line (its
+// own lines' echoes are not shown again). Off a terminal it reads plain lines from stdin
+// (scripts), each cut at the console's bound. A dropped poll is asked again for a few seconds
+// (console_master_link.h); it ends when the master is gone after that (the job ended), or said
+// no (a refusal, exit status 1).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +22,7 @@ struct RemoteConsoleTarget {
 };
 
 // The exit status for the command: 0 when the job ended (or was left with Ctrl-C / EOF), 1
-// when the master could not be reached or refused.
+// when the master could not be reached at first or refused.
 int run_remote_console(const RemoteConsoleTarget& target);
 
 // The master's answer to "debug poll N": the new offset, the prompt (nullopt: none) and the text.

@@ -37,7 +37,8 @@ void LineEditor::key(char c, std::vector<EditEvent>& events) {
   switch (c) {
     case '\r':
     case '\n': {
-      EditEvent e{EditEvent::Kind::Line, text_};
+      EditEvent e{EditEvent::Kind::Line, text_, cut_bytes_};
+      cut_bytes_ = 0;
       if (!text_.empty() && (history_.empty() || history_.back() != text_)) {
         history_.push_back(text_);
         if (history_.size() > kHistoryLines) history_.pop_front();
@@ -52,6 +53,7 @@ void LineEditor::key(char c, std::vector<EditEvent>& events) {
     case '\x03':  // Ctrl-C: clears a line being typed (as shells do); on an empty line, interrupts
       if (text_.empty()) events.push_back({EditEvent::Kind::Interrupt, {}});
       text_.clear();
+      cut_bytes_ = 0;
       cursor_ = 0;
       recalled_ = history_.size();
       return;
@@ -86,7 +88,10 @@ void LineEditor::key(char c, std::vector<EditEvent>& events) {
 }
 
 void LineEditor::insert(char c) {
-  if (text_.size() >= kMaxLineBytes) return;
+  if (text_.size() >= kMaxLineBytes) {
+    ++cut_bytes_;
+    return;
+  }
   text_.insert(cursor_++, 1, c);
 }
 

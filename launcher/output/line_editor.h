@@ -19,7 +19,8 @@ namespace ddplaunch {
 struct EditEvent {
   enum class Kind { Line, Interrupt, EndOfInput };
   Kind kind = Kind::Line;
-  std::string line;  // Line: what was typed, without the newline
+  std::string line;            // Line: what was typed, without the newline
+  std::size_t cut_bytes = 0;   // Line: bytes typed past kMaxLineBytes, dropped (a paste too long)
 };
 
 class LineEditor {
@@ -48,6 +49,7 @@ class LineEditor {
   std::size_t recalled_ = 0;  // history_.size(): editing a new line
   std::string draft_;         // the new line, kept while browsing the history
   std::string escape_;        // an escape sequence being read ("\x1b[")
+  std::size_t cut_bytes_ = 0;  // bytes dropped from this line at the bound
 };
 
 }  // namespace ddplaunch

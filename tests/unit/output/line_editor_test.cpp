@@ -73,4 +73,12 @@ TEST(LineEditor, ALineIsBounded) {
   LineEditor e;
   e.feed(std::string(LineEditor::kMaxLineBytes + 100, 'x'));
   EXPECT_EQ(e.text().size(), LineEditor::kMaxLineBytes);
+  // The bytes past the bound are counted on the line, so that the person can be told.
+  auto events = e.feed("yy\r");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].line.size(), LineEditor::kMaxLineBytes);
+  EXPECT_EQ(events[0].cut_bytes, 102u);
+  events = e.feed("short\r");  // the next line starts afresh
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].cut_bytes, 0u);
 }
