@@ -163,10 +163,12 @@ void read_records(const std::string& directory, std::vector<JobRecord>& out) {
 }
 }  // namespace
 
-std::vector<std::string> recorded_tokens(const std::vector<JobRecord>& records, const std::string& job_id) {
+std::vector<std::string> recorded_tokens(const std::vector<JobRecord>& records, const std::string& job_id,
+                                         const std::string& master) {
   std::vector<std::string> tokens;
   for (const auto& r : records)
-    if (r.job_id == job_id && !r.token.empty() && std::find(tokens.begin(), tokens.end(), r.token) == tokens.end())
+    if ((r.job_id == job_id || (!master.empty() && r.master == master)) && !r.token.empty() &&
+        std::find(tokens.begin(), tokens.end(), r.token) == tokens.end())
       tokens.push_back(r.token);
   return tokens;
 }

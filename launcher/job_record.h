@@ -34,10 +34,12 @@ void remove_job_record(const std::string& folder);
 // The records of launchers still running on this node (a stale one is removed).
 std::vector<JobRecord> running_job_records();
 
-// The tokens this node's records of job `job_id` keep (none empty, none twice): what the
-// launchers' own user may prove to the job's master when no token was given. Several where
-// several launchers of the job run here (a loopback job; with etcd, each keeps its own).
-std::vector<std::string> recorded_tokens(const std::vector<JobRecord>& records, const std::string& job_id);
+// The tokens this node's records of job `job_id`, or of a job whose master is `master`, keep
+// (none empty, none twice): what the launchers' own user may prove to the job's master when no
+// token was given. Several where several launchers of the job run here (a loopback job; with
+// etcd, each keeps its own).
+std::vector<std::string> recorded_tokens(const std::vector<JobRecord>& records, const std::string& job_id,
+                                         const std::string& master);
 
 // Why a folder where records may be was refused (another user's, a symbolic link, open to
 // others): one message each, naming it and what to do; empty when none was.

@@ -192,7 +192,7 @@ int inspect_job(const CommandLine& cl, LaunchConfig& config) {
   }
   // --master (or etcd) and no token: the one this user's own launchers of the job keep here
   // that the master accepts.
-  if (config.token.empty()) config.token = token_the_master_accepts(config, recorded_tokens(running_job_records(), config.job_id));
+  if (config.token.empty()) config.token = token_the_master_accepts(config, recorded_tokens(running_job_records(), config.job_id, config.master));
   switch (cl.subcommand) {
     case Subcommand::Status: return print_status(config, cl.status_watch, cl.status_json);
     case Subcommand::Stacks: return print_stacks(config);

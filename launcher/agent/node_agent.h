@@ -77,8 +77,9 @@ class NodeAgent {
   void join_master(const std::string& host, int port, int serial = 0);
   void wait_for_signals();
   void report_problem(const std::string& message, int exit_code);
-  // This node's record of the job (job_record.h), from the join until the end.
-  void record_job(int rendezvous_port);
+  // This node's private record of its job (job_record.h), written at the first join, kept
+  // until the end.
+  void record_job(const std::string& master_host, int rendezvous_port);
 
   boost::asio::io_context& io_;
   OrphanGuard& guard_;

@@ -30,7 +30,11 @@ std::string NodeAgent::start_etcd() {
                 port = host_.port_or(port);
                 return error;
               },
-          .join = [this](const std::string& host, int port, int serial) { join_master(host, port, serial); },
+          .join =
+              [this](const std::string& host, int port, int serial) {
+                record_job(host, port);  // etcd: where the first coordinator was; the record keeps this launcher's token
+                join_master(host, port, serial);
+              },
           .retire_client = [this] { retire_client(); },
           .coordinator_lost =
               [this](const std::string& why, const std::string& address) {

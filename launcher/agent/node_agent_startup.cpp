@@ -55,7 +55,7 @@ void NodeAgent::open_peer_probe() {
 }
 
 void NodeAgent::join_and_watch(int port) {
-  record_job(port);
+  record_job(plan_.master_host, port);
   open_peer_probe();
   join_master(plan_.master_ip, port);
   if (!policy_.host_server()) join_watch_.start();
@@ -107,10 +107,10 @@ void NodeAgent::join_master(const std::string& host, int port, int serial) {
   client_->join(facts);
 }
 
-void NodeAgent::record_job(int rendezvous_port) {
+void NodeAgent::record_job(const std::string& master_host, int rendezvous_port) {
   if (!job_record_.empty() || plan_.doctor) return;
   const LaunchConfig& c = plan_.config;
-  const std::string host = plan_.master_host.find(':') != std::string::npos ? "[" + plan_.master_host + "]" : plan_.master_host;
+  const std::string host = master_host.find(':') != std::string::npos ? "[" + master_host + "]" : master_host;
   JobRecord record{c.job_id, fmt::format("{}:{}", host, rendezvous_port), plan_.record_token || c.token.empty() ? plan_.query_token : "",
                    static_cast<long>(::getpid())};
   job_master_ = record.master;

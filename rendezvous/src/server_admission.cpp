@@ -20,6 +20,7 @@ void Server::Impl::refuse(const PeerPtr& peer, const std::string& reason) {
 void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
   // Nothing but this refusal (which says a master listens here) for a peer that proved nothing.
   const std::string& key = opt_.query_token.empty() ? opt_.token : opt_.query_token;
+  if (!key.empty() && !detail::find_field(f.fields, "proof")) return refuse(peer, "query refused: it proves no token");
   if (auto why = detail::check_request(key, opt_.job_id, peer->nonce, f); !why.empty()) {
     refuse(peer, "query refused: " + why);
     return;
