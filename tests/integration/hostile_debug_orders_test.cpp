@@ -24,6 +24,7 @@
 #include "fake_job_coordinator.h"
 #include "launcher_test_env.h"
 #include "multi_node_job.h"
+#include "netns_cluster.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -133,6 +134,42 @@ TEST_F(HostileDebugOrders, AnotherLocalUserGetsNothingFromAOneNodeJobWithoutATok
   EXPECT_EQ(ended.exit_code, 0) << ended.output;
   EXPECT_FALSE(exists(shell_loot)) << "gdb ran the attacker's shell command";
   EXPECT_EQ(ended.output.find("gdb"), std::string::npos) << ended.output;
+  std::filesystem::remove_all(loot);
+}
+
+// The same over the network: a one-node job whose --master is a routable address (real hosts
+// built from network namespaces); a host outside the job knows the port and the job id (its
+// default, ddplaunch@MASTER) and gets nothing, while the job's user on its node does.
+TEST_F(HostileDebugOrders, AHostOutsideAOneNodeJobWithARoutableMasterGetsNothing) {
+  if (auto why = dt::NetnsCluster::skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("dbo"), 2);
+  const std::string master = cluster.address(1) + ":29400", job_id = "ddplaunch@" + master;
+  dt::BackgroundProcess job;
+  ASSERT_TRUE(job.start(cluster.exec_argv(1, {DDPLAUNCH_BIN, "--nodes", "1", "--master", master, "--history-file",
+                                              "off", "--grace", "1", "--", FAKE_WORKER_BIN, "--report-init",
+                                              "--sleep-ms", "8000", "--exit", "0"}),
+                        {}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(job.wait_for_output("all 1 ranks finished init", kBound)) << job.output_so_far();
+  EXPECT_EQ(job.output_so_far().find("no rendezvous token"), std::string::npos) << job.output_so_far();
+  const std::string loot = shared_folder("debug-orders-net-"), shell_loot = loot + "/net-gdb-id";
+  // The hosts share this machine's one /tmp, where root's job records are: the outsider runs as
+  // another user, as it would be on a real other host (no record of the job, no token).
+  dt::RunResult status = dt::run_command(
+      cluster.exec_argv(2, as_nobody({DDPLAUNCH_BIN, "status", "--master", master, "--job-id", job_id})), kBound, {},
+      dt::kLauncherEnvToUnset);
+  EXPECT_NE(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("refused"), std::string::npos) << status.output;
+  dt::RunResult debug = dt::run_command(
+      cluster.exec_argv(2, as_nobody({"sh", "-c",
+                                      "printf ':attach 0 --gdb\\nshell id > " + shell_loot + "\\n' | \"$0\" debug "
+                                      "--master " + master + " --job " + job_id,
+                                      DDPLAUNCH_BIN})),
+      kBound, {}, dt::kLauncherEnvToUnset);
+  EXPECT_NE(debug.exit_code, 0) << debug.output;
+  EXPECT_NE(debug.output.find("refused"), std::string::npos) << debug.output;
+  dt::RunResult ended = job.wait(kBound);
+  EXPECT_EQ(ended.exit_code, 0) << ended.output;
+  EXPECT_FALSE(exists(shell_loot)) << "gdb ran a shell command for a host outside the job";
   std::filesystem::remove_all(loot);
 }
 
