@@ -50,6 +50,17 @@ class DebugRelay::Screens : public debug::ConsoleScreen {
     terminal_write(STDOUT_FILENO, out);
   }
 
+  // The fan-out's terminal takes its prompt away as Enter hands a line over (it waits for the
+  // console's answer): the prompt it shows is "" until told again, even when the console's is
+  // unchanged (a `:list` answered at `rank 1 (Pdb) ` leaves it as it was).
+  void fanout_line_typed() {
+    if (place_ == ConsolePlace::Fanout && shown_) shown_ = std::string();
+  }
+
+  void hide_typing(bool hidden) override {
+    if (terminal_) terminal_->hide_typing(hidden);
+  }
+
   void set_prompt(std::optional<std::string> prompt) override {
     transcript_.set_prompt(prompt);
     if (terminal_) return terminal_->set_prompt(std::move(prompt));
@@ -162,12 +173,19 @@ bool DebugRelay::on_message(int node, const rendezvous::Message& m) {
       hint_given_ = true;
       screens_->print(fmt::format("no terminal here to answer it: from another terminal, {}\n", attach_hint_));
     }
+  } else if (output && output->asks) {
+    console_.on_rank_prompt(debug::RankPrompt{output->rank, node, generation, output->lines, output->secret});
   } else if (output) {
     console_.on_output(output->rank, output->lines, output->prompt);
   } else {
     console_.on_resumed(resumed->rank);
   }
   return true;
+}
+
+void DebugRelay::on_fanout_line(const std::string& line) {
+  screens_->fanout_line_typed();
+  on_console_line(line);
 }
 
 void DebugRelay::on_console_line(const std::string& line) { console_.on_line(line, debug::ConsoleClock::now()); }
@@ -196,6 +214,9 @@ std::string DebugRelay::answer_query(std::string_view query) {
 }
 
 void DebugRelay::send_line(const debug::StoppedRank& rank, const std::string& line) {
+  // A rank that asked nothing (node unknown): every node is told, the one that has it writes.
+  if (rank.node < 0 && hooks_.broadcast)
+    return hooks_.broadcast(messages::encode(plan_.current_generation(), messages::DebugInput{rank.rank, line}));
   if (hooks_.send_to_node) hooks_.send_to_node(rank.node, messages::encode(rank.generation, messages::DebugInput{rank.rank, line}));
 }
 

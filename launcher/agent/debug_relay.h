@@ -66,8 +66,8 @@ class DebugRelay {
   // True when `message` was a debug message (handled, or dropped when it names a rank its
   // node does not hold in that generation).
   bool on_message(int node, const rendezvous::Message& message);
-  // A line typed at the fan-out's terminal (its control channel) or by a remote client.
-  void on_console_line(const std::string& line);
+  // A line typed at the fan-out's terminal (its control channel).
+  void on_fanout_line(const std::string& line);
   // `ddplaunch debug`'s queries: "debug poll OFFSET" and "debug line TEXT".
   std::string answer_query(std::string_view query);
   bool any_stopped() const { return console_.any_stopped(); }
@@ -75,6 +75,7 @@ class DebugRelay {
 
  private:
   class Screens;
+  void on_console_line(const std::string& line);  // typed at any terminal of the console
   void send_line(const debug::StoppedRank& rank, const std::string& line);
   void arm_unattended_timer();
 

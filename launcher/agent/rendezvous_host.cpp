@@ -155,7 +155,7 @@ void RendezvousHost::start_debug_relay() {
 }
 
 void RendezvousHost::on_console_line(const std::string& line) {
-  if (debug_relay_) debug_relay_->on_console_line(line);
+  if (debug_relay_) debug_relay_->on_fanout_line(line);
 }
 
 void RendezvousHost::set_order_revision(std::int64_t revision) {

@@ -241,7 +241,8 @@ TEST_F(DebugConsoleTest, ReopenedStdinAndDistributedBreakpointPatternsWork) {
 }
 
 // Line editing is the console's: a typo fixed with Backspace and the arrow keys, then the
-// history (Up) recalls the last command; pdb only ever sees the finished lines.
+// history (Up) recalls the last command; pdb only ever sees the finished lines. The console's
+// `:list` and `:help` answer there and the rank's prompt is drawn again below them.
 TEST_F(DebugConsoleTest, LineEditingAndHistoryHappenAtTheConsole) {
   dt::TerminalProcess t;
   std::vector<std::string> argv = one_node_argv({"--nproc-per-node", "1"}, flags());
@@ -255,6 +256,16 @@ TEST_F(DebugConsoleTest, LineEditingAndHistoryHappenAtTheConsole) {
   t.type("\x1b[A\r");  // Up: the same command again
   ASSERT_TRUE(t.wait_for_output("1002", 10s, mark)) << t.output();
   EXPECT_EQ(t.output().find("\x1b[A", mark), std::string::npos);  // no escape code echoed raw
+  // The console's own commands answer below the prompt, and the rank's prompt comes back.
+  for (const auto& [command, answer] : {std::pair<std::string, std::string>{":list", "stopped for"},
+                                        std::pair<std::string, std::string>{":help", "anything else"}}) {
+    mark = t.output_size();
+    t.type(command + "\r");
+    ASSERT_TRUE(t.wait_for_output(answer, 10s, mark)) << command << "\n" << t.output();
+    const std::size_t answered = t.output().find(answer, mark) + answer.size();
+    EXPECT_TRUE(t.wait_for_output("rank 0 (Pdb) ", 10s, answered)) << "no prompt after `" << command << "`:\n"
+                                                                   << t.output().substr(mark);
+  }
   t.type("c\r");
   dt::RunResult r = t.wait(60s);
   EXPECT_EQ(r.exit_code, 0) << r.output;

@@ -154,7 +154,8 @@ TEST(FanOut, GlooTrainingOverSshOnThreeHosts) {
 
 // A breakpoint on node 1's rank: its pdb is answered at the fan-out's terminal (a real
 // pseudo-terminal), relayed from node 1 to the master over the rendezvous and from the master
-// to the fan-out over ssh; `c` lets the job succeed on every host.
+// to the fan-out over ssh; the console's `:list` and `:help` answer there and the prompt comes
+// back after them; `c` lets the job succeed on every host.
 TEST(FanOut, BreakpointOnAnotherHostIsAnsweredAtTheFanoutTerminal) {
   if (auto r = skip_reason(); !r.empty()) GTEST_SKIP() << r;
   if (!torch_available()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch.distributed";
@@ -173,6 +174,17 @@ TEST(FanOut, BreakpointOnAnotherHostIsAnsweredAtTheFanoutTerminal) {
   const std::size_t mark = terminal.output_size();
   terminal.type("p secret\r");
   EXPECT_TRUE(terminal.wait_for_output("1012", seconds(20), mark)) << terminal.output();
+  // The console's own commands answer at the fan-out's terminal, and rank 1's prompt comes back
+  // below their answer.
+  for (const auto& [command, answer] : {std::pair<std::string, std::string>{":list", "stopped for"},
+                                        std::pair<std::string, std::string>{":help", "anything else"}}) {
+    const std::size_t before = terminal.output_size();
+    terminal.type(command + "\r");
+    ASSERT_TRUE(terminal.wait_for_output(answer, seconds(20), before)) << command << "\n" << terminal.output();
+    const std::size_t answered = terminal.output().find(answer, before) + answer.size();
+    EXPECT_TRUE(terminal.wait_for_output("rank 1 (Pdb) ", seconds(20), answered))
+        << "no prompt after `" << command << "`:\n" << terminal.output().substr(before);
+  }
   terminal.type("c\r");
   dt::RunResult r = terminal.wait(seconds(90));
   EXPECT_EQ(r.exit_code, 0) << r.output;
