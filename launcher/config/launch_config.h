@@ -130,7 +130,7 @@ struct LaunchConfig {
   std::vector<int> local_ranks_filter;  // only these local ranks' output on the terminal (empty: all)
   std::vector<int> ranks_filter;        // only these global ranks' output on the terminal (empty: all)
   // Off by default: every rank's line as torchrun prints it (scripts and checks count them).
-  CollapseOutput collapse_output = CollapseOutput::Off;
+  CollapseOutput collapse_output = CollapseOutput::Auto;
   std::vector<int> pause_ranks;         // start these ranks stopped for a debugger
   bool debug = false;                   // process groups without the program's timeout wait a day (Python shim)
   double unattended_stop_s = 1800;      // no terminal, nobody attached: a stopped rank is continued after this long

@@ -337,12 +337,12 @@ constexpr OptionSpec kOptions[] = {
      .help = "show only these local ranks' output on the terminal (log files are unaffected)"},
     {.key = "collapse_output", .field = choice_field<&L::collapse_output, kCollapseOutputNames>(),
      .doc = "identical lines of several ranks within 150 ms print once, as \"[ranks 0-3] text\":\n"
-            "auto = when the output is a terminal (a pipe or file keeps every rank's line), on, off\n"
-            "(the default: every rank's line, as torchrun prints them)",
+            "auto (the default) = when the output is a terminal (a pipe or file keeps every rank's line,\n"
+            "as torchrun prints them), on = there too, off = every rank's line everywhere",
      .names = "--collapse-output", .group = G::Output, .value_name = "auto|on|off",
-     .help = "print identical lines of several ranks once, naming the ranks: auto = on a terminal (default off)"},
+     .help = "print identical lines of several ranks once, naming the ranks: auto (default) = on a terminal"},
     {.names = "--no-collapse", .group = G::Output, .kind = K::Switch, .apply = apply_no_collapse,
-     .help = "print every rank's line, identical or not (--collapse-output off, the default)"},
+     .help = "print every rank's line, identical or not, on a terminal too (--collapse-output off)"},
     {.key = "ranks_filter", .field = field<&L::ranks_filter>(),
      .doc = "show only these global ranks' output on the terminal, on every node; [] = all; log files\n"
             "and the root cause of a failure are unaffected, a rank stopped in a debugger is always shown",

@@ -222,8 +222,9 @@ int run_fanout(const CommandLine& cl, const Environment& env) {
     launch.host = hosts[i];
     launch.env = with_user_environment(forwarded_environment(env), *user_env);
     launch.options = forwarded_options(cl.options, hosts[i].slots > 0 || !hosts[i].devices.empty());
-    // Collapsing happens here, across the nodes: each node prints every line of its ranks.
-    if (collapse) launch.options.insert(launch.options.end(), {"--collapse-output", "off"});
+    // Collapsing is decided here and happens here, across the nodes: each node prints every
+    // line of its ranks (whatever its own output is).
+    launch.options.insert(launch.options.end(), {"--collapse-output", "off"});
     launch.program = cl.program;
     std::string block = environment_block(node_variables(launch));
     if (block.size() > kMaxEnvironmentBlockBytes)

@@ -6,13 +6,18 @@
 //    its own.
 //  - No line waits longer than the window: due() hands out every line whose window ended.
 //  - Each rank's lines stay in its order: a rank's line joins an identical waiting one when none
-//    of its own lines waits behind that one, or when that one may move behind them (none of
-//    its ranks has a line waiting behind it). Lines of different ranks have no order to keep.
+//    of its own lines waits behind that one; or when its own lines behind that one are its
+//    alone (not merged), and then move in front of it; or when that one may move behind them
+//    (none of its ranks has a line waiting behind it). Lines of different ranks have no order
+//    to keep. The common shape merges this way: every rank prints "all ready" then its own
+//    "loss ..." (and again each step); a rank whose "all ready" arrives after another rank's
+//    "loss" lines moves its own earlier lines in front, so the identical lines still meet.
 //  - Bounded: past kMaxWaiting waiting lines the oldest goes out at once.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <deque>
 #include <list>
 #include <string>
 #include <string_view>
@@ -52,18 +57,26 @@ class LineCollapser {
   struct Waiting {
     Line line;
     Clock::time_point since;
-    long order = 0;  // its place in the output order (a line moved behind others gets a new one)
+    // Its place in the output order, spaced kOrderGap apart so that lines moved in front of
+    // another get numbers between (all renumbered when no number is left between two).
+    long order = 0;
   };
   using Place = std::list<Waiting>::iterator;
+  // How rank `rank` may join a waiting identical line without reordering anyone's lines.
+  enum class Join { No, AsItIs, OwnLinesInFront, ItMovesBehind };
+  static constexpr long kOrderGap = 1L << 20;
+
+  Join how_to_join(const Waiting& waiting, int rank) const;
+  void move_own_lines_in_front(int rank, Place place);
+  void renumber();
   std::vector<Line> take_through(Place last);
-  bool may_join(const Waiting& waiting, int rank) const;
   static std::string key_of(OutputStream stream, std::string_view text);
 
   std::chrono::milliseconds window_;
   std::list<Waiting> waiting_;
   long next_order_ = 0;
   Clock::time_point oldest_since_ = Clock::time_point::max();
-  std::unordered_map<int, Place> newest_of_rank_;  // each rank's newest waiting line
+  std::unordered_map<int, std::deque<Place>> lines_of_rank_;  // each rank's waiting lines, in order
   std::unordered_multimap<std::string, Place> by_text_;
 };
 

@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "launcher_test_env.h"
 #include "output_parsing.h"
 #include "process_runner.h"
+#include "terminal_process.h"
 
 namespace dt = ddplaunch::testing;
 namespace fs = std::filesystem;
@@ -110,9 +112,9 @@ std::vector<std::string> lonely_master_argv() {
 }
 }  // namespace
 
-// Four ranks printing the same lines, with --collapse-output auto: on a terminal each identical
-// line is printed once, naming the ranks; a line that differs (its rank number) is each rank's
-// own; --no-collapse, a pipe, and the default (off) keep every copy.
+// Four ranks printing the same lines, with --collapse-output auto (the default): on a terminal
+// each identical line is printed once, naming the ranks; a line that differs (its rank number)
+// is each rank's own; --no-collapse and a pipe keep every copy.
 TEST(OutputOptions, IdenticalLinesOfSeveralRanksPrintOnceOnATerminal) {
   const std::vector<std::string> program{
       "/bin/sh", "-c", "echo 'Loading dataset ... done'; echo \"step of rank $RANK\"; echo 'Training finished'"};
@@ -142,15 +144,63 @@ TEST(OutputOptions, IdenticalLinesOfSeveralRanksPrintOnceOnATerminal) {
   dt::RunResult every = on_pty({"--collapse-output", "auto", "--no-collapse"});
   dt::RunResult by_default = on_pty({});
   ASSERT_EQ(by_default.exit_code, 0) << by_default.output;
-  EXPECT_EQ(count(by_default.output, "Training finished"), 4u) << "off by default, as torchrun: " << by_default.output;
+  EXPECT_EQ(count(by_default.output, "[ranks 0-3] Training finished"), 1u) << "auto by default: " << by_default.output;
   ASSERT_EQ(every.exit_code, 0) << every.output;
   EXPECT_EQ(count(every.output, "Training finished"), 4u) << every.output;
-  dt::RunResult piped = dt::run_command({DDPLAUNCH_BIN, "--nproc-per-node", "4", "--collapse-output", "auto", "--",
-                                         program[0], program[1], program[2]},
+  dt::RunResult piped = dt::run_command({DDPLAUNCH_BIN, "--nproc-per-node", "4", "--", program[0], program[1],
+                                         program[2]},
                                         kRunLimit, {}, {"PYTHONUNBUFFERED"});
   ASSERT_EQ(piped.exit_code, 0) << piped.output;
   EXPECT_EQ(count(piped.output, "Training finished"), 4u) << "a pipe keeps every rank's line: " << piped.output;
   EXPECT_TRUE(has(piped.output, "[rank 2] Training finished")) << piped.output;
+}
+
+// The common log shape: every rank prints an identical line and at once its own ("all ready",
+// then "loss 0.12N"), step after step, all of it in one write. The ranks meet at a file barrier first, as they would at a collective, so
+// the window sees them together. With the default (auto): on a real pseudo-terminal each
+// "all ready" is printed once naming ranks 0-3, every rank's loss line shown; through a pipe
+// every rank's line is kept, as torchrun prints them.
+TEST(OutputOptions, TheCommonLogShapeCollapsesOnATerminalAndStaysWholeOnAPipe) {
+  const std::string dir = dt::temp_dir("ddpl-shape-");
+  const std::string script =
+      "import os, sys, time\n"
+      "rank, barrier = os.environ['RANK'], sys.argv[1]\n"
+      "open(os.path.join(barrier, rank), 'w').close()\n"
+      "deadline = time.monotonic() + 60\n"
+      "while len(os.listdir(barrier)) < 4 and time.monotonic() < deadline: time.sleep(0.002)\n"
+      "sys.stdout.write(''.join('all ready\\nloss 0.12' + rank + '\\n' for step in range(3)))\n";
+  auto program = [&](const std::string& barrier) {
+    fs::create_directories(barrier);
+    return std::vector<std::string>{DDPLAUNCH_BIN, "--nproc-per-node", "4", "--", "/usr/bin/python3", "-c", script,
+                                    barrier};
+  };
+  auto count = [](const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  dt::TerminalProcess terminal;
+  ASSERT_TRUE(terminal.start(program(dir + "/pty"), {}, dt::kLauncherEnvToUnset));
+  dt::RunResult collapsed = terminal.wait(kRunLimit);
+  dt::RunResult piped = dt::run_command(program(dir + "/pipe"), kRunLimit, {}, dt::kLauncherEnvToUnset);
+  fs::remove_all(dir);
+
+  ASSERT_FALSE(collapsed.timed_out) << collapsed.output;
+  ASSERT_EQ(collapsed.exit_code, 0) << collapsed.output;
+  EXPECT_EQ(count(collapsed.output, "[ranks 0-3] all ready"), 3u) << collapsed.output;
+  EXPECT_EQ(count(collapsed.output, "all ready"), 3u) << collapsed.output;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string own = "[rank " + std::to_string(rank) + "] loss 0.12" + std::to_string(rank);
+    EXPECT_EQ(count(collapsed.output, own), 3u) << own << "\n" << collapsed.output;
+  }
+  ASSERT_FALSE(piped.timed_out) << piped.output;
+  ASSERT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_EQ(count(piped.output, "[ranks "), 0u) << "a pipe keeps every rank's line: " << piped.output;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string n = std::to_string(rank);
+    EXPECT_EQ(count(piped.output, "[rank " + n + "] all ready"), 3u) << piped.output;
+    EXPECT_EQ(count(piped.output, "[rank " + n + "] loss 0.12" + n), 3u) << piped.output;
+  }
 }
 
 TEST(OutputOptions, JoinProgressIsOneLiveLineOnATerminal) {

@@ -2,6 +2,7 @@
 // window, a differing line is its own, no line waits past the window, each rank keeps its order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -53,9 +54,10 @@ TEST(LineCollapser, EachRankKeepsItsOrderWhenLinesMerge) {
                                                         "[rank 1] step of rank 1", "[ranks 0-1] Training finished"}));
 }
 
-// A rank printing the same line twice gets two lines; and a waiting line cannot move behind a
-// newcomer's earlier line when one of its own ranks has a line behind it (that would reorder
-// that rank): the newcomer's line is then its own.
+// A rank printing the same line twice gets two lines; a newcomer's own earlier line moves in
+// front of the identical line it joins (it is the newcomer's alone); but a merged line of the
+// newcomer's cannot move, nor can the waiting line move behind it when one of its own ranks has
+// a line behind it (either would reorder a rank): the newcomer's line is then its own.
 TEST(LineCollapser, ARankNeverJoinsItselfNorReordersAnother) {
   LineCollapser c(150ms);
   c.add(0, OutputStream::Stdout, "tick", t0);
@@ -63,14 +65,73 @@ TEST(LineCollapser, ARankNeverJoinsItselfNorReordersAnother) {
   c.add(0, OutputStream::Stdout, "after", t0);
   c.add(1, OutputStream::Stdout, "own line", t0);
   c.add(1, OutputStream::Stdout, "tick", t0);
-  EXPECT_EQ(shown(c.flush()), (std::vector<std::string>{"[rank 0] tick", "[rank 0] tick", "[rank 0] after",
-                                                        "[rank 1] own line", "[rank 1] tick"}));
+  EXPECT_EQ(shown(c.flush()), (std::vector<std::string>{"[rank 1] own line", "[ranks 0-1] tick", "[rank 0] tick",
+                                                        "[rank 0] after"}));
+  c.add(0, OutputStream::Stdout, "tick", t0);
+  c.add(0, OutputStream::Stdout, "shared", t0);
+  c.add(0, OutputStream::Stdout, "after", t0);
+  c.add(1, OutputStream::Stdout, "shared", t0);
+  c.add(1, OutputStream::Stdout, "tick", t0);
+  EXPECT_EQ(shown(c.flush()), (std::vector<std::string>{"[rank 0] tick", "[ranks 0-1] shared", "[rank 0] after",
+                                                        "[rank 1] tick"}));
   // Without a line of its own waiting, a newcomer joins the earliest identical line it may.
   c.add(0, OutputStream::Stdout, "tick", t0);
   c.add(0, OutputStream::Stdout, "tick", t0);
   c.add(1, OutputStream::Stdout, "tick", t0);
   c.add(1, OutputStream::Stdout, "tick", t0);
   EXPECT_EQ(shown(c.flush()), (std::vector<std::string>{"[ranks 0-1] tick", "[ranks 0-1] tick"}));
+}
+
+// The common log shape: every rank prints an identical line and at once its own ("all ready",
+// then "loss 0.12N"), step after step. Each rank's lines arrive together, rank after rank (a
+// pipe read holds all of them): the identical lines still merge, each rank's own lines between
+// them, in rank order.
+TEST(LineCollapser, AnIdenticalLineFollowedAtOnceByEachRanksOwnMerges) {
+  LineCollapser c(150ms);
+  for (int rank = 0; rank < 4; ++rank)
+    for (int step = 0; step < 3; ++step) {
+      EXPECT_TRUE(c.add(rank, OutputStream::Stdout, "all ready", t0 + rank * 5ms).empty());
+      EXPECT_TRUE(c.add(rank, OutputStream::Stdout, "loss 0.12" + std::to_string(rank), t0 + rank * 5ms).empty());
+    }
+  EXPECT_TRUE(c.due(t0 + 149ms).empty()) << "nothing before its window ended";
+  std::vector<std::string> expected;
+  for (int step = 0; step < 3; ++step) {
+    expected.push_back("[ranks 0-3] all ready");
+    for (int rank = 0; rank < 4; ++rank) expected.push_back("[rank " + std::to_string(rank) + "] loss 0.12" + std::to_string(rank));
+  }
+  EXPECT_EQ(shown(c.due(t0 + 150ms + 15ms)), expected);
+  EXPECT_TRUE(c.empty());
+  // The same lines arriving line by line, ranks interleaved: merged alike.
+  for (int step = 0; step < 3; ++step)
+    for (int rank = 0; rank < 4; ++rank) c.add(rank, OutputStream::Stdout, "all ready", t0);
+  for (int rank = 0; rank < 4; ++rank) c.add(rank, OutputStream::Stdout, "loss 0.12" + std::to_string(rank), t0);
+  EXPECT_EQ(shown(c.flush()),
+            (std::vector<std::string>{"[ranks 0-3] all ready", "[ranks 0-3] all ready", "[ranks 0-3] all ready",
+                                      "[rank 0] loss 0.120", "[rank 1] loss 0.121", "[rank 2] loss 0.122",
+                                      "[rank 3] loss 0.123"}));
+}
+
+// Many ranks moving their lines in front of the same waiting line run out of numbers between
+// two neighbours: the order is renumbered and every rank's lines still keep their order.
+TEST(LineCollapser, ManyMovesInFrontOfOneLineKeepEachRanksOrder) {
+  LineCollapser c(150ms);
+  c.add(0, OutputStream::Stdout, "shared", t0);
+  constexpr int kRanks = 64;
+  for (int rank = 1; rank <= kRanks; ++rank) {
+    c.add(rank, OutputStream::Stdout, "first of " + std::to_string(rank), t0);
+    c.add(rank, OutputStream::Stdout, "second of " + std::to_string(rank), t0);
+    c.add(rank, OutputStream::Stdout, "shared", t0);
+  }
+  const std::vector<std::string> out = shown(c.flush());
+  ASSERT_EQ(out.size(), 2u * kRanks + 1);
+  EXPECT_EQ(out.back(), "[ranks 0-64] shared");
+  for (int rank = 1; rank <= kRanks; ++rank) {
+    const std::string n = std::to_string(rank);
+    auto first = std::find(out.begin(), out.end(), "[rank " + n + "] first of " + n);
+    auto second = std::find(out.begin(), out.end(), "[rank " + n + "] second of " + n);
+    ASSERT_NE(first, out.end());
+    EXPECT_LT(first, second) << n;
+  }
 }
 
 TEST(LineCollapser, NoLineWaitsPastTheWindowAndTheWaitingAreBounded) {
