@@ -80,34 +80,36 @@ TEST_F(HostileDebugOrders, AnotherLocalUserGetsNothingFromAOneNodeJobWithoutATok
   const std::string loot = shared_folder("debug-orders-loot-");
   dt::BackgroundProcess job;
   ASSERT_TRUE(job.start({DDPLAUNCH_BIN, "--nproc-per-node", "1", "--history-file", "off", "--grace", "1", "--",
-                         FAKE_WORKER_BIN, "--report-init", "--sleep-ms", "12000", "--exit", "0"},
+                         FAKE_WORKER_BIN, "--report-init", "--sleep-ms", "20000", "--exit", "0"},
                         {}, dt::kLauncherEnvToUnset));
   ASSERT_TRUE(job.wait_for_output("inspect: ddplaunch status", kBound)) << job.output_so_far();
   const std::optional<Inspected> target = inspect_line(job.output_so_far());
   ASSERT_TRUE(target) << job.output_so_far();
   ASSERT_TRUE(job.wait_for_output("all 1 ranks finished init", kBound)) << job.output_so_far();
 
-  // The attacker's status, tail and timeline: refused before anything about the job.
+  // The attacker at `ddplaunch debug`: gdb on rank 0 and a shell command through it.
+  const std::string shell_loot = loot + "/gdb-shell-id";
+  dt::RunResult debug = dt::run_command(
+      as_nobody({"sh", "-c",
+                 "(echo ':attach 0 --gdb'; sleep 3; echo 'shell id > " + shell_loot + "'; sleep 2) | timeout 10 \"$0\" "
+                 "debug --master " + target->master + " --job " + target->job_id,
+                 DDPLAUNCH_BIN}),
+      kBound);
+  EXPECT_NE(debug.exit_code, 0) << debug.output;
+  EXPECT_NE(debug.output.find("refused"), std::string::npos) << debug.output;
+
+  // The attacker's status and tail: refused before anything about the job.
   dt::RunResult status = dt::run_command(
       as_nobody({DDPLAUNCH_BIN, "status", "--master", target->master, "--job-id", target->job_id}), kBound);
   EXPECT_NE(status.exit_code, 0) << status.output;
   EXPECT_NE(status.output.find("refused"), std::string::npos) << status.output;
   EXPECT_EQ(status.output.find("fake_worker"), std::string::npos) << status.output;
   dt::RunResult tail = dt::run_command(
-      as_nobody({DDPLAUNCH_BIN, "tail", "--rank", "0", "--master", target->master, "--job-id", target->job_id}), kBound);
+      as_nobody({"timeout", "5", DDPLAUNCH_BIN, "tail", "--rank", "0", "--master", target->master, "--job-id",
+                 target->job_id}),
+      kBound);
   EXPECT_NE(tail.exit_code, 0) << tail.output;
   EXPECT_NE(tail.output.find("refused"), std::string::npos) << tail.output;
-
-  // The attacker at `ddplaunch debug`: gdb on rank 0 and a shell command through it.
-  const std::string shell_loot = loot + "/gdb-shell-id";
-  dt::RunResult debug = dt::run_command(
-      as_nobody({"sh", "-c",
-                 "printf ':attach 0 --gdb\\nshell id > " + shell_loot + "\\n:detach\\n' | \"$0\" debug --master " +
-                     target->master + " --job " + target->job_id,
-                 DDPLAUNCH_BIN}),
-      kBound);
-  EXPECT_NE(debug.exit_code, 0) << debug.output;
-  EXPECT_NE(debug.output.find("refused"), std::string::npos) << debug.output;
 
   // The same from a peer on the network that knows the port and job id but no token.
   rdzv::QueryFailure failure;
@@ -264,6 +266,7 @@ TEST_F(HostileDebugOrders, AMemberNodeSpeaksOnlyForItsOwnRanksAndUnderItsOwnHost
                           .on_message = [](const rdzv::Message&) {},
                           .on_lost = [](const std::string&) {},
                           .on_progress = nullptr,
+                          .on_impostor = nullptr,
                       });
   rdzv::NodeFacts facts;
   facts.hostname = "member-host-1";
