@@ -1,6 +1,8 @@
 // node_assignment: see node_assignment.h.
 #include "agent/node_assignment.h"
 
+#include "env/torch_install.h"
+
 namespace ddplaunch {
 
 NodeAssignment node_assignment(const rendezvous::Assignment& a, const NodePlan& plan,
@@ -33,6 +35,9 @@ NodeAssignment node_assignment(const rendezvous::Assignment& a, const NodePlan& 
   n.status_socket = status_socket;
   n.socket_ifname = socket_ifname;
   n.rendezvous_port = rendezvous_port;
+  // A program that cannot be Python (a compiled one, no python word) gets both async NCCL
+  // error variables, as for an unknown torch, without torch/version.py being looked for.
+  if (!may_start_python(plan.config.program)) n.torch_version = "";
   return n;
 }
 

@@ -1,6 +1,8 @@
 // Finding torch/version.py the way the interpreter's sys.path would, by file system only.
 #include "env/torch_install.h"
 
+#include <fcntl.h>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +11,8 @@
 #include <fstream>
 #include <string_view>
 #include <vector>
+
+#include "env/program_path.h"
 
 namespace ddplaunch {
 
@@ -79,6 +83,19 @@ std::optional<std::string> read_version(const fs::path& site) {
 }
 
 }  // namespace
+
+bool may_start_python(const std::vector<std::string>& command) {
+  if (command.empty()) return false;
+  for (std::string_view word : command)
+    if (word.find("python") != std::string_view::npos || word.ends_with(".py")) return true;
+  const std::string path = find_program(command.front());
+  const int fd = path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // unknown: as before, torch/version.py is looked for
+  char magic[4] = {};
+  const bool elf = ::read(fd, magic, sizeof magic) == sizeof magic && std::string_view(magic, 4) == "\x7f" "ELF";
+  ::close(fd);
+  return !elf;
+}
 
 std::string default_python_exec(const Environment& base) {
   auto it = base.find("PYTHON_EXEC");

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "env/worker_environment.h"
 
@@ -18,6 +19,13 @@ std::string default_python_exec(const Environment& base);
 // the user site, the venv or prefix site-packages, Debian's dist-packages. nullopt when not
 // found or not readable (at most a few small file reads; no process is started).
 std::optional<std::string> find_torch_version(const std::string& python_exec, const Environment& base);
+
+// False when `command` cannot be a Python program: its first word is a compiled (ELF) program
+// and no word names python or a .py file (/bin/true, a C++ binary: torch/version.py of some
+// interpreter says nothing about it, so the launch does not read it). True otherwise: a
+// script may be a shebang Python one, and `env python3 ...`, `numactl ... python ...` or a
+// shell wrapper run Python. Reads at most the first four bytes of the program's file.
+bool may_start_python(const std::vector<std::string>& command);
 
 // True for versions >= 2.2 (TORCH_NCCL_ASYNC_ERROR_HANDLING), false for older ones
 // (NCCL_ASYNC_ERROR_HANDLING); nullopt when the text is not a version.

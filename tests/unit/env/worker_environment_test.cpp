@@ -230,3 +230,21 @@ TEST(WorkerEnvironment, VirtualLocalRankNarrowsToTheWorkersOwnGpu) {
   EXPECT_NE(virtual_local_rank_problem({{"CUDA_VISIBLE_DEVICES", "0,1"}}, 3).find("3 workers need 3 entries"),
             std::string::npos);
 }
+
+// torch/version.py is looked for only when the command may start Python: a compiled program
+// with no python word is not; a python word, a .py file, a script (a shebang may name python)
+// or a program that cannot be read (unknown) is.
+TEST(WorkerEnvironment, OnlyACommandThatMayStartPythonHasItsTorchLookedFor) {
+  EXPECT_FALSE(may_start_python({"/bin/true"}));
+  EXPECT_FALSE(may_start_python({"true"}));  // found on PATH: still /bin/true
+  EXPECT_FALSE(may_start_python({"/usr/bin/env", "FOO=1", "/bin/true"}));
+  EXPECT_TRUE(may_start_python({"/usr/bin/python3", "-u", "train.py"}));
+  EXPECT_TRUE(may_start_python({"/usr/bin/env", "python3", "train.py"}));
+  EXPECT_TRUE(may_start_python({"/usr/bin/numactl", "--cpunodebind=0", "/opt/venv/bin/python", "-m", "train"}));
+  EXPECT_TRUE(may_start_python({"/bin/sh", "-c", "exec python3 train.py"}));
+  const std::filesystem::path script = std::filesystem::temp_directory_path() / ("ddpl-script-" + std::to_string(getpid()));
+  std::ofstream(script) << "#!/usr/bin/env python3\nprint('hi')\n";
+  EXPECT_TRUE(may_start_python({script.string()})) << "a script may be Python";
+  std::filesystem::remove(script);
+  EXPECT_TRUE(may_start_python({"/no/such/program"})) << "unknown: looked for, as before";
+}
