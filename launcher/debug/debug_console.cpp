@@ -33,7 +33,10 @@ std::string DebugConsole::announce(const StoppedRank& s) const {
 }
 
 void DebugConsole::on_stopped(StoppedRank stopped) {
-  if (stopped.generation < generation_ || ended_) return;
+  // Once the person ended the job (`q`) or let a post-mortem rank's exception end it, a new
+  // stop is a follow-on failure of that decision: not announced, not attached; it ends with
+  // the job (or its generation).
+  if (stopped.generation < generation_ || ended_ || (ending_by_decision_ && stopped.generation == generation_)) return;
   const int rank = stopped.rank;
   stopped_[rank] = std::move(stopped);
   screen_.print(announce(stopped_[rank]));
@@ -70,6 +73,7 @@ void DebugConsole::on_resumed(int rank) {
 void DebugConsole::on_generation(Generation generation) {
   if (generation <= generation_) return;
   generation_ = generation;
+  ending_by_decision_ = false;
   stopped_.clear();
   attached_.reset();
   quit_asked_for_.reset();
@@ -122,12 +126,7 @@ void DebugConsole::on_line(std::string_view line, ConsoleClock::time_point now) 
   }
   switch (classify_debugger_command(line)) {
     case DebuggerCommand::Quit: return ask_to_quit(rank.rank);
-    case DebuggerCommand::Resume: {
-      const int number = rank.rank;
-      send(rank, std::string(line));
-      on_resumed(number);
-      return;
-    }
+    case DebuggerCommand::Resume: return resume(rank, std::string(line));
     case DebuggerCommand::Other:
       awaiting_answer_ = true;  // its output and next prompt follow
       send(rank, std::string(line));
@@ -181,12 +180,13 @@ void DebugConsole::run_command(const ConsoleCommand& command, ConsoleClock::time
         screen_.print("quitting ends the whole job: type `:quit` (it asks first)\n");
         break;
       }
-      std::vector<int> resumed;
-      for (const StoppedRank* target : targets) {
-        send(*target, command.debugger_input);
-        if (kind == DebuggerCommand::Resume) resumed.push_back(target->rank);
+      if (kind != DebuggerCommand::Resume) {
+        for (const StoppedRank* target : targets) send(*target, command.debugger_input);
+        break;
       }
-      for (int rank : resumed) on_resumed(rank);
+      std::vector<StoppedRank> resumed;
+      for (const StoppedRank* target : targets) resumed.push_back(*target);
+      for (const StoppedRank& rank : resumed) resume(rank, command.debugger_input);
       break;
     }
     case Kind::ContinueAll: {
@@ -195,7 +195,10 @@ void DebugConsole::run_command(const ConsoleCommand& command, ConsoleClock::time
         break;
       }
       const std::vector<int> ranks = stopped_ranks();
-      for (int rank : ranks) send(stopped_.at(rank), "c");
+      for (int rank : ranks) {
+        if (stopped_.at(rank).post_mortem()) ending_by_decision_ = true;
+        send(stopped_.at(rank), "c");
+      }
       screen_.print(fmt::format("continued rank(s) {}\n", format_index_list(ranks)));
       stopped_.clear();
       attached_.reset();
@@ -237,6 +240,13 @@ void DebugConsole::attach(int rank) {
 
 void DebugConsole::send(const StoppedRank& rank, const std::string& line) {
   if (actions_.send_input) actions_.send_input(rank, line);
+}
+
+void DebugConsole::resume(const StoppedRank& rank, const std::string& line) {
+  if (rank.post_mortem()) ending_by_decision_ = true;
+  const int number = rank.rank;
+  send(rank, line);
+  on_resumed(number);
 }
 
 void DebugConsole::ask_to_quit(int rank) {

@@ -34,6 +34,7 @@ struct StoppedRank {
   std::string reason;  // "" for a breakpoint; "raised ValueError: bad" for a post-mortem stop
   ConsoleClock::time_point since{};
   bool held_by_gdb() const { return reason == kGdbReason; }
+  bool post_mortem() const { return !reason.empty() && !held_by_gdb(); }  // its exception ends it when resumed
   static constexpr std::string_view kGdbReason = "gdb attached";
 };
 
@@ -85,6 +86,7 @@ class DebugConsole {
   void run_command(const ConsoleCommand& command, ConsoleClock::time_point now);
   void attach(int rank);
   void send(const StoppedRank& rank, const std::string& line);
+  void resume(const StoppedRank& rank, const std::string& line);  // a line that lets it run on
   void ask_to_quit(int rank);
   std::vector<const StoppedRank*> select(const RankSelection& selection) const;
   void refresh_prompt();
@@ -96,6 +98,9 @@ class DebugConsole {
   std::optional<int> attached_;
   std::optional<int> quit_asked_for_;   // a quit waits for "y"
   bool ended_ = false;                  // the job is ending: nothing more is sent
+  // The person let a post-mortem rank run on (`c`): its exception ends this generation, and
+  // the stops that follow (its peers' errors at the lost connection) are not announced.
+  bool ending_by_decision_ = false;
   bool awaiting_answer_ = false;        // a line went to the attached rank: its prompt comes back with the answer
   Generation generation_;
 };

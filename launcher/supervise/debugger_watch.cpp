@@ -1,6 +1,9 @@
 // A worker's debugger: its prompt found on stdout, its output relayed, its keyboard written.
 #include "supervise/debugger_watch.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <boost/asio/write.hpp>
 
 #include "debug/pdb_text.h"
@@ -27,6 +30,19 @@ std::pair<debug::StopLocation, std::string> stop_of(const Worker& worker) {
   }
   return {where, reason};
 }
+
+// The lines before a post-mortem session: without the shim's mark and pdb's place lines after
+// it (a traceback line that was read after the mark, from the other stream, is kept).
+std::deque<std::string> lines_before_post_mortem(const std::deque<std::string>& tail) {
+  auto mark = std::find_if(tail.rbegin(), tail.rend(),
+                           [](const std::string& line) { return line.rfind(contract::kPostMortemMark, 0) == 0; });
+  if (mark == tail.rend()) return tail;
+  const auto first_after = mark.base();
+  std::deque<std::string> kept(tail.begin(), std::prev(first_after));
+  for (auto line = first_after; line != tail.end(); ++line)
+    if (!debug::parse_pdb_location(*line) && !debug::parse_pdb_code_line(*line)) kept.push_back(*line);
+  return kept;
+}
 }  // namespace
 
 // The debugger's prompt is the last thing the worker wrote, unterminated: it waits for a line.
@@ -39,6 +55,7 @@ void DebuggerWatch::notice_prompt(Worker& worker) {
   if (prompt && !worker.debugging && worker.stdin_pipe.is_open()) {
     const auto [where, reason] = stop_of(worker);
     worker.debugging = true;
+    if (!reason.empty()) worker.tail_before_post_mortem = lines_before_post_mortem(worker.tail);
     worker.debugger_output.clear();
     worker.held_lines.clear();  // pdb's own location lines: the console names the place
     worker.held_lines_timer.cancel();

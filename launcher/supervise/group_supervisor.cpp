@@ -252,7 +252,7 @@ void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, Failure
   failure.status = worker.status;
   failure.detail = std::move(detail);
   failure.init_signature = std::move(init_signature);
-  failure.tail = worker.tail;
+  failure.tail = worker.tail_before_post_mortem.value_or(worker.tail);
   if (worker.log.is_open()) failure.log_file = worker.log.path();
   if (callbacks_.on_failure) callbacks_.on_failure(failure);
 }

@@ -58,6 +58,9 @@ struct Worker {
   std::string section;                 // open section ("checkpoint"), "" when none
   std::deque<std::string> tail;
   bool tail_ends_in_progress = false;  // tail.back() is a progress segment
+  // A post-mortem stop: the tail as it was before the pdb session (the traceback), which the
+  // root cause shows rather than the session.
+  std::optional<std::deque<std::string>> tail_before_post_mortem;
   LineSplitter stdout_lines, stderr_lines;
   RankLogFile log;
   boost::asio::posix::stream_descriptor stdout_pipe, stderr_pipe;

@@ -310,6 +310,37 @@ TEST_F(DebugConsoleTest, PostMortemStopsAtTheRaisingFrameThenEndsWithTheSameRoot
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(root cause: rank 1 .*ValueError: bad value 5)"))) << r.output;
 }
 
+// --post-mortem in a gloo job: rank 1's ValueError stops it; rank 0 waits in the step's
+// all_reduce. `c` at rank 1 is the person's decision to let the job end: rank 0's follow-on
+// gloo error is not announced as another stop, and the root cause shows rank 1's traceback
+// (the lines before its pdb session), not the session.
+TEST_F(DebugConsoleTest, AfterAPostMortemContinueFollowOnFailuresAreNoStopsAndTheTracebackIsTheRootCause) {
+  const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/bad_batch.py";
+  dt::TerminalProcess t;
+  ASSERT_TRUE(t.start({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--post-mortem", "--history-file", "off", "--grace", "2",
+                       "--", kPython, script},
+                      {}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("rank 1 (Pdb) ", kStopBound)) << t.output();
+  expect_answer(t, "p step", "6");
+  const std::size_t decided = t.output_size();
+  t.type("c\r");
+  dt::RunResult r = t.wait(60s);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string after = r.output.substr(std::min(decided, r.output.size()));
+  EXPECT_FALSE(std::regex_search(after, std::regex(R"(rank 0 \(local 0, node 0, host \S+, pid \d+\) )")))
+      << "a follow-on failure was announced as a stop:\n" << after;
+  EXPECT_EQ(after.find("attached to rank 0"), std::string::npos) << after;
+  EXPECT_EQ(after.find("rank 0 (Pdb)"), std::string::npos) << after;
+  const std::size_t root = r.output.find("JOB FAILED — root cause: rank 1");
+  ASSERT_NE(root, std::string::npos) << r.output;
+  const std::string report = r.output.substr(root);
+  EXPECT_NE(report.find("ValueError: bad batch at step 6"), std::string::npos) << report;
+  EXPECT_TRUE(std::regex_search(report, std::regex(R"(\| Traceback \(most recent call last\):)"))) << report;
+  EXPECT_TRUE(std::regex_search(report, std::regex(R"(\| ValueError: bad batch at step 6)"))) << report;
+  EXPECT_EQ(report.find("(Pdb)"), std::string::npos) << "the root cause shows the pdb session:\n" << report;
+  EXPECT_EQ(report.find("post-mortem: raised"), std::string::npos) << report;
+}
+
 #ifdef TRAIN_BINARY_BIN
 // A native worker wedged for good (train_binary's rank 1 stalls): `:attach 1 --gdb` typed at
 // the launching terminal while no rank is stopped runs gdb on its node; `bt` shows its frames
