@@ -49,15 +49,19 @@ std::optional<DebugStopped> decode_debug_stopped(const rendezvous::Message& m) {
 rendezvous::Message encode(Generation generation, const DebugOutput& p) {
   return make(Kind::DebugOutput, generation,
               {{"rank", std::to_string(p.rank)}, {"lines", cut_middle(p.lines, kMaxDebugOutputBytes)},
-               {"prompt", p.prompt ? "1" : "0"}});
+               {"prompt", p.prompt ? "1" : "0"},
+               {"asks", !p.asks ? "" : p.secret ? "secret" : "line"}});
 }
 std::optional<DebugOutput> decode_debug_output(const rendezvous::Message& m) {
   if (!is(m, Kind::DebugOutput)) return std::nullopt;
   DebugOutput p;
   p.rank = int_field(m, "rank", -1);
   if (p.rank < 0) return std::nullopt;
-  p.lines = lines_field(m, "lines");
-  if (!p.lines.empty() && p.lines.back() != '\n') p.lines += '\n';
+  const std::string asks = field(m, "asks");
+  p.asks = asks == "line" || asks == "secret";
+  p.secret = asks == "secret";
+  p.lines = p.asks ? text_field(m, "lines") : lines_field(m, "lines");  // a prompt: one unterminated line
+  if (!p.asks && !p.lines.empty() && p.lines.back() != '\n') p.lines += '\n';
   p.prompt = field(m, "prompt") == "1";
   return p;
 }

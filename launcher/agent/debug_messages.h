@@ -15,7 +15,9 @@ struct DebugStopped {
   std::string host, file, function, code, reason;
   int line = 0;
 };
-struct DebugOutput { int rank = -1; std::string lines; bool prompt = false; };
+// Also the rank's own prompt, when it is in no debugger (`asks`): `lines` is the prompt as
+// shown, unterminated ("" when it waits no more); `secret` for getpass (typing hidden).
+struct DebugOutput { int rank = -1; std::string lines; bool prompt = false; bool asks = false; bool secret = false; };
 struct DebugResumed { int rank = -1; };
 struct DebugInput { int rank = -1; std::string line; };
 struct DebugAttachGdb { int rank = -1; };

@@ -85,6 +85,10 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                             debug_sessions_.on_output(w, lines, prompt);
                           },
                       .on_debugger_left = [this](const Worker& w) { debug_sessions_.on_left(w); },
+                      .on_rank_prompt =
+                          [this](const Worker& w, const std::string& shown, bool secret) {
+                            debug_sessions_.on_rank_prompt(w, shown, secret);
+                          },
                       .on_followed_line = [this](int rank, std::string_view line) { follower_.on_line(rank, line); },
                   }),
       follower_(io,

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -30,6 +32,13 @@ namespace {
 bool stdin_carries_data() {
   struct stat info {};
   return ::fstat(STDIN_FILENO, &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISREG(info.st_mode));
+}
+
+// /dev/null or closed: a read of the launcher's stdin would end at once (a batch job's).
+bool stdin_at_end_of_file() {
+  struct stat info {}, null_device {};
+  if (::fstat(STDIN_FILENO, &info) != 0) return errno == EBADF;
+  return S_ISCHR(info.st_mode) && ::stat("/dev/null", &null_device) == 0 && info.st_rdev == null_device.st_rdev;
 }
 
 // Only what this job needs: a number of workers on one node needs no GPU count, a machine
@@ -122,6 +131,7 @@ void plan_console(const CommandLine& cl, const LaunchConfig& config, const Envir
   // (srun hands every task a pipe of its own, data or not: under Slurm the workers keep their
   // debugger keyboards; `srun --input` users reach the console with `ddplaunch debug`.)
   plan.inherit_stdin = !cl.stop_on_stdin_eof && !cl.token_stdin && !config.slurm && stdin_carries_data();
+  if (!cl.stop_on_stdin_eof && !config.slurm && stdin_at_end_of_file()) plan.base_env[contract::kStdinAtEof] = "1";
   plan.record_token = cl.token_stdin || (env.count("DDPLAUNCH_TOKEN_ORIGIN") && env.at("DDPLAUNCH_TOKEN_ORIGIN") == "ddplaunch-srun");
 }
 

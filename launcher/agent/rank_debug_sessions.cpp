@@ -43,6 +43,14 @@ void RankDebugSessions::on_left(const Worker& w) {
   hooks_.send(messages::encode(hooks_.generation(), messages::DebugResumed{w.global_rank}));
 }
 
+void RankDebugSessions::on_rank_prompt(const Worker& w, const std::string& shown, bool secret) {
+  if (!master_proven_) return;  // nobody may answer it from there
+  messages::DebugOutput asked{w.global_rank, shown, true};
+  asked.asks = true;
+  asked.secret = secret;
+  hooks_.send(messages::encode(hooks_.generation(), asked));
+}
+
 bool RankDebugSessions::may_carry_out(Generation generation, int rank, const char* what) {
   if (!master_proven_) {
     spdlog::warn("refused {} for rank {}: this job has no rendezvous token, so its master proved nothing and this "
@@ -96,10 +104,12 @@ void RankDebugSessions::input(Generation generation, int rank, const std::string
     session->second->input(line);
     return;
   }
+  const auto& workers = hooks_.workers();
+  const bool ours = std::any_of(workers.begin(), workers.end(), [&](const auto& w) { return w->global_rank == rank; });
+  if (!ours) return;  // a line for a rank that asked nothing goes to every node; its own takes it
   if (!hooks_.pdb_input(rank, line))
-    spdlog::warn("a line for rank {}'s debugger was not delivered: that rank is no longer stopped in its debugger "
-                 "on this node",
-                 rank);
+    spdlog::warn("a line typed for rank {} was not delivered: its stdin is closed or {} KiB are still unread",
+                 rank, Worker::kMaxStdinQueue / 1024);
 }
 
 void RankDebugSessions::close() {

@@ -47,11 +47,13 @@ class RankDebugSessions {
   void on_stopped(const Worker& worker, const debug::StopLocation& where, const std::string& reason);
   void on_output(const Worker& worker, const std::string& lines, bool prompt);
   void on_left(const Worker& worker);
+  // A rank's own prompt (input(), getpass) waits for a line, as shown; "" when no longer.
+  void on_rank_prompt(const Worker& worker, const std::string& shown, bool secret);
   // `:attach R --gdb` of generation `generation`: when R is this node's rank of the current
   // generation, gdb on it, relayed like its pdb would be.
   void attach_gdb(Generation generation, int rank);
-  // A console line of generation `generation` for rank `rank`'s debugger: its gdb, else its
-  // pdb while the rank is stopped in it.
+  // A console line of generation `generation` for rank `rank`: its gdb, else its pdb while
+  // the rank is stopped in it, else the answer to its own prompt (its stdin).
   void input(Generation generation, int rank, const std::string& line);
   void close();  // the node is finishing: every gdb goes
 

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include "console/typed_line.h"
-#include "debug/console_commands.h"
 #include "output/prompt_line.h"
 #include "output/worker_output.h"
 #include "output/terminal_writer.h"
@@ -55,12 +54,17 @@ void ConsoleTerminal::set_prompt(std::optional<std::string> prompt) {
   read_keys();
 }
 
+void ConsoleTerminal::hide_typing(bool hidden) {
+  hidden_ = hidden;
+  editor_.record_history(!hidden);
+}
+
 void ConsoleTerminal::redraw() {
   if (in_key_batch_) {
     redraw_due_ = true;
     return;
   }
-  stdout_prompt_line().show(prompt_ ? editor_.render(*prompt_) : std::string());
+  stdout_prompt_line().show(!prompt_ ? std::string() : hidden_ ? *prompt_ : editor_.render(*prompt_));
 }
 
 void ConsoleTerminal::read_keys() {
@@ -87,7 +91,7 @@ void ConsoleTerminal::on_keys(std::string_view bytes) {
     switch (event.kind) {
       case EditEvent::Kind::Line: {
         // The prompt and the line stay on the screen as typed; the console answers below.
-        const std::string committed = *prompt_ + event.line + "\n";
+        const std::string committed = *prompt_ + (hidden_ ? std::string() : event.line) + "\n";
         stdout_prompt_line().show("");
         terminal_write(STDOUT_FILENO, committed);
         if (event.cut_bytes > 0) terminal_write(STDOUT_FILENO, line_cut_notice(event.cut_bytes));
@@ -110,8 +114,9 @@ void ConsoleTerminal::on_keys(std::string_view bytes) {
   if (redraw_due_ || editor_.render(*prompt_) != drawn) redraw();
 }
 
-// Cooked mode: the terminal echoes and edits; whole lines come, and only those starting with
-// ':' are the console's. A line is kept up to the bound; the rest of it is dropped, said.
+// Cooked mode: the terminal echoes and edits; whole lines come (a ':' line is a console
+// command, another goes to rank 0's stdin, said by the console). A line is kept up to the
+// bound; the rest of it is dropped, said.
 void ConsoleTerminal::on_cooked_keys(std::string_view bytes) {
   for (const char c : bytes) {
     if (c != '\n') {
@@ -123,7 +128,7 @@ void ConsoleTerminal::on_cooked_keys(std::string_view bytes) {
     const std::size_t cut = cooked_cut_bytes_;
     cooked_.clear();
     cooked_cut_bytes_ = 0;
-    if (!debug::is_console_command(line) || !input_.on_line) continue;
+    if (!input_.on_line) continue;
     if (cut > 0) print(line_cut_notice(cut));
     input_.on_line(line);
   }

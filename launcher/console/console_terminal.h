@@ -3,9 +3,9 @@
 // (arrows, history, Ctrl-U ...: the ranks' debuggers only ever see whole lines); the prompt
 // and the line being typed stay below every other output (output/prompt_line.h); Enter hands
 // the line over. With no prompt the terminal is left as it was (Ctrl-C stops the job as
-// always) and a typed line that starts with ':' is still the console's (`:attach 3 --gdb` on
-// a rank that never stopped, `:list`). The terminal's settings are restored when the prompt
-// goes and at the end.
+// always) and a typed line is still the console's (`:attach 3 --gdb` on a rank that never
+// stopped, `:list`, or a line for rank 0's stdin). The terminal's settings are restored when
+// the prompt goes and at the end.
 #pragma once
 
 #include <termios.h>
@@ -39,6 +39,7 @@ class ConsoleTerminal : public debug::ConsoleScreen {
 
   void print(std::string_view lines) override;
   void set_prompt(std::optional<std::string> prompt) override;
+  void hide_typing(bool hidden) override;
   void close();  // the job ends: no prompt, the terminal as it was, stop reading
 
  private:
@@ -53,6 +54,7 @@ class ConsoleTerminal : public debug::ConsoleScreen {
   ConsoleInput input_;
   LineEditor editor_;
   std::optional<std::string> prompt_;
+  bool hidden_ = false;  // a rank's getpass prompt: the typed line is neither drawn nor kept
   std::optional<termios> saved_;  // the terminal's settings before raw mode
   bool reading_ = false;
   bool closed_ = false;

@@ -70,10 +70,36 @@ void DebugConsole::on_resumed(int rank) {
   refresh_prompt();
 }
 
+void DebugConsole::on_rank_prompt(RankPrompt prompt) {
+  if (prompt.generation < generation_ || ended_) return;
+  if (prompt.shown.empty()) prompts_.withdrawn(prompt.rank);
+  else prompts_.asked(std::move(prompt));
+  refresh_prompt();
+}
+
+// The line answers the latest rank prompt; said where it is not plain which rank reads it.
+void DebugConsole::answer_rank_prompt(std::string_view line) {
+  const RankPrompt* asking = prompts_.latest();
+  if (!asking && line.empty()) return refresh_prompt();  // Enter with nothing asked: nothing to send
+  StoppedRank to;
+  to.rank = asking ? asking->rank : 0;
+  to.node = asking ? asking->node : -1;
+  to.generation = asking ? asking->generation : generation_;
+  if (!asking)
+    screen_.print("→ rank 0 (no rank is waiting at a prompt: a typed line goes to rank 0's stdin)\n");
+  else if (prompts_.size() > 1)
+    screen_.print(fmt::format("→ rank {} ({} more rank(s) wait at a prompt: each is shown in turn)\n", to.rank,
+                              prompts_.size() - 1));
+  prompts_.withdrawn(to.rank);
+  send(to, std::string(line));
+  refresh_prompt();
+}
+
 void DebugConsole::on_generation(Generation generation) {
   if (generation <= generation_) return;
   generation_ = generation;
   ending_by_decision_ = false;
+  prompts_.clear();
   stopped_.clear();
   attached_.reset();
   quit_asked_for_.reset();
@@ -108,6 +134,7 @@ void DebugConsole::on_line(std::string_view line, ConsoleClock::time_point now) 
     refresh_prompt();
     return;
   }
+  if (!attached_ && stopped_.empty() && !is_console_command(line)) return answer_rank_prompt(line);
   if (!attached_ || is_console_command(line)) {
     std::string_view rest = line;
     while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
@@ -276,6 +303,8 @@ std::string DebugConsole::list_text(ConsoleClock::time_point now) const {
 }
 
 void DebugConsole::refresh_prompt() {
+  const RankPrompt* asking = prompts_.latest();
+  screen_.hide_typing(!ended_ && !quit_asked_for_ && stopped_.empty() && asking && asking->secret);
   if (ended_) return screen_.set_prompt(std::nullopt);
   if (quit_asked_for_)
     return screen_.set_prompt(
@@ -285,7 +314,7 @@ void DebugConsole::refresh_prompt() {
     return screen_.set_prompt(fmt::format("rank {} ({}) ", *attached_, stopped_.at(*attached_).held_by_gdb() ? "gdb" : "Pdb"));
   }
   if (!stopped_.empty()) return screen_.set_prompt(fmt::format("(ddplaunch debug: {} stopped) ", stopped_.size()));
-  screen_.set_prompt(std::nullopt);
+  screen_.set_prompt(asking ? std::optional<std::string>(asking->shown) : std::nullopt);
 }
 
 }  // namespace ddplaunch::debug

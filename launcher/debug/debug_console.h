@@ -18,6 +18,7 @@
 #include "ddplaunch/rendezvous/generation.h"
 #include "debug/console_commands.h"
 #include "debug/pdb_text.h"
+#include "debug/rank_prompts.h"
 
 namespace ddplaunch::debug {
 
@@ -46,6 +47,8 @@ class ConsoleScreen {
   virtual ~ConsoleScreen() = default;
   virtual void print(std::string_view lines) = 0;  // ends with '\n'
   virtual void set_prompt(std::optional<std::string> prompt) = 0;
+  // While on, what is typed at the prompt is not shown (a rank's getpass); said before set_prompt.
+  virtual void hide_typing(bool /*hidden*/) {}
 };
 
 struct ConsoleActions {
@@ -70,6 +73,8 @@ class DebugConsole {
   void on_output(int rank, std::string_view lines, bool prompt);
   // The rank left its debugger (continued, exited, its generation ended).
   void on_resumed(int rank);
+  // A rank in no debugger waits at its own prompt (prompt.shown), or no longer ("").
+  void on_rank_prompt(RankPrompt prompt);
   // A new generation started: every rank of an earlier one is gone.
   void on_generation(Generation generation);
   // One line typed at the console (without its newline).
@@ -90,12 +95,14 @@ class DebugConsole {
   void ask_to_quit(int rank);
   std::vector<const StoppedRank*> select(const RankSelection& selection) const;
   void refresh_prompt();
+  void answer_rank_prompt(std::string_view line);  // a line typed while no rank is stopped
   std::string announce(const StoppedRank& stopped) const;
 
   ConsoleScreen& screen_;
   ConsoleActions actions_;
   std::map<int, StoppedRank> stopped_;  // by global rank
   std::optional<int> attached_;
+  RankPrompts prompts_;  // ranks waiting at their own prompt (input(), getpass)
   std::optional<int> quit_asked_for_;   // a quit waits for "y"
   bool ended_ = false;                  // the job is ending: nothing more is sent
   // The person let a post-mortem rank run on (`c`): its exception ends this generation, and

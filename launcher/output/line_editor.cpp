@@ -39,7 +39,7 @@ void LineEditor::key(char c, std::vector<EditEvent>& events) {
     case '\n': {
       EditEvent e{EditEvent::Kind::Line, text_, cut_bytes_};
       cut_bytes_ = 0;
-      if (!text_.empty() && (history_.empty() || history_.back() != text_)) {
+      if (record_history_ && !text_.empty() && (history_.empty() || history_.back() != text_)) {
         history_.push_back(text_);
         if (history_.size() > kHistoryLines) history_.pop_front();
       }

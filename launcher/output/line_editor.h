@@ -34,6 +34,8 @@ class LineEditor {
   const std::string& text() const { return text_; }
   std::size_t cursor() const { return cursor_; }
   const std::deque<std::string>& history() const { return history_; }
+  // Lines typed while off (a password) are kept out of the history.
+  void record_history(bool on) { record_history_ = on; }
   // `prompt` and the text, with the terminal's cursor put back at the edit position.
   std::string render(std::string_view prompt) const;
 
@@ -46,6 +48,7 @@ class LineEditor {
   std::string text_;
   std::size_t cursor_ = 0;
   std::deque<std::string> history_;
+  bool record_history_ = true;
   std::size_t recalled_ = 0;  // history_.size(): editing a new line
   std::string draft_;         // the new line, kept while browsing the history
   std::string escape_;        // an escape sequence being read ("\x1b[")

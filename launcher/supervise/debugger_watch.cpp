@@ -83,11 +83,17 @@ void DebuggerWatch::leave(Worker& worker) {
 
 bool DebuggerWatch::input(const std::shared_ptr<Worker>& worker, const std::string& line) {
   Worker& w = *worker;
-  if (!w.debugging || !w.stdin_pipe.is_open() || w.status) return false;
-  if (w.stdin_queue.size() + line.size() + 1 > Worker::kMaxStdinQueue) return false;
-  w.stdin_queue.append(line).append("\n");
+  if (!w.debugging || !type_line(worker, line)) return false;
   if (debug::classify_debugger_command(line) != debug::DebuggerCommand::Other) leave(w);
   else ++w.prompts_owed;
+  return true;
+}
+
+bool DebuggerWatch::type_line(const std::shared_ptr<Worker>& worker, const std::string& line) {
+  Worker& w = *worker;
+  if (!w.stdin_pipe.is_open() || w.status) return false;
+  if (w.stdin_queue.size() + line.size() + 1 > Worker::kMaxStdinQueue) return false;
+  w.stdin_queue.append(line).append("\n");
   write_stdin(worker);
   return true;
 }

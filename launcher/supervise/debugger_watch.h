@@ -24,6 +24,10 @@ class DebuggerWatch {
   // A line for the debugger of a worker stopped in one; false when it is not stopped, or
   // its keyboard is full or closed.
   bool input(const std::shared_ptr<Worker>& worker, const std::string& line);
+  // Writes a line to the worker's keyboard (its stdin pipe), whatever reads it: its debugger,
+  // or the rank's own input(). False when the pipe is closed, the worker exited or the queue
+  // is full.
+  bool type_line(const std::shared_ptr<Worker>& worker, const std::string& line);
 
  private:
   void write_stdin(const std::shared_ptr<Worker>& worker);

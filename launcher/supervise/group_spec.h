@@ -56,6 +56,9 @@ struct GroupCallbacks {
   std::function<void(const Worker&, const debug::StopLocation& where, const std::string& reason)> on_debugger_stopped;
   std::function<void(const Worker&, const std::string& lines, bool prompt)> on_debugger_output;
   std::function<void(const Worker&)> on_debugger_left;
+  // The rank's own prompt (input(), getpass; `secret` for getpass) is waiting for a line, as
+  // shown (its prefix and text); "" when it no longer waits (answered, or it wrote on past it).
+  std::function<void(const Worker&, const std::string& shown, bool secret)> on_rank_prompt;
   // `ddplaunch tail`: a line of a followed rank (follow_ranks), as printed, without its newline.
   std::function<void(int global_rank, std::string_view line)> on_followed_line;
 

@@ -31,7 +31,8 @@ GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard
       child_exits_(io, SIGCHLD),
       drain_timer_(io),
       debuggers_(callbacks_),
-      output_(io, callbacks_, assignment_, debuggers_, [this](Worker& w) { on_worker_finished(w); }),
+      prompts_(callbacks_, debuggers_),
+      output_(io, callbacks_, assignment_, debuggers_, prompts_, [this](Worker& w) { on_worker_finished(w); }),
       reports_(io, callbacks_, workers_, assignment_,
                [this](Worker& w) { report_failure(w, FailurePhase::Init, FailureKind::InitFailed, w.init_failure_detail); }),
       signals_(io, workers_),
@@ -178,6 +179,7 @@ void GroupSupervisor::reap_exited_children() {
 void GroupSupervisor::reap(Worker& worker, int wait_status) {
   worker.status = exit_status_from_wait(wait_status);
   debuggers_.leave(worker);
+  prompts_.forget(worker);
   boost::system::error_code ignored;
   worker.stdin_pipe.close(ignored);
   guard_.forget(worker.pid);
@@ -264,7 +266,8 @@ void GroupSupervisor::stop(std::chrono::milliseconds grace) {
 
 bool GroupSupervisor::debugger_input(int global_rank, const std::string& line) {
   auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == global_rank; });
-  return it != workers_.end() && debuggers_.input(*it, line);
+  if (it == workers_.end()) return false;
+  return (*it)->debugging ? debuggers_.input(*it, line) : prompts_.answer(*it, line);
 }
 
 }  // namespace ddplaunch

@@ -2,7 +2,7 @@
 // this node's workers for one generation and owns every wait on them — SIGCHLD, output,
 // shim reports, stop grace — inside the one Asio event loop, and hands back one outcome
 // per generation. It reports what happened; deciding what to do is the JobPolicy's job.
-// Its parts: WorkerOutputRouter (the pipes), DebuggerWatch (a worker's debugger),
+// Its parts: WorkerOutputRouter (the pipes), DebuggerWatch (a worker's debugger), RankPromptWatch (its own prompt),
 // ShimReports (phases and progress), WorkerSignals (stop, resume, forward), LeftoverSweep.
 #pragma once
 
@@ -47,9 +47,9 @@ class GroupSupervisor {
   void stop(std::chrono::milliseconds grace);
   void handle_status(const contract::StatusMessage& message) { reports_.handle(message); }
   void resume_paused() { signals_.resume_paused(); }  // SIGCONT to workers started with --pause-ranks
-  // A line for the debugger of a rank stopped in one; false when that rank is not this
-  // node's, not stopped, or its keyboard is full or closed. A line that resumes or quits the
-  // debugger ends the rank's debugging state.
+  // A line typed for a rank: its debugger's when it is stopped in one (a line that resumes or
+  // quits the debugger ends its debugging state), else the answer to its own prompt. False
+  // when that rank is not this node's, or its keyboard is full or closed.
   bool debugger_input(int global_rank, const std::string& line);
   // Slurm's checkpoint-before-preemption signals (SIGUSR1/SIGUSR2): to every running
   // worker's own process (not its group: a data-loader child that does not handle them
@@ -90,6 +90,7 @@ class GroupSupervisor {
   bool outcome_delivered_ = true;
   boost::asio::steady_timer drain_timer_;  // a reaped worker's output: read for a bounded time
   DebuggerWatch debuggers_;
+  RankPromptWatch prompts_;  // a rank's own input() or getpass, answered at the console
   WorkerOutputRouter output_;
   ShimReports reports_;
   WorkerSignals signals_;

@@ -123,7 +123,10 @@ int run_child(void* arg) {
     plan->exec_errno = errno;
     _exit(127);
   }
-  setpgid(0, 0);                        // own group: signals reach its whole tree
+  // Its own session, so its own group (signals reach its whole tree) and no controlling
+  // terminal: a rank's getpass or /dev/tty read cannot stop it on the launcher's terminal
+  // (SIGTTOU/SIGTTIN in a background group) and falls back to its stdin, the console's.
+  setsid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);     // launcher SIGKILLed → worker dies too
   // Where Yama restricts ptrace to ancestors, the launcher and its children (the gdb a person
   // asks for at the debug console, the stack tools) may still attach to the worker.

@@ -33,6 +33,7 @@ struct Worker {
         stderr_pipe(io),
         stdin_pipe(io),
         held_lines_timer(io),
+        prompt_timer(io),
         settle_timer(io) {}
 
   int local_rank;
@@ -84,6 +85,12 @@ struct Worker {
   boost::asio::steady_timer held_lines_timer;
   static constexpr auto kHeldLinesWait = std::chrono::milliseconds(100);
   static constexpr std::size_t kMaxStdinQueue = 64 * 1024;
+  // The rank's own prompt (input(), getpass): an unterminated tail of stdout or stderr that
+  // stayed kPromptQuiet is shown at the console and answered there (RankPromptWatch).
+  boost::asio::steady_timer prompt_timer;
+  std::optional<OutputStream> asking_on;  // the stream whose tail is the prompt the console shows
+  std::string asked_text;                 // that tail, as it was when shown
+  static constexpr auto kPromptQuiet = std::chrono::milliseconds(100);
   boost::asio::steady_timer settle_timer;  // after init_failed: wait briefly for its exit and last words
   char stdout_buffer[8192];
   char stderr_buffer[8192];

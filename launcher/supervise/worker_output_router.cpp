@@ -5,10 +5,11 @@ namespace ddplaunch {
 
 WorkerOutputRouter::WorkerOutputRouter(boost::asio::io_context& io, const GroupCallbacks& callbacks,
                                        const NodeAssignment& assignment, DebuggerWatch& debuggers,
-                                       std::function<void(Worker&)> on_output_ended)
+                                       RankPromptWatch& prompts, std::function<void(Worker&)> on_output_ended)
     : callbacks_(callbacks),
       assignment_(assignment),
       debuggers_(debuggers),
+      prompts_(prompts),
       on_output_ended_(std::move(on_output_ended)),
       printer_(io) {}
 
@@ -45,6 +46,7 @@ void WorkerOutputRouter::read_pipe(const std::shared_ptr<Worker>& worker, bool i
                          if (!ec) {
                            splitter.feed(std::string_view(is_stdout ? w.stdout_buffer : w.stderr_buffer, n), emit);
                            if (is_stdout) debuggers_.notice_prompt(w);
+                           prompts_.notice(keep, stream);
                            read_pipe(keep, is_stdout);
                            return;
                          }

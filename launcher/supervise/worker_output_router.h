@@ -16,6 +16,7 @@
 #include "supervise/debugger_watch.h"
 #include "supervise/group_spec.h"
 #include "supervise/rank_line_printer.h"
+#include "supervise/rank_prompt_watch.h"
 #include "supervise/worker.h"
 
 namespace ddplaunch {
@@ -24,7 +25,7 @@ class WorkerOutputRouter {
  public:
   // `on_output_ended`: both pipes of a worker that was already reaped reached their end.
   WorkerOutputRouter(boost::asio::io_context& io, const GroupCallbacks& callbacks, const NodeAssignment& assignment,
-                     DebuggerWatch& debuggers, std::function<void(Worker&)> on_output_ended);
+                     DebuggerWatch& debuggers, RankPromptWatch& prompts, std::function<void(Worker&)> on_output_ended);
 
   void start(const GroupSpec& spec);  // a new generation's routing and terminal
   // Where the worker's streams go, with this --ranks-filter (the console's `:ranks` changes it).
@@ -45,6 +46,7 @@ class WorkerOutputRouter {
   const GroupCallbacks& callbacks_;
   const NodeAssignment& assignment_;
   DebuggerWatch& debuggers_;
+  RankPromptWatch& prompts_;
   std::function<void(Worker&)> on_output_ended_;
   // What decides a worker's routing besides --ranks-filter.
   StreamSpec redirects_, tee_;

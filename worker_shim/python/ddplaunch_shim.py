@@ -442,6 +442,45 @@ def _ignore_stack_signal_at_exit(signum, pid):
         pass
 
 
+_keyboard = []  # pdb's keyboard (a file on the launcher's pipe) when the program's stdin is /dev/null
+
+
+def _debugger():
+    """A pdb that reads the launcher's pipe: the rank's stdin, or under
+    $DDPLAUNCH_STDIN_AT_EOF the descriptor the pipe was moved to."""
+    import pdb
+
+    return pdb.Pdb(stdin=_keyboard[0], stdout=sys.stdout) if _keyboard else pdb.Pdb()
+
+
+def install_stdin_at_eof():
+    """ddplaunch's own stdin is at end of file ($DDPLAUNCH_STDIN_AT_EOF=1: /dev/null, closed,
+    a batch job): the program's stdin becomes /dev/null, so input() raises EOFError at once
+    as under torchrun, and so does anything the rank starts. The pipe from the launcher moves
+    to a descriptor of pdb's own (not inherited by exec'd programs): breakpoint() and
+    --post-mortem stops still wait for `ddplaunch debug`. Idempotent."""
+    if os.environ.get("DDPLAUNCH_STDIN_AT_EOF") != "1" or _keyboard:
+        return False
+    try:
+        keyboard = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        _keyboard.append(open(keyboard, "r"))
+    except OSError:
+        return False
+    previous = sys.breakpointhook
+
+    def breakpoint_at_keyboard(*args, **kwargs):
+        # PYTHONBREAKPOINT=0 or another debugger: Python's own hook decides, as always.
+        if os.environ.get("PYTHONBREAKPOINT", "") not in ("", "pdb.set_trace"):
+            return previous(*args, **kwargs)
+        _debugger().set_trace(sys._getframe(1))
+
+    sys.breakpointhook = breakpoint_at_keyboard
+    return True
+
+
 POST_MORTEM_MARK = "ddplaunch post-mortem: raised "  # read by the launcher (the stop's reason)
 
 
@@ -465,7 +504,6 @@ def install_post_mortem():
         previous(kind, value, tb)
         if tb is None or issubclass(kind, (KeyboardInterrupt, SystemExit)):
             return
-        import pdb
         import signal
 
         def expired(signum, frame):
@@ -476,7 +514,9 @@ def install_post_mortem():
             print(POST_MORTEM_MARK + kind.__name__, flush=True)
             signal.signal(signal.SIGALRM, expired)
             signal.alarm(max(1, int(limit)))
-            pdb.post_mortem(tb)
+            debugger = _debugger()  # pdb.post_mortem(tb), at the launcher's keyboard
+            debugger.reset()
+            debugger.interaction(None, tb)
         except _PostMortemExpired:
             print("\nddplaunch post-mortem: %g s passed (--post-mortem-timeout): the rank exits with its exception"
                   % limit, flush=True)
@@ -493,8 +533,10 @@ def install_post_mortem():
 def install():
     """Wraps torch.distributed.init_process_group now if torch.distributed is loaded, else on
     its first import, and registers the stack dump (and the post-mortem hook under
-    --post-mortem). Idempotent. Returns True when the wrapper is (or will be) in place."""
+    --post-mortem; pdb's own keyboard when ddplaunch's stdin is at end of file). Idempotent.
+    Returns True when the wrapper is (or will be) in place."""
     register_stack_dump()
+    install_stdin_at_eof()
     install_post_mortem()
     try:
         dist = sys.modules.get("torch.distributed")

@@ -51,6 +51,11 @@ inline constexpr const char* kDebugTimeoutSeconds = "DDPLAUNCH_DEBUG_TIMEOUT_S";
 inline constexpr const char* kPostMortemSeconds = "DDPLAUNCH_POST_MORTEM_S";
 // The line the Python shim prints just before that pdb: "<mark>ValueError".
 inline constexpr const char* kPostMortemMark = "ddplaunch post-mortem: raised ";
+// "1": ddplaunch's own stdin was at end of file (/dev/null, closed). The worker's stdin is
+// still a pipe (its debugger's keyboard); the Python shim moves that pipe to a descriptor of
+// pdb's own and gives the program /dev/null on fd 0: input() gets end of file at once, as
+// under torchrun, while breakpoint() still waits for `ddplaunch debug`.
+inline constexpr const char* kStdinAtEof = "DDPLAUNCH_STDIN_AT_EOF";
 // The launchers' rendezvous port (node 0's). torchrun's `--master-port P` names the store
 // port, so scripts write init_method="tcp://HOST:P"; the Python shim points such an
 // init_method at MASTER_ADDR:MASTER_PORT, where rank 0 hosts the store under ddplaunch.

@@ -1,0 +1,38 @@
+"""A plain (torch-free) rank that asks the person something, for the rank-prompt tests.
+ASK_RANK (default 0; "all": every rank) asks; the others print "rank R finished" at once. ASK=
+  input       input("overwrite checkpoint? [y/N] "), then "rank R read 'ANSWER'"
+  getpass     getpass.getpass("token: "), then the answer's length and its reverse (never itself)
+  readline    sys.stdin.readline() with no prompt at all, then "rank R read 'LINE'"
+  breakpoint  breakpoint(), with the local `secret` = 4242; then "rank R continued"
+An end of file is said: "rank R: EOFError after S s" (exit 0).
+"""
+import getpass
+import os
+import sys
+import time
+
+rank = int(os.environ.get("RANK", "0"))
+ask = os.environ.get("ASK", "input")
+asking = os.environ.get("ASK_RANK", "0")
+if asking != "all" and rank != int(asking):
+    print("rank %d finished" % rank, flush=True)
+    sys.exit(0)
+
+started = time.monotonic()
+try:
+    if ask == "input":
+        print("rank %d read %r" % (rank, input("overwrite checkpoint? [y/N] ")), flush=True)
+    elif ask == "getpass":
+        token = getpass.getpass("token: ")
+        print("rank %d read a token of %d characters, reversed %s" % (rank, len(token), token[::-1]), flush=True)
+    elif ask == "readline":
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        print("rank %d read %r" % (rank, line.rstrip("\n")), flush=True)
+    elif ask == "breakpoint":
+        secret = 4242
+        breakpoint()
+        print("rank %d continued" % rank, flush=True)
+except EOFError:
+    print("rank %d: EOFError after %.2f s" % (rank, time.monotonic() - started), flush=True)
