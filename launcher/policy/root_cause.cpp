@@ -17,7 +17,7 @@ std::string how_it_ended(const WorkerFailure& f) {
     case FailureKind::SpawnNoResources: return "could not be started: the node ran out of resources";
     case FailureKind::InitFailed: return "reported an init failure";
     case FailureKind::Hang: return "made no progress past the hang deadline";
-    case FailureKind::DebuggerQuit: return "quit the debugger";
+    case FailureKind::DebuggerQuit: return "quit its debugger (`q` at the console)";
     case FailureKind::Exited: break;
   }
   return f.status ? f.status->describe() : std::string("failed");
@@ -39,7 +39,7 @@ std::string likely_cause(const WorkerFailure& f) {
              "the stacks), a deadlock, a dead data-loader worker or I/O that never returns; if the step is just "
              "slow, raise hang.hang_minimum_s (--hang-minimum) or hang.hang_factor";
     case FailureKind::DebuggerQuit:
-      return "a person ended the job from the debug console (`q` at rank's debugger, confirmed): nothing failed, "
+      return "a person ended the job on purpose (the quit was confirmed at the debug console): nothing failed, "
              "nothing was restarted";
     case FailureKind::SetupTimeout:
       return "the program did not reach init_process_group in time (slow data loading, a stuck import, or a "

@@ -143,7 +143,7 @@ TEST_F(DebugConsoleTest, QuitAsksOnceThenEndsTheJobOnEveryNode) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, 20s);  // the grace (2 s) and the stop, not a timeout
   EXPECT_EQ(r0.exit_code, 1) << r0.output;
   EXPECT_EQ(r1.exit_code, 1) << r1.output;
-  EXPECT_TRUE(std::regex_search(r0.output, std::regex(R"(root cause: rank 2 \(local rank 0\) on node 1 .*quit the debugger)")))
+  EXPECT_TRUE(std::regex_search(r0.output, std::regex(R"(root cause: rank 2 \(local rank 0\) on node 1 .*quit its debugger \(`q` at the console\))")))
       << r0.output;
   EXPECT_EQ(r0.output.find("restarting"), std::string::npos) << r0.output;
   EXPECT_EQ(r0.output.find("rank 0 finished"), std::string::npos) << r0.output;

@@ -614,7 +614,12 @@ TEST(JobPolicy, QuittingADebuggerStopsTheJobWithThatRootCauseAndNoRestart) {
   EXPECT_EQ(find<decision::EndJob>(end)->exit_code, 1);
   const std::string text = logs(end);
   EXPECT_NE(text.find("root cause: rank 3 (local rank 1) on node 1 (host1)"), std::string::npos) << text;
-  EXPECT_NE(text.find("quit the debugger"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 3 (local rank 1) on node 1 (host1), pid 103, quit its debugger (`q` at the console) during "
+                      "runtime"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("a person ended the job on purpose"), std::string::npos) << text;
+  EXPECT_EQ(text.find("at rank's debugger"), std::string::npos) << text;
   EXPECT_EQ(job.policy.budget().used(), 0);
 }
 
