@@ -16,6 +16,7 @@
 #include <iterator>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ddplaunch {
 
@@ -66,7 +67,24 @@ Result<std::string> private_directory(const std::string& dir) {
   return Result<std::string>::success(dir);
 }
 void read_records(const std::string& directory, std::vector<JobRecord>& out);
+
+// The name of the program a process runs ("" when it is gone or cannot be read); a replaced
+// binary reads "NAME (deleted)".
+std::string program_name_of(long pid) {
+  std::error_code ignored;
+  std::string exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", pid), ignored).filename().string();
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (exe.size() > kDeleted.size() && exe.compare(exe.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0)
+    exe.resize(exe.size() - kDeleted.size());
+  return exe;
+}
 }  // namespace
+
+bool launcher_still_runs(long pid) {
+  if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) return false;
+  // Pids are reused: the record's launcher runs only while that pid is a ddplaunch still.
+  return program_name_of(pid).rfind("ddplaunch", 0) == 0;
+}
 
 Result<std::string> job_record_directory() {
   Result<std::string> last = Result<std::string>::failure("no job record directory");
@@ -152,7 +170,7 @@ void read_records(const std::string& directory, std::vector<JobRecord>& out) {
     const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     auto record = parse_job_record(text.substr(0, 64 * 1024));
     if (!record) continue;
-    if (::kill(static_cast<pid_t>(record->pid), 0) != 0 && errno == ESRCH) {  // its launcher is gone
+    if (!launcher_still_runs(record->pid)) {  // its launcher is gone (its pid may be another program's now)
       ::unlink(path.c_str());
       ::rmdir(folder.c_str());
       continue;
@@ -201,8 +219,17 @@ Result<JobRecord> choose_job_record(const std::vector<JobRecord>& records, const
   if (chosen.empty())
     return Result<JobRecord>::failure(
         "no ddplaunch job is running on this node; give --master HOST:PORT (and --job-id) of the job's rendezvous");
+  // One line per job: the launchers of one job on this node (a loopback job) share it.
   std::string list;
-  for (const JobRecord* r : chosen) list += fmt::format("\n  --job {}   (master {}, launcher pid {})", r->job_id, r->master, r->pid);
+  for (auto r = chosen.begin(); r != chosen.end(); ++r) {
+    const auto same_job = [&](const JobRecord* other) { return other->job_id == (*r)->job_id && other->master == (*r)->master; };
+    if (std::any_of(chosen.begin(), r, same_job)) continue;
+    std::vector<long> pids;
+    for (const JobRecord* other : chosen)
+      if (same_job(other)) pids.push_back(other->pid);
+    list += fmt::format("\n  --job {}   (master {}, launcher pid{} {})", (*r)->job_id, (*r)->master,
+                        pids.size() > 1 ? "s" : "", fmt::join(pids, ", "));
+  }
   return Result<JobRecord>::failure("several ddplaunch jobs run on this node; say which with --job:" + list);
 }
 

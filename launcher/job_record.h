@@ -31,6 +31,9 @@ std::optional<JobRecord> parse_job_record(std::string_view text);
 // removes it at the end, and has the orphan guard remove it if the launcher is killed).
 Result<std::string> write_job_record(const JobRecord& record);
 void remove_job_record(const std::string& folder);
+// Whether the launcher that wrote a record runs still: process `pid` lives and is a ddplaunch
+// (a reused pid is another program's).
+bool launcher_still_runs(long pid);
 // The records of launchers still running on this node (a stale one is removed).
 std::vector<JobRecord> running_job_records();
 

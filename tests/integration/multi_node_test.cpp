@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -444,6 +446,51 @@ TEST(MultiNode, StatusListsEveryNodeOfARunningJob) {
 }  // namespace
 
 namespace {
+// `ddplaunch status` with no --master finds the job from this node's records: the two launchers
+// of a loopback job are one job (chosen, and listed once when another job runs too), and a
+// record whose launcher is gone is neither listed nor kept: its pid dead, or reused by a
+// program that is no ddplaunch.
+TEST(MultiNode, StatusFindsALoopbackJobOnceAndSkipsRecordsOfLaunchersThatAreGone) {
+  const std::string runtime = ddplaunch::testing::temp_dir("job-records-");
+  const std::map<std::string, std::string> env{{"XDG_RUNTIME_DIR", runtime}};
+  MultiNodeJob job = new_job(2, "it2-one-listing");
+  BackgroundProcess node0, node1, reused_pid;
+  ASSERT_TRUE(node0.start(fake_worker_node(job, 0, 1, {}, {"--report-init", "--hang"}), env));
+  ASSERT_TRUE(wait_listening(node0)) << node0.output_so_far();
+  ASSERT_TRUE(node1.start(fake_worker_node(job, 1, 1, {}, {"--report-init", "--hang"}), env));
+  ASSERT_TRUE(node0.wait_for_output("FAKE_WORKER_PID", 20s)) << node0.output_so_far();
+  ASSERT_TRUE(node1.wait_for_output("FAKE_WORKER_PID", 20s)) << node1.output_so_far();
+  ASSERT_TRUE(reused_pid.start({"/bin/sleep", "60"}));
+  const std::string records = runtime + "/ddplaunch-jobs";
+  const auto plant = [&](long pid) {
+    const std::string folder = records + "/ddplaunch-" + std::to_string(pid);
+    std::filesystem::create_directory(folder);
+    std::ofstream(folder + "/job") << "job_id=gone-job\nmaster=127.0.0.1:1\npid=" << pid << "\ntoken=\n";
+    return folder;
+  };
+  const std::string reused_folder = plant(reused_pid.pid());
+  const std::string dead_folder = plant(2147480000L);  // above any pid_max: no such process
+
+  // Jobs outside this test's records (/tmp/ddplaunch-jobs-UID is read too) may make it ask which.
+  RunResult status = ddplaunch::testing::run_command({DDPLAUNCH_BIN, "status"}, 20s, env);
+  EXPECT_EQ(count_of(status.output, job.job_id), 1) << status.output;
+  EXPECT_EQ(status.output.find("gone-job"), std::string::npos) << status.output;
+  if (status.output.find("several ddplaunch jobs") == std::string::npos) EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_FALSE(std::filesystem::exists(reused_folder)) << "a record of a reused pid was kept";
+  EXPECT_FALSE(std::filesystem::exists(dead_folder)) << "a record of a dead launcher was kept";
+
+  // Another job's launcher on this node: the choice is asked for, each job named once.
+  MultiNodeJob other = new_job(1, "it2-other-job");
+  BackgroundProcess other_node;
+  ASSERT_TRUE(other_node.start(fake_worker_node(other, 0, 1, {}, {"--report-init", "--hang"}), env));
+  ASSERT_TRUE(other_node.wait_for_output("FAKE_WORKER_PID", 20s)) << other_node.output_so_far();
+  RunResult which = ddplaunch::testing::run_command({DDPLAUNCH_BIN, "status"}, 20s, env);
+  EXPECT_NE(which.exit_code, 0) << which.output;
+  EXPECT_EQ(count_of(which.output, "--job " + job.job_id + " "), 1) << which.output;
+  EXPECT_EQ(count_of(which.output, "--job " + other.job_id + " "), 1) << which.output;
+  EXPECT_EQ(which.output.find("gone-job"), std::string::npos) << which.output;
+}
+
 // While nodes are still joining, status names the ones that joined and how many are missing.
 TEST(MultiNode, StatusWhileJoiningListsTheNodesThatJoined) {
   MultiNodeJob job = new_job(3, "it2-status-joining", {"--join-timeout", "30"});

@@ -1,6 +1,8 @@
 // Job records: the text form, and which job a subcommand without --master means.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include "job_record.h"
 
 namespace ddplaunch {
@@ -45,6 +47,24 @@ TEST(JobRecord, TheOnlyJobIsChosenSeveralAreListedAndAMissingOneIsNamed) {
   EXPECT_EQ(refused.error.find("no ddplaunch job is running"), std::string::npos) << refused.error;
   EXPECT_NE(refused.error.find("not every record folder could be read"), std::string::npos) << refused.error;
   EXPECT_NE(refused.error.find("/tmp/x: it is a symbolic link"), std::string::npos) << refused.error;
+}
+
+// The launchers of one job on this node are one listing when a choice must be asked for.
+TEST(JobRecord, SeveralJobsAreListedOnceEachWithTheirLaunchers) {
+  std::vector<JobRecord> records{{"a", "127.0.0.1:1", "", 10}, {"b", "127.0.0.1:2", "", 12}, {"a", "127.0.0.1:1", "", 11}};
+  auto several = choose_job_record(records, "");
+  ASSERT_FALSE(several);
+  EXPECT_NE(several.error.find("--job a   (master 127.0.0.1:1, launcher pids 10, 11)"), std::string::npos) << several.error;
+  EXPECT_EQ(several.error.find("--job a ", several.error.find("--job a ") + 1), std::string::npos) << several.error;
+  EXPECT_NE(several.error.find("--job b   (master 127.0.0.1:2, launcher pid 12)"), std::string::npos) << several.error;
+}
+
+// A record's launcher runs while its pid lives and is a ddplaunch: this test's own pid is
+// another program (as a reused pid would be), a pid above any pid_max is no process.
+TEST(JobRecord, OnlyALiveDdplaunchPidIsARunningLauncher) {
+  EXPECT_FALSE(launcher_still_runs(static_cast<long>(::getpid())));
+  EXPECT_FALSE(launcher_still_runs(2147480000L));
+  EXPECT_FALSE(launcher_still_runs(0));
 }
 
 }  // namespace
