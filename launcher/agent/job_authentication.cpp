@@ -22,6 +22,11 @@ std::string authenticate_job(NodePlan& plan) {
     if (config.token.empty()) return kNoRandomness;
     plan.record_token = true;  // ddplaunch made it: the job record keeps it for status and debug
   }
+  if (one_launcher_job(config)) {
+    // Its own join is the only one: proven by an in-memory secret, no token HMAC at start.
+    plan.own_node_secret = rendezvous::random_nonce();
+    if (plan.own_node_secret.empty()) return kNoRandomness;
+  }
   if (!config.token.empty()) {
     plan.query_token = config.token;
     return "";

@@ -68,6 +68,7 @@ void NodeAgent::join_master(const std::string& host, int port, int serial) {
   rendezvous::ClientOptions options;
   options.job_id = c.job_id;
   options.token = c.token;
+  if (host_.hosting()) options.own_node_secret = plan_.own_node_secret;  // joining its own server
   options.host = host;
   options.port = static_cast<std::uint16_t>(port);
   options.connect_timeout = seconds_to_ms(c.connect_timeout_s);

@@ -45,6 +45,9 @@ struct NodePlan {                 // what main resolved before the event loop st
   // What a status query must prove here: the job's token, or on a tokenless job's master one
   // of its own, kept in its job record (job_authentication.h). "" on a tokenless job's node.
   std::string query_token;
+  // A one-launcher job: what its own node proves itself with to its own rendezvous server
+  // instead of the token (rendezvous::ServerOptions::own_node_secret), never written anywhere.
+  std::string own_node_secret;
 };
 
 // A node's plan and the GPUs it was made from (--dry-run shows them).

@@ -47,6 +47,7 @@ rendezvous::ServerOptions server_options(const NodePlan& plan, EtcdNodeLink* etc
   options.expected_nodes = c.nodes;
   options.token = c.token;
   options.query_token = plan.query_token;
+  options.own_node_secret = plan.own_node_secret;
   options.join_timeout = seconds_to_ms(c.join_timeout_s);
   options.heartbeat_interval = seconds_to_ms(c.heartbeat_interval_s);
   options.heartbeat_timeout = seconds_to_ms(c.heartbeat_timeout_s);

@@ -23,7 +23,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   Impl(boost::asio::io_context& io, ClientOptions o, ClientCallbacks c)
       : io_(io), opt_(std::move(o)), cb_(std::move(c)), resolver_(io), socket_(io),
         join_timer_(io), attempt_timer_(io), retry_timer_(io), heartbeat_timer_(io),
-        where_(detail::host_port_text(opt_.host, opt_.port)), handshake_(opt_.token) {}
+        where_(detail::host_port_text(opt_.host, opt_.port)), handshake_(opt_.token, opt_.own_node_secret) {}
 
   void join(const NodeFacts& facts) {
     if (phase_ != Phase::kIdle) return;

@@ -12,6 +12,30 @@ std::string field_or_empty(const Frame& f, const std::string& key) {
   return value ? *value : std::string();
 }
 
+constexpr const char* kOwnNodeField = "own";
+
+// Byte comparison whose time depends only on the length (public: secrets are 64 hex
+// characters), for the own-node secret, which must not load libcrypto for CRYPTO_memcmp.
+bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  volatile unsigned char differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) differ = differ | static_cast<unsigned char>(a[i] ^ b[i]);
+  return differ == 0;
+}
+
+std::string protocol_refusal(const Frame& request) {
+  const std::string* protocol = find_field(request.fields, "protocol");
+  if (protocol && *protocol == std::to_string(kProtocolVersion)) return "";
+  return "rendezvous protocol version mismatch: this node speaks version " + (protocol ? *protocol : std::string("(none)")) +
+         ", the master speaks version " + std::to_string(kProtocolVersion) + "; run the same ddplaunch version on all nodes";
+}
+
+std::string job_id_refusal(const std::string& job_id, const Frame& request) {
+  if (request.job_id == job_id) return "";
+  return "job id mismatch: this node's job id '" + request.job_id +
+         "' differs from the master's; --job-id must be the same on all nodes";
+}
+
 }  // namespace
 
 std::string NodeHandshake::sign(Frame& request, const Frame& hello, int protocol_version) {
@@ -22,6 +46,10 @@ std::string NodeHandshake::sign(Frame& request, const Frame& hello, int protocol
   request.fields["protocol"] = std::to_string(protocol_version);
   request.fields["nonce"] = node_nonce_;
   claims_ = claims_of(request);
+  if (!own_node_secret_.empty()) {
+    request.fields[kOwnNodeField] = own_node_secret_;  // to this launcher's own listener only
+    return "";
+  }
   if (token_.empty()) return "";
   if (std::string error = token_crypto_error(); !error.empty()) return error;
   request.fields["proof"] = node_proof(token_, master_nonce_, node_nonce_, claims_);
@@ -29,13 +57,13 @@ std::string NodeHandshake::sign(Frame& request, const Frame& hello, int protocol
 }
 
 bool NodeHandshake::master_proved(const Frame& welcome) const {
-  if (token_.empty()) return true;
+  if (token_.empty() || !own_node_secret_.empty()) return true;  // no token, or our own server
   const std::string expected = master_proof(token_, node_nonce_, master_nonce_, claims_);
   return !expected.empty() && equal_constant_time(field_or_empty(welcome, "proof"), expected);
 }
 
 std::optional<FrameSeal> NodeHandshake::session_seal() const {
-  if (token_.empty()) return std::nullopt;
+  if (token_.empty() || !own_node_secret_.empty()) return std::nullopt;
   return node_seal(session_keys(token_, master_nonce_, node_nonce_, claims_));
 }
 
@@ -67,18 +95,19 @@ std::string check_node_proof(const std::string& token, const std::string& master
 
 std::string check_request(const std::string& token, const std::string& job_id, const std::string& master_nonce,
                           const Frame& request) {
-  const std::string* protocol = find_field(request.fields, "protocol");
-  if (!protocol || *protocol != std::to_string(kProtocolVersion)) {
-    return "rendezvous protocol version mismatch: this node speaks version " +
-           (protocol ? *protocol : std::string("(none)")) + ", the master speaks version " +
-           std::to_string(kProtocolVersion) + "; run the same ddplaunch version on all nodes";
-  }
+  if (std::string why = protocol_refusal(request); !why.empty()) return why;
   if (std::string why = check_node_proof(token, master_nonce, request); !why.empty()) return why;
-  if (request.job_id != job_id) {
-    return "job id mismatch: this node's job id '" + request.job_id +
-           "' differs from the master's; --job-id must be the same on all nodes";
-  }
-  return "";
+  return job_id_refusal(job_id, request);
+}
+
+bool claims_own_node(const Frame& request) { return find_field(request.fields, kOwnNodeField) != nullptr; }
+
+std::string check_own_node(const std::string& secret, const std::string& job_id, const Frame& request) {
+  if (std::string why = protocol_refusal(request); !why.empty()) return why;
+  if (!same_secret(field_or_empty(request, kOwnNodeField), secret))
+    return "authentication failed: this join claims to come from the master's own launcher but does not "
+           "carry its secret; join with the job's token instead";
+  return job_id_refusal(job_id, request);
 }
 
 Frame welcome_for(const std::string& token, const std::string& master_nonce, const Frame& request) {

@@ -16,7 +16,9 @@ namespace ddplaunch::rendezvous::detail {
 // claims between its request and the master's welcome.
 class NodeHandshake {
  public:
-  explicit NodeHandshake(std::string token) : token_(std::move(token)) {}
+  // `own_node_secret`: this launcher joins its own server (ServerOptions::own_node_secret).
+  NodeHandshake(std::string token, std::string own_node_secret)
+      : token_(std::move(token)), own_node_secret_(std::move(own_node_secret)) {}
   // Completes `request` (kind, job id and claims already filled) as the answer to `hello`:
   // protocol, a fresh nonce and, with a token, the proof. "" or why it cannot.
   std::string sign(Frame& request, const Frame& hello, int protocol_version);
@@ -27,7 +29,7 @@ class NodeHandshake {
   std::optional<FrameSeal> session_seal() const;
 
  private:
-  std::string token_, master_nonce_, node_nonce_, claims_;
+  std::string token_, own_node_secret_, master_nonce_, node_nonce_, claims_;
 };
 
 // What a node says when the master's proof is missing or wrong.
@@ -41,6 +43,12 @@ std::string check_node_proof(const std::string& token, const std::string& master
 // peer about this job: not even its job id.
 std::string check_request(const std::string& token, const std::string& job_id, const std::string& master_nonce,
                           const Frame& request);
+// True when `request` claims to come from the server's own launcher (an own-node secret).
+bool claims_own_node(const Frame& request);
+// The master's check of its own launcher's join: "" when its protocol version and job id are
+// right and it carries `secret` (compared in constant time), else the refusal. A server
+// without a secret refuses every such claim.
+std::string check_own_node(const std::string& secret, const std::string& job_id, const Frame& request);
 // The welcome proving the master; send it only after check_node_proof passed. Blank job id:
 // the node knows its own, and the job's facts follow only in later frames.
 Frame welcome_for(const std::string& token, const std::string& master_nonce, const Frame& request);

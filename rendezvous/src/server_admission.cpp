@@ -38,8 +38,12 @@ void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
 }
 
 void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
-  if (auto why = detail::check_request(opt_.token, opt_.job_id, peer->nonce, f); !why.empty()) return refuse(peer, why);
-  peer->welcome(opt_.token, f);
+  // This launcher's own node (ServerOptions::own_node_secret): no proof, no seal either way.
+  const bool own_node = detail::claims_own_node(f);
+  const std::string why = own_node ? detail::check_own_node(opt_.own_node_secret, opt_.job_id, f)
+                                   : detail::check_request(opt_.token, opt_.job_id, peer->nonce, f);
+  if (!why.empty()) return refuse(peer, why);
+  peer->welcome(own_node ? std::string() : opt_.token, f);
   NodeFacts facts;
   std::string error;
   if (!detail::get_facts(f.fields, "f.", facts, error))

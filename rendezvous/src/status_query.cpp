@@ -31,7 +31,7 @@ std::string query_master(const std::string& host, std::uint16_t port, std::strin
   std::string where = detail::host_port_text(host, port);
   std::string text;
   bool answered = false, master_proved = false;
-  detail::NodeHandshake handshake(token);
+  detail::NodeHandshake handshake(token, "");  // a query always proves the token
   using Kind = QueryFailure::Kind;
   failure = {Kind::NoAnswer, "no answer from the master at " + where + " within " + detail::format_seconds(timeout)};
   tcp::resolver resolver(io);

@@ -485,3 +485,65 @@ TEST(RendezvousHandshake, NodeJoinsAMasterOnIpv6Loopback) {
   EXPECT_EQ(log.plans, 1);
   EXPECT_EQ(server.joined_nodes().at(0).observed_address, "::1");
 }
+
+// A one-launcher job's own node proves itself with the in-memory secret its server was given
+// (ServerOptions::own_node_secret) instead of a token HMAC: it joins and is assigned, and the
+// frames after its welcome go unsealed. Anyone else claiming to be the own node — a wrong
+// secret, an empty one, or any claim to a server that has no secret — is refused, and a join
+// without the claim still has to prove the token.
+TEST(RendezvousHandshake, OnlyTheLaunchersOwnNodeJoinsWithItsSecret) {
+  const std::string secret = random_nonce();
+  auto claim = [](const Frame& hello, const std::string& claimed) {
+    Frame join = signed_join(hello, "", "job-a", -1, random_nonce());
+    join.fields["own"] = claimed;
+    return join;
+  };
+  {
+    boost::asio::io_context io;
+    ServerLog log;
+    ServerOptions o = fast_server(1);
+    o.own_node_secret = secret;
+    GreetedPeer greeted(io, o, log);
+    ASSERT_TRUE(greeted.hello);
+    for (const std::string& wrong : {std::string(64, '0'), std::string()}) {
+      RawPeer impostor(greeted.server->port());
+      auto hello = await_frame(io, impostor, 0);
+      ASSERT_TRUE(hello);
+      impostor.send_bytes(encode_frame(claim(*hello, wrong)));
+      auto answer = await_frame(io, impostor, 1);
+      ASSERT_TRUE(answer);
+      EXPECT_EQ(answer->kind, "refuse");
+      EXPECT_TRUE(contains(answer->fields.at("reason"), "authentication failed")) << answer->fields.at("reason");
+    }
+    greeted.peer->send_bytes(encode_frame(signed_join(*greeted.hello, "", "job-a", -1, random_nonce())));
+    auto unproven = await_frame(io, *greeted.peer, 1);
+    ASSERT_TRUE(unproven);
+    EXPECT_EQ(unproven->kind, "refuse") << "without the claim, the token is still required";
+    EXPECT_EQ(greeted.server->joined_count(), 0);
+
+    auto own = fast_client(greeted.server->port());
+    own.token = "tok";
+    own.own_node_secret = secret;
+    auto client = make_client(io, own);
+    client.client->join(facts("own"));
+    ASSERT_TRUE(run_until(io, [&] { return !client.log->assignments.empty() || !client.log->refusals.empty(); }));
+    EXPECT_TRUE(client.log->refusals.empty()) << client.log->refusals[0];
+    ASSERT_EQ(client.log->assignments.size(), 1u);
+    Message ping;
+    ping.type = "ping";
+    greeted.server->send(0, ping);
+    ASSERT_TRUE(run_until(io, [&] { return !client.log->messages.empty(); })) << "unsealed frames reach the own node";
+    EXPECT_EQ(client.log->messages[0].type, "ping");
+  }
+  {
+    boost::asio::io_context io;
+    ServerLog log;
+    GreetedPeer greeted(io, fast_server(1), log);  // no own-node secret
+    ASSERT_TRUE(greeted.hello);
+    greeted.peer->send_bytes(encode_frame(claim(*greeted.hello, secret)));
+    auto answer = await_frame(io, *greeted.peer, 1);
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->kind, "refuse");
+    EXPECT_EQ(greeted.server->joined_count(), 0);
+  }
+}

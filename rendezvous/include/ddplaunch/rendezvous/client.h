@@ -19,6 +19,9 @@ namespace ddplaunch::rendezvous {
 struct ClientOptions {
   std::string job_id;
   std::string token;
+  // Set only by the launcher that hosts the server it joins (ServerOptions::own_node_secret):
+  // it then proves itself with this secret instead of the token, and its frames go unsealed.
+  std::string own_node_secret;
   std::string host;
   std::uint16_t port = 0;
   std::chrono::milliseconds connect_timeout{5000}, join_timeout{300000}, retry_interval{500},

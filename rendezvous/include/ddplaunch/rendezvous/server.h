@@ -26,6 +26,13 @@ struct ServerOptions {
   // token, or, on a job without one, a token the master's launcher made and keeps in its own
   // private job record, so that only its user can ask. Empty: the job's token.
   std::string query_token;
+  // A one-launcher job: the launcher's own node joins with this secret instead of a token
+  // proof (no HMAC, so no libcrypto at start) and its frames go unsealed. Sound because the
+  // secret lives only in this process's memory and travels only over a connection the launcher
+  // opens to its own listening port on its own host: nobody else can hold that port, and only
+  // root could read that traffic (root reads the job record anyway). Status queries still
+  // prove the token. Empty: every join proves the token.
+  std::string own_node_secret;
   std::chrono::milliseconds join_timeout{300000}, handshake_timeout{5000},
       heartbeat_interval{1000}, heartbeat_timeout{10000}, progress_interval{2000};
   std::size_t max_frame_bytes = 1 << 20;
