@@ -272,6 +272,31 @@ TEST(HostileAuth, PeersWithoutARankCannotStopOrEndTheJob) {
     EXPECT_EQ(env_value(results[r].output, "GROUP_RANK"), std::to_string(r)) << results[r].output;
 }
 
+// A one-launcher job's own node joins with an in-memory secret instead of a token proof (no
+// libcrypto at start). A peer that claims to be that own node, with a guessed secret and no
+// proof, is refused as unauthenticated, and the job runs on with its own node.
+TEST(HostileAuth, AJoinClaimingToBeAOneLauncherJobsOwnNodeIsRefused) {
+  dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 1, "hostile-own");
+  auto node0 = dt::start_node(fake_worker_node(job, 0, {}, {"--print-env", "--sleep-ms", "1500"}));
+  ASSERT_TRUE(dt::wait_listening(*node0)) << node0->output_so_far();
+  RawPeer claimant(static_cast<std::uint16_t>(job.port));
+  ASSERT_TRUE(read_frame(claimant, 0));
+  rdzv_test::Frame join;
+  join.kind = "join";
+  join.job_id = "hostile-own";
+  join.fields = {{"protocol", std::to_string(rdzv_test::kProtocolVersion)}, {"nonce", std::string(64, 'a')},
+                 {"own", std::string(64, 'c')}, {"f.host", "intruder"}, {"f.req", "0"}, {"f.nproc", "1"},
+                 {"f.gpus", "0"}};
+  claimant.send_bytes(encode_frame(join));
+  auto answer = read_frame(claimant, 1);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->kind, "refuse");
+  EXPECT_NE(answer->fields["reason"].find("authentication failed"), std::string::npos) << answer->fields["reason"];
+  dt::RunResult result = node0->wait(kJobBound);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(env_value(result.output, "GROUP_RANK"), "0") << result.output;  // its own node's worker ran
+}
+
 TEST(HostileAuth, MasterListensOnItsOwnAddressNotTheWildcardUnlessAsked) {
   dt::MultiNodeJob job = dt::new_loopback_job(DDPLAUNCH_BIN, 2, "hostile-bind");
   auto node0 = dt::start_node(fake_worker_node(job, 0, {}, {}));
