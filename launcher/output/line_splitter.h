@@ -36,6 +36,8 @@ class LineSplitter {
   void finish(const LineHandler& on_line);  // at EOF: emit a final unterminated line
   // The text after the last line end, not emitted yet: a prompt waiting for input ("(Pdb) ").
   std::string_view unterminated() const { return partial_; }
+  // It is a progress bar's current state ('\r' redraws on this line), not a question.
+  bool unterminated_is_progress() const { return in_progress_ || pending_cr_; }
   // Forgets it (it was taken as a prompt and is shown by other means).
   void drop_unterminated() {
     partial_.clear();

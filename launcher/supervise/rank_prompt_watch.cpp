@@ -21,13 +21,14 @@ void RankPromptWatch::notice(const std::shared_ptr<Worker>& worker, OutputStream
   if (w.asking_on == stream && tail != w.asked_text) withdraw(w);  // it wrote on: no longer waiting there
   // Only a rank whose keyboard is ours can be answered; a debugger's prompt is DebuggerWatch's.
   if (tail.empty() || w.debugging || !w.stdin_pipe.is_open() || w.asking_on == stream) return;
-  if (debug::debugger_prompt(tail)) return;
+  if (debug::debugger_prompt(tail) || splitter_of(w, stream).unterminated_is_progress()) return;  // tqdm's bar
   w.prompt_timer.expires_after(Worker::kPromptQuiet);
   w.prompt_timer.async_wait([this, weak = std::weak_ptr<Worker>(worker), stream, tail](const boost::system::error_code& ec) {
     auto alive = weak.lock();
     if (ec || !alive) return;
     Worker& later = *alive;
-    if (later.debugging || later.status || std::string_view(splitter_of(later, stream).unterminated()) != tail) return;
+    const LineSplitter& lines = splitter_of(later, stream);
+    if (later.debugging || later.status || lines.unterminated() != tail || lines.unterminated_is_progress()) return;
     take_as_prompt(alive, stream, tail);
   });
 }

@@ -3,7 +3,8 @@
 // launching terminal. input() is shown and answered there; getpass is answered without the
 // secret on the screen; a line typed while nobody asks reaches rank 0 and says so; several
 // ranks asking are answered in turn; with ddplaunch's stdin at end of file (/dev/null) a
-// read ends at once, while a breakpoint() still waits for `ddplaunch debug`.
+// read ends at once, while a breakpoint() still waits for `ddplaunch debug`; a breakpoint()
+// in a forked child of a rank (a DataLoader worker) is answered like the rank's own.
 // RANK_PROMPT_TEST_LAUNCHER runs the same tests against another ddplaunch (an older build).
 #include <gtest/gtest.h>
 
@@ -44,6 +45,19 @@ void expect_success(dt::TerminalProcess& t) {
   dt::RunResult r = t.wait(60s);
   EXPECT_FALSE(r.timed_out) << t.output();
   EXPECT_EQ(r.exit_code, 0) << t.output();
+}
+
+// A rank stopped in pdb with `secret` = 4242: `p secret` answers it, `c` lets it run on to
+// `after_continue`; the job then ends by itself, with no BdbQuit.
+void answer_stop_and_continue(dt::TerminalProcess& t, const std::string& after_continue) {
+  std::size_t mark = t.output_size();
+  t.type("p secret\r");
+  EXPECT_TRUE(t.wait_for_output("4242", 20s, mark)) << t.output();
+  mark = t.output_size();
+  t.type("c\r");
+  EXPECT_TRUE(t.wait_for_output(after_continue, 30s, mark)) << t.output();
+  expect_success(t);
+  EXPECT_EQ(t.output().find("BdbQuit"), std::string::npos) << t.output();
 }
 
 }  // namespace
@@ -139,4 +153,24 @@ TEST(RankPromptTest, WithStdinAtEndOfFileABreakpointStillWaitsForDdplaunchDebug)
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("rank 0 continued"), std::string::npos) << r.output;
   console.wait(20s);
+}
+
+// breakpoint() in a forked child of a rank (as a DataLoader worker is: multiprocessing gave it
+// /dev/null as sys.stdin) stops at the terminal like the rank's own, instead of ending in
+// BdbQuit; `c` lets the child finish.
+TEST(RankPromptTest, ABreakpointInAForkedChildOfARankIsAnsweredLikeTheRanksOwn) {
+  dt::TerminalProcess t;
+  ASSERT_TRUE(t.start(job_argv(), {{"ASK", "child_breakpoint"}}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("rank 0 (Pdb) ", kAskBound)) << t.output();
+  answer_stop_and_continue(t, "rank 0: child exited 0");
+  EXPECT_NE(t.output().find("rank 0's child continued"), std::string::npos) << t.output();
+}
+
+// The same in a real torch DataLoader worker.
+TEST(RankPromptTest, ABreakpointInADataLoaderWorkerIsAnswered) {
+  if (!dt::torch_available("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  dt::TerminalProcess t;
+  ASSERT_TRUE(t.start(job_argv(), {{"ASK", "dataloader_breakpoint"}}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("rank 0 (Pdb) ", 90s)) << t.output();  // torch's import on a loaded machine
+  answer_stop_and_continue(t, "rank 0: got batch [7]");
 }

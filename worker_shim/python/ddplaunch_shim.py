@@ -442,15 +442,56 @@ def _ignore_stack_signal_at_exit(signum, pid):
         pass
 
 
-_keyboard = []  # pdb's keyboard (a file on the launcher's pipe) when the program's stdin is /dev/null
+_keyboard = []  # pdb's own file on the launcher's pipe, once this process needs one
+
+
+def _keyboard_file():
+    """The launcher's pipe as pdb's keyboard where sys.stdin no longer reads it: under
+    $DDPLAUNCH_STDIN_AT_EOF (the pipe moved off fd 0), or in a child process whose sys.stdin
+    multiprocessing replaced with /dev/null (a DataLoader worker: fd 0 is still the pipe).
+    None where pdb's default, sys.stdin, is the pipe itself."""
+    if _keyboard:
+        return _keyboard[0]
+    try:
+        if sys.stdin is not None and not sys.stdin.closed and sys.stdin.fileno() == 0:
+            return None
+        if (os.fstat(0).st_mode & 0o170000) != 0o010000:  # fd 0 is no pipe: not the launcher's
+            return None
+        _keyboard.append(open(os.dup(0), "r"))
+    except (OSError, ValueError, AttributeError):
+        return None
+    return _keyboard[0]
 
 
 def _debugger():
-    """A pdb that reads the launcher's pipe: the rank's stdin, or under
-    $DDPLAUNCH_STDIN_AT_EOF the descriptor the pipe was moved to."""
+    """A pdb that reads the launcher's pipe (pdb.Pdb() where sys.stdin is that pipe)."""
     import pdb
 
-    return pdb.Pdb(stdin=_keyboard[0], stdout=sys.stdout) if _keyboard else pdb.Pdb()
+    keyboard = _keyboard_file()
+    return pdb.Pdb(stdin=keyboard, stdout=sys.stdout) if keyboard is not None else pdb.Pdb()
+
+
+def install_breakpoint_hook():
+    """breakpoint() stops at the launcher's keyboard also where sys.stdin is not it (a
+    DataLoader worker, a batch job's rank: see _keyboard_file); elsewhere, and for
+    PYTHONBREAKPOINT=0 or another debugger, Python's own hook runs as always. Idempotent."""
+    if getattr(sys.breakpointhook, _WRAPPED_MARK, False):
+        return False
+    previous = sys.breakpointhook
+
+    def breakpoint_at_keyboard(*args, **kwargs):
+        plain_pdb = os.environ.get("PYTHONBREAKPOINT", "") in ("", "pdb.set_trace")
+        keyboard = _keyboard_file() if plain_pdb else None
+        if keyboard is None:
+            return previous(*args, **kwargs)
+        debugger = _debugger()
+        if kwargs.get("header") is not None:
+            debugger.message(kwargs["header"])
+        debugger.set_trace(sys._getframe(1))
+
+    setattr(breakpoint_at_keyboard, _WRAPPED_MARK, True)
+    sys.breakpointhook = breakpoint_at_keyboard
+    return True
 
 
 def install_stdin_at_eof():
@@ -469,15 +510,6 @@ def install_stdin_at_eof():
         _keyboard.append(open(keyboard, "r"))
     except OSError:
         return False
-    previous = sys.breakpointhook
-
-    def breakpoint_at_keyboard(*args, **kwargs):
-        # PYTHONBREAKPOINT=0 or another debugger: Python's own hook decides, as always.
-        if os.environ.get("PYTHONBREAKPOINT", "") not in ("", "pdb.set_trace"):
-            return previous(*args, **kwargs)
-        _debugger().set_trace(sys._getframe(1))
-
-    sys.breakpointhook = breakpoint_at_keyboard
     return True
 
 
@@ -533,10 +565,12 @@ def install_post_mortem():
 def install():
     """Wraps torch.distributed.init_process_group now if torch.distributed is loaded, else on
     its first import, and registers the stack dump (and the post-mortem hook under
-    --post-mortem; pdb's own keyboard when ddplaunch's stdin is at end of file). Idempotent.
+    --post-mortem; breakpoint() at the launcher's keyboard in child processes and when
+    ddplaunch's stdin is at end of file). Idempotent.
     Returns True when the wrapper is (or will be) in place."""
     register_stack_dump()
     install_stdin_at_eof()
+    install_breakpoint_hook()
     install_post_mortem()
     try:
         dist = sys.modules.get("torch.distributed")

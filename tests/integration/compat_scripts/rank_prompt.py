@@ -4,6 +4,10 @@ ASK_RANK (default 0; "all": every rank) asks; the others print "rank R finished"
   getpass     getpass.getpass("token: "), then the answer's length and its reverse (never itself)
   readline    sys.stdin.readline() with no prompt at all, then "rank R read 'LINE'"
   breakpoint  breakpoint(), with the local `secret` = 4242; then "rank R continued"
+  child_breakpoint  the same in a forked multiprocessing child (as a DataLoader worker is, its
+              sys.stdin replaced with /dev/null), then "rank R: child exited 0"
+  dataloader_breakpoint  the same in a torch DataLoader worker's __getitem__ (needs torch),
+              then "rank R: got batch [7]"
 An end of file is said: "rank R: EOFError after S s" (exit 0).
 """
 import getpass
@@ -34,5 +38,31 @@ try:
         secret = 4242
         breakpoint()
         print("rank %d continued" % rank, flush=True)
+    elif ask == "child_breakpoint":
+        import multiprocessing
+
+        def child():
+            secret = 4242
+            breakpoint()
+            print("rank %d's child continued" % rank, flush=True)
+
+        process = multiprocessing.get_context("fork").Process(target=child)
+        process.start()
+        process.join()
+        print("rank %d: child exited %d" % (rank, process.exitcode), flush=True)
+    elif ask == "dataloader_breakpoint":
+        import torch.utils.data
+
+        class Stops(torch.utils.data.Dataset):
+            def __len__(self):
+                return 1
+
+            def __getitem__(self, index):
+                secret = 4242
+                breakpoint()
+                return 7
+
+        for batch in torch.utils.data.DataLoader(Stops(), batch_size=1, num_workers=1):
+            print("rank %d: got batch %s" % (rank, batch.tolist()), flush=True)
 except EOFError:
     print("rank %d: EOFError after %.2f s" % (rank, time.monotonic() - started), flush=True)
