@@ -9,7 +9,10 @@
 // CLOCK_MONOTONIC (one clock for every process of the machine), so every instant below,
 // whichever process took it, is on the same time line.
 //
-// Usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T]. Driven by bench/run rendezvous.
+// Usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T] [--rest-ms R]. Driven by bench/run
+// rendezvous. With --rest-ms, every node stays joined after its assignment and nothing happens
+// but the keep-alive traffic (heartbeats): after a settling second, the CPU the server and the
+// client processes spend in R ms is measured (the job at rest).
 // Output, one line (times in ms after the earliest join() of any client process):
 //   join_to_last_assignment_ms  the last Assignment received by any client process
 //   join_to_plan_ms             the server called plan(): every node has joined
@@ -17,6 +20,8 @@
 //   assignments_sent_ms         the server had queued (and mostly written) every Assignment
 //   first_assignment_ms         the first Assignment received by any client process
 //   server_cpu_ms, clients_cpu_ms  CPU time (user + system) of the server / all client processes
+//   rest_server_cpu_pct         --rest-ms: the server's CPU at rest, in % of one core
+//   rest_node_cpu_pct           --rest-ms: the client processes' CPU at rest per node, in % of one core
 //   listen_overflows            connections the kernel refused because the listener's accept queue
 //                               was full (each costs its client a SYN retransmission: 1 s or more);
 //                               counted for the whole machine, absent where /proc/net/netstat is not
@@ -54,6 +59,8 @@ constexpr rlim_t kSpareFds = 64;  // pipes, stdio, listeners, libraries
 // The client processes are told the start instant this long before it, so that all of them
 // are waiting for it (not still reading the pipe) when it comes.
 constexpr std::int64_t kStartLeadNs = 20'000'000;
+// --rest-ms: how long after its assignments a process waits before it measures the rest.
+constexpr std::chrono::milliseconds kRestSettle{1000};
 
 std::int64_t monotonic_ns() {
   timespec t{};
@@ -98,6 +105,7 @@ struct ClientReport {
   std::int64_t first_assignment_ns = 0;
   std::int64_t last_assignment_ns = 0;
   std::int64_t cpu_ns = 0;                 // from the first join() to the end of the wait
+  std::int64_t rest_cpu_ns = 0;            // --rest-ms: in the rest window
   std::int32_t assigned = 0, failed = 0;
 };
 
@@ -118,7 +126,7 @@ std::optional<long long> listen_overflows() {
 // A client process: receives the server's port, builds its clients, says it is ready, waits
 // for the start instant, joins all its clients at once and reports what it measured.
 int run_client_process(const std::string& server_address, int first_node, int count, int from_parent, int to_parent,
-                       std::chrono::milliseconds timeout) {
+                       std::chrono::milliseconds timeout, std::chrono::milliseconds rest) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // a server process that dies takes its client processes along
   const std::int64_t setup_deadline = monotonic_ns() + timeout.count() * 1'000'000;
   std::uint16_t port = 0;
@@ -163,6 +171,12 @@ int run_client_process(const std::string& server_address, int first_node, int co
   const std::int64_t deadline = report.first_join_ns + timeout.count() * 1'000'000;
   while (report.assigned + report.failed < count && monotonic_ns() < deadline) io.run_for(10ms);
   report.cpu_ns = cpu_ns() - cpu_at_start;
+  if (rest.count() > 0 && report.assigned == count) {  // the job at rest: joined, nothing to say
+    io.run_for(kRestSettle);
+    const std::int64_t rest_cpu_at_start = cpu_ns();
+    io.run_for(rest);
+    report.rest_cpu_ns = cpu_ns() - rest_cpu_at_start;
+  }
   if (report.failed) std::fprintf(stderr, "bench: %d clients failed, first: %s\n", report.failed, first_error.c_str());
   if (report.assigned + report.failed < count)
     std::fprintf(stderr, "bench: %d clients had no answer within --timeout-ms %lld\n",
@@ -187,19 +201,20 @@ struct ClientProcess {
 // meet that cost.
 std::string server_address(int client_process) { return "127.0.0." + std::to_string(client_process + 1); }
 
-void usage() { std::fprintf(stderr, "usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T]\n"); }
+void usage() { std::fprintf(stderr, "usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T] [--rest-ms R]\n"); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int nodes = 64, procs = 0;
-  std::chrono::milliseconds timeout = 30000ms;
+  std::chrono::milliseconds timeout = 30000ms, rest = 0ms;
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
     if (i + 1 >= argc) { usage(); return 2; }
     if (k == "--nodes") nodes = std::atoi(argv[i + 1]);
     else if (k == "--procs") procs = std::atoi(argv[i + 1]);
     else if (k == "--timeout-ms") timeout = std::chrono::milliseconds(std::atoi(argv[i + 1]));
+    else if (k == "--rest-ms") rest = std::chrono::milliseconds(std::atoi(argv[i + 1]));
     else { usage(); return 2; }
   }
   if (procs == 0) procs = (nodes + kMaxClientsPerProcess - 1) / kMaxClientsPerProcess;
@@ -235,7 +250,7 @@ int main(int argc, char** argv) {
     if (pid == 0) {
       ::close(down[1]);
       ::close(up[0]);
-      _exit(run_client_process(server_address(p), first, count, down[0], up[1], timeout));
+      _exit(run_client_process(server_address(p), first, count, down[0], up[1], timeout, rest));
     }
     ::close(down[0]);
     ::close(up[1]);
@@ -302,11 +317,20 @@ int main(int argc, char** argv) {
   }
   const std::int64_t server_cpu_at_start = cpu_ns();
 
-  // Client processes stop waiting after --timeout-ms from their start; give them 2 s more to report.
-  const std::int64_t deadline = start_ns + (timeout.count() + 2000) * 1'000'000;
+  // Client processes stop waiting after --timeout-ms from their start (and the rest after it);
+  // give them 2 s more to report.
+  const std::int64_t deadline =
+      start_ns + (timeout.count() + 2000 + (rest.count() > 0 ? rest.count() + kRestSettle.count() : 0)) * 1'000'000;
   int reported = 0;
+  std::int64_t rest_from_ns = 0, rest_cpu_from = 0, rest_server_cpu = 0;  // the server's rest window
   while (reported < procs && monotonic_ns() < deadline) {
-    io.run_for(5ms);
+    io.run_for(rest_from_ns ? 100ms : 5ms);  // at rest, this loop's own wake-ups stay out of the figure
+    if (rest.count() > 0 && assignments_sent_ns && !rest_from_ns && monotonic_ns() >= assignments_sent_ns + kRestSettle.count() * 1'000'000) {
+      rest_from_ns = monotonic_ns();
+      rest_cpu_from = cpu_ns();
+    }
+    if (rest_from_ns && !rest_server_cpu && monotonic_ns() >= rest_from_ns + rest.count() * 1'000'000)
+      rest_server_cpu = cpu_ns() - rest_cpu_from;
     for (auto& c : children) {
       pollfd pfd{c.from_child, POLLIN, 0};
       if (c.reported || ::poll(&pfd, 1, 0) <= 0) continue;
@@ -333,6 +357,7 @@ int main(int argc, char** argv) {
     all.joins_issued_ns = std::max(all.joins_issued_ns, r.joins_issued_ns);
     all.last_assignment_ns = std::max(all.last_assignment_ns, r.last_assignment_ns);
     all.cpu_ns += r.cpu_ns;
+    all.rest_cpu_ns += r.rest_cpu_ns;
   }
   if (all.assigned != nodes) {
     std::fprintf(stderr, "bench: K=%d did not complete: %d of %d nodes got an assignment, %d failed, %d of %d client "
@@ -345,6 +370,12 @@ int main(int argc, char** argv) {
               nodes, procs, ms_between(origin, all.last_assignment_ns), ms_between(origin, plan_ns),
               ms_between(origin, all.joins_issued_ns), ms_between(origin, assignments_sent_ns), ms_between(origin, all.first_assignment_ns),
               static_cast<double>(server_cpu) / 1e6, static_cast<double>(all.cpu_ns) / 1e6);
+  if (rest.count() > 0) {
+    const double window_ns = static_cast<double>(rest.count()) * 1e6;
+    std::printf(" rest_ms=%lld rest_server_cpu_pct=%.2f rest_node_cpu_pct=%.4f", static_cast<long long>(rest.count()),
+                100.0 * static_cast<double>(rest_server_cpu) / window_ns,
+                100.0 * static_cast<double>(all.rest_cpu_ns) / window_ns / nodes);
+  }
   if (overflows_before && overflows_after) std::printf(" listen_overflows=%lld", *overflows_after - *overflows_before);
   std::printf("\n");
   return 0;

@@ -10,6 +10,7 @@
 #include "connection.h"
 #include "frame_routes.h"
 #include "handshake.h"
+#include "keepalive_pace.h"
 #include "wire.h"
 
 namespace ddplaunch::rendezvous {
@@ -23,7 +24,8 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   Impl(boost::asio::io_context& io, ClientOptions o, ClientCallbacks c)
       : io_(io), opt_(std::move(o)), cb_(std::move(c)), resolver_(io), socket_(io),
         join_timer_(io), attempt_timer_(io), retry_timer_(io), heartbeat_timer_(io),
-        where_(detail::host_port_text(opt_.host, opt_.port)), handshake_(opt_.token, opt_.own_node_secret) {}
+        where_(detail::host_port_text(opt_.host, opt_.port)), handshake_(opt_.token, opt_.own_node_secret),
+        pace_{opt_.heartbeat_interval, opt_.heartbeat_timeout} {}
 
   void join(const NodeFacts& facts) {
     if (phase_ != Phase::kIdle) return;
@@ -239,7 +241,12 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
     if (cb_.on_progress) cb_.on_progress(static_cast<int>(joined), static_cast<int>(expected), last_missing_);
   }
 
+  // The master says how often it sends: this node sends as often and waits as long, scaled
+  // (keepalive_pace.h). A heartbeat is answered only when it asks for a round trip.
   void on_heartbeat(Frame& f) {
+    if (auto announced = detail::announced_pace(f))
+      pace_ = detail::paced_by(opt_.heartbeat_interval, opt_.heartbeat_timeout, *announced);
+    if (!detail::asks_echo(f)) return;
     Frame ack = frame_of(detail::kHeartbeatAck);
     ack.fields = std::move(f.fields);
     conn_->send(ack);
@@ -256,19 +263,19 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
         phase_ != Phase::kAssigned)
       return;
     auto now = Clock::now();
-    const bool judge = silence_.may_judge(now, opt_.heartbeat_interval);
-    if (judge && now - last_heard_ > opt_.heartbeat_timeout) {
+    const bool judge = silence_.may_judge(now, pace_.interval);
+    if (judge && now - last_heard_ > pace_.timeout) {
       auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard_);
       return lost("no message from the master at " + where_ + " for " + detail::format_seconds(quiet) +
-                  " (heartbeat timeout " + detail::format_seconds(opt_.heartbeat_timeout) + ")");
+                  " (heartbeat timeout " + detail::format_seconds(pace_.timeout) + ")");
     }
     if (phase_ != Phase::kHandshake && phase_ != Phase::kProving) {
       Frame hb = frame_of(detail::kHeartbeat);
-      hb.fields["seq"] = std::to_string(++hb_seq_);
+      detail::put_heartbeat(hb, ++hb_seq_, pace_.interval);
       hb_sent_ = now;
       conn_->send(hb);
     }
-    heartbeat_timer_.expires_after(opt_.heartbeat_interval);
+    heartbeat_timer_.expires_after(pace_.interval);
     heartbeat_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (!ec) self->heartbeat_tick();
     });
@@ -336,6 +343,7 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   std::uint64_t hb_seq_ = 0;
   Generation generation_;
   detail::SilenceJudge silence_;  // a late heartbeat tick judges nobody
+  detail::KeepalivePace pace_;    // the master's pace, as its heartbeats announce it
   double rtt_ms_ = 0;
   std::vector<std::string> last_missing_;
 };

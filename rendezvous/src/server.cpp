@@ -13,6 +13,7 @@ namespace ddplaunch::rendezvous {
 Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
     : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)),
       listeners_(io), join_timer_(io), progress_timer_(io), heartbeat_timer_(io),
+      pace_{opt_.heartbeat_interval, opt_.heartbeat_timeout},
       unjoined_({opt_.max_unjoined_connections, opt_.max_unjoined_per_address,
                  static_cast<std::size_t>(join_rules::job_places(opt_))},
                 {[this](tcp::socket socket) { on_accept(std::move(socket)); },
@@ -140,24 +141,27 @@ void Server::Impl::heartbeat_tick() {
   if (phase_ == Phase::kClosed) return;
   unjoined_.trim_after_flood();
   auto now = Clock::now();
-  const bool judge = silence_.may_judge(now, opt_.heartbeat_interval);
+  const detail::KeepalivePace wanted = detail::keepalive_pace(opt_.heartbeat_interval, opt_.heartbeat_timeout,
+                                                              nodes_.count(), opt_.keepalive_budget_per_s);
+  if (wanted.interval > pace_.interval) pace_ = wanted;
+  const bool judge = silence_.may_judge(now, pace_.interval);
   std::vector<PeerPtr> silent;
   for (const auto& p : nodes_.in_join_order()) {
-    if (judge && now - p->last_heard > opt_.heartbeat_timeout) {
+    if (judge && now - p->last_heard > pace_.timeout) {
       silent.push_back(p);
       continue;
     }
     Frame hb = frame_of(detail::kHeartbeat);
-    hb.fields["seq"] = std::to_string(++p->hb_seq);
+    detail::put_heartbeat(hb, ++p->hb_seq, pace_.interval);  // the node paces itself by it
     p->hb_sent = now;
     p->conn->send(hb);
   }
   for (const auto& p : silent) {
     auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - p->last_heard);
     drop(p, "no message from " + describe(*p) + " for " + detail::format_seconds(quiet) +
-                " (heartbeat timeout " + detail::format_seconds(opt_.heartbeat_timeout) + ")");
+                " (heartbeat timeout " + detail::format_seconds(pace_.timeout) + ")");
   }
-  heartbeat_timer_.expires_after(opt_.heartbeat_interval);
+  heartbeat_timer_.expires_after(pace_.interval);
   heartbeat_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->heartbeat_tick();
   });

@@ -137,7 +137,7 @@ bool Server::Impl::replace_silent_holder(int rank, const NodeFacts& joining) {
   const PeerPtr holder = nodes_.holder(rank);
   if (!holder || holder->record.facts.hostname != joining.hostname) return false;
   auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - holder->last_heard);
-  if (silent < opt_.heartbeat_interval * opt_.silent_intervals_before_replace) return false;
+  if (silent < pace_.interval * opt_.silent_intervals_before_replace) return false;
   drop(holder, "host '" + printable(joining.hostname) + "' joined again as node rank " + std::to_string(rank) +
                    " while this connection had been silent for " + detail::format_seconds(silent) +
                    " (a restarted node; the old connection was left half-open), so the new one replaces it");

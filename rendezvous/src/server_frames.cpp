@@ -22,7 +22,10 @@ void Server::Impl::on_frame(const PeerPtr& peer, Frame& f) {
   // Joined: unknown kinds (and handshake kinds) are ignored: a newer peer may send more.
 }
 
+// A heartbeat is answered only when it asks (one in kRttProbeEvery): otherwise this side's
+// own heartbeats say it is alive.
 void Server::Impl::on_heartbeat(const PeerPtr& peer, Frame& f) {
+  if (!detail::asks_echo(f)) return;
   Frame ack = frame_of(detail::kHeartbeatAck);
   ack.fields = std::move(f.fields);
   peer->conn->send(ack);

@@ -14,6 +14,7 @@
 #include "ddplaunch/rendezvous/server.h"
 #include "join_rules.h"
 #include "joined_nodes.h"
+#include "keepalive_pace.h"
 #include "server_listeners.h"
 #include "server_peer.h"
 #include "unjoined_connections.h"
@@ -73,6 +74,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   ServerListeners listeners_;  // one per bound address
   boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_;
   detail::SilenceJudge silence_;  // a late heartbeat tick judges nobody
+  // The heartbeat interval and silence timeout now: the configured ones, stretched as the job
+  // grows (keepalive_pace.h); never shortened during a job, since nodes pace by what they were told.
+  detail::KeepalivePace pace_;
   UnjoinedConnections unjoined_;  // in their handshake, or waiting for a place
   JoinedNodes nodes_;             // join order, and the generation's slots
   Phase phase_ = Phase::kIdle;

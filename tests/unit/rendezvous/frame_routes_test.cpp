@@ -172,6 +172,7 @@ TEST(RendezvousFrameRoutes, ServerDropsAnUnknownKindBeforeAJoinAndIgnoresItAfter
   hb.kind = "hb";
   hb.job_id = "job-a";
   hb.fields["seq"] = "41";
+  hb.fields["echo"] = "1";  // a heartbeat that asks for its answer
   node.send_bytes(encode_frame(hb));
   auto got_ack = [&] {
     node.poll();

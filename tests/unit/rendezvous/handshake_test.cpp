@@ -234,6 +234,7 @@ TEST(RendezvousHandshake, MasterRefusesAFrameAfterTheHandshakeWithoutTheSessionM
   hb.kind = "hb";
   hb.job_id = "job-a";
   hb.fields["seq"] = "7";
+  hb.fields["echo"] = "1";  // a heartbeat that asks for its answer
   std::string body = encode_body(hb);
   seal.seal(body);
   peer.send_bytes(length_prefixed(body));  // sealed right: answered, and the answer is sealed too

@@ -103,6 +103,25 @@ TEST(RendezvousJoin, NodeListOmittedAboveMaxListedNodes) {
   EXPECT_EQ(a.log->assignments[0].world_size, 2);
 }
 
+// A job larger than the master's heartbeat budget: the master stretches its pace (here 1
+// heartbeat a second for 2 nodes: every 2 s, timeout 16 s) and says so in each heartbeat; the
+// nodes, started with a 400 ms timeout, follow it instead of taking the slower master for lost.
+TEST(RendezvousJoin, NodesFollowTheStretchedPaceTheMasterAnnounces) {
+  auto o = fast_server(2);
+  o.keepalive_budget_per_s = 1;
+  Harness h(o);
+  auto a = make_client(h.io, fast_client(h.port()));
+  auto b = make_client(h.io, fast_client(h.port()));
+  a.client->join(facts("a"));
+  b.client->join(facts("b"));
+  ASSERT_TRUE(run_until(h.io, [&] { return !a.log->assignments.empty() && !b.log->assignments.empty(); }));
+  run_for(h.io, 2500ms);  // more than six of the nodes' own timeouts
+  EXPECT_TRUE(a.log->losses.empty()) << a.log->losses.front();
+  EXPECT_TRUE(b.log->losses.empty()) << b.log->losses.front();
+  EXPECT_EQ(h.server->joined_count(), 2);
+  EXPECT_TRUE(h.refused.empty());
+}
+
 TEST(RendezvousJoin, RequestedRanksRespectedAndDuplicateRefusedWithHolder) {
   Harness h(fast_server(4));
   std::vector<TestClient> c;
