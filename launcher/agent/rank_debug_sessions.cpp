@@ -29,7 +29,8 @@ void RankDebugSessions::on_stopped(const Worker& w, const debug::StopLocation& w
     return;
   }
   hooks_.send(messages::encode(hooks_.generation(),
-                               messages::DebugStopped{w.global_rank, w.local_rank, w.pid, hostname_, where.file,
+                               messages::DebugStopped{w.global_rank, w.local_rank,
+                                                      w.debugger_pid > 0 ? w.debugger_pid : w.pid, hostname_, where.file,
                                                       where.function, where.code, reason, where.line}));
 }
 

@@ -21,12 +21,14 @@ void StackRequests::on_request(long request, const std::string& stack_dir) {
   if (requests_.size() > 1 || !hooks_.connected()) return;  // the running collection will answer it
   if (thread_.joinable()) thread_.join();  // the previous one has finished (it posted)
   // A rank a person holds in its debugger is never interrupted: it is where its debugger says.
+  // When only a child of it is (a DataLoader worker's breakpoint), the rank itself is read.
   const int node_rank = hooks_.node_rank();
   std::vector<StackTarget> targets;
   std::vector<RankStack> held;
   for (const auto& w : hooks_.workers()) {
     if (w->pid <= 0 || w->status) continue;
-    if (w->debugging || w->gdb_attached) held.push_back(RankStack{w->global_rank, node_rank, hostname_, w->pid, "debugger",
+    const bool held_itself = (w->debugging && w->debugger_pid == w->pid) || w->gdb_attached;
+    if (held_itself) held.push_back(RankStack{w->global_rank, node_rank, hostname_, w->pid, "debugger",
                                                "in its debugger, held by a person at the debug console"});
     else if (traced_by_a_person(w->pid))
       held.push_back(RankStack{w->global_rank, node_rank, hostname_, w->pid, "debugger",

@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 
 #include "debug/pdb_text.h"
+#include "supervise/debugger_process.h"
 
 namespace ddplaunch {
 
@@ -55,6 +56,7 @@ void DebuggerWatch::notice_prompt(Worker& worker) {
   if (prompt && !worker.debugging && worker.stdin_pipe.is_open()) {
     const auto [where, reason] = stop_of(worker);
     worker.debugging = true;
+    worker.debugger_pid = process_in_debugger(worker.pid, worker.stdin_pipe.native_handle());
     if (!reason.empty()) worker.tail_before_post_mortem = lines_before_post_mortem(worker.tail);
     worker.debugger_output.clear();
     worker.held_lines.clear();  // pdb's own location lines: the console names the place

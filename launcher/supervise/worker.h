@@ -72,6 +72,9 @@ struct Worker {
   std::string stdin_queue;     // lines not yet written (bounded: kMaxStdinQueue)
   bool stdin_writing = false;  // an async write is in flight
   bool debugging = false;
+  // The process whose debugger is stopped: the rank's pid, or a child's that reads the same
+  // pipe (a DataLoader worker's breakpoint); set at each stop.
+  pid_t debugger_pid = -1;
   // Prompts the debugger still owes for lines already written that keep it stopped (p, n,
   // ...): a person may type `c` before the prompt of their previous command came; that prompt
   // then answers the old command, and is no new stop.

@@ -341,6 +341,46 @@ TEST_F(DebugConsoleTest, AfterAPostMortemContinueFollowOnFailuresAreNoStopsAndTh
   EXPECT_EQ(report.find("post-mortem: raised"), std::string::npos) << report;
 }
 
+// breakpoint() in a forked child of the rank (as in a DataLoader worker): the stop names the
+// child's pid, the process that stopped, not the rank's; `stacks` reads the rank itself (it
+// is not in its debugger, only its child is).
+TEST_F(DebugConsoleTest, AStopInAChildNamesTheChildsPidAndStacksStillReadTheRank) {
+  const std::string script = dir_ + "/child_stops.py";
+  {
+    std::ofstream out(script);
+    out << "import multiprocessing, os\n"
+           "def child():\n"
+           "    print('CHILD PID %d' % os.getpid(), flush=True)\n"
+           "    secret = 4343\n"
+           "    breakpoint()\n"
+           "    print('child continued', flush=True)\n"
+           "process = multiprocessing.get_context('fork').Process(target=child)\n"
+           "process.start()\n"
+           "process.join()\n"
+           "print('rank pid %d: child exited %d' % (os.getpid(), process.exitcode), flush=True)\n";
+  }
+  const std::string job_id = "child-stop-" + std::to_string(::getpid());
+  dt::TerminalProcess t;
+  ASSERT_TRUE(t.start({DDPLAUNCH_BIN, "--nproc-per-node", "1", "--job-id", job_id, "--history-file", "off", "--", kPython,
+                       script},
+                      {}, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(t.wait_for_output("rank 0 (Pdb) ", kStopBound)) << t.output();
+  std::smatch child;
+  const std::string shown = t.output();
+  ASSERT_TRUE(std::regex_search(shown, child, std::regex(R"(CHILD PID (\d+))"))) << shown;
+  EXPECT_NE(shown.find("rank 0 (local 0, node 0, host "), std::string::npos) << shown;
+  EXPECT_TRUE(std::regex_search(shown, std::regex(R"(rank 0 \(local 0, node 0, host \S+, pid )" + child[1].str() + R"(\))")))
+      << "the stop does not name the child's pid " << child[1] << ":\n" << shown;
+  dt::RunResult stacks = dt::run_command({DDPLAUNCH_BIN, "stacks", "--job", job_id}, 60s, {}, dt::kLauncherEnvToUnset);
+  EXPECT_EQ(stacks.output.find("in its debugger, held by a person"), std::string::npos)
+      << "the rank is called held while only its child is:\n" << stacks.output;
+  expect_answer(t, "p secret", "4343");
+  t.type("c\r");
+  dt::RunResult r = t.wait(30s);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("child exited 0"), std::string::npos) << r.output;
+}
+
 #ifdef TRAIN_BINARY_BIN
 // A native worker wedged for good (train_binary's rank 1 stalls): `:attach 1 --gdb` typed at
 // the launching terminal while no rank is stopped runs gdb on its node; `bt` shows its frames
