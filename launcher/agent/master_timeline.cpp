@@ -12,6 +12,7 @@
 #include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/rendezvous/generation_format.h"
+#include "policy/program_error.h"
 #include "timeline/trace_json.h"
 
 namespace ddplaunch {
@@ -28,6 +29,7 @@ void MasterTimeline::on_node_events(int node_rank, const rendezvous::Message& m)
 void MasterTimeline::begin_generation(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes,
                                       int world, double init_deadline_s) {
   for (const auto& n : nodes) timeline_.name_node(n.node_rank, n.facts.hostname);
+  first_error_.clear();
   timeline::Event begins;
   begins.at_us = timeline_clock_us();
   begins.generation = generation;
@@ -41,10 +43,19 @@ void MasterTimeline::begin_generation(Generation generation, const std::vector<r
 
 void MasterTimeline::record_failure(int node_rank, Generation generation, const FailureReport& report) {
   const WorkerFailure& f = report.failure;
+  // The program's own exception, as the terminal's root cause shows it.
+  const auto exception = python_exception(f);
+  const std::string error = exception ? exception->line : f.detail;
+  if (first_error_.empty()) first_error_ = error;
   timeline_.record_failure(node_rank, f.global_rank, generation, timeline_clock_us(),
                            fmt::format("rank {} (node {}, {}) {} in {}{}{}", f.global_rank, node_rank, report.host,
                                        f.status ? f.status->describe() : std::string(failure_kind_name(f.kind)),
-                                       failure_phase_name(f.phase), f.detail.empty() ? "" : ": ", f.detail));
+                                       failure_phase_name(f.phase), error.empty() ? "" : ": ", error));
+}
+
+std::string MasterTimeline::with_error(const std::string& reason) const {
+  if (first_error_.empty() || reason.find(first_error_) != std::string::npos) return reason;
+  return reason + ": " + first_error_;
 }
 
 void MasterTimeline::record_instant(int node, std::string name, std::string category, std::string detail) {
@@ -69,13 +80,13 @@ void MasterTimeline::record_decisions(const JobPolicy::Decisions& decisions) {
           return timeline_.record_order("held: too few nodes", "membership", restart.generation, now, restart.reason);
         timeline_.record_order(fmt::format("restart → generation {}", restart.generation), "restart",
                                restart.generation, now, restart.reason);
-        timeline_.set_root_cause(restart.reason);
+        timeline_.set_root_cause(with_error(restart.reason));
       },
       [&](const decision::OrderStop& stop) {
         timeline_.record_order("stop", "stop", stop.generation, now, stop.reason);
-        if (stop.exit_code != 0) timeline_.set_root_cause(stop.reason);
+        if (stop.exit_code != 0) timeline_.set_root_cause(with_error(stop.reason));
       },
-      [&](const decision::EndJob& end) { timeline_.record_end(end.exit_code, now); },
+      [&](const decision::EndJob& end) { timeline_.record_end(end.exit_code, policy_.generation(), now); },
       [&](const decision::RefuseJob& refuse) {
         record_instant(timeline::kJobLane, "refused", "job", refuse.reason);
         timeline_.set_root_cause(refuse.reason);

@@ -36,9 +36,12 @@ class MasterTimeline {
   void write_files() const;
 
  private:
+  std::string with_error(const std::string& reason) const;  // `reason`, and the failure's own error when it lacks it
+
   const JobPolicy& policy_;
   std::string job_id_, trace_file_, log_dir_;
   timeline::JobTimeline timeline_;
+  std::string first_error_;  // the first failure's error of this generation (a Python exception's line)
 };
 
 }  // namespace ddplaunch

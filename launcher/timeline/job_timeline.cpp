@@ -2,6 +2,8 @@
 #include "timeline/job_timeline.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <utility>
 
 namespace ddplaunch::timeline {
@@ -61,10 +63,11 @@ void JobTimeline::record_order(std::string name, std::string category, Generatio
   record(std::move(e));
 }
 
-void JobTimeline::record_end(int exit_code, std::int64_t at_us) {
+void JobTimeline::record_end(int exit_code, Generation generation, std::int64_t at_us) {
   exit_code_ = exit_code;
   Event e;
   e.at_us = at_us;
+  e.generation = generation;
   e.type = EventType::State;
   e.name = "ended";
   e.category = "job";
@@ -84,6 +87,17 @@ std::vector<Event> JobTimeline::aligned_events() const {
     if (k->on_node_clock)
       if (auto offset = node_offset_us_.find(k->event.node); offset != node_offset_us_.end()) at += offset->second;
     timed.emplace_back(at, k);
+  }
+  // Where each rank's lane ended, per generation: a failure judged later moves there.
+  std::map<std::tuple<int, int, std::uint64_t>, std::int64_t> lane_ends;
+  for (const auto& [at, k] : timed)
+    if (ends_lane(k->event) && k->event.rank != kNodeLane)
+      lane_ends[{k->event.node, k->event.rank, k->event.generation.value}] = at;
+  for (auto& [at, k] : timed) {
+    const Event& e = k->event;
+    if (e.category != "failure" || e.rank == kNodeLane) continue;
+    if (auto end = lane_ends.find({e.node, e.rank, e.generation.value}); end != lane_ends.end() && end->second <= at)
+      at = std::max<std::int64_t>(end->second - 1, 0);
   }
   std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : a.second->order < b.second->order;

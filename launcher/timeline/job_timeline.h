@@ -38,11 +38,13 @@ class JobTimeline {
   // An order on the job's lane (a restart, a stop): it ends the link of the failure that caused it.
   void record_order(std::string name, std::string category, Generation generation, std::int64_t at_us,
                     std::string detail);
-  // The job's end: its exit status and, when it did not succeed, why (the root cause).
-  void record_end(int exit_code, std::int64_t at_us);
+  // The job's end, in `generation` (the one it ended in): its exit status.
+  void record_end(int exit_code, Generation generation, std::int64_t at_us);
   void set_root_cause(std::string text) { root_cause_ = std::move(text); }
 
-  // Every event kept, on the master's clock, in time order (events of one time in the order recorded).
+  // Every event kept, on the master's clock, in time order (events of one time in the order
+  // recorded). A failure the master judged after the rank ended sits at the rank's end (just
+  // inside its last slice): its link starts where the rank failed, not when the report came.
   std::vector<Event> aligned_events() const;
   const std::map<int, std::string>& node_hosts() const { return node_hosts_; }
   const std::string& root_cause() const { return root_cause_; }

@@ -156,6 +156,39 @@ TEST(Timeline, TwoNodeJobWithARestartGivesATraceAndAPageChromiumDraws) {
   EXPECT_EQ(drawn.exit_code, 0) << drawn.output;
 }
 
+// A rank's exception, then a restart: the timeline's root cause carries the exception text
+// the terminal shows, the job's `ended` event names the generation it ended in, and the
+// failure's link to the restart starts on the failed rank's slice, at its failure.
+TEST(Timeline, AnExceptionsTextIsTheRootCauseAndTheEndAndTheFlowSitWhereTheyHappened) {
+  if (!python_has_torch()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch (install python3-torch)";
+  TempDir dir;
+  const std::string trace_path = dir.path + "/job.json";
+  dt::RunResult r = dt::run_command({DDPLAUNCH_BIN, "--nproc-per-node", "2", "--max-restarts", "1", "--history-file",
+                                     "off", "--trace", trace_path, "--", PYTHON_WITH_TORCH, kScripts + "bad_batch.py"},
+                                    180s, {{"FAIL_FIRST_ONLY", "1"}});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(fs::exists(trace_path)) << r.output;
+  const Json trace = Json::parse(read_file(trace_path));
+  EXPECT_NE(trace["otherData"]["root_cause"].get<std::string>().find("ValueError: bad batch at step 6"), std::string::npos)
+      << trace["otherData"];
+  const Json* ended = find_event(trace, "i", "ended", 0);
+  ASSERT_NE(ended, nullptr) << trace.dump(1);
+  EXPECT_EQ((*ended)["args"]["generation"], 1) << ended->dump();
+  // Rank 1 (node 0: pid 1, tid 2) ran and failed in generation 0; the link starts inside that slice.
+  const Json* from = find_event(trace, "s", "caused", 1);
+  ASSERT_NE(from, nullptr) << trace.dump(1);
+  EXPECT_EQ((*from)["tid"], 2) << from->dump();
+  const Json* failed = nullptr;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == 1 && e["tid"] == 2 && e["name"] == "running" && e["args"]["generation"] == 0) failed = &e;
+  ASSERT_NE(failed, nullptr) << trace.dump(1);
+  const double start = (*failed)["ts"].get<double>(), end = start + (*failed)["dur"].get<double>();
+  EXPECT_GE((*from)["ts"].get<double>(), start) << from->dump() << "\n" << failed->dump();
+  EXPECT_LE((*from)["ts"].get<double>(), end) << "the link starts after the failed slice:\n" << from->dump() << "\n"
+                                              << failed->dump();
+}
+
 TEST(Timeline, ARunningJobsTimelineComesFromItsMasterWithItsSlicesStillOpen) {
   TempDir dir;
   const std::string job_id = "timeline-live-" + std::to_string(::getpid());

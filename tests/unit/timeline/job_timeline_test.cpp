@@ -86,7 +86,7 @@ TEST(JobTimeline, TheBoundKeepsTheStartAndTheLatestWindowAndCountsTheRest) {
 
 TEST(JobTimeline, TheEndSaysTheExitStatus) {
   JobTimeline timeline;
-  timeline.record_end(3, 77);
+  timeline.record_end(3, Generation{0}, 77);
   ASSERT_TRUE(timeline.exit_code());
   EXPECT_EQ(*timeline.exit_code(), 3);
   EXPECT_EQ(timeline.aligned_events().back().name, "ended");

@@ -125,7 +125,7 @@ TEST(TraceJson, MetadataNamesTheJobEachNodeWithItsHostAndEachRank) {
 TEST(TraceJson, AnEndedJobSaysItsExitStatusAndRootCause) {
   JobTimeline t = restarted_job();
   t.set_root_cause("rank 1 (node 1, host-b) exited 1");
-  t.record_end(1, 8000);
+  t.record_end(1, Generation{0}, 8000);
   const Json trace = Json::parse(trace_json(t, {"job-x", 9000}));
   EXPECT_EQ(trace["otherData"]["exit_code"], 1);
   EXPECT_EQ(trace["otherData"]["root_cause"], "rank 1 (node 1, host-b) exited 1");
