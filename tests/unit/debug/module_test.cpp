@@ -143,8 +143,9 @@ struct ConsoleRig {
                                         .attach_gdb = nullptr,
                                     }};
   dbg::ConsoleClock::time_point now = dbg::ConsoleClock::now();
-  void stop(int rank, int node, Generation generation = {}) {
+  void stop(int rank, int node, Generation generation = {}, std::string reason = "") {
     dbg::StoppedRank s;
+    s.reason = std::move(reason);
     s.rank = rank;
     s.local_rank = rank % 2;
     s.node = node;
@@ -220,6 +221,30 @@ TEST(DebugConsole, QuitIsAskedOnceAndOnlyYesEndsTheJob) {
   EXPECT_FALSE(rig.screen.prompt);
   rig.type("p x");  // nothing more is sent once the job ends
   EXPECT_TRUE(rig.sent.empty());
+}
+
+// `c` at a post-mortem stop lets the rank's exception end the job: its peers' follow-on
+// failures stop in their debuggers too, but are not announced or attached; a new generation
+// is the person's again.
+TEST(DebugConsole, AfterAPostMortemContinueFollowOnStopsAreNotAnnounced) {
+  ConsoleRig rig;
+  rig.stop(1, 0, Generation{0}, "raised ValueError");
+  rig.type("c");
+  EXPECT_EQ(rig.sent, (std::vector<std::pair<int, std::string>>{{1, "c"}}));
+  rig.screen.text.clear();
+  rig.stop(0, 0, Generation{0}, "raised RuntimeError");
+  EXPECT_EQ(rig.screen.text, "");
+  EXPECT_FALSE(rig.console.attached());
+  EXPECT_FALSE(rig.screen.prompt);
+  rig.console.on_generation(Generation{1});
+  rig.stop(0, 0, Generation{1}, "raised RuntimeError");
+  EXPECT_EQ(rig.console.attached(), 0);
+  // A breakpoint's `c` decides nothing: a later stop is announced.
+  ConsoleRig plain;
+  plain.stop(1, 0);
+  plain.type("c");
+  plain.stop(0, 0);
+  EXPECT_EQ(plain.console.attached(), 0);
 }
 
 TEST(DebugConsole, ResumedRanksAndNewGenerationsLeaveTheConsole) {
