@@ -58,8 +58,10 @@ class DebugRelay::Screens : public debug::ConsoleScreen {
   }
 
   void hide_typing(bool hidden) override {
+    hidden_ = hidden;
     if (terminal_) terminal_->hide_typing(hidden);
   }
+  bool typing_hidden() const { return hidden_; }
 
   void set_prompt(std::optional<std::string> prompt) override {
     transcript_.set_prompt(prompt);
@@ -75,6 +77,7 @@ class DebugRelay::Screens : public debug::ConsoleScreen {
   ConsoleTerminal* terminal_;
   ConsoleTranscript& transcript_;
   std::optional<std::string> shown_;
+  bool hidden_ = false;  // a rank's getpass prompt is up
 };
 
 DebugRelay::DebugRelay(boost::asio::io_context& io, ConsolePlace place, std::string attach_hint,
@@ -203,7 +206,8 @@ std::string DebugRelay::answer_query(std::string_view query) {
     // Shown at every terminal of the console made printable: a line cannot pass for another.
     const std::string_view typed = query.substr(kLine.size());
     const std::string_view line = typed.substr(0, kMaxConsoleLineBytes);
-    screens_->print(another_terminal_echo(line));
+    // A password typed for a rank's getpass is not shown anywhere.
+    screens_->print(another_terminal_echo(screens_->typing_hidden() ? "(typed at a password prompt: not shown)" : line));
     if (line.find('\n') != std::string_view::npos)
       return "error: a console line cannot hold a line break (send one `debug line` per line); nothing was run";
     on_console_line(std::string(line));

@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "launcher_test_env.h"
+#include "multi_node_job.h"
 #include "process_runner.h"
 #include "terminal_process.h"
 
@@ -121,6 +123,33 @@ TEST(RankPromptTest, TwoRanksAskingAreAnsweredInTurnAndNamed) {
   t.type("second\r");
   EXPECT_TRUE(t.wait_for_output("rank " + second + " read 'second'", 20s, mark)) << t.output();
   expect_success(t);
+}
+
+// Two nodes on loopback, with the job's token: rank 3 (node 1) asks; the question is shown at
+// node 0's terminal and the answer goes back through the same relay as a debugger's
+// (debug_output, debug_input). Node 1 runs at a terminal of its own where nobody types (with
+// its stdin at end of file its ranks would read end of file, as under torchrun).
+TEST(RankPromptTest, ARankOnAnotherNodeIsAnsweredAtNodeZerosTerminal) {
+  dt::MultiNodeJob job = dt::new_loopback_job(launcher(), 2, "rank-prompt-two-nodes", {"--history-file", "off"});
+  const std::vector<std::string> program{"/usr/bin/python3", kScript};
+  const std::string done_file = dt::temp_dir("rank-prompt-") + "/answered";
+  const std::map<std::string, std::string> env{{"ASK", "input"},
+                                               {"ASK_RANK", "3"},
+                                               {"DONE_FILE", done_file},
+                                               {"DDPLAUNCH_TOKEN", "rank-prompt-two-nodes-token-7c1d"}};
+  dt::TerminalProcess node0;
+  ASSERT_TRUE(node0.start(dt::node_argv(job, 0, 2, {}, program), env, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(node0.wait_for_output("hosting the rendezvous", 20s)) << node0.output();
+  dt::TerminalProcess node1;
+  ASSERT_TRUE(node1.start(dt::node_argv(job, 1, 2, {}, program), env, dt::kLauncherEnvToUnset));
+  ASSERT_TRUE(node0.wait_for_output("overwrite checkpoint? [y/N] ", kAskBound)) << node0.output();
+  const std::size_t mark = node0.output_size();
+  node0.type("y\r");
+  dt::RunResult r1 = node1.wait(60s);
+  EXPECT_EQ(r1.exit_code, 0) << r1.output;
+  EXPECT_NE(r1.output.find("rank 3 read 'y'"), std::string::npos) << r1.output;
+  EXPECT_EQ(node0.output().find("→ rank", mark), std::string::npos) << "only one rank asked:\n" << node0.output();
+  expect_success(node0);
 }
 
 // stdin /dev/null (a batch job): input() raises EOFError at once, as under torchrun; the job

@@ -8,7 +8,8 @@ ASK_RANK (default 0; "all": every rank) asks; the others print "rank R finished"
               sys.stdin replaced with /dev/null), then "rank R: child exited 0"
   dataloader_breakpoint  the same in a torch DataLoader worker's __getitem__ (needs torch),
               then "rank R: got batch [7]"
-An end of file is said: "rank R: EOFError after S s" (exit 0).
+An end of file is said: "rank R: EOFError after S s" (exit 0). DONE_FILE (a path): the other
+ranks wait for the asker to create it, as ranks of a job wait for each other in a collective.
 """
 import getpass
 import os
@@ -18,7 +19,12 @@ import time
 rank = int(os.environ.get("RANK", "0"))
 ask = os.environ.get("ASK", "input")
 asking = os.environ.get("ASK_RANK", "0")
+done_file = os.environ.get("DONE_FILE")  # set: the others wait (at most 60 s) for the asker to touch it
 if asking != "all" and rank != int(asking):
+    for _ in range(600 if done_file else 0):
+        if os.path.exists(done_file):
+            break
+        time.sleep(0.1)
     print("rank %d finished" % rank, flush=True)
     sys.exit(0)
 
@@ -66,3 +72,5 @@ try:
             print("rank %d: got batch %s" % (rank, batch.tolist()), flush=True)
 except EOFError:
     print("rank %d: EOFError after %.2f s" % (rank, time.monotonic() - started), flush=True)
+if done_file:
+    open(done_file, "w").close()
