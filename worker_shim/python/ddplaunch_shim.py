@@ -481,9 +481,9 @@ def install_breakpoint_hook():
 
     def breakpoint_at_keyboard(*args, **kwargs):
         plain_pdb = os.environ.get("PYTHONBREAKPOINT", "") in ("", "pdb.set_trace")
-        keyboard = _keyboard_file() if plain_pdb else None
-        if keyboard is None:
+        if not plain_pdb:
             return previous(*args, **kwargs)
+        # pdb stops in the caller's frame (pdb.set_trace() from here would stop in this hook).
         debugger = _debugger()
         if kwargs.get("header") is not None:
             debugger.message(kwargs["header"])
