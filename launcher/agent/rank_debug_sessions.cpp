@@ -100,14 +100,14 @@ void RankDebugSessions::attach_gdb(Generation order_generation, int rank) {
 }
 
 void RankDebugSessions::input(Generation generation, int rank, const std::string& line) {
+  const auto& workers = hooks_.workers();
+  const bool ours = std::any_of(workers.begin(), workers.end(), [&](const auto& w) { return w->global_rank == rank; });
+  if (!ours) return;  // a line for a rank that asked nothing goes to every node; its own takes it
   if (!may_carry_out(generation, rank, "a line for a debugger")) return;
   if (auto session = gdb_sessions_.find(rank); session != gdb_sessions_.end()) {
     session->second->input(line);
     return;
   }
-  const auto& workers = hooks_.workers();
-  const bool ours = std::any_of(workers.begin(), workers.end(), [&](const auto& w) { return w->global_rank == rank; });
-  if (!ours) return;  // a line for a rank that asked nothing goes to every node; its own takes it
   if (!hooks_.pdb_input(rank, line))
     spdlog::warn("a line typed for rank {} was not delivered: its stdin is closed or {} KiB are still unread",
                  rank, Worker::kMaxStdinQueue / 1024);
