@@ -12,6 +12,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "supervise/rank_prompt_watch.h"
 #include "supervise/worker_output_router.h"
 
 using namespace ddplaunch;
@@ -50,9 +51,10 @@ class Routed {
   GroupCallbacks callbacks_;
   NodeAssignment assignment_;
   DebuggerWatch debuggers_{callbacks_};
+  RankPromptWatch prompts_{callbacks_, debuggers_};
 
  public:
-  WorkerOutputRouter router{io, callbacks_, assignment_, debuggers_, [this](Worker&) { ++finished; }};
+  WorkerOutputRouter router{io, callbacks_, assignment_, debuggers_, prompts_, [this](Worker&) { ++finished; }};
 };
 
 }  // namespace
