@@ -163,6 +163,15 @@ TEST(RankPromptTest, WithStdinAtEndOfFileInputRaisesEOFErrorAtOnce) {
   EXPECT_LT(std::stod(took[1]), 1.0) << r.output;
 }
 
+// stdin /dev/null: a program the rank starts with data on its stdin still reads that data
+// (only the rank's own stdin is made /dev/null).
+TEST(RankPromptTest, WithStdinAtEndOfFileAProgramTheRankStartsKeepsItsOwnStdin) {
+  dt::RunResult r = dt::run_command(job_argv(), 60s, {{"ASK", "piped_child"}}, dt::kLauncherEnvToUnset);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 0: child read 'piped data'"), std::string::npos) << r.output;
+}
+
 // stdin /dev/null, but a breakpoint(): the rank still waits for a person, and `ddplaunch
 // debug` from another terminal answers it (p, then c), as when no terminal started the job.
 TEST(RankPromptTest, WithStdinAtEndOfFileABreakpointStillWaitsForDdplaunchDebug) {

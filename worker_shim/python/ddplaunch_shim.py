@@ -500,9 +500,12 @@ def install_stdin_at_eof():
     as under torchrun, and so does anything the rank starts. The pipe from the launcher moves
     to a descriptor of pdb's own (not inherited by exec'd programs): breakpoint() and
     --post-mortem stops still wait for `ddplaunch debug`. Idempotent."""
-    if os.environ.get("DDPLAUNCH_STDIN_AT_EOF") != "1" or _keyboard:
+    # The rank's own: a program it starts (its stdin whatever the rank gives it) keeps its stdin.
+    if os.environ.pop("DDPLAUNCH_STDIN_AT_EOF", None) != "1" or _keyboard:
         return False
     try:
+        if (os.fstat(0).st_mode & 0o170000) != 0o010000:  # not the launcher's pipe
+            return False
         keyboard = os.dup(0)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)

@@ -8,6 +8,7 @@ ASK_RANK (default 0; "all": every rank) asks; the others print "rank R finished"
               sys.stdin replaced with /dev/null), then "rank R: child exited 0"
   dataloader_breakpoint  the same in a torch DataLoader worker's __getitem__ (needs torch),
               then "rank R: got batch [7]"
+  piped_child a Python program the rank starts with data on its stdin, then "rank R: child read 'DATA'"
 An end of file is said: "rank R: EOFError after S s" (exit 0). DONE_FILE (a path): the other
 ranks wait for the asker to create it, as ranks of a job wait for each other in a collective.
 """
@@ -56,6 +57,12 @@ try:
         process.start()
         process.join()
         print("rank %d: child exited %d" % (rank, process.exitcode), flush=True)
+    elif ask == "piped_child":
+        import subprocess
+
+        child = subprocess.run([sys.executable, "-c", "import sys; print(sys.stdin.read())"], input="piped data",
+                               capture_output=True, text=True, timeout=60)
+        print("rank %d: child read %r" % (rank, child.stdout.strip()), flush=True)
     elif ask == "dataloader_breakpoint":
         import torch.utils.data
 

@@ -10,13 +10,17 @@ import os, subprocess, sys, time
 def fds():
     # The descriptors this process got from whoever started it. Not counted: the file the
     # ddplaunch Python shim opens in this very process for faulthandler's stack dumps
-    # (stack-<own pid>.txt, close-on-exec): it is the process's own, not inherited.
+    # (stack-<own pid>.txt, close-on-exec): it is the process's own, not inherited. Nor, when
+    # ddplaunch's stdin is at end of file, the worker's stdin pipe the shim moved off fd 0 to
+    # keep as pdb's keyboard (close-on-exec): it is what the worker got as fd 0.
     own_stack_file = 'stack-%d.txt' % os.getpid()
+    shim = sys.modules.get('ddplaunch_shim')
+    keyboard = shim._keyboard[0].fileno() if shim and getattr(shim, '_keyboard', None) else -1
     out = []
     for name in os.listdir('/proc/self/fd'):
         try:
             target = os.readlink('/proc/self/fd/' + name)  # the listing's own descriptor is gone by now
-            if not target.endswith('/' + own_stack_file):
+            if not target.endswith('/' + own_stack_file) and int(name) != keyboard:
                 out.append(int(name))
         except OSError:
             pass
