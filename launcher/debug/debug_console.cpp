@@ -77,6 +77,13 @@ void DebugConsole::on_rank_prompt(RankPrompt prompt) {
   refresh_prompt();
 }
 
+void DebugConsole::on_end_of_input(ConsoleClock::time_point now) {
+  if (!stopped_.empty() || quit_asked_for_ || ended_) return on_line("q", now);
+  screen_.print("Ctrl-D is not passed to a rank (its stdin stays open for its debugger): type its answer, or "
+                "Ctrl-C to stop the job\n");
+  refresh_prompt();
+}
+
 // The line answers the latest rank prompt; said where it is not plain which rank reads it.
 void DebugConsole::answer_rank_prompt(std::string_view line) {
   const RankPrompt* asking = prompts_.latest();

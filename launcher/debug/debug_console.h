@@ -79,8 +79,9 @@ class DebugConsole {
   void on_generation(Generation generation);
   // One line typed at the console (without its newline).
   void on_line(std::string_view line, ConsoleClock::time_point now);
-  // End of input at the console (Ctrl-D): pdb's own meaning, quit, asked like `q`.
-  void on_end_of_input(ConsoleClock::time_point now) { on_line("q", now); }
+  // End of input at the console (Ctrl-D): pdb's own meaning, quit, asked like `q`; at a rank's
+  // own prompt it is not sent (the rank's stdin stays open: it is its debugger's keyboard).
+  void on_end_of_input(ConsoleClock::time_point now);
 
   std::string list_text(ConsoleClock::time_point now) const;
   bool any_stopped() const { return !stopped_.empty(); }

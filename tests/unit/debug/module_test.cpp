@@ -127,8 +127,10 @@ class RecordingScreen : public dbg::ConsoleScreen {
  public:
   void print(std::string_view lines) override { text += lines; }
   void set_prompt(std::optional<std::string> p) override { prompt = std::move(p); }
+  void hide_typing(bool h) override { hidden = h; }
   std::string text;
   std::optional<std::string> prompt;
+  bool hidden = false;
 };
 
 struct ConsoleRig {
@@ -262,4 +264,31 @@ TEST(DebugConsole, ResumedRanksAndNewGenerationsLeaveTheConsole) {
   EXPECT_EQ(rig.console.attached(), 2);
   rig.type(":attach 9");
   EXPECT_NE(rig.screen.text.find("rank 9 is not stopped in a debugger (stopped: 2)"), std::string::npos);
+}
+
+// Ranks' own prompts: the latest is shown and answered first, the rank named where several
+// wait; a getpass prompt hides the typing; nobody asking sends to rank 0 and says so; a
+// debugger stop takes the prompt line until it resumes; Ctrl-D is never a rank's answer.
+TEST(DebugConsole, RankPromptsAreAnsweredLatestFirstAndNamedWhereAmbiguous) {
+  ConsoleRig rig;
+  rig.console.on_rank_prompt(dbg::RankPrompt{1, 0, {}, "[rank 1] continue? [y/N] ", false});
+  rig.console.on_rank_prompt(dbg::RankPrompt{2, 1, {}, "[rank 2] token: ", true});
+  EXPECT_EQ(rig.screen.prompt, "[rank 2] token: ");
+  EXPECT_TRUE(rig.screen.hidden);
+  rig.type("s3cret");
+  EXPECT_NE(rig.screen.text.find("→ rank 2 (1 more rank(s) wait at a prompt"), std::string::npos) << rig.screen.text;
+  EXPECT_EQ(rig.screen.text.find("s3cret"), std::string::npos);
+  EXPECT_EQ(rig.screen.prompt, "[rank 1] continue? [y/N] ");
+  EXPECT_FALSE(rig.screen.hidden);
+  rig.stop(3, 0);  // a debugger stop takes the prompt line
+  EXPECT_EQ(rig.screen.prompt, "rank 3 (Pdb) ");
+  rig.type("c");
+  EXPECT_EQ(rig.screen.prompt, "[rank 1] continue? [y/N] ");
+  rig.console.on_end_of_input(rig.now);  // not an answer, not a quit
+  EXPECT_NE(rig.screen.text.find("Ctrl-D is not passed to a rank"), std::string::npos);
+  rig.type("");  // Enter: the default answer
+  rig.type("hello");  // nobody asks: rank 0
+  EXPECT_NE(rig.screen.text.find("→ rank 0 (no rank is waiting at a prompt"), std::string::npos);
+  EXPECT_EQ(rig.sent, (std::vector<std::pair<int, std::string>>{{2, "s3cret"}, {3, "c"}, {1, ""}, {0, "hello"}}));
+  EXPECT_EQ(rig.screen.prompt, std::nullopt);
 }
