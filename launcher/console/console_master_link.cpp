@@ -39,18 +39,23 @@ ConsoleMasterLink::ConsoleMasterLink(const RemoteConsoleTarget& target)
 MasterAnswer ConsoleMasterLink::ask(const std::string& query, Repeat repeat) const {
   const auto started = std::chrono::steady_clock::now();
   rendezvous::QueryFailure failure;
+  std::size_t tries = 0;
   for (std::size_t attempt = 0;; ++attempt) {
+    ++tries;
     std::string answer = rendezvous::query_master(host_, port_, job_id_, token_, query, kQueryBound, failure);
     if (!failure.failed()) return {MasterAnswer::Kind::Answered, std::move(answer)};
     if (is_refusal(failure.kind)) return {MasterAnswer::Kind::Refused, rendezvous::printable(failure.text)};
     if (repeat == Repeat::OnlyWhereNotCarriedOut && may_have_been_carried_out(failure.kind))
       return {MasterAnswer::Kind::Unsure, rendezvous::printable(failure.text)};
+    // A refused connection, twice, is no busy master: nothing listens there any more, the job
+    // has ended (said within a quarter second, not after every pause).
+    if (failure.kind == Failure::NothingListens && attempt >= 1) break;
     if (attempt == kPausesBeforeRetry.size()) break;
     std::this_thread::sleep_for(kPausesBeforeRetry[attempt]);
   }
   const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return {MasterAnswer::Kind::Gone, fmt::format("{} tries over {:.0f} s, the last: {}", kPausesBeforeRetry.size() + 1,
-                                                seconds, rendezvous::printable(failure.text))};
+  return {MasterAnswer::Kind::Gone, fmt::format("{} tries over {:.1f} s, the last: {}", tries, seconds,
+                                                rendezvous::printable(failure.text))};
 }
 
 }  // namespace ddplaunch
