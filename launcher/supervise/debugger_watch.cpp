@@ -12,22 +12,31 @@
 namespace ddplaunch {
 
 namespace {
+// How far before pdb's place lines the shim's post-mortem mark may be: the traceback, written on
+// stderr just before the mark (on stdout), can be read after it and land in between.
+constexpr int kLinesBetweenMarkAndPlace = 64;
+
 // Where the debugger stopped: the location and code lines pdb printed just before its first
-// prompt; a post-mortem stop also names the exception (the shim's mark just before pdb).
+// prompt; a post-mortem stop also names the exception (the shim's mark before pdb's place
+// lines, other-stream lines possibly in between; an earlier stop's place line ends the search).
 std::pair<debug::StopLocation, std::string> stop_of(const Worker& worker) {
   debug::StopLocation where;
   std::string reason;
+  int searched = 0;
   for (auto line = worker.tail.rbegin(); line != worker.tail.rend(); ++line) {
-    if (auto code = debug::parse_pdb_code_line(*line); code && where.code.empty()) where.code = *code;
-    if (auto found = debug::parse_pdb_location(*line); found && where.file.empty()) {
-      found->code = where.code;
-      where = *found;
-    } else if (!where.file.empty() && line->rfind(contract::kPostMortemMark, 0) == 0) {
+    if (where.file.empty()) {
+      if (auto code = debug::parse_pdb_code_line(*line); code && where.code.empty()) where.code = *code;
+      if (auto found = debug::parse_pdb_location(*line)) {
+        found->code = where.code;
+        where = *found;
+      }
+      continue;
+    }
+    if (line->rfind(contract::kPostMortemMark, 0) == 0) {
       reason = "raised " + line->substr(std::string_view(contract::kPostMortemMark).size());
       break;
-    } else if (!where.file.empty()) {
-      break;
     }
+    if (debug::parse_pdb_location(*line) || ++searched > kLinesBetweenMarkAndPlace) break;
   }
   return {where, reason};
 }

@@ -66,6 +66,19 @@ class Watched {
 
 }  // namespace
 
+// A post-mortem stop names the exception even when the traceback (on stderr, written just
+// before the shim's mark on stdout) was read after the mark and lies between it and pdb's place.
+TEST(DebuggerWatch, APostMortemStopNamesItsExceptionWithTheTracebackReadAfterTheMark) {
+  Watched w;
+  w.worker_wrote("ddplaunch post-mortem: raised ValueError\n");
+  for (int i = 0; i < 8; ++i) w.worker->remember("  File \"train.py\", line 19, in load_batch");
+  w.worker->remember("ValueError: bad batch at step 6");
+  w.worker_wrote("> /home/u/train.py(19)load_batch()\n-> raise ValueError(step)\n(Pdb) ");
+  EXPECT_EQ(w.stops, 1);
+  EXPECT_EQ(w.stop_reason, "raised ValueError");
+  EXPECT_EQ(w.stopped_at.line, 19);
+}
+
 TEST(DebuggerWatch, FirstPromptIsAStopAtThePlacePdbPrinted) {
   Watched w;
   w.worker_wrote("> /home/u/train.py(88)load_batch()\n-> x = batch[0]\n(Pdb) ");
