@@ -17,12 +17,12 @@ const char* const kNoRandomness = "cannot draw a random token for this job (getr
 
 std::string authenticate_job(NodePlan& plan) {
   LaunchConfig& config = plan.config;
-  if (config.token.empty() && one_launcher_job(config)) {
-    config.token = rendezvous::random_nonce();
-    if (config.token.empty()) return kNoRandomness;
-    plan.record_token = true;  // ddplaunch made it: the job record keeps it for status and debug
-  }
   if (one_launcher_job(config)) {
+    if (config.token.empty()) {
+      config.token = rendezvous::random_nonce();
+      if (config.token.empty()) return kNoRandomness;
+      plan.record_token = true;  // ddplaunch made it: the job record keeps it for status and debug
+    }
     // Its own join is the only one: proven by an in-memory secret, no token HMAC at start.
     plan.own_node_secret = rendezvous::random_nonce();
     if (plan.own_node_secret.empty()) return kNoRandomness;

@@ -12,7 +12,6 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/job_authentication.h"
 #include "agent/launcher_messages.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/socket_ifname.h"

@@ -20,7 +20,7 @@ KeepalivePace keepalive_pace(std::chrono::milliseconds interval, std::chrono::mi
   std::chrono::milliseconds stretched = interval;
   if (budget_per_s > 0)
     stretched = std::max(interval, std::chrono::milliseconds(static_cast<long long>(nodes * 1000 / budget_per_s)));
-  stretched = std::min(std::max(stretched, interval), std::max(interval, kLongestPace));
+  stretched = std::min(stretched, std::max(interval, kLongestPace));  // never below the configured interval
   return {stretched, scaled(timeout, interval, stretched)};
 }
 

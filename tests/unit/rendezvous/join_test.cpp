@@ -46,6 +46,17 @@ struct Harness {
   std::uint16_t port() const { return server->port(); }
 };
 
+// Nodes "a" and "b" asking to join h's master (their assignments follow on h's loop).
+struct NodesAB {
+  TestClient a, b;
+};
+NodesAB join_a_and_b(Harness& h) {
+  NodesAB nodes{make_client(h.io, fast_client(h.port())), make_client(h.io, fast_client(h.port()))};
+  nodes.a.client->join(facts("a"));
+  nodes.b.client->join(facts("b"));
+  return nodes;
+}
+
 }  // namespace
 
 TEST(RendezvousJoin, FourNodesGetOffsetsInJoinOrderWithHeterogeneousNproc) {
@@ -94,10 +105,7 @@ TEST(RendezvousJoin, NodeListOmittedAboveMaxListedNodes) {
   auto o = fast_server(2);
   o.max_listed_nodes = 1;
   Harness h(o);
-  auto a = make_client(h.io, fast_client(h.port()));
-  auto b = make_client(h.io, fast_client(h.port()));
-  a.client->join(facts("a"));
-  b.client->join(facts("b"));
+  auto [a, b] = join_a_and_b(h);
   ASSERT_TRUE(run_until(h.io, [&] { return !a.log->assignments.empty() && !b.log->assignments.empty(); }));
   EXPECT_TRUE(a.log->assignments[0].nodes.empty());
   EXPECT_EQ(a.log->assignments[0].world_size, 2);
@@ -110,10 +118,7 @@ TEST(RendezvousJoin, NodesFollowTheStretchedPaceTheMasterAnnounces) {
   auto o = fast_server(2);
   o.keepalive_budget_per_s = 1;
   Harness h(o);
-  auto a = make_client(h.io, fast_client(h.port()));
-  auto b = make_client(h.io, fast_client(h.port()));
-  a.client->join(facts("a"));
-  b.client->join(facts("b"));
+  auto [a, b] = join_a_and_b(h);
   ASSERT_TRUE(run_until(h.io, [&] { return !a.log->assignments.empty() && !b.log->assignments.empty(); }));
   run_for(h.io, 2500ms);  // more than six of the nodes' own timeouts
   EXPECT_TRUE(a.log->losses.empty()) << a.log->losses.front();
@@ -218,10 +223,7 @@ TEST(RendezvousJoin, TokenAcceptedAndTooManyNodesRefused) {
 TEST(RendezvousJoin, PlanRefusalReachesEveryNode) {
   Harness h(fast_server(2));
   h.plan_reply.refusal = "node 1 sees 4 GPUs but --nproc-per-node is 8";
-  auto a = make_client(h.io, fast_client(h.port()));
-  auto b = make_client(h.io, fast_client(h.port()));
-  a.client->join(facts("a"));
-  b.client->join(facts("b"));
+  auto [a, b] = join_a_and_b(h);
   ASSERT_TRUE(run_until(h.io, [&] { return !a.log->refusals.empty() && !b.log->refusals.empty(); }));
   EXPECT_EQ(a.log->refusals[0], h.plan_reply.refusal);
   EXPECT_EQ(b.log->refusals[0], h.plan_reply.refusal);
