@@ -21,8 +21,8 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/etcd_seat.h"
-#include "agent/job_inspection.h"
+#include "seat/etcd_seat.h"
+#include "inspect/job_inspection.h"
 #include "agent/node_agent.h"
 #include "agent/node_assignment.h"
 #include "agent/node_plan.h"

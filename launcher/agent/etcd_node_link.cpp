@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/order_revision.h"
+#include "wire/order_revision.h"
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/rendezvous/printable.h"
 

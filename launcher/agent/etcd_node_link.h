@@ -17,7 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "agent/etcd_seat.h"
+#include "seat/etcd_seat.h"
 #include "agent/node_plan.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "ddplaunch/rendezvous/types.h"

@@ -9,8 +9,8 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/launcher_messages.h"
-#include "agent/master_orders.h"
+#include "wire/launcher_messages.h"
+#include "wire/master_orders.h"
 #include "agent/node_assignment.h"
 #include "agent/socket_ifname_choice.h"
 #include "ddplaunch/preflight/env_conflicts.h"

@@ -12,7 +12,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/socket_ifname.h"
 #include "ddplaunch/rendezvous/printable.h"

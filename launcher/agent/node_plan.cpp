@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/etcd_seat.h"
+#include "seat/etcd_seat.h"
 #include "agent/job_authentication.h"
 #include "agent/rendezvous_bind.h"
 #include "config/token_source.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/debug_relay.h"
+#include "master/debug_relay.h"
 #include "config/command_line.h"
 #include "config/launch_config.h"
 #include "ddplaunch/base/result.h"

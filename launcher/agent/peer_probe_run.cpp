@@ -4,7 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/preflight/interfaces.h"
 #include "ddplaunch/preflight/resolve.h"

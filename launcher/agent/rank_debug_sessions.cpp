@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "debug/debug_console.h"
 
 namespace ddplaunch {

@@ -15,7 +15,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 
 namespace ddplaunch {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "supervise/group_supervisor.h"
 
 namespace ddplaunch {

@@ -1,16 +1,9 @@
 // RankTimelineReporter: rank state changes → timeline_events messages to the master.
 #include "agent/rank_timeline_reporter.h"
 
-#include <chrono>
-
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 
 namespace ddplaunch {
-
-std::int64_t timeline_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 void RankTimelineReporter::report(Generation generation, const std::vector<std::shared_ptr<Worker>>& workers,
                                   const Send& send) {

@@ -29,7 +29,5 @@ class RankTimelineReporter {
   std::vector<timeline::Event> waiting_;
 };
 
-// This process's steady clock in microseconds: the clock timeline events are recorded on.
-std::int64_t timeline_clock_us();
 
 }  // namespace ddplaunch

@@ -9,7 +9,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "agent/dropped_connections_log.h"
+#include "master/dropped_connections_log.h"
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/rendezvous/codec.h"
 #include "ddplaunch/preflight/port_holder.h"

@@ -13,9 +13,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "agent/debug_relay.h"
+#include "master/debug_relay.h"
 #include "agent/etcd_node_link.h"
-#include "agent/job_coordinator.h"
+#include "master/job_coordinator.h"
 #include "agent/node_plan.h"
 #include "ddplaunch/rendezvous/server.h"
 

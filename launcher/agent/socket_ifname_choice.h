@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "agent/node_plan.h"
 
 namespace ddplaunch {

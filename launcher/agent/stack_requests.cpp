@@ -4,7 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "supervise/group_supervisor.h"
 
 namespace ddplaunch {

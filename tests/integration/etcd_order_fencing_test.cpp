@@ -24,7 +24,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "ddplaunch/rendezvous/generation_format.h"
 #include "etcd_cluster.h"
 #include "etcd_test_wait.h"

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "fake_job_coordinator.h"
 #include "launcher_test_env.h"

@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/launcher_messages.h"
-#include "agent/order_revision.h"
+#include "wire/launcher_messages.h"
+#include "wire/order_revision.h"
 #include "fake_job_coordinator.h"
 #include "process_runner.h"
 

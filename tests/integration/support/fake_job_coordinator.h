@@ -23,7 +23,7 @@
 #include <boost/asio/post.hpp>
 #include <gtest/gtest.h>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/server.h"
 

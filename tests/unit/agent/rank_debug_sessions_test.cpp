@@ -13,7 +13,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "agent/rank_debug_sessions.h"
 
 namespace ddplaunch {

@@ -8,7 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "agent/launcher_messages.h"
+#include "wire/launcher_messages.h"
 #include "agent/rank_state_reporter.h"
 
 namespace ddplaunch {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/job_channel.h"
+#include "master/job_channel.h"
 
 namespace ddplaunch {
 

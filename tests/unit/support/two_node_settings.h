@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "agent/coordinator_settings.h"
+#include "master/coordinator_settings.h"
 
 namespace ddplaunch {
 

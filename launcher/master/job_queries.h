@@ -1,0 +1,57 @@
+// JobQueries: what the master answers on a status connection. The status table (and its JSON),
+// the job's timeline so far, `ddplaunch tail`'s lines of followed ranks, and `ddplaunch stacks`
+// (the hang watch's rounds). It reads the job's state; only `tail` and `stacks` ask the nodes
+// for something.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "master/job_channel.h"
+#include "master/master_hang_watch.h"
+#include "master/master_timeline.h"
+#include "master/rank_tail_relay.h"
+#include "master/status_table.h"
+#include "config/launch_config.h"
+#include "policy/job_policy.h"
+
+namespace ddplaunch {
+
+class JobQueries {
+ public:
+  // `channel`: where requests to the nodes go (null before the coordinator is attached). The
+  // policy, the hang watch and the timeline outlive the queries.
+  JobQueries(const LaunchConfig& config, const JobPolicy& policy, MasterHangWatch& hang_watch,
+             const MasterTimeline& timeline, std::function<JobChannel*()> channel);
+
+  // `ddplaunch status`: the job's table (while joining: who is here so far), membership and
+  // the hang deadlines.
+  std::string status_text() const;
+  // Any other query: "tail …", "timeline json", "status json", "stacks [<id>]"; an unknown one
+  // is answered with an error.
+  std::string answer(const std::string& query);
+
+  // A node's rank-state report: its host and log directory, for the tables.
+  void note_reporting_node(int node_rank, ReportingNode node) { reporting_nodes_[node_rank] = std::move(node); }
+  // A followed rank's lines, for `ddplaunch tail`.
+  void on_rank_output(const rendezvous::Message& message);
+  // `ddplaunch tail` clients have lines to read still (the master's end waits briefly for them).
+  bool tails_unread() const { return tails_.unread(RankTailRelay::Clock::now()); }
+
+ private:
+  std::string answer_tail(const TailRequest& request);
+  std::string answer_timeline() const;
+  StatusExtras status_extras() const;
+
+  std::string job_id_, token_;
+  int expected_nodes_ = 0;
+  const JobPolicy& policy_;
+  MasterHangWatch& hang_watch_;
+  const MasterTimeline& timeline_;
+  std::function<JobChannel*()> channel_;
+  std::map<int, ReportingNode> reporting_nodes_;  // from rank states, for the status table
+  RankTailRelay tails_;                           // `ddplaunch tail`: followed ranks' lines
+};
+
+}  // namespace ddplaunch

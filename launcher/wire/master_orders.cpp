@@ -1,0 +1,49 @@
+// The master's orders to a node as one variant: see master_orders.h.
+#include "wire/master_orders.h"
+
+#pragma GCC diagnostic error "-Wswitch"
+
+namespace ddplaunch::messages {
+
+namespace {
+template <typename Payload>
+std::optional<MasterOrder> order(std::optional<Payload> payload) {
+  if (!payload) return std::nullopt;
+  return MasterOrder(std::move(*payload));
+}
+}  // namespace
+
+std::optional<MasterOrder> decode_master_order(const rendezvous::Message& m) {
+  const std::optional<Kind> kind = kind_of(m);
+  if (!kind) return std::nullopt;
+  switch (*kind) {
+    case Kind::Restart: return order(decode_restart(m));
+    case Kind::Stop: return order(decode_stop(m));
+    case Kind::JobEnd: return order(decode_job_end(m));
+    case Kind::Resume: return MasterOrder(Resume{});
+    case Kind::ProbeVerdict: return order(decode_probe_verdict(m));
+    case Kind::Standby: return order(decode_standby(m));
+    case Kind::OutputFilter: return order(decode_output_filter(m));
+    case Kind::FollowRank: return order(decode_follow_rank(m));
+    case Kind::CollectStacks: return order(decode_collect_stacks(m));
+    case Kind::DebugInput: return order(decode_debug_input(m));
+    case Kind::DebugAttachGdb: return order(decode_debug_attach_gdb(m));
+    // What nodes send the master: never an order.
+    case Kind::WorkerFailed:
+    case Kind::NodeFinished:
+    case Kind::NodeProblem:
+    case Kind::NodeReport:
+    case Kind::RankStates:
+    case Kind::ProbeResults:
+    case Kind::TimelineEvents:
+    case Kind::RankOutput:
+    case Kind::RankStacks:
+    case Kind::DebugStopped:
+    case Kind::DebugOutput:
+    case Kind::DebugResumed:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ddplaunch::messages
