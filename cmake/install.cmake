@@ -3,7 +3,7 @@
 # relative to itself (launcher/shim_paths.h), so a prefix can be moved or copied elsewhere.
 #   <prefix>/bin/ddplaunch, bin/ddplaunch-srun
 #   <prefix>/lib/ddplaunch/libddplaunch_nccl_preload.so
-#   <prefix>/share/ddplaunch/python/{ddplaunch_shim.py, autoload/sitecustomize.py}
+#   <prefix>/share/ddplaunch/python/{ddplaunch_shim.py, ddplaunch_wait.py, autoload/sitecustomize.py}
 #   <prefix>/share/ddplaunch/configs/, share/man/man1/ddplaunch.1,
 #   share/bash-completion/completions/ddplaunch
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
@@ -25,7 +25,8 @@ add_custom_target(ddplaunch_docs ALL DEPENDS ${DDPLAUNCH_MAN} ${DDPLAUNCH_COMPLE
 install(TARGETS ddplaunch RUNTIME DESTINATION bin)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/launcher/tools/ddplaunch-srun DESTINATION bin)
 install(TARGETS ddplaunch_nccl_preload LIBRARY DESTINATION lib/ddplaunch)
-install(FILES ${PROJECT_SOURCE_DIR}/worker_shim/python/ddplaunch_shim.py DESTINATION share/ddplaunch/python)
+install(FILES ${PROJECT_SOURCE_DIR}/worker_shim/python/ddplaunch_shim.py ${PROJECT_SOURCE_DIR}/worker_shim/python/ddplaunch_wait.py
+        DESTINATION share/ddplaunch/python)
 install(FILES ${PROJECT_SOURCE_DIR}/worker_shim/python/autoload/sitecustomize.py
         DESTINATION share/ddplaunch/python/autoload)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION share/ddplaunch/configs)

@@ -67,7 +67,8 @@ check_prefix() {
 cmake --install "$build_dir" --prefix "$work/installed" >/dev/null
 mv "$work/installed" "$work/moved"
 for f in bin/ddplaunch bin/ddplaunch-srun lib/ddplaunch/libddplaunch_nccl_preload.so \
-         share/ddplaunch/python/ddplaunch_shim.py share/ddplaunch/python/autoload/sitecustomize.py \
+         share/ddplaunch/python/ddplaunch_shim.py share/ddplaunch/python/ddplaunch_wait.py \
+         share/ddplaunch/python/autoload/sitecustomize.py \
          share/ddplaunch/configs/default.yaml share/man/man1/ddplaunch.1 share/bash-completion/completions/ddplaunch; do
   [ -e "$work/moved/$f" ] || fail "install: $f is missing"
 done

@@ -87,31 +87,39 @@ def _wraps(wrapper, original):
 
 class _StepCounter:
     """Counts every step (a clock read and a few adds); a report is due on the first step and
-    then at most once per `every` seconds, with the longest gap since the previous report.
-    The same rule as worker_shim/include/ddplaunch/step_counter.h."""
+    then at most once per `every` seconds, with the longest gap since the previous report, the
+    wall time since that report and the seconds waited inside collectives in it (the launcher's
+    straggler watch: compute = span - wait). The same rule as
+    worker_shim/include/ddplaunch/step_counter.h."""
 
-    __slots__ = ("every", "steps", "max_ms", "last_step", "last_report")
+    __slots__ = ("every", "steps", "max_ms", "waited", "last_step", "last_report")
 
     def __init__(self, every=1.0):
         self.every = every
         self.steps = 0
         self.max_ms = 0
+        self.waited = 0.0
         self.last_step = 0.0
         self.last_report = 0.0
 
-    def on_step(self, now):
-        """Returns (steps, max_interval_ms) when a report is due, else None."""
+    def on_step(self, now, waited=0.0):
+        """Returns (steps, max_interval_ms, span_ms, wait_ms) when a report is due, else None;
+        `waited`: seconds inside collectives during this step."""
         self.steps += 1
         if self.steps > 1:
             gap = int((now - self.last_step) * 1000)
             if gap > self.max_ms:
                 self.max_ms = gap
+            self.waited += waited
         self.last_step = now
         if self.steps > 1 and now - self.last_report < self.every:
             return None
+        span_ms = int((now - self.last_report) * 1000) if self.steps > 1 else 0
+        wait_ms = min(int(self.waited * 1000), span_ms)
         self.last_report = now
-        due = (self.steps, self.max_ms)
+        due = (self.steps, self.max_ms, span_ms, wait_ms)
         self.max_ms = 0
+        self.waited = 0.0
         return due
 
 
@@ -124,6 +132,7 @@ _COLLECTIVE, _FORWARD, _OPTIMIZER = 1, 2, 3
 _coarsest_seen = [0]
 _in_step = [0]             # nested step() calls (a subclass calling super().step()) count once
 _in_collective = [0]       # a collective built of others (all_gather_object) counts once
+_wait = [None]             # ddplaunch_wait.CollectiveWait once the step hooks are installed
 
 
 def step():
@@ -131,9 +140,10 @@ def step():
     a second. Called automatically after every optimizer step (and DDP forward when no
     optimizer is seen); call it yourself from a custom loop. Never raises."""
     try:
-        due = _counter.on_step(time.monotonic())
+        wait = _wait[0]
+        due = _counter.on_step(time.monotonic(), wait.take() if wait is not None else 0.0)
         if due is not None:
-            report("step", "%d %d" % due)
+            report("step", "%d %d %d %d" % due)
     except Exception:
         pass
 
@@ -174,13 +184,18 @@ _COLLECTIVES = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_i
 
 
 def _wrap_collective(original):
-    """Counts one progress sign when the collective returned (an async one: when issued)."""
+    """Counts one progress sign when the collective returned (an async one: when issued), and
+    a synchronous one's time inside the call as waiting."""
     def counted(*args, **kwargs):
         _in_collective[0] += 1
+        started = time.monotonic()
         try:
             return original(*args, **kwargs)
         finally:
             _in_collective[0] -= 1
+            wait = _wait[0]
+            if _in_collective[0] == 0 and wait is not None and not kwargs.get("async_op"):
+                wait.add(time.monotonic() - started)
             if _in_collective[0] == 0 and _coarsest_seen[0] <= _COLLECTIVE:
                 _progress(_COLLECTIVE)
     return _wraps(counted, original)
@@ -225,6 +240,23 @@ def _all_subclasses(cls):
     return out
 
 
+def _load_beside(name):
+    """The module `name`.py beside this file, loaded by path (sys.path stays as it was); None
+    when it cannot be loaded: what it measures is then not reported."""
+    try:
+        module = sys.modules.get(name)
+        if module is None:
+            import importlib.util
+            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[name] = module
+        return module
+    except Exception:
+        return None
+
+
 def _install_step_hooks():
     """After init_process_group succeeded: count optimizer steps and DDP forwards. torch >= 2.0
     has a global optimizer step hook; older torch gets every Optimizer class's step wrapped
@@ -248,9 +280,15 @@ def _install_step_hooks():
 
         base.__init__ = __init__
     from torch.nn.parallel import DistributedDataParallel
+    wait_module = _load_beside("ddplaunch_wait")
+    if wait_module is not None and _wait[0] is None:
+        _wait[0] = wait_module.CollectiveWait()
+        wait_module.install_ddp_timing(DistributedDataParallel, _wait[0])
     original_forward = DistributedDataParallel.forward
     if not getattr(original_forward, _WRAPPED_MARK, False):
         def forward(self, *args, **kwargs):
+            if _wait[0] is not None:
+                wait_module.before_first_forward(self, _wait[0])
             if _coarsest_seen[0] <= _FORWARD:
                 _progress(_FORWARD)
             return original_forward(self, *args, **kwargs)

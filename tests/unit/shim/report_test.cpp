@@ -173,6 +173,25 @@ TEST(StepDetail, FormatsAndParsesAndRejectsGarbage) {
   EXPECT_FALSE(c::parse_step_detail("x 5"));
 }
 
+TEST(StepDetail, TheMeasuredSpanAndWaitAreOptionalAndANonsensePairIsLeftOut) {
+  EXPECT_EQ(c::format_step_detail({12, 340, 1000, 250}), "12 340 1000 250");
+  auto measured = c::parse_step_detail("12 340 1000 250");
+  ASSERT_TRUE(measured);
+  EXPECT_EQ(measured->span_ms, 1000);
+  EXPECT_EQ(measured->wait_ms, 250);
+  auto older_shim = c::parse_step_detail("12 340");
+  ASSERT_TRUE(older_shim);
+  EXPECT_EQ(older_shim->span_ms, -1);
+  EXPECT_EQ(older_shim->wait_ms, -1);
+  for (const char* nonsense : {"12 340 1000 2000", "12 340 -5 0", "12 340 1000", "12 340 x 3"}) {
+    auto p = c::parse_step_detail(nonsense);
+    ASSERT_TRUE(p) << nonsense;  // the count is still good
+    EXPECT_EQ(p->steps, 12);
+    EXPECT_EQ(p->span_ms, -1) << nonsense;
+    EXPECT_EQ(p->wait_ms, -1) << nonsense;
+  }
+}
+
 // 10000 steps in a tight loop: one datagram (the first), not 10000; a section reports its
 // begin and end with its name.
 TEST_F(StatusSocket, StepsAreCountedCheaplyAndReportedRarelyAndSectionsBracketAPause) {

@@ -78,9 +78,11 @@ inline std::string stack_file_name(long pid) { return "stack-" + std::to_string(
 inline constexpr std::size_t kMaxStatusBytes = 4096;
 inline constexpr std::string_view kStatusMagic = "DDPL1";
 
-// Progress: "step" carries "<steps> <max_interval_ms>" — training steps so far in
-// this generation and the longest interval between two steps since the previous step
-// report (sent at most about once a second); "section_begin <name>" / "section_end <name>"
+// Progress: "step" carries "<steps> <max_interval_ms> [<span_ms> <wait_ms>]" — training
+// steps so far in this generation, the longest interval between two steps since the previous
+// step report (sent at most about once a second), and where the shim measures it, the wall
+// time since that report and the part of it spent waiting inside collectives (the straggler
+// watch reads compute = span - wait); "section_begin <name>" / "section_end <name>"
 // mark a long planned pause (a checkpoint, an evaluation) that has deadlines of its own.
 enum class StatusEvent { InitBegin, InitOk, InitFailed, Heartbeat, Step, SectionBegin, SectionEnd };
 
@@ -165,10 +167,14 @@ inline std::optional<StatusMessage> parse_status(std::string_view line) {
 struct StepProgress {
   long steps = 0;
   long max_interval_ms = 0;
+  long span_ms = -1;  // -1: not measured (an older shim, or one that cannot see the collectives)
+  long wait_ms = -1;
 };
 
 inline std::string format_step_detail(const StepProgress& p) {
-  return std::to_string(p.steps) + " " + std::to_string(p.max_interval_ms);
+  std::string detail = std::to_string(p.steps) + " " + std::to_string(p.max_interval_ms);
+  if (p.span_ms >= 0 && p.wait_ms >= 0) detail += " " + std::to_string(p.span_ms) + " " + std::to_string(p.wait_ms);
+  return detail;
 }
 
 inline std::optional<StepProgress> parse_step_detail(std::string_view detail) {
@@ -176,6 +182,14 @@ inline std::optional<StepProgress> parse_step_detail(std::string_view detail) {
   std::string_view rest = detail;
   if (!detail::parse_int(detail::next_token(rest), p.steps) || p.steps < 0) return std::nullopt;
   if (!detail::parse_int(detail::next_token(rest), p.max_interval_ms) || p.max_interval_ms < 0) return std::nullopt;
+  long span = -1;
+  long wait = -1;
+  // The measured time is optional; a pair that does not make sense is left out, the count kept.
+  if (detail::parse_int(detail::next_token(rest), span) && detail::parse_int(detail::next_token(rest), wait) &&
+      span >= 0 && wait >= 0 && wait <= span) {
+    p.span_ms = span;
+    p.wait_ms = wait;
+  }
   return p;
 }
 
