@@ -121,7 +121,11 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
                             return supervisor_.debugger_input(rank, line);
                           },
                           .generation = [this] { return policy_.generation(); },
-                          .ranks_changed = [this] { rank_states_.send_now(); },
+                          .gdb_attached =
+                              [this](const Worker& w, bool attached) {
+                                supervisor_.set_gdb_attached(w, attached);
+                                rank_states_.send_now();
+                              },
                       }),
       paused_prompt_(io, plan_,
                      [this] {
@@ -364,7 +368,7 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
             if (!follower_.follow(follow.rank, follow.seconds)) return;
             for (const auto& w : supervisor_.workers())  // a new follower starts with the lines the rank printed last
               if (w->global_rank == follow.rank)
-                for (const auto& line : w->tail) follower_.on_line(w->global_rank, line);
+                for (const auto& line : w->output.tail()) follower_.on_line(w->global_rank, line);
           },
           [&](const messages::DebugInput& input) { debug_sessions_.input(generation, input.rank, input.line); },
           [&](const messages::Resume&) {

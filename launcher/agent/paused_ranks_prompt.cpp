@@ -18,7 +18,7 @@ void PausedRanksPrompt::on_paused(const Worker& w, const std::string& job_master
       "rank {} is paused before its first instruction on {} (pid {}). Attach with:  gdb -p {}"
       "   — then continue it; send SIGCONT to ddplaunch (kill -CONT {}) to resume every paused rank, or press Enter "
       "here",
-      w.global_rank, plan_.hostname, w.pid, w.pid, getpid());
+      w.global_rank, plan_.hostname, w.process.pid(), w.process.pid(), getpid());
   wait_for_enter();
 }
 

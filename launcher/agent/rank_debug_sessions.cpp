@@ -30,7 +30,7 @@ void RankDebugSessions::on_stopped(const Worker& w, const debug::StopLocation& w
   }
   hooks_.send(messages::encode(hooks_.generation(),
                                messages::DebugStopped{w.global_rank, w.local_rank,
-                                                      w.debugger_pid > 0 ? w.debugger_pid : w.pid, hostname_, where.file,
+                                                      w.debugger.pid() > 0 ? w.debugger.pid() : w.process.pid(), hostname_, where.file,
                                                       where.function, where.code, reason, where.line}));
 }
 
@@ -72,29 +72,27 @@ void RankDebugSessions::attach_gdb(Generation order_generation, int rank) {
   auto say = [this, rank](const std::string& text) {
     hooks_.send(messages::encode(hooks_.generation(), messages::DebugOutput{rank, text + "\n", false}));
   };
-  if (worker->status || worker->pid <= 0) return say(fmt::format("rank {} is not running: no gdb", rank));
+  if (worker->process.status() || worker->process.pid() <= 0) return say(fmt::format("rank {} is not running: no gdb", rank));
   if (gdb_sessions_.count(rank)) return say(fmt::format("gdb is attached to rank {} already", rank));
   const Generation generation = hooks_.generation();
   GdbSessionCallbacks callbacks;
   callbacks.on_first_prompt = [this, worker, generation](const std::string& lines) {
-    worker->gdb_attached = true;
     hooks_.send(messages::encode(
-        generation, messages::DebugStopped{worker->global_rank, worker->local_rank, worker->pid, hostname_, "", "", "",
+        generation, messages::DebugStopped{worker->global_rank, worker->local_rank, worker->process.pid(), hostname_, "", "", "",
                                            std::string(debug::StoppedRank::kGdbReason), 0}));
     if (!lines.empty())
       hooks_.send(messages::encode(generation, messages::DebugOutput{worker->global_rank, lines, true}));
-    hooks_.ranks_changed();
+    hooks_.gdb_attached(*worker, true);
   };
   callbacks.on_output = [this, worker, generation](const std::string& lines, bool prompt) {
     hooks_.send(messages::encode(generation, messages::DebugOutput{worker->global_rank, lines, prompt}));
   };
   callbacks.on_exit = [this, worker, rank, generation] {
-    worker->gdb_attached = false;
     hooks_.send(messages::encode(generation, messages::DebugResumed{rank}));
-    hooks_.ranks_changed();
+    hooks_.gdb_attached(*worker, false);
     boost::asio::post(io_, [this, rank] { gdb_sessions_.erase(rank); });  // not from inside its own callback
   };
-  auto session = std::make_shared<GdbSession>(io_, worker->pid, std::move(callbacks));
+  auto session = std::make_shared<GdbSession>(io_, worker->process.pid(), std::move(callbacks));
   if (std::string error = session->start(); !error.empty()) return say(error);
   gdb_sessions_[rank] = session;
 }

@@ -32,7 +32,8 @@ struct RankDebugHooks {
   std::function<const std::vector<std::shared_ptr<Worker>>&()> workers;
   std::function<bool(int rank, const std::string& line)> pdb_input;  // false: the rank is not in its pdb
   std::function<Generation()> generation;
-  std::function<void()> ranks_changed;  // gdb took or freed a rank: its state is "debugging" or not
+  // gdb took or freed a rank: the supervisor marks it, its state is "debugging" or not.
+  std::function<void(const Worker&, bool attached)> gdb_attached;
 };
 
 class RankDebugSessions {

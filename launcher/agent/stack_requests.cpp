@@ -26,14 +26,15 @@ void StackRequests::on_request(long request, const std::string& stack_dir) {
   std::vector<StackTarget> targets;
   std::vector<RankStack> held;
   for (const auto& w : hooks_.workers()) {
-    if (w->pid <= 0 || w->status) continue;
-    const bool held_itself = (w->debugging && w->debugger_pid == w->pid) || w->gdb_attached;
-    if (held_itself) held.push_back(RankStack{w->global_rank, node_rank, hostname_, w->pid, "debugger",
+    const pid_t pid = w->process.pid();
+    if (pid <= 0 || w->process.status()) continue;
+    const bool held_itself = (w->debugger.debugging() && w->debugger.pid() == pid) || w->debugger.gdb_attached();
+    if (held_itself) held.push_back(RankStack{w->global_rank, node_rank, hostname_, pid, "debugger",
                                                "in its debugger, held by a person at the debug console"});
-    else if (traced_by_a_person(w->pid))
-      held.push_back(RankStack{w->global_rank, node_rank, hostname_, w->pid, "debugger",
+    else if (traced_by_a_person(pid))
+      held.push_back(RankStack{w->global_rank, node_rank, hostname_, pid, "debugger",
                                "traced by a debugger (gdb -p?): held by a person, not interrupted"});
-    else targets.push_back(StackTarget{w->global_rank, w->pid});
+    else targets.push_back(StackTarget{w->global_rank, pid});
   }
   thread_ = std::thread([this, targets, held, dir = stack_dir] {
     auto stacks = collect_stacks(targets, dir);

@@ -23,7 +23,7 @@ std::pair<debug::StopLocation, std::string> stop_of(const Worker& worker) {
   debug::StopLocation where;
   std::string reason;
   int searched = 0;
-  for (auto line = worker.tail.rbegin(); line != worker.tail.rend(); ++line) {
+  for (auto line = worker.output.tail().rbegin(); line != worker.output.tail().rend(); ++line) {
     if (where.file.empty()) {
       if (auto code = debug::parse_pdb_code_line(*line); code && where.code.empty()) where.code = *code;
       if (auto found = debug::parse_pdb_location(*line)) {
@@ -56,67 +56,84 @@ std::deque<std::string> lines_before_post_mortem(const std::deque<std::string>& 
 }  // namespace
 
 // The debugger's prompt is the last thing the worker wrote, unterminated: it waits for a line.
-void DebuggerWatch::notice_prompt(Worker& worker) {
-  const auto prompt = debug::debugger_prompt(worker.stdout_lines.unterminated());
-  if (prompt) worker.stdout_lines.drop_unterminated();
-  const bool owed = prompt && worker.prompts_owed > 0;
-  if (owed) --worker.prompts_owed;
-  if (owed && !worker.debugging) return;  // the answer to a command typed before `c`: the rank runs on
-  if (prompt && !worker.debugging && worker.stdin_pipe.is_open()) {
+bool DebuggerWatch::notice_prompt(Worker& worker, bool prompted) {
+  WorkerDebugger& d = worker.debugger;
+  const bool owed = prompted && d.prompts_owed_ > 0;
+  if (owed) --d.prompts_owed_;
+  if (owed && !d.debugging_) return false;  // the answer to a command typed before `c`: the rank runs on
+  if (prompted && !d.debugging_ && d.stdin_pipe_.is_open()) {
     const auto [where, reason] = stop_of(worker);
-    worker.debugging = true;
-    worker.debugger_pid = process_in_debugger(worker.pid, worker.stdin_pipe.native_handle());
-    if (!reason.empty()) worker.tail_before_post_mortem = lines_before_post_mortem(worker.tail);
-    worker.debugger_output.clear();
-    worker.held_lines.clear();  // pdb's own location lines: the console names the place
-    worker.held_lines_timer.cancel();
+    d.debugging_ = true;
+    d.pid_ = process_in_debugger(worker.process.pid(), d.stdin_pipe_.native_handle());
+    if (!reason.empty()) d.tail_before_post_mortem_ = lines_before_post_mortem(worker.output.tail());
+    d.output_.clear();
     if (callbacks_.on_debugger_stopped) callbacks_.on_debugger_stopped(worker, where, reason);
     callbacks_.phases_changed();
-    return;
+    return true;
   }
-  if (!worker.debugging || (!prompt && worker.debugger_output.empty())) return;
+  if (!d.debugging_ || (!prompted && d.output_.empty())) return false;
   std::string lines;
-  lines.swap(worker.debugger_output);
-  if (callbacks_.on_debugger_output) callbacks_.on_debugger_output(worker, lines, prompt.has_value());
+  lines.swap(d.output_);
+  if (callbacks_.on_debugger_output) callbacks_.on_debugger_output(worker, lines, prompted);
+  return false;
+}
+
+bool DebuggerWatch::take_output_line(Worker& worker, std::string_view line) {
+  WorkerDebugger& d = worker.debugger;
+  if (!d.debugging_ || d.output_.size() >= Worker::kMaxStdinQueue) return false;
+  d.output_.append(without_progress_mark(line)).append("\n");
+  return true;
 }
 
 void DebuggerWatch::leave(Worker& worker) {
-  if (!worker.debugging) return;
-  worker.debugging = false;
-  if (!worker.debugger_output.empty()) {  // its last words in the debugger, then it ran on
+  WorkerDebugger& d = worker.debugger;
+  if (!d.debugging_) return;
+  d.debugging_ = false;
+  if (!d.output_.empty()) {  // its last words in the debugger, then it ran on
     std::string lines;
-    lines.swap(worker.debugger_output);
+    lines.swap(d.output_);
     if (callbacks_.on_debugger_output) callbacks_.on_debugger_output(worker, lines, false);
   }
   if (callbacks_.on_debugger_left) callbacks_.on_debugger_left(worker);
   callbacks_.phases_changed();
 }
 
+void DebuggerWatch::exited(Worker& worker) {
+  leave(worker);
+  boost::system::error_code ignored;
+  worker.debugger.stdin_pipe_.close(ignored);
+}
+
+void DebuggerWatch::connect_keyboard(Worker& worker, int stdin_fd) { worker.debugger.stdin_pipe_.assign(stdin_fd); }
+
+void DebuggerWatch::set_gdb_attached(Worker& worker, bool attached) { worker.debugger.gdb_attached_ = attached; }
+
 bool DebuggerWatch::input(const std::shared_ptr<Worker>& worker, const std::string& line) {
   Worker& w = *worker;
-  if (!w.debugging || !type_line(worker, line)) return false;
+  if (!w.debugger.debugging_ || !type_line(worker, line)) return false;
   if (debug::classify_debugger_command(line) != debug::DebuggerCommand::Other) leave(w);
-  else ++w.prompts_owed;
+  else ++w.debugger.prompts_owed_;
   return true;
 }
 
 bool DebuggerWatch::type_line(const std::shared_ptr<Worker>& worker, const std::string& line) {
-  Worker& w = *worker;
-  if (!w.stdin_pipe.is_open() || w.status) return false;
-  if (w.stdin_queue.size() + line.size() + 1 > Worker::kMaxStdinQueue) return false;
-  w.stdin_queue.append(line).append("\n");
+  WorkerDebugger& d = worker->debugger;
+  if (!d.stdin_pipe_.is_open() || worker->process.status()) return false;
+  if (d.stdin_queue_.size() + line.size() + 1 > Worker::kMaxStdinQueue) return false;
+  d.stdin_queue_.append(line).append("\n");
   write_stdin(worker);
   return true;
 }
 
 void DebuggerWatch::write_stdin(const std::shared_ptr<Worker>& worker) {
-  if (worker->stdin_writing || worker->stdin_queue.empty() || !worker->stdin_pipe.is_open()) return;
-  worker->stdin_writing = true;
-  auto text = std::make_shared<std::string>(std::move(worker->stdin_queue));
-  worker->stdin_queue.clear();
-  boost::asio::async_write(worker->stdin_pipe, boost::asio::buffer(*text),
+  WorkerDebugger& d = worker->debugger;
+  if (d.stdin_writing_ || d.stdin_queue_.empty() || !d.stdin_pipe_.is_open()) return;
+  d.stdin_writing_ = true;
+  auto text = std::make_shared<std::string>(std::move(d.stdin_queue_));
+  d.stdin_queue_.clear();
+  boost::asio::async_write(d.stdin_pipe_, boost::asio::buffer(*text),
                            [this, worker, text](const boost::system::error_code& ec, std::size_t) {
-                             worker->stdin_writing = false;
+                             worker->debugger.stdin_writing_ = false;
                              if (ec) return;  // it exited, or closed its stdin: nothing reads the rest
                              write_stdin(worker);
                            });

@@ -34,7 +34,9 @@ GroupSupervisor::GroupSupervisor(boost::asio::io_context& io, OrphanGuard& guard
       prompts_(callbacks_, debuggers_),
       output_(io, callbacks_, assignment_, debuggers_, prompts_, [this](Worker& w) { on_worker_finished(w); }),
       reports_(io, callbacks_, workers_, assignment_,
-               [this](Worker& w) { report_failure(w, FailurePhase::Init, FailureKind::InitFailed, w.init_failure_detail); }),
+               [this](Worker& w) {
+                 report_failure(w, FailurePhase::Init, FailureKind::InitFailed, w.phases.init_failure_detail());
+               }),
       signals_(io, workers_),
       leftovers_(io, guard, workers_, assignment_) {
   status_.deliver_to([this](const contract::StatusMessage& m) { handle_status(m); });
@@ -45,7 +47,7 @@ GroupSupervisor::~GroupSupervisor() {
   status_.deliver_to(nullptr);
   signals_.kill_all(SIGKILL);
   for (auto& w : workers_)
-    if (w->pid > 0 && !w->status) waitpid(w->pid, nullptr, 0);
+    if (w->process.pid() > 0 && !w->process.status()) waitpid(w->process.pid(), nullptr, 0);
 }
 
 void GroupSupervisor::close() {
@@ -88,18 +90,19 @@ void GroupSupervisor::create_workers(const GroupSpec& spec) {
   workers_.clear();
   const auto prefix_template = spec.base_env.find("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
   for (int local = 0; local < spec.assignment.local_world_size; ++local) {
-    auto worker = std::make_shared<Worker>(io_, local, spec.assignment.rank_offset + local);
+    const int global = spec.assignment.rank_offset + local;
     // torchrun prints its TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE exactly as given, then the line.
-    if (prefix_template != spec.base_env.end()) worker->prefix_separator = "";
-    worker->prefix = prefix_template != spec.base_env.end()
-                         ? prefix_from_template(prefix_template->second, spec.assignment.role, worker->global_rank, local)
-                         : worker_prefix(spec.assignment.node_rank, spec.assignment.node_count, worker->global_rank);
+    auto worker = prefix_template != spec.base_env.end()
+                      ? std::make_shared<Worker>(io_, local, global,
+                                                 prefix_from_template(prefix_template->second, spec.assignment.role,
+                                                                      global, local),
+                                                 "")
+                      : std::make_shared<Worker>(io_, local, global,
+                                                 worker_prefix(spec.assignment.node_rank, spec.assignment.node_count,
+                                                               global));
     output_.route(*worker, spec.ranks_filter);
-    if (!spec.log_dir.empty() && worker->routing.any_file()) {
-      std::string error = worker->log.open(spec.log_dir, worker->global_rank, assignment_.generation,
-                                           spec.assignment.node_rank, spec.hostname);
-      if (!error.empty()) write_prefixed_line(OutputStream::Stderr, "[ddplaunch]", error);
-    }
+    if (std::string error = output_.open_log(*worker, spec.log_dir, spec.hostname); !error.empty())
+      write_prefixed_line(OutputStream::Stderr, "[ddplaunch]", error);
     workers_.push_back(worker);
   }
 }
@@ -127,19 +130,16 @@ bool GroupSupervisor::spawn_workers(const GroupSpec& spec) {
     const std::shared_ptr<Worker>& worker = workers_[i];
     const SpawnedProcess& process = spawned[i];
     if (process.pid < 0) break;  // the last result: reported below
-    worker->pid = process.pid;
+    worker->process.pid_ = process.pid;
     guard_.watch(process.pid);
-    worker->stdout_pipe.assign(process.stdout_fd);
-    worker->stderr_pipe.assign(process.stderr_fd);
-    if (process.stdin_fd >= 0) worker->stdin_pipe.assign(process.stdin_fd);
-    worker->open_pipes = 2;
-    output_.read(worker);
-    worker->paused = requests[i].start_stopped;
-    if (worker->paused && callbacks_.on_paused) callbacks_.on_paused(*worker);
+    if (process.stdin_fd >= 0) debuggers_.connect_keyboard(*worker, process.stdin_fd);
+    output_.read(worker, process.stdout_fd, process.stderr_fd);
+    signals_.started(*worker, requests[i].start_stopped);
+    if (worker->signals.paused() && callbacks_.on_paused) callbacks_.on_paused(*worker);
   }
   // Workers not reached because an earlier spawn failed count as never started.
   for (auto& worker : workers_)
-    if (worker->pid < 0 && !worker->status) worker->status = ExitStatus{false, 127, 0, false};
+    if (worker->process.pid_ < 0 && !worker->process.status_) worker->process.status_ = ExitStatus{false, 127, 0, false};
   if (spawned.empty() || spawned.back().pid >= 0) return true;
 
   // Out of processes, memory or descriptors is the node's state, not the program's: named
@@ -164,25 +164,24 @@ void GroupSupervisor::show_ranks(const std::vector<int>& ranks_filter) {
 
 void GroupSupervisor::reap_exited_children() {
   for (auto& worker : workers_) {
-    if (worker->pid <= 0 || worker->status) continue;
+    const pid_t pid = worker->process.pid();
+    if (pid <= 0 || worker->process.status()) continue;
     siginfo_t info{};
     // WNOWAIT: kill the worker's group while the zombie still pins its process-group id.
-    if (waitid(P_PID, static_cast<id_t>(worker->pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
       continue;
-    kill(-worker->pid, SIGKILL);  // grandchildren left in its group go with it
+    kill(-pid, SIGKILL);  // grandchildren left in its group go with it
     int wait_status = 0;
-    if (waitpid(worker->pid, &wait_status, 0) == worker->pid) reap(*worker, wait_status);
+    if (waitpid(pid, &wait_status, 0) == pid) reap(*worker, wait_status);
   }
   leftovers_.reap_adopted();
 }
 
 void GroupSupervisor::reap(Worker& worker, int wait_status) {
-  worker.status = exit_status_from_wait(wait_status);
-  debuggers_.leave(worker);
+  worker.process.status_ = exit_status_from_wait(wait_status);
+  debuggers_.exited(worker);
   prompts_.forget(worker);
-  boost::system::error_code ignored;
-  worker.stdin_pipe.close(ignored);
-  guard_.forget(worker.pid);
+  guard_.forget(worker.process.pid());
   leftovers_.sweep_soon_if_all_reaped();
   if (worker.finished()) {
     on_worker_finished(worker);
@@ -193,7 +192,7 @@ void GroupSupervisor::reap(Worker& worker, int wait_status) {
   drain_timer_.async_wait([this, gen = assignment_.generation](const boost::system::error_code& ec) {
     if (ec || gen != assignment_.generation) return;
     for (auto& w : workers_)
-      if (w->status && w->open_pipes > 0) {
+      if (w->process.status() && w->output.open_pipes() > 0) {
         output_.close_pipes(*w);
         on_worker_finished(*w);
       }
@@ -201,14 +200,14 @@ void GroupSupervisor::reap(Worker& worker, int wait_status) {
 }
 
 void GroupSupervisor::on_worker_finished(Worker& worker) {
-  const ExitStatus& status = *worker.status;
+  const ExitStatus& status = *worker.process.status();
   if (!status.success()) {
     output_.flush_through(worker.global_rank);  // its last lines before its failure
     status_.drain();  // an init_failed sent just before the exit is read before the exit is named
   }
-  const RankPhase phase_at_exit = worker.phase;
+  const RankPhase phase_at_exit = worker.phases.phase();
   reports_.set_phase(worker, RankPhase::Exited);
-  if (!signals_.stopping() && !status.success() && !worker.failure_reported) {
+  if (!signals_.stopping() && !status.success() && !worker.process.failure_reported()) {
     // A rank that used torch's @record left its exception in its error file: the root cause.
     std::optional<std::string> recorded;
     if (std::string dir = error_dir_of(assignment_); !dir.empty())
@@ -229,7 +228,7 @@ void GroupSupervisor::deliver_outcome_if_done() {
     leftovers_.sweep_now();
     GroupOutcome outcome;
     outcome.generation = assignment_.generation;
-    for (auto& w : workers_) outcome.statuses.emplace_back(w->global_rank, *w->status);
+    for (auto& w : workers_) outcome.statuses.emplace_back(w->global_rank, *w->process.status());
     if (callbacks_.on_finished) callbacks_.on_finished(outcome);
   }
 }
@@ -241,21 +240,21 @@ std::string GroupSupervisor::error_file_of(int global_rank) const {
 
 void GroupSupervisor::report_failure(Worker& worker, FailurePhase phase, FailureKind kind, std::string detail,
                                      std::string init_signature) {
-  if (worker.failure_reported || signals_.stopping()) return;
-  worker.failure_reported = true;
-  worker.settle_timer.cancel();
+  if (worker.process.failure_reported_ || signals_.stopping()) return;
+  worker.process.failure_reported_ = true;
+  reports_.stop_settling(worker);
   WorkerFailure failure;
   failure.node_rank = assignment_.node_rank;
   failure.global_rank = worker.global_rank;
   failure.local_rank = worker.local_rank;
-  failure.pid = worker.pid;
+  failure.pid = worker.process.pid();
   failure.phase = phase;
   failure.kind = kind;
-  failure.status = worker.status;
+  failure.status = worker.process.status();
   failure.detail = std::move(detail);
   failure.init_signature = std::move(init_signature);
-  failure.tail = worker.tail_before_post_mortem.value_or(worker.tail);
-  if (worker.log.is_open()) failure.log_file = worker.log.path();
+  failure.tail = worker.debugger.tail_before_post_mortem().value_or(worker.output.tail());
+  if (worker.output.log().is_open()) failure.log_file = worker.output.log().path();
   if (callbacks_.on_failure) callbacks_.on_failure(failure);
 }
 
@@ -264,10 +263,27 @@ void GroupSupervisor::stop(std::chrono::milliseconds grace) {
   if (signals_.stop(grace)) reports_.cancel();
 }
 
-bool GroupSupervisor::debugger_input(int global_rank, const std::string& line) {
+std::shared_ptr<Worker> GroupSupervisor::worker_of(int global_rank) const {
   auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == global_rank; });
-  if (it == workers_.end()) return false;
-  return (*it)->debugging ? debuggers_.input(*it, line) : prompts_.answer(*it, line);
+  return it == workers_.end() ? nullptr : *it;
+}
+
+bool GroupSupervisor::debugger_input(int global_rank, const std::string& line) {
+  const std::shared_ptr<Worker> worker = worker_of(global_rank);
+  if (!worker) return false;
+  if (worker->debugger.debugging()) return debuggers_.input(worker, line);
+  // The console showed the rank's prompt and the typed line (a secret one hidden); the rank's
+  // own record of it is the prompt alone, as a line of its log and tail.
+  const std::optional<OutputStream> asked_on = worker->prompt.asking_on();
+  const std::string asked = worker->prompt.asked_text();
+  if (!prompts_.answer(worker, line)) return false;
+  if (asked_on) output_.keep_answered_prompt(*worker, *asked_on, asked);
+  return true;
+}
+
+void GroupSupervisor::set_gdb_attached(const Worker& worker, bool attached) {
+  for (auto& w : workers_)
+    if (w.get() == &worker) debuggers_.set_gdb_attached(*w, attached);
 }
 
 }  // namespace ddplaunch

@@ -51,6 +51,9 @@ class GroupSupervisor {
   // quits the debugger ends its debugging state), else the answer to its own prompt. False
   // when that rank is not this node's, or its keyboard is full or closed.
   bool debugger_input(int global_rank, const std::string& line);
+  // A person's gdb took `worker` (`:attach R --gdb`) or let it go: the rank is "debugging"
+  // meanwhile. Nothing for a worker of an earlier generation.
+  void set_gdb_attached(const Worker& worker, bool attached);
   // Slurm's checkpoint-before-preemption signals (SIGUSR1/SIGUSR2): to every running
   // worker's own process (not its group: a data-loader child that does not handle them
   // would die). Returns how many workers were signalled.
@@ -70,6 +73,7 @@ class GroupSupervisor {
 
  private:
   void create_workers(const GroupSpec& spec);
+  std::shared_ptr<Worker> worker_of(int global_rank) const;  // null when not this node's
   bool spawn_workers(const GroupSpec& spec);  // false when one could not be started
   void wait_for_child_exits();
   void reap_exited_children();

@@ -14,7 +14,7 @@ namespace {
 constexpr auto kSweepDelay = std::chrono::milliseconds(100);
 
 bool some_worker_unreaped(const WorkerList& workers) {
-  return std::any_of(workers.begin(), workers.end(), [](const auto& w) { return w->pid > 0 && !w->status; });
+  return std::any_of(workers.begin(), workers.end(), [](const auto& w) { return w->process.pid() > 0 && !w->process.status(); });
 }
 }  // namespace
 
@@ -43,7 +43,7 @@ void LeftoverSweep::reap_adopted() const {
   own_tools::while_held([this](const std::vector<pid_t>& tools) {  // their runner reaps them
     std::vector<pid_t> keep = tools;
     for (auto& w : workers_)
-      if (w->pid > 0 && !w->status) keep.push_back(w->pid);
+      if (w->process.pid() > 0 && !w->process.status()) keep.push_back(w->process.pid());
     reap_adopted_children(keep);
   });
 }

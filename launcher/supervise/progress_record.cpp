@@ -26,25 +26,26 @@ std::string section_name(std::string_view text) {
 }
 }  // namespace
 
-bool record_progress(Worker& w, const contract::StatusMessage& m) {
+bool record_progress(Worker& worker, const contract::StatusMessage& m) {
+  WorkerProgress& w = worker.progress;
   const auto now = std::chrono::steady_clock::now();
   switch (m.event) {
     case contract::StatusEvent::Step: {
       auto progress = contract::parse_step_detail(m.detail);
-      if (!progress || progress->steps <= w.steps) return false;  // stale or garbage: not progress
-      w.steps = progress->steps;
-      w.recent_max_interval_ms = std::max(w.recent_max_interval_ms, progress->max_interval_ms);
-      w.last_progress = now;
+      if (!progress || progress->steps <= w.steps_) return false;  // stale or garbage: not progress
+      w.steps_ = progress->steps;
+      w.recent_max_interval_ms_ = std::max(w.recent_max_interval_ms_, progress->max_interval_ms);
+      w.last_progress_ = now;
       return false;
     }
     case contract::StatusEvent::SectionBegin:
-      w.section = section_name(m.detail);
-      w.last_progress = now;
+      w.section_ = section_name(m.detail);
+      w.last_progress_ = now;
       return true;
     case contract::StatusEvent::SectionEnd:
-      if (w.section.empty()) return false;
-      w.section.clear();
-      w.last_progress = now;
+      if (w.section_.empty()) return false;
+      w.section_.clear();
+      w.last_progress_ = now;
       return true;
     default:
       return false;
@@ -63,23 +64,25 @@ bool traced_by_a_person(pid_t pid) {
   return parent != static_cast<long>(::getpid());
 }
 
-RankReport rank_report_of(Worker& w) {
+RankReport rank_report_of(Worker& worker) {
+  WorkerProgress& w = worker.progress;
   RankReport r;
-  r.rank = w.global_rank;
-  r.pid = w.pid;
-  r.phase = w.phase;
-  r.init_entries = w.init_entries;
-  r.state = !w.status && !w.debugging && traced_by_a_person(w.pid) ? std::string(RankReport::kDebuggingState)
-                                                                    : w.state_text();
-  r.steps = w.steps;
-  r.max_interval_ms = std::exchange(w.recent_max_interval_ms, 0);
-  const bool progressed = w.steps > 0 || !w.section.empty();
+  r.rank = worker.global_rank;
+  r.pid = worker.process.pid();
+  r.phase = worker.phases.phase();
+  r.init_entries = worker.phases.init_entries();
+  r.state = !worker.process.status() && !worker.debugger.debugging() && traced_by_a_person(worker.process.pid())
+                ? std::string(RankReport::kDebuggingState)
+                : worker.state_text();
+  r.steps = w.steps_;
+  r.max_interval_ms = std::exchange(w.recent_max_interval_ms_, 0);
+  const bool progressed = w.steps_ > 0 || !w.section_.empty();
   r.progress_age_ms =
       progressed ? static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::steady_clock::now() - w.last_progress)
+                                         std::chrono::steady_clock::now() - w.last_progress_)
                                          .count())
                  : -1;
-  r.section = w.section;
+  r.section = w.section_;
   return r;
 }
 

@@ -23,7 +23,9 @@ class RankPromptWatch {
   // unterminated tail is watched for kPromptQuiet.
   void notice(const std::shared_ptr<Worker>& worker, OutputStream stream);
   // A line the person typed for a rank that is not in its debugger: the answer to its prompt
-  // (or to a plain read of stdin). False when its keyboard is closed or full.
+  // (or to a plain read of stdin). False when its keyboard is closed or full. The prompt it
+  // answered, if one was shown, waits no more: the caller has it kept as a line of the rank's
+  // output (its log and tail), read from worker.prompt before.
   bool answer(const std::shared_ptr<Worker>& worker, const std::string& line);
   // The worker exited: its prompt waits no more.
   void forget(Worker& worker);

@@ -32,17 +32,18 @@ void ShimReports::start(double init_grace_s) {
   init_grace_.async_wait([this, gen = assignment_.generation](const boost::system::error_code& ec) {
     if (ec || gen != assignment_.generation) return;
     for (auto& w : workers_)
-      if (w->phase == RankPhase::Setup && w->init_entries == 0 && !w->status) set_phase(*w, RankPhase::Running);
+      if (w->phases.phase_ == RankPhase::Setup && w->phases.init_entries_ == 0 && !w->process.status())
+        set_phase(*w, RankPhase::Running);
   });
 }
 
 void ShimReports::cancel() {
   cancel_init_grace();
-  for (auto& w : workers_) w->settle_timer.cancel();
+  for (auto& w : workers_) stop_settling(*w);
 }
 
 void ShimReports::set_phase(Worker& worker, RankPhase phase) {
-  worker.phase = phase;
+  worker.phases.phase_ = phase;
   callbacks_.phases_changed();
 }
 
@@ -50,29 +51,30 @@ void ShimReports::handle(const contract::StatusMessage& m) {
   // The worker's datagram carries the contract's plain integer; a late report is from a previous generation.
   if (std::cmp_not_equal(m.generation, assignment_.generation.value)) return;
   auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == m.rank; });
-  if (it == workers_.end() || (*it)->status) return;
+  if (it == workers_.end() || (*it)->process.status()) return;
   Worker& w = **it;
+  WorkerPhases& phases = w.phases;
   // Only the rank's own worker (or a process it started) speaks for that rank: a report from
   // another process (another rank's worker, any process of this user) is dropped, once said.
-  if (!descends_from(static_cast<pid_t>(m.pid), w.pid)) {
-    if (!w.foreign_report_seen)
+  if (!descends_from(static_cast<pid_t>(m.pid), w.process.pid())) {
+    if (!phases.foreign_report_seen_)
       write_prefixed_line(OutputStream::Stderr, "[ddplaunch]",
                           fmt::format("ignored a status report for rank {} from pid {}, which is not that rank's "
                                       "worker nor one of its processes (further ones are ignored silently)",
                                       w.global_rank, m.pid));
-    w.foreign_report_seen = true;
+    phases.foreign_report_seen_ = true;
     return;
   }
   switch (m.event) {
     case contract::StatusEvent::InitBegin:
-      ++w.init_entries;  // a later communicator (lazy NCCL init, a new sub-group) is init again
+      ++phases.init_entries_;  // a later communicator (lazy NCCL init, a new sub-group) is init again
       set_phase(w, RankPhase::Init);
       break;
     case contract::StatusEvent::InitOk:
-      if (w.init_failure_detail.empty()) set_phase(w, RankPhase::Running);
+      if (phases.init_failure_detail_.empty()) set_phase(w, RankPhase::Running);
       break;
     case contract::StatusEvent::InitFailed:
-      w.init_failure_detail = m.detail;
+      phases.init_failure_detail_ = m.detail;
       settle_init_failure(*it);
       break;
     case contract::StatusEvent::Heartbeat:
@@ -89,9 +91,9 @@ void ShimReports::handle(const contract::StatusMessage& m) {
 // its exit, with those last lines; if it lingers, reported after a short settle time anyway,
 // since the other ranks may be hanging in init meanwhile.
 void ShimReports::settle_init_failure(const std::shared_ptr<Worker>& worker) {
-  worker->settle_timer.expires_after(kInitFailureSettle);
-  worker->settle_timer.async_wait([this, keep = worker, gen = assignment_.generation](const boost::system::error_code& ec) {
-    if (!ec && gen == assignment_.generation && !keep->status) on_init_failed_(*keep);
+  worker->phases.settle_timer_.expires_after(kInitFailureSettle);
+  worker->phases.settle_timer_.async_wait([this, keep = worker, gen = assignment_.generation](const boost::system::error_code& ec) {
+    if (!ec && gen == assignment_.generation && !keep->process.status()) on_init_failed_(*keep);
   });
 }
 

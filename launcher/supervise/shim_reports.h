@@ -28,6 +28,7 @@ class ShimReports {
   void set_phase(Worker& worker, RankPhase phase);  // and says so (on_phases_changed)
   void cancel_init_grace() { init_grace_.cancel(); }
   void cancel();  // the group stops: no init grace, no settle of an init failure
+  void stop_settling(Worker& worker) { worker.phases.settle_timer_.cancel(); }  // its failure was reported
 
  private:
   void settle_init_failure(const std::shared_ptr<Worker>& worker);

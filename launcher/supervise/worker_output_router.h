@@ -30,7 +30,13 @@ class WorkerOutputRouter {
   void start(const GroupSpec& spec);  // a new generation's routing and terminal
   // Where the worker's streams go, with this --ranks-filter (the console's `:ranks` changes it).
   void route(Worker& worker, const std::vector<int>& ranks_filter) const;
-  void read(const std::shared_ptr<Worker>& worker);  // both pipes, until their end
+  // The rank's log file in `log_dir` (when its routing writes one); "" or why it could not be opened.
+  std::string open_log(Worker& worker, const std::string& log_dir, const std::string& hostname) const;
+  // Both pipes (the read ends of its stdout and stderr), read until their end.
+  void read(const std::shared_ptr<Worker>& worker, int stdout_fd, int stderr_fd);
+  // The rank's own prompt was answered at the console: the prompt alone (not the typed line)
+  // becomes a line of its output, in its log and tail.
+  void keep_answered_prompt(Worker& worker, OutputStream stream, const std::string& prompt);
   // Ends the reading of a reaped worker whose pipes a descendant still holds open.
   void close_pipes(Worker& worker);
   void follow_ranks(std::set<int> ranks) { followed_ = std::move(ranks); }
@@ -42,6 +48,7 @@ class WorkerOutputRouter {
   void read_pipe(const std::shared_ptr<Worker>& worker, bool is_stdout);
   void on_line(Worker& worker, OutputStream stream, std::string_view line);
   void print_held_lines(Worker& worker);  // pdb-like lines held back: they were the program's
+  void notice_debugger_prompt(Worker& worker);  // after a stdout chunk
 
   const GroupCallbacks& callbacks_;
   const NodeAssignment& assignment_;

@@ -20,20 +20,20 @@ bool WorkerSignals::stop(std::chrono::milliseconds grace) {
 
 void WorkerSignals::kill_all(int signal) {
   for (auto& w : workers_)
-    if (w->pid > 0 && !w->status) kill(-w->pid, signal);
+    if (w->process.pid() > 0 && !w->process.status()) kill(-w->process.pid(), signal);
 }
 
 void WorkerSignals::resume_paused() {
   for (auto& w : workers_) {
-    if (w->pid > 0 && !w->status && w->paused) kill(-w->pid, SIGCONT);
-    w->paused = false;
+    if (w->process.pid() > 0 && !w->process.status() && w->signals.paused_) kill(-w->process.pid(), SIGCONT);
+    w->signals.paused_ = false;
   }
 }
 
 int WorkerSignals::forward(int signal) {
   int sent = 0;
   for (auto& w : workers_)
-    if (w->pid > 0 && !w->status && kill(w->pid, signal) == 0) ++sent;
+    if (w->process.pid() > 0 && !w->process.status() && kill(w->process.pid(), signal) == 0) ++sent;
   return sent;
 }
 

@@ -24,6 +24,7 @@ class WorkerSignals {
   bool stopping() const { return stopping_; }  // a stop was ordered: exits are not failures
   void kill_all(int signal);  // each running worker's process group
   void resume_paused();  // SIGCONT to workers started with --pause-ranks
+  void started(Worker& worker, bool paused) { worker.signals.paused_ = paused; }  // paused: started stopped
   // To every running worker's own process (not its group: a data-loader child that does not
   // handle it would die). Returns how many workers were signalled.
   int forward(int signal);

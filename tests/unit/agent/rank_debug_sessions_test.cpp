@@ -40,7 +40,7 @@ struct FakeNode {
               return rank_in_pdb;
             },
         .generation = [] { return Generation{3}; },
-        .ranks_changed = [this] { ++ranks_changed; },
+        .gdb_attached = [this](const Worker&, bool) { ++ranks_changed; },
     };
   }
 };

@@ -21,6 +21,7 @@
 #include "output/terminal_writer.h"
 #include "output/worker_output.h"
 #include "supervise/worker.h"
+#include "worker_test_access.h"
 
 using namespace ddplaunch;
 using namespace std::chrono_literals;
@@ -146,11 +147,11 @@ TEST(OutputProgress, MarkIsDroppedOnDisplayAndInTheLogFile) {
 TEST(OutputProgress, FailureTailKeepsOnlyTheLatestProgressSegment) {
   boost::asio::io_context io;
   Worker w(io, 0, 0);
-  w.remember("starting");
-  for (int i = 1; i <= 5000; ++i) w.remember("step " + std::to_string(i) + "\r");
-  w.remember("Traceback (most recent call last):");
-  w.remember("next\r");
-  EXPECT_EQ(w.tail, (std::deque<std::string>{"starting", "step 5000", "Traceback (most recent call last):",
+  WorkerTestAccess::remember(w, "starting");
+  for (int i = 1; i <= 5000; ++i) WorkerTestAccess::remember(w, "step " + std::to_string(i) + "\r");
+  WorkerTestAccess::remember(w, "Traceback (most recent call last):");
+  WorkerTestAccess::remember(w, "next\r");
+  EXPECT_EQ(w.output.tail(), (std::deque<std::string>{"starting", "step 5000", "Traceback (most recent call last):",
                                              "next"}));
 }
 

@@ -11,6 +11,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "worker_test_access.h"
 #include "supervise/debugger_watch.h"
 
 using namespace ddplaunch;
@@ -31,17 +32,17 @@ class Watched {
     int fds[2];
     EXPECT_EQ(::pipe(fds), 0);
     keyboard_ = fds[0];
-    worker->stdin_pipe.assign(fds[1]);
+    watch.connect_keyboard(*worker, fds[1]);
   }
   ~Watched() { ::close(keyboard_); }
 
   // The worker wrote `text` on stdout: its whole lines are remembered, then the watch looks.
   void worker_wrote(std::string_view text) {
-    worker->stdout_lines.feed(text, [this](std::string_view line) {
-      if (worker->debugging) worker->debugger_output.append(line).append("\n");
-      worker->remember(line);
+    const bool prompted = WorkerTestAccess::wrote_on_stdout(*worker, text, [this](std::string_view line) {
+      watch.take_output_line(*worker, line);
+      WorkerTestAccess::remember(*worker, line);
     });
-    watch.notice_prompt(*worker);
+    watch.notice_prompt(*worker, prompted);
   }
   std::string typed() {  // what reached the worker's stdin
     io.run_for(50ms);
@@ -71,8 +72,8 @@ class Watched {
 TEST(DebuggerWatch, APostMortemStopNamesItsExceptionWithTheTracebackReadAfterTheMark) {
   Watched w;
   w.worker_wrote("ddplaunch post-mortem: raised ValueError\n");
-  for (int i = 0; i < 8; ++i) w.worker->remember("  File \"train.py\", line 19, in load_batch");
-  w.worker->remember("ValueError: bad batch at step 6");
+  for (int i = 0; i < 8; ++i) WorkerTestAccess::remember(*w.worker, "  File \"train.py\", line 19, in load_batch");
+  WorkerTestAccess::remember(*w.worker, "ValueError: bad batch at step 6");
   w.worker_wrote("> /home/u/train.py(19)load_batch()\n-> raise ValueError(step)\n(Pdb) ");
   EXPECT_EQ(w.stops, 1);
   EXPECT_EQ(w.stop_reason, "raised ValueError");
@@ -83,7 +84,7 @@ TEST(DebuggerWatch, FirstPromptIsAStopAtThePlacePdbPrinted) {
   Watched w;
   w.worker_wrote("> /home/u/train.py(88)load_batch()\n-> x = batch[0]\n(Pdb) ");
   EXPECT_EQ(w.stops, 1);
-  EXPECT_TRUE(w.worker->debugging);
+  EXPECT_TRUE(w.worker->debugger.debugging());
   EXPECT_EQ(w.stopped_at.file, "/home/u/train.py");
   EXPECT_EQ(w.stopped_at.line, 88);
   EXPECT_EQ(w.stopped_at.function, "load_batch");
@@ -101,7 +102,7 @@ TEST(DebuggerWatch, LinesReachTheWorkersStdinAndAResumeEndsTheDebugging) {
   EXPECT_EQ(w.output, "3\n");
   ASSERT_TRUE(w.watch.input(w.worker, "c"));
   EXPECT_EQ(w.typed(), "c\n");
-  EXPECT_FALSE(w.worker->debugging);
+  EXPECT_FALSE(w.worker->debugger.debugging());
   EXPECT_EQ(w.left, 1);
   EXPECT_FALSE(w.watch.input(w.worker, "p x")) << "it runs on";
 }
@@ -109,7 +110,7 @@ TEST(DebuggerWatch, LinesReachTheWorkersStdinAndAResumeEndsTheDebugging) {
 TEST(DebuggerWatch, AFullKeyboardRefusesTheLine) {
   Watched w;
   w.worker_wrote("> /home/u/train.py(88)load_batch()\n(Pdb) ");
-  w.worker->stdin_writing = true;  // a write in flight: lines queue
+  WorkerTestAccess::set_stdin_writing(*w.worker, true);  // a write in flight: lines queue
   EXPECT_FALSE(w.watch.input(w.worker, std::string(Worker::kMaxStdinQueue, 'x')));
 }
 
@@ -126,8 +127,8 @@ TEST(DebuggerWatch, APromptOwedToACommandTypedBeforeContinueIsNoNewStop) {
   EXPECT_EQ(w.typed(), "p x\nc\n");
   w.worker_wrote("(Pdb) ");  // the prompt that followed `p x`
   EXPECT_EQ(w.stops, 1);
-  EXPECT_FALSE(w.worker->debugging) << "the rank runs on";
+  EXPECT_FALSE(w.worker->debugger.debugging()) << "the rank runs on";
   w.worker_wrote("> /home/u/train.py(95)step()\n(Pdb) ");  // its next breakpoint
   EXPECT_EQ(w.stops, 2);
-  EXPECT_TRUE(w.worker->debugging);
+  EXPECT_TRUE(w.worker->debugger.debugging());
 }

@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "worker_test_access.h"
 #include "supervise/failed_exit.h"
 
 using namespace ddplaunch;
@@ -42,7 +43,7 @@ TEST(FailedExit, ExitInInitOrRunningKeepsThatPhase) {
 
 TEST(FailedExit, InitErrorInOutputMakesARunningRankAnInitFailure) {
   FailedWorker w;
-  w.worker.remember("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled system error");
+  WorkerTestAccess::remember(w.worker, "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled system error");
   const FailedExit exit = classify_failed_exit(w.worker, RankPhase::Running, std::nullopt);
   EXPECT_EQ(exit.phase, FailurePhase::Init);
   EXPECT_EQ(exit.kind, FailureKind::Exited);
@@ -52,7 +53,7 @@ TEST(FailedExit, InitErrorInOutputMakesARunningRankAnInitFailure) {
 
 TEST(FailedExit, ShimsInitFailedIsTheDetailUnlessTheRankRecordedItsError) {
   FailedWorker w;
-  w.worker.init_failure_detail = "NCCL error: unhandled system error";
+  WorkerTestAccess::set_init_failure_detail(w.worker, "NCCL error: unhandled system error");
   const FailedExit reported = classify_failed_exit(w.worker, RankPhase::Running, std::nullopt);
   EXPECT_EQ(reported.phase, FailurePhase::Init);
   EXPECT_EQ(reported.kind, FailureKind::InitFailed);

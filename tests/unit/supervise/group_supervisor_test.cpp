@@ -172,9 +172,9 @@ TEST(GroupSupervisor, AShimReportOfInitMakesTheExitAnInitFailure) {
   contract::StatusMessage begin;
   begin.event = contract::StatusEvent::InitBegin;
   begin.rank = 0;
-  begin.pid = s.supervisor().workers().at(0)->pid;  // as the status channel gives it: the kernel's
+  begin.pid = s.supervisor().workers().at(0)->process.pid();  // as the status channel gives it: the kernel's
   s.supervisor().handle_status(begin);
-  EXPECT_EQ(s.supervisor().workers().at(0)->phase, RankPhase::Init);
+  EXPECT_EQ(s.supervisor().workers().at(0)->phases.phase(), RankPhase::Init);
   std::ofstream(s.dir() + "/go").put('1');
   ASSERT_TRUE(s.run_until_outcome());
   const WorkerFailure* f = s.failure_of(0);
@@ -189,10 +189,10 @@ TEST(GroupSupervisor, AReportOfAnEarlierGenerationIsIgnored) {
   contract::StatusMessage stale;
   stale.event = contract::StatusEvent::InitBegin;
   stale.rank = 0;
-  stale.pid = s.supervisor().workers().at(0)->pid;
+  stale.pid = s.supervisor().workers().at(0)->process.pid();
   stale.generation = -1;
   s.supervisor().handle_status(stale);
-  EXPECT_EQ(s.supervisor().workers().at(0)->phase, RankPhase::Setup);
+  EXPECT_EQ(s.supervisor().workers().at(0)->phases.phase(), RankPhase::Setup);
   std::ofstream(s.dir() + "/go").put('1');
   ASSERT_TRUE(s.run_until_outcome());
   ASSERT_NE(s.failure_of(0), nullptr);
@@ -209,11 +209,11 @@ TEST(GroupSupervisor, AReportFromOutsideTheRanksProcessTreeIsIgnored) {
   forged.rank = 0;
   forged.pid = ::getpid();  // the test itself: not rank 0's worker
   s.supervisor().handle_status(forged);
-  forged.pid = s.supervisor().workers().at(1)->pid;  // another rank's worker
+  forged.pid = s.supervisor().workers().at(1)->process.pid();  // another rank's worker
   s.supervisor().handle_status(forged);
   forged.pid = 0;  // no credentials
   s.supervisor().handle_status(forged);
-  EXPECT_EQ(s.supervisor().workers().at(0)->phase, RankPhase::Setup);
+  EXPECT_EQ(s.supervisor().workers().at(0)->phases.phase(), RankPhase::Setup);
   std::ofstream(s.dir() + "/go").put('1');
   ASSERT_TRUE(s.run_until_outcome());
   ASSERT_NE(s.failure_of(0), nullptr);

@@ -11,6 +11,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "worker_test_access.h"
 #include "supervise/shim_reports.h"
 
 using namespace ddplaunch;
@@ -24,7 +25,7 @@ class Reports {
     callbacks_.on_phases_changed = [this] { ++phase_changes; };
     assignment_.generation = Generation{2};
     auto worker = std::make_shared<Worker>(io, 0, 5);
-    worker->pid = ::getpid();
+    WorkerTestAccess::set_pid(*worker, ::getpid());
     workers_.push_back(worker);
   }
 
@@ -57,27 +58,27 @@ class Reports {
 TEST(ShimReports, InitBeginThenInitOkMovesTheWorkerThroughInitToRunning) {
   Reports r;
   r.reports.handle(Reports::report(contract::StatusEvent::InitBegin));
-  EXPECT_EQ(r.worker().phase, RankPhase::Init);
-  EXPECT_EQ(r.worker().init_entries, 1);
+  EXPECT_EQ(r.worker().phases.phase(), RankPhase::Init);
+  EXPECT_EQ(r.worker().phases.init_entries(), 1);
   r.reports.handle(Reports::report(contract::StatusEvent::InitOk));
-  EXPECT_EQ(r.worker().phase, RankPhase::Running);
+  EXPECT_EQ(r.worker().phases.phase(), RankPhase::Running);
   EXPECT_EQ(r.phase_changes, 2);
 }
 
 TEST(ShimReports, ReportsOfAnotherGenerationOrFromOutsideTheRanksProcessesAreDropped) {
   Reports r;
   r.reports.handle(Reports::report(contract::StatusEvent::InitBegin, 1));
-  EXPECT_EQ(r.worker().phase, RankPhase::Setup);
+  EXPECT_EQ(r.worker().phases.phase(), RankPhase::Setup);
   r.reports.handle(Reports::report(contract::StatusEvent::InitBegin, 2, 1));  // pid 1: not this rank's
-  EXPECT_EQ(r.worker().phase, RankPhase::Setup);
-  EXPECT_TRUE(r.worker().foreign_report_seen);
+  EXPECT_EQ(r.worker().phases.phase(), RankPhase::Setup);
+  EXPECT_TRUE(WorkerTestAccess::foreign_report_seen(r.worker()));
   EXPECT_EQ(r.phase_changes, 0);
 }
 
 TEST(ShimReports, InitFailedIsReportedAfterTheSettleWhenTheWorkerLingers) {
   Reports r;
   r.reports.handle(Reports::report(contract::StatusEvent::InitFailed));
-  EXPECT_EQ(r.worker().init_failure_detail, "NCCL error: unhandled system error");
+  EXPECT_EQ(r.worker().phases.init_failure_detail(), "NCCL error: unhandled system error");
   EXPECT_TRUE(r.init_failed.empty()) << "reported before its settle time";
   r.io.run_for(800ms);
   EXPECT_EQ(r.init_failed, std::vector<int>{5});
@@ -95,7 +96,7 @@ TEST(ShimReports, InitGraceCountsAWorkerWithoutAShimAsRunning) {
   Reports r;
   r.reports.start(0.05);
   r.io.run_for(300ms);
-  EXPECT_EQ(r.worker().phase, RankPhase::Running);
+  EXPECT_EQ(r.worker().phases.phase(), RankPhase::Running);
 }
 
 TEST(ShimReports, InitGraceLeavesAWorkerThatReportedInitAlone) {
@@ -103,5 +104,5 @@ TEST(ShimReports, InitGraceLeavesAWorkerThatReportedInitAlone) {
   r.reports.handle(Reports::report(contract::StatusEvent::InitBegin));
   r.reports.start(0.05);
   r.io.run_for(300ms);
-  EXPECT_EQ(r.worker().phase, RankPhase::Init);
+  EXPECT_EQ(r.worker().phases.phase(), RankPhase::Init);
 }

@@ -11,6 +11,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "worker_test_access.h"
 #include "supervise/worker_signals.h"
 
 using namespace ddplaunch;
@@ -39,11 +40,11 @@ int killed_by(pid_t pid) {
 struct Signalled {
   explicit Signalled(bool ignore_term) {
     auto worker = std::make_shared<Worker>(io, 0, 0);
-    worker->pid = start_child(ignore_term);
+    WorkerTestAccess::set_pid(*worker, start_child(ignore_term));
     workers.push_back(worker);
     ::usleep(50 * 1000);  // the child's handlers are set
   }
-  pid_t pid() const { return workers.front()->pid; }
+  pid_t pid() const { return workers.front()->process.pid(); }
 
   boost::asio::io_context io;
   WorkerList workers;
@@ -71,7 +72,7 @@ TEST(WorkerSignals, ForwardedSignalReachesEachRunningWorker) {
   Signalled s(false);
   EXPECT_EQ(s.signals.forward(SIGUSR1), 1);
   EXPECT_EQ(killed_by(s.pid()), SIGUSR1);
-  s.workers.front()->status = ExitStatus{false, 0, SIGUSR1, true};
+  WorkerTestAccess::set_status(*s.workers.front(), ExitStatus{false, 0, SIGUSR1, true});
   EXPECT_EQ(s.signals.forward(SIGUSR1), 0) << "a reaped worker is not signalled";
   EXPECT_FALSE(s.signals.stopping());
 }
