@@ -40,17 +40,20 @@ constexpr const FrameRoute<Stage, Handler>* find_route(const std::array<FrameRou
 }
 
 // The server's side. A peer first proves itself with a join or a status request; once joined
-// it speaks heartbeats, launcher messages and rejoins (Server::Impl; tests pass a recorder).
-enum class PeerStage { Handshake, Joined };
+// it speaks heartbeats, launcher messages and rejoins; a status request that asked to be held
+// (`ddplaunch status --watch`, tail, debug) asks further queries over the same connection
+// (Server::Impl; tests pass a recorder).
+enum class PeerStage { Handshake, Joined, Querying };
 
 template <class Target>
 using ServerHandler = void (Target::*)(const typename Target::PeerPtr&, Frame&);
 
 template <class Target>
-constexpr std::array<FrameRoute<PeerStage, ServerHandler<Target>>, 6> server_routes() {
+constexpr std::array<FrameRoute<PeerStage, ServerHandler<Target>>, 7> server_routes() {
   return {{
       {FrameKind::Join, PeerStage::Handshake, &Target::handle_join},
       {FrameKind::Status, PeerStage::Handshake, &Target::handle_status},
+      {FrameKind::Status, PeerStage::Querying, &Target::handle_held_query},
       {FrameKind::Heartbeat, PeerStage::Joined, &Target::on_heartbeat},
       {FrameKind::HeartbeatAck, PeerStage::Joined, &Target::on_heartbeat_ack},
       {FrameKind::Msg, PeerStage::Joined, &Target::on_message},

@@ -17,7 +17,8 @@ Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCal
       unjoined_({opt_.max_unjoined_connections, opt_.max_unjoined_per_address,
                  static_cast<std::size_t>(join_rules::job_places(opt_))},
                 {[this](tcp::socket socket) { on_accept(std::move(socket)); },
-                 [this](tcp::acceptor& listener) { accept_next(listener); }}) {}
+                 [this](tcp::acceptor& listener) { accept_next(listener); }}),
+      held_queries_(io, *this, opt_.max_held_queries, opt_.max_query_wait) {}
 
 ListenError Server::Impl::listen(const std::vector<std::string>& bind_addresses, std::uint16_t port) {
   if (phase_ != Phase::kIdle) return {{}, "the rendezvous server is already listening or closed"};
@@ -128,6 +129,7 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
     notify_refused(peer->conn->peer(), why);
     return;
   }
+  if (old_state == ServerPeer::State::kQuerying) return held_queries_.release(peer.get());  // a client left
   nodes_.remove(peer);
   if (!planned_once_ && !opt_.launcher_assigns_slots) {
     notify_refused(peer->conn->peer(), describe(*peer) + " left before all nodes joined: " + why +
@@ -135,6 +137,7 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
     return;
   }
   if (cb_.on_node_lost && phase_ != Phase::kClosed) cb_.on_node_lost(peer->record, printable(why));
+  held_queries_.may_have_changed();
 }
 
 void Server::Impl::heartbeat_tick() {
@@ -235,6 +238,7 @@ void Server::Impl::send_message(const PeerPtr& peer, const Message& m) {
 
 void Server::Impl::close() {
   if (phase_ == Phase::kClosed) return;
+  held_queries_.close(opt_.close_flush_bound);  // waiting queries get the last answer first
   phase_ = Phase::kClosed;
   boost::system::error_code ec;
   const std::vector<PeerPtr> handshaking = unjoined_.close();
@@ -260,6 +264,7 @@ ListenError Server::listen_on(const std::vector<std::string>& bind_addresses, st
   return impl_->listen(bind_addresses, port);
 }
 std::uint16_t Server::port() const { return impl_->listeners_.port(); }
+void Server::answers_may_have_changed() { impl_->held_queries_.may_have_changed(); }
 void Server::set_order_revision(std::string revision) { impl_->opt_.order_revision = std::move(revision); }
 std::vector<std::string> Server::listening_on() const { return impl_->listeners_.addresses(); }
 void Server::send(int node_rank, const Message& m) {

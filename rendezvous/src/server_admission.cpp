@@ -25,16 +25,28 @@ void Server::Impl::handle_status(const PeerPtr& peer, Frame& f) {
     refuse(peer, "query refused: " + why);
     return;
   }
+  const std::string* hold = detail::find_field(f.fields, "hold");
+  if (hold && *hold == "1" && held_queries_.full())
+    return refuse(peer, "query refused: the master holds " + std::to_string(held_queries_.count()) +
+                            " query connections already (status --watch, tail, debug), its most; try again when one ends");
   peer->welcome(key, f);
+  if (hold && *hold == "1") {  // from now on its status frames are queries, answered one by one
+    unjoined_.end_handshake(peer.get());
+    held_queries_.hold(peer);
+    return held_queries_.take(peer, f);
+  }
+  const std::string* query = detail::find_field(f.fields, "query");
   Frame reply = frame_of(detail::kStatusReply);
-  if (auto* query = detail::find_field(f.fields, "query"); query && !query->empty())
-    reply.fields["text"] = cb_.query_text ? cb_.query_text(*query) : "error: the master answers no queries";
-  else
-    reply.fields["text"] = cb_.status_text ? cb_.status_text() : "(the master provides no status)";
+  reply.fields["text"] = answer_query(query ? *query : std::string());
   if (phase_ == Phase::kClosed) return;
   peer->conn->send(reply);
   peer->leave(opt_.close_flush_bound);
   unjoined_.end_handshake(peer.get());
+}
+
+std::string Server::Impl::answer_query(const std::string& query) {
+  if (!query.empty()) return cb_.query_text ? cb_.query_text(query) : "error: the master answers no queries";
+  return cb_.status_text ? cb_.status_text() : "(the master provides no status)";
 }
 
 void Server::Impl::handle_join(const PeerPtr& peer, Frame& f) {
@@ -81,6 +93,7 @@ void Server::Impl::admit(const PeerPtr& peer, NodeFacts facts, const std::string
   } else if (static_cast<int>(nodes_.count()) == opt_.expected_nodes) {
     plan_generation();
   }
+  held_queries_.may_have_changed();  // the joining table shows it
 }
 
 void Server::Impl::handle_rejoin(const PeerPtr& peer, Frame& f) {
@@ -96,11 +109,19 @@ void Server::Impl::begin_generation(Generation generation) {
   generation_ = generation;
   phase_ = Phase::kWaitingRejoins;
   start_wait_timers();
-  maybe_plan();  // every node may be ready already
+  maybe_plan_after_this_call();  // every node may be ready already
 }
 
 void Server::Impl::maybe_plan() {
   if (phase_ == Phase::kWaitingRejoins && nodes_.every_slot_ready(generation_)) plan_generation();
+}
+
+// The launcher starts a generation while carrying out its own decisions: it is asked for the
+// plan from the event loop, once that call returned, never inside it.
+void Server::Impl::maybe_plan_after_this_call() {
+  boost::asio::post(io_, [self = shared_from_this(), generation = generation_] {
+    if (self->generation_ == generation) self->maybe_plan();
+  });
 }
 
 void Server::Impl::plan_generation() {

@@ -15,7 +15,9 @@ void Server::Impl::on_frame(const PeerPtr& peer, Frame& f) {
     return;
   }
   static constexpr auto kRoutes = detail::server_routes<Impl>();
-  const auto stage = handshake ? detail::PeerStage::Handshake : detail::PeerStage::Joined;
+  const auto stage = handshake ? detail::PeerStage::Handshake
+                     : peer->state == ServerPeer::State::kQuerying ? detail::PeerStage::Querying
+                                                                    : detail::PeerStage::Joined;
   if (const auto* route = detail::find_route(kRoutes, detail::frame_kind(f.kind), stage))
     return (this->*route->handle)(peer, f);
   if (handshake) drop(peer, "expected a join or status request first, got '" + f.kind + "'");
@@ -45,6 +47,7 @@ void Server::Impl::on_message(const PeerPtr& peer, Frame& f) {
   }
   if (cb_.on_message && phase_ != Phase::kClosed)
     cb_.on_message(peer->record.node_rank, Message{f.subtype, f.generation, std::move(f.fields)});
+  held_queries_.may_have_changed();  // what the launcher was told may change its answers
 }
 
 }  // namespace ddplaunch::rendezvous

@@ -11,6 +11,7 @@
 #include <boost/asio.hpp>
 
 #include "connection.h"
+#include "held_queries.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "join_rules.h"
 #include "joined_nodes.h"
@@ -22,7 +23,7 @@
 
 namespace ddplaunch::rendezvous {
 
-class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
+class Server::Impl : public std::enable_shared_from_this<Server::Impl>, public QueryDesk {
  public:
   using tcp = boost::asio::ip::tcp;
   using PeerPtr = std::shared_ptr<ServerPeer>;
@@ -55,10 +56,14 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   bool replace_silent_holder(int rank, const NodeFacts& joining);
   void handle_join(const PeerPtr& peer, Frame& frame);
   void handle_status(const PeerPtr& peer, Frame& frame);
+  void handle_held_query(const PeerPtr& peer, Frame& frame) { held_queries_.take(peer, frame); }
+  std::string answer_query(const std::string& query) override;  // the launcher's answer ("": status)
+  Frame reply_frame() const override { return frame_of(detail::kStatusReply); }
   void refuse(const PeerPtr& peer, const std::string& reason);
   void handle_rejoin(const PeerPtr& peer, Frame& frame);
   void begin_generation(Generation generation);
   void maybe_plan();
+  void maybe_plan_after_this_call();  // from the event loop: never inside the launcher's call
   void admit(const PeerPtr& peer, NodeFacts facts, const std::string& who);  // asks join_rules.h
 
   // server_members.cpp (membership mode)
@@ -79,6 +84,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   detail::KeepalivePace pace_;
   UnjoinedConnections unjoined_;  // in their handshake, or waiting for a place
   JoinedNodes nodes_;             // join order, and the generation's slots
+  HeldQueries held_queries_;      // query connections held open, their waiting queries
   Phase phase_ = Phase::kIdle;
   bool planned_once_ = false;
   Generation generation_;

@@ -17,7 +17,7 @@
 namespace ddplaunch::rendezvous {
 
 struct ServerPeer {
-  enum class State { kHandshake, kJoined, kGone };
+  enum class State { kHandshake, kJoined, kQuerying, kGone };  // kQuerying: a held query connection
   std::shared_ptr<detail::Connection> conn;
   std::unique_ptr<boost::asio::steady_timer> handshake_timer;
   State state = State::kHandshake;

@@ -33,6 +33,7 @@ struct ServerRecorder {
   std::vector<std::string> calls;
   void handle_join(const int&, Frame&) { calls.push_back("handle_join"); }
   void handle_status(const int&, Frame&) { calls.push_back("handle_status"); }
+  void handle_held_query(const int&, Frame&) { calls.push_back("handle_held_query"); }
   void on_heartbeat(const int&, Frame&) { calls.push_back("on_heartbeat"); }
   void on_heartbeat_ack(const int&, Frame&) { calls.push_back("on_heartbeat_ack"); }
   void on_message(const int&, Frame&) { calls.push_back("on_message"); }
@@ -90,13 +91,14 @@ TEST(RendezvousFrameRoutes, ServerTableSendsEachKindToItsHandlerInItsStageOnly) 
   const std::map<std::pair<FrameKind, PeerStage>, std::string> expected{
       {{FrameKind::Join, PeerStage::Handshake}, "handle_join"},
       {{FrameKind::Status, PeerStage::Handshake}, "handle_status"},
+      {{FrameKind::Status, PeerStage::Querying}, "handle_held_query"},
       {{FrameKind::Heartbeat, PeerStage::Joined}, "on_heartbeat"},
       {{FrameKind::HeartbeatAck, PeerStage::Joined}, "on_heartbeat_ack"},
       {{FrameKind::Msg, PeerStage::Joined}, "on_message"},
       {{FrameKind::Rejoin, PeerStage::Joined}, "handle_rejoin"},
   };
   for (FrameKind kind : kAllKinds) {
-    for (PeerStage stage : {PeerStage::Handshake, PeerStage::Joined}) {
+    for (PeerStage stage : {PeerStage::Handshake, PeerStage::Joined, PeerStage::Querying}) {
       auto it = expected.find({kind, stage});
       EXPECT_EQ(reached<ServerRecorder>(kRoutes, detail::frame_kind_name(kind), stage, 7),
                 it == expected.end() ? "" : it->second)
@@ -104,7 +106,7 @@ TEST(RendezvousFrameRoutes, ServerTableSendsEachKindToItsHandlerInItsStageOnly) 
     }
   }
   for (const std::string& unknown : kUnknownKinds)
-    for (PeerStage stage : {PeerStage::Handshake, PeerStage::Joined})
+    for (PeerStage stage : {PeerStage::Handshake, PeerStage::Joined, PeerStage::Querying})
       EXPECT_EQ(reached<ServerRecorder>(kRoutes, unknown, stage, 7), "") << unknown;
 }
 

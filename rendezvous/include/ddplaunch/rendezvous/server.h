@@ -62,6 +62,11 @@ struct ServerOptions {
   // reported through on_member_joined and the server never plans by itself.
   bool launcher_assigns_slots = false;
   int max_spares = 0;
+  // Query connections held open (`ddplaunch status --watch`, tail, debug: one connection each,
+  // proved once): at most this many at once (a further one is refused, saying so), and the
+  // longest a query may wait for its answer to change.
+  std::size_t max_held_queries = 32;
+  std::chrono::milliseconds max_query_wait{30000};
   // Non-empty: sent as field kOrderRevisionField of every message to the nodes (the etcd
   // coordinator's election revision: a node obeys no order of an older one).
   std::string order_revision;
@@ -129,8 +134,9 @@ class Server {
   // etcd: the coordinator was elected again: its orders carry this revision from now on.
   void set_order_revision(std::string revision);
   // After the launcher broadcast its restart order: wait for every node's rejoin(generation),
-  // then call plan() again and send new Assignments. join_timeout applies again. When every
-  // node is ready already, plan() is called before this returns.
+  // then call plan() again and send new Assignments. join_timeout applies again. plan() is
+  // never called before this returns (the launcher may be carrying out other decisions): when
+  // every node is ready already, it is called from the event loop right after.
   void begin_generation(Generation generation);
   // Membership mode: generation G's nodes are these members, slot (node rank) = index. Those
   // in `ran_workers` (the launcher's record of who held a slot in the last plan) must rejoin;
@@ -146,6 +152,10 @@ class Server {
   void close();
   // Tells every joined node the job is off (they report "the master gave up: reason"), then close().
   void abort(const std::string& reason);
+
+  // What the query connections would be answered changed outside any callback (a timer of
+  // the launcher's): queries waiting for a different answer are asked again.
+  void answers_may_have_changed();
 
   // The server's state, for the launcher: the current generation and the joined nodes.
   Generation generation() const;
