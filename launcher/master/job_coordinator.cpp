@@ -41,9 +41,7 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
                    .hang_found =
                        [this](Generation generation, int rank, const std::string& detail) {
                          carry_out(policy_.on_hang(generation, rank, detail, PolicyClock::now()));
-                       },
-                   .remember_learnt_step_interval =
-                       [this](double seconds) { policy_.remember_learnt_step_interval(seconds); }}),
+                       }}),
       queries_(settings_.config, policy_, hang_watch_, timeline_, [this] { return server_; }) {}
 
 void JobCoordinator::attach(rendezvous::Server& server) {
@@ -60,10 +58,10 @@ void JobCoordinator::take_over() {
                   restored.error);
     return;
   }
-  policy_ = std::move(*restored.value);
+  policy_ = std::move(restored.value->policy);
   timeline_.record_instant(timeline::kJobLane, "coordinator moved", "coordinator",
                            "this launcher took the job over with the last coordinator's state");
-  hang_watch_.seed_from_state();
+  hang_watch_.seed_from_state(restored->carried);
   carry_out(policy_.on_coordinator_moved());
   schedule_sweep();
 }
@@ -72,8 +70,9 @@ void JobCoordinator::take_over() {
 // RefuseJob) for these nodes, and returned: the other decisions of the moment are carried out
 // as usual. A plan follows a generation start etcd already confirmed, so nothing waits.
 rendezvous::JobPlan JobCoordinator::plan(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes) {
-  if (server_) policy_.set_rendezvous_port(server_->rendezvous_port());
-  JobPolicy::Decisions pending = policy_.on_nodes_joined(generation, nodes, PolicyClock::now());
+  JobPolicy::Decisions pending;
+  if (server_) pending = policy_.on_rendezvous_listening(server_->rendezvous_port());
+  for (Decision& d : policy_.on_nodes_joined(generation, nodes, PolicyClock::now())) pending.push_back(std::move(d));
   rendezvous::JobPlan answer;
   JobPolicy::Decisions others;
   while (!pending.empty()) {
@@ -81,8 +80,10 @@ rendezvous::JobPlan JobCoordinator::plan(Generation generation, const std::vecto
     pending.erase(pending.begin());
     if (auto* chosen = std::get_if<decision::PlanGeneration>(&d)) {
       Result<rendezvous::JobPlan> planned = plan_generation(*chosen, nodes);
+      JobPolicy::Decisions more = planned ? policy_.on_generation_planned(chosen->generation, planned->worker_master_port)
+                                          : policy_.on_plan_failed(planned.error);
       if (planned) answer = std::move(*planned.value);
-      else for (Decision& more : policy_.on_plan_failed(planned.error)) pending.push_back(std::move(more));
+      for (Decision& next : more) pending.push_back(std::move(next));
     } else if (auto* refuse = std::get_if<decision::RefuseJob>(&d)) {
       answer.refusal = refuse->reason;  // the rendezvous server tells every node
     } else {
@@ -114,7 +115,6 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
     if (auto bindable = preflight::check_port_bindable(settings_.worker_bind_address, port); !bindable)
       return R::failure(fmt::format("worker port check failed on the master (node 0): {}", bindable.message));
   }
-  policy_.set_worker_port(port);
   rendezvous::JobPlan plan;
   plan.worker_master_addr = settings_.worker_master_addr;
   // An elected coordinator need not be slot 0: rank 0 (and its c10d store) is on slot 0's node.
@@ -309,11 +309,10 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fenc
 
 void JobCoordinator::carry_out_batch(const JobPolicy::Decisions& decisions, Fence fence) {
   if (!settings_.save_state) return carry_out_each(decisions);
-  hang_watch_.note_learnt_step_interval();  // any growth: saved with the state below
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
   // A generation starts only once etcd confirmed this launcher still leads, so a deposed or
   // cut-off coordinator starts none (its changes wait while etcd does not answer).
-  const std::string state = policy_.save_state(PolicyClock::now());
+  const std::string state = policy_.save_state(PolicyClock::now(), hang_watch_.carried_state());
   const bool fenced = starts_a_generation(decisions);
   if (fence == Fence::AlreadyConfirmed || (fenced_.idle() && !fenced)) {
     carry_out_each(decisions);

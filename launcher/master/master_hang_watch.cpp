@@ -2,6 +2,7 @@
 // ask for, and the run history read at the start and written at the end.
 #include "master/master_hang_watch.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -76,21 +77,22 @@ void MasterHangWatch::on_ranks_reported(Generation generation, const std::vector
   hang_.on_ranks_reported(generation, ranks, now);
 }
 
-// Every growth goes with the next save (the policy carries it to a coordinator that follows).
-void MasterHangWatch::note_learnt_step_interval() {
-  const double learnt = hang_.tracker().learnt_interval_s();
-  if (learnt > policy_.learnt_step_interval_s()) hooks_.remember_learnt_step_interval(learnt);
+// Every growth goes with the next save: what the state carries is never below what it carried.
+CarriedState MasterHangWatch::carried_state() {
+  carried_learnt_s_ = std::max(carried_learnt_s_, hang_.tracker().learnt_interval_s());
+  return {carried_learnt_s_};
 }
 
-// On the 1 s sweep: a save of its own when the policy says the growth is worth one.
+// On the 1 s sweep: a save of its own when the growth is worth one.
 void MasterHangWatch::save_learnt_step_interval() {
-  if (!settings_.save_state || !policy_.learnt_step_interval_worth_a_save(hang_.tracker().learnt_interval_s())) return;
-  note_learnt_step_interval();
-  settings_.save_state(policy_.save_state(PolicyClock::now()), {});
+  if (!settings_.save_state || hang_.tracker().learnt_interval_s() <= carried_learnt_s_ * kLearntGrowthSaved) return;
+  const CarriedState carried = carried_state();
+  settings_.save_state(policy_.save_state(PolicyClock::now(), carried), {});
 }
 
-void MasterHangWatch::seed_from_state() {
-  const double carried = policy_.learnt_step_interval_s();
+void MasterHangWatch::seed_from_state(const CarriedState& carried_state) {
+  const double carried = carried_state.learnt_step_interval_s;
+  carried_learnt_s_ = std::max(carried_learnt_s_, carried);
   if (carried <= started_with_.seeded_interval_s) return;
   HangSettings h = started_with_;
   h.seeded_interval_s = carried;

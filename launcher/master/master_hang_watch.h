@@ -37,8 +37,6 @@ class MasterHangWatch {
     // A hang past its deadline, with the round's stacks: the owner asks JobPolicy::on_hang and
     // carries out what it decides.
     std::function<void(Generation generation, int rank, const std::string& detail)> hang_found;
-    // The step interval learnt grew past the policy's copy: into the policy's state.
-    std::function<void(double seconds)> remember_learnt_step_interval;
   };
 
   // `policy` and `timeline` outlive the watch. `settings.save_state` (etcd) is where a learnt
@@ -56,12 +54,16 @@ class MasterHangWatch {
   // "stacks <id>": "pending <id>", or "done" and the grouped stacks.
   std::string answer_stacks_query(const StacksRequest& request);
 
-  // etcd: the largest step interval learnt goes into the policy's state (and that state to etcd
-  // when it grew by a tenth); a coordinator that takes over seeds its own watch with the one
-  // it finds there. note_…: the policy remembers it when it exceeds the policy's copy.
-  void note_learnt_step_interval();
+  // etcd: the largest step interval learnt travels with every save of the policy's state
+  // (carried_state(), taken right before each save), and a save of its own follows when it grew
+  // by more than kLearntGrowthSaved since the value last carried (on the 1 s sweep); a
+  // coordinator that takes over seeds its own watch with the one it finds there. The interval
+  // grows with step reports, which decide nothing, so no decision's save would carry it; it
+  // only grows, 10 % at a time, so its own writes are bounded.
+  static constexpr double kLearntGrowthSaved = 1.1;
+  CarriedState carried_state();
   void save_learnt_step_interval();
-  void seed_from_state();
+  void seed_from_state(const CarriedState& carried);
 
   // For `ddplaunch status`: the deadlines in force and the action ("" before a plan).
   std::string status_text() const;
@@ -80,6 +82,7 @@ class MasterHangWatch {
   MasterTimeline& timeline_;
   Hooks hooks_;
   HangWatch hang_;
+  double carried_learnt_s_ = 0;  // the learnt step interval of the last state saved (or restored)
   StackRounds stack_rounds_;
   std::optional<long> last_requested_round_;  // the latest round `ddplaunch stacks` started
   PolicyClock::time_point last_requested_at_{};

@@ -110,6 +110,16 @@ JobPolicy::Decisions JobPolicy::conclude_probe() {
   return out;
 }
 
+JobPolicy::Decisions JobPolicy::on_generation_planned(Generation generation, int worker_port) {
+  if (generation == generation_) worker_port_ = worker_port;
+  return {};
+}
+
+JobPolicy::Decisions JobPolicy::on_rendezvous_listening(int port) {
+  failures_.set_rendezvous_port(port);
+  return {};
+}
+
 JobPolicy::Decisions JobPolicy::on_plan_failed(const std::string& reason) {
   phase_ = JobPhase::Ended;
   return {RefuseJob{reason}};

@@ -65,6 +65,15 @@ enum class JobPhase {
 std::string_view job_phase_name(JobPhase phase);
 std::optional<JobPhase> job_phase_from_name(std::string_view name);
 
+// What the master's shell keeps outside the policy and saves with its state, for a coordinator
+// that takes over: the largest step interval the master's hang watch learnt (HangTracker),
+// which seeds the new coordinator's hang watch instead of it learning again. The policy never
+// reads it; it is only written into the same document.
+struct CarriedState {
+  double learnt_step_interval_s = 0;
+};
+struct RestoredPolicy;
+
 class JobPolicy {
  public:
   using Decisions = std::vector<Decision>;
@@ -74,8 +83,15 @@ class JobPolicy {
 
   // Rendezvous: all nodes of `generation` are present (nodes sorted by node rank).
   Decisions on_nodes_joined(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes, TimePoint now);
+  // The shell carried out PlanGeneration: the workers of `generation` meet at `worker_port`
+  // (a free one, or the one configured, checked bindable on the master).
+  Decisions on_generation_planned(Generation generation, int worker_port);
   // The shell could not carry out the plan (no worker port free, port not bindable).
   Decisions on_plan_failed(const std::string& reason);
+  // The rendezvous listens on `port`: a rank that fails to bind its c10d store there was
+  // pointed at the launcher's port by the program. Said again at every plan, so that a policy
+  // restored from another coordinator's state holds this coordinator's port.
+  Decisions on_rendezvous_listening(int port);
   Decisions on_join_timeout(const std::string& what, bool during_rejoin);
   Decisions on_node_lost(int node, const std::string& why);
   // A program's c10d TCPStore client connected to the rendezvous port (`port`) from `peer`:
@@ -128,33 +144,15 @@ class JobPolicy {
   std::string last_error(int node) const { return failures_.last_error(node); }
   // Seconds from the last rank entering init until every rank finished it (nullopt: not yet).
   std::optional<double> init_seconds() const { return init_progress_.init_seconds(); }
-  void set_worker_port(int port) { worker_port_ = port; }
-  // The port the rendezvous listens on (known once it is bound): a rank that fails to bind
-  // its c10d store there was pointed at the launcher's port by the program.
-  void set_rendezvous_port(int port) { failures_.set_rendezvous_port(port); }
   int worker_port() const { return worker_port_; }
 
   // The job's whole state as a versioned JSON document, for another coordinator to go on
-  // from (etcd failover; policy_state.h says what it holds). Times are saved
-  // relative to `now` and re-based on the restore's `now`. A restore refuses a document of
-  // another version, a damaged one, or one saved under other restart budgets or membership
-  // shape than `settings`, saying what differs.
-  std::string save_state(TimePoint now) const;
-  static Result<JobPolicy> restore_state(PolicySettings settings, std::string_view json, TimePoint now);
-
-  // The master's hang watch learns the job's largest step interval (HangTracker); kept here
-  // only so that it travels with the state to a coordinator that takes over, which seeds its
-  // own hang watch with it instead of learning again. The policy itself never reads it.
-  void remember_learnt_step_interval(double seconds) { learnt_step_interval_s_ = seconds; }
-  double learnt_step_interval_s() const { return learnt_step_interval_s_; }
-  // The interval grows with step reports, which decide nothing, so no decision's save carries
-  // it: it is worth a save of its own once it is kLearntGrowthSaved above the value carried
-  // (which is always the value last saved: it changes only right before a save, so small
-  // increases add up to a save). Bounded writes: it only grows, 10 % at a time.
-  static constexpr double kLearntGrowthSaved = 1.1;
-  bool learnt_step_interval_worth_a_save(double learnt) const {
-    return learnt > learnt_step_interval_s_ * kLearntGrowthSaved;
-  }
+  // from (etcd failover; policy_state.h says what it holds), with what the shell's parts carry
+  // along (`carried`). Times are saved relative to `now` and re-based on the restore's `now`.
+  // A restore refuses a document of another version, a damaged one, or one saved under other
+  // restart budgets or membership shape than `settings`, saying what differs.
+  std::string save_state(TimePoint now, const CarriedState& carried = {}) const;
+  static Result<RestoredPolicy> restore_state(PolicySettings settings, std::string_view json, TimePoint now);
 
  private:
   // The state document (policy_state.h) saves every field below but settings_: a new field
@@ -190,7 +188,12 @@ class JobPolicy {
   std::optional<Membership> membership_;  // membership mode only
   int membership_restarts_ = 0;           // generations started by a membership change
   Generation first_generation_;           // membership's first plan: 0, or the one after a coordinator moved
-  double learnt_step_interval_s_ = 0;     // the hang watch's, carried (see remember_learnt_step_interval)
+};
+
+// A JobPolicy restored from a saved state, and what the shell's parts carried along with it.
+struct RestoredPolicy {
+  JobPolicy policy;
+  CarriedState carried;
 };
 
 }  // namespace ddplaunch

@@ -22,8 +22,9 @@ struct StateFields<JobPolicy> {
     StateFields<InitProgress>::list(io, p.init_progress_);
     StateFields<InitDeadline>::list(io, p.init_deadline_);
     StateFields<RestartBudget>::list(io, p.budget_);
-    // The shell sets both ports again where they changed (set_worker_port, set_rendezvous_port):
-    // the workers still use the saved worker port; the new coordinator's rendezvous port is its own.
+    // The shell tells both ports again where they changed (on_generation_planned,
+    // on_rendezvous_listening): the workers still use the saved worker port; the new
+    // coordinator's rendezvous port is its own.
     StateFields<JobFailures>::list(io, p.failures_);
     io("worker_port", p.worker_port_);
     io("restart_reason", p.restart_reason_);
@@ -36,7 +37,15 @@ struct StateFields<JobPolicy> {
     io("membership", p.membership_);
     io("membership_restarts", p.membership_restarts_);
     io("first_generation", p.first_generation_);
-    io("learnt_step_interval_s", p.learnt_step_interval_s_);
+  }
+};
+
+// What the shell's parts carry along (CarriedState), in the document's top level.
+template <>
+struct StateFields<CarriedState> {
+  template <class Io, class Self>
+  static void list(Io& io, Self& c) {
+    io("learnt_step_interval_s", c.learnt_step_interval_s);
   }
 };
 
@@ -48,17 +57,18 @@ std::string policy_settings_fingerprint(const PolicySettings& settings) {
                                          : std::string("membership off"));
 }
 
-std::string JobPolicy::save_state(TimePoint now) const {
+std::string JobPolicy::save_state(TimePoint now, const CarriedState& carried) const {
   StateWriter document(now);
   document("version", kPolicyStateVersion);
   document("settings", policy_settings_fingerprint(settings_));
   StateFields<JobPolicy>::list(document, *this);
+  StateFields<CarriedState>::list(document, carried);
   return std::move(document).take().dump();
 }
 
-Result<JobPolicy> JobPolicy::restore_state(PolicySettings settings, std::string_view json, TimePoint now) {
+Result<RestoredPolicy> JobPolicy::restore_state(PolicySettings settings, std::string_view json, TimePoint now) {
   auto refuse = [](const std::string& why) {
-    return Result<JobPolicy>::failure("cannot restore the job's policy state: " + why);
+    return Result<RestoredPolicy>::failure("cannot restore the job's policy state: " + why);
   };
   StateJson document;
   try {  // nlohmann says where the text stops being JSON only in its exception
@@ -84,12 +94,13 @@ Result<JobPolicy> JobPolicy::restore_state(PolicySettings settings, std::string_
                               "spent and the membership would mean something else here: start every launcher of "
                               "the job with the same --init-restarts, --max-restarts, --nodes MIN:MAX and --spares",
                               saved_under, ours));
-  JobPolicy policy(std::move(settings));
-  StateFields<JobPolicy>::list(reader, policy);
+  RestoredPolicy restored{JobPolicy(std::move(settings)), {}};
+  StateFields<JobPolicy>::list(reader, restored.policy);
+  StateFields<CarriedState>::list(reader, restored.carried);
   if (!error.empty()) return refuse(error);
-  if (policy.membership_.has_value() != policy.settings_.membership)
+  if (restored.policy.membership_.has_value() != restored.policy.settings_.membership)
     return refuse("'membership' does not match the document's own settings fingerprint (a damaged document)");
-  return Result<JobPolicy>::success(std::move(policy));
+  return Result<RestoredPolicy>::success(std::move(restored));
 }
 
 }  // namespace ddplaunch

@@ -11,7 +11,8 @@
 // (restart budgets, membership MIN:MAX and spares) is saved, and a restore under others is
 // refused. Nor the timers the shell armed (backoff, init deadline): the policy never knew when
 // they fire; the new shell arms its own. Of the master's hang watch (MasterHangWatch holds it)
-// only the largest step interval it learnt, which the new coordinator seeds its own with; not
+// only the largest step interval it learnt (CarriedState: the shell hands it to each save, the
+// restore hands it back; the policy holds it not), which the new coordinator seeds its own with; not
 // the sections' longest times nor the ranks' clocks (a takeover starts a new generation).
 // Carried as they are, though they are the old coordinator's words: the rendezvous port (the
 // shell sets its own again) and the member ids (the rendezvous server's ids for launchers'

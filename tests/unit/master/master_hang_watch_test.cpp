@@ -3,6 +3,8 @@
 // timers run on a local io_context. The test drives the rank reports and the sweep's clock.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -40,12 +42,7 @@ struct WatchedJob {
         timeline(policy, settings.config),
         watch(io, settings, HistorySeed{}, policy, timeline,
               {.ask_nodes = [this](long round) { asked.push_back(round); },
-               .hang_found = [this](Generation g, int rank, const std::string& detail) { hangs.push_back({g, rank, detail}); },
-               .remember_learnt_step_interval =
-                   [this](double seconds) {
-                     remembered.push_back(seconds);
-                     policy.remember_learnt_step_interval(seconds);
-                   }}) {
+               .hang_found = [this](Generation g, int rank, const std::string& detail) { hangs.push_back({g, rank, detail}); }}) {
     policy.on_nodes_joined(Generation{0}, testing::nodes(2), PolicyClock::now());
     watch.start_generation(Generation{0}, 4);
     start = PolicyClock::now();
@@ -90,7 +87,6 @@ struct WatchedJob {
   MasterTimeline timeline;
   std::vector<long> asked;
   std::vector<FoundHang> hangs;
-  std::vector<double> remembered;
   MasterHangWatch watch;
   PolicyClock::time_point start;
 };
@@ -121,31 +117,43 @@ TEST(MasterHangWatch, ASilentRankGetsAStackRoundThenAHangForThePolicyOnceItsStac
   EXPECT_NE(job.hangs[0].detail.find("train.py:30"), std::string::npos) << job.hangs[0].detail;
 }
 
-// etcd: the step interval learnt goes into the policy's state; a save of its own only when it
-// grew by more than a tenth since the policy's copy.
+// etcd: the step interval learnt goes with every save of the policy's state; a save of its own
+// only when it grew by more than a tenth since the value last carried.
 TEST(MasterHangWatch, TheLearntStepIntervalIsSavedOnlyWhenItGrewEnough) {
   CoordinatorSettings s = short_deadlines();
-  std::vector<std::string> saved;
-  s.save_state = [&](std::string state, std::function<void()>) { saved.push_back(std::move(state)); };
+  std::vector<double> saved;  // the learnt step interval of each state saved
+  s.save_state = [&](std::string state, std::function<void()>) {
+    saved.push_back(nlohmann::json::parse(state)["learnt_step_interval_s"].get<double>());
+  };
   WatchedJob job(s);
   job.watch.save_learnt_step_interval();
   EXPECT_TRUE(saved.empty()) << "nothing learnt yet";
 
   job.report(2s, {10, 10, 10, 10}, 1000, {0, 0, 0, 0});
   job.watch.save_learnt_step_interval();
-  ASSERT_EQ(saved.size(), 1u);
-  EXPECT_EQ(job.remembered, std::vector<double>{1.0});
+  EXPECT_EQ(saved, std::vector<double>{1.0}) << "anything above none is worth a save";
 
   job.report(3s, {11, 11, 11, 11}, 1050, {0, 0, 0, 0});
   job.watch.save_learnt_step_interval();
   EXPECT_EQ(saved.size(), 1u) << "5% more is not worth a save of its own";
-  job.watch.note_learnt_step_interval();
-  EXPECT_EQ(job.remembered, (std::vector<double>{1.0, 1.05})) << "it goes with the next decision's save";
+  EXPECT_EQ(job.watch.carried_state().learnt_step_interval_s, 1.05) << "it goes with the next decision's save";
 
-  job.report(5s, {12, 12, 12, 12}, 2000, {0, 0, 0, 0});
+  job.report(4s, {12, 12, 12, 12}, 1110, {0, 0, 0, 0});
   job.watch.save_learnt_step_interval();
-  EXPECT_EQ(saved.size(), 2u);
-  EXPECT_EQ(job.policy.learnt_step_interval_s(), 2.0);
+  EXPECT_EQ(saved.size(), 1u) << "the small increase carried since moved the threshold with it";
+
+  job.report(5s, {13, 13, 13, 13}, 2000, {0, 0, 0, 0});
+  job.watch.save_learnt_step_interval();
+  EXPECT_EQ(saved, (std::vector<double>{1.0, 2.0}));
+}
+
+// A coordinator that takes over carries the last one's interval on, even before it learns one.
+TEST(MasterHangWatch, AnIntervalCarriedFromTheLastCoordinatorIsNeverSavedLower) {
+  WatchedJob job;
+  job.watch.seed_from_state(CarriedState{3.0});
+  EXPECT_EQ(job.watch.carried_state().learnt_step_interval_s, 3.0);
+  job.report(2s, {10, 10, 10, 10}, 1000, {0, 0, 0, 0});
+  EXPECT_EQ(job.watch.carried_state().learnt_step_interval_s, 3.0);
 }
 
 TEST(MasterHangWatch, StacksQueriesStartJoinAndRefuseRounds) {

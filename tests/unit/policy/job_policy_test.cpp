@@ -281,7 +281,7 @@ TEST(JobPolicy, AProgramThatCannotBeStartedIsNeverRestarted) {
 // often before any other rank's store client is seen connecting. The root cause says so.
 TEST(JobPolicy, ARankThatCannotBindItsStoreOnTheRendezvousPortIsNamedAsThatMistake) {
   Job job;
-  job.policy.set_rendezvous_port(28269);
+  job.policy.on_rendezvous_listening(28269);
   FailureReport bind = failure(0, 0, FailurePhase::Setup, FailureKind::Exited, 1, "RuntimeError: The server socket has failed to listen");
   bind.failure.tail = {"[c10d] The server socket has failed to bind to [::]:28269 (errno: 98 - Address already in use)."};
   job.policy.on_worker_failed(0, Generation{0}, bind, t0);
@@ -295,7 +295,7 @@ TEST(JobPolicy, ARankThatCannotBindItsStoreOnTheRendezvousPortIsNamedAsThatMista
 
 TEST(JobPolicy, AStoreBoundElsewhereIsNotBlamedOnTheRendezvousPort) {
   Job job;
-  job.policy.set_rendezvous_port(28269);
+  job.policy.on_rendezvous_listening(28269);
   FailureReport bind = failure(0, 0, FailurePhase::Setup, FailureKind::Exited, 1);
   bind.failure.tail = {"[c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use)."};
   job.policy.on_worker_failed(0, Generation{0}, bind, t0);
@@ -730,17 +730,15 @@ TEST(JobPolicy, ANodeProblemClaimingExitCodeZeroStillFailsTheJob) {
   EXPECT_EQ(logs(end).find("job succeeded"), std::string::npos) << logs(end);
 }
 
-TEST(JobPolicy, ALearntStepIntervalIsWorthASaveOfItsOwnOnlyTenPercentAboveTheOneCarried) {
-  JobPolicy policy(PolicySettings{});
-  EXPECT_TRUE(policy.learnt_step_interval_worth_a_save(0.01));  // anything above none
-  policy.remember_learnt_step_interval(1.0);
-  EXPECT_FALSE(policy.learnt_step_interval_worth_a_save(1.0));
-  EXPECT_FALSE(policy.learnt_step_interval_worth_a_save(1.1));
-  EXPECT_TRUE(policy.learnt_step_interval_worth_a_save(1.11));
-  // Small increases carried with other saves move the threshold with them.
-  policy.remember_learnt_step_interval(1.05);
-  EXPECT_FALSE(policy.learnt_step_interval_worth_a_save(1.11));
-  EXPECT_TRUE(policy.learnt_step_interval_worth_a_save(1.16));
+// The worker port the shell chose for a generation is what doctor's table and `status` show;
+// a port told for another generation (a plan overtaken) changes nothing.
+TEST(JobPolicy, TheWorkerPortIsTheOneToldForTheCurrentGeneration) {
+  Job job;
+  EXPECT_EQ(job.policy.worker_port(), 0);
+  EXPECT_TRUE(job.policy.on_generation_planned(Generation{0}, 29511).empty());
+  EXPECT_EQ(job.policy.worker_port(), 29511);
+  job.policy.on_generation_planned(Generation{3}, 29999);
+  EXPECT_EQ(job.policy.worker_port(), 29511);
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ inline PolicySettings membership_settings(int min_nodes, int max_nodes, int spar
 // generation 2 fails beyond the budget and the job stops and ends.
 inline Script restarts_then_stop() {
   return {
-      {"the rendezvous port is known", 0s, [](JobPolicy& p, TimePoint) { p.set_rendezvous_port(29400); return JobPolicy::Decisions{}; }},
+      {"the rendezvous port is known", 0s, [](JobPolicy& p, TimePoint) { return p.on_rendezvous_listening(29400); }},
       {"generation 0 joined", 0s, [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, nodes(2), t); }},
       {"node 0's ranks in init", 1s,
        [](JobPolicy& p, TimePoint t) { return p.on_ranks_reported(0, Generation{0}, {rank(0, RankPhase::Init, 1), rank(1, RankPhase::Init, 1)}, t); }},
@@ -232,7 +232,8 @@ inline Script doctor_with_a_probe() {
   link.result = {true, "", 0.25, 941.5, "10.0.0.1"};
   return {
       {"generation 0 joined: the probe round begins", 0s,
-       [](JobPolicy& p, TimePoint t) { p.set_worker_port(29500); return p.on_nodes_joined(Generation{0}, probing_nodes(), t); }},
+       [](JobPolicy& p, TimePoint t) { return p.on_nodes_joined(Generation{0}, probing_nodes(), t); }},
+      {"the worker port is chosen", 0s, [](JobPolicy& p, TimePoint) { return p.on_generation_planned(Generation{0}, 29500); }},
       {"node 0's links", 3s, [link](JobPolicy& p, TimePoint) { return p.on_probe_results(0, Generation{0}, {link}); }},
       {"the round is not overdue", 14s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
       {"the round is overdue: the verdict from the links in", 15s, [](JobPolicy& p, TimePoint t) { return p.on_tick(t); }},
