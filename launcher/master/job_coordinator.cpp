@@ -288,26 +288,11 @@ bool starts_a_generation(const JobPolicy::Decisions& decisions) {
 }
 }  // namespace
 
-// Run to completion: decisions of an event that arrives while others are being carried out
-// (the server plans a generation inside begin_generation when every node is there already)
-// wait until those are done, so every batch is carried out whole and in the order decided.
+// Each batch is carried out whole and in the order decided: nothing the coordinator calls
+// calls it back before returning (the rendezvous server plans a generation, and reports a
+// node it dropped, from the event loop), so no event's decisions interleave with another's.
 void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fence) {
   if (decisions.empty()) return;
-  if (carrying_out_) {
-    waiting_batches_.emplace_back(decisions, fence);
-    return;
-  }
-  carrying_out_ = true;
-  carry_out_batch(decisions, fence);
-  while (!waiting_batches_.empty()) {
-    auto [batch, batch_fence] = std::move(waiting_batches_.front());
-    waiting_batches_.pop_front();
-    carry_out_batch(batch, batch_fence);
-  }
-  carrying_out_ = false;
-}
-
-void JobCoordinator::carry_out_batch(const JobPolicy::Decisions& decisions, Fence fence) {
   if (!settings_.save_state) return carry_out_each(decisions);
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
   // A generation starts only once etcd confirmed this launcher still leads, so a deposed or
@@ -341,8 +326,8 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
       },
       [this](const decision::OrderRestart& order) {
         if (!server_) return;
-        // The order first: the server may plan (and send the assignments) at once when every
-        // node of the next generation is ready already.
+        // The order first: the nodes hear it before anything of the next generation (the server
+        // plans right after this batch when every node of it is ready already).
         server_->broadcast(messages::encode(order.generation, messages::Restart{order.reason}));
         const auto generation = order.generation;
         if (!policy_.membership_enabled()) server_->begin_generation(generation);

@@ -6,7 +6,6 @@
 // connections (JobQueries).
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -76,7 +75,6 @@ class JobCoordinator : public PlannedRanks {
   // etcd confirmed already: carried out at once.
   enum class Fence { AsDecided, AlreadyConfirmed };
   void carry_out(const JobPolicy::Decisions& decisions, Fence fence = Fence::AsDecided);
-  void carry_out_batch(const JobPolicy::Decisions& decisions, Fence fence);
   void carry_out_each(const JobPolicy::Decisions& decisions);
   Result<rendezvous::JobPlan> plan_generation(const decision::PlanGeneration& chosen,
                                               const std::vector<rendezvous::NodeRecord>& nodes);
@@ -91,8 +89,6 @@ class JobCoordinator : public PlannedRanks {
   boost::asio::steady_timer backoff_timer_, deadline_timer_, sweep_timer_;
   bool sweeping_ = false;   // the sweep timer is armed
   FencedDecisions fenced_;  // etcd: decisions wait for etcd's proof of leadership, in order
-  bool carrying_out_ = false;  // inside carry_out: a new batch waits in waiting_batches_
-  std::deque<std::pair<JobPolicy::Decisions, Fence>> waiting_batches_;
   MasterTimeline timeline_;
   MasterHangWatch hang_watch_;
   JobQueries queries_;

@@ -99,13 +99,18 @@ std::optional<Frame> Connection::open_frame(std::string_view body, std::string& 
 }
 
 void Connection::send(const Frame& frame, std::string_view raw_tail) {
-  if (!open_) return;
+  if (!open_ || failing_) return;
   std::string body = encode_body(frame, raw_tail);
   if (seal_) seal_->seal(body);
   std::string bytes = length_prefixed(body);
   if (queue_.size() + in_flight_.size() + bytes.size() > write_limit_) {
-    fail("peer is not reading its messages (" + std::to_string(queue_.size() + in_flight_.size()) +
-         " bytes queued)");
+    // Failed from the event loop, not inside send(): whoever sends (the launcher carrying out
+    // its decisions) hears of the lost peer once its own call returned. Nothing more is sent.
+    failing_ = true;
+    boost::asio::post(socket_.get_executor(),
+                      [self = shared_from_this(), why = "peer is not reading its messages (" +
+                                                        std::to_string(queue_.size() + in_flight_.size()) +
+                                                        " bytes queued)"] { self->fail(why); });
     return;
   }
   queue_ += bytes;

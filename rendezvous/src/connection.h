@@ -26,7 +26,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(tcp::socket socket, std::size_t max_frame_bytes);
   // Starts reading. Handlers are dropped (never called again) once the connection closes.
   void start(FrameHandler on_frame, ErrorHandler on_error);
-  // Queues a frame; a peer that lets too much pile up (it does not read) is failed.
+  // Queues a frame; a peer that lets too much pile up (it does not read) is failed, from the
+  // event loop: send() itself never calls a handler.
   void send(const Frame& frame, std::string_view raw_tail = {});
   // Stops delivering frames; flushes what is queued, shuts down, closes. Bounded by `bound`.
   void close_graceful(std::chrono::milliseconds bound);
@@ -59,6 +60,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::array<char, 4096> buf_{};
   std::string queue_, in_flight_;
   bool open_ = true, closing_ = false, shut_ = false, writing_ = false, reading_ = false;
+  bool failing_ = false;  // send() found the peer not reading: failed from the event loop
   boost::asio::steady_timer close_timer_;
   FrameHandler on_frame_;
   ErrorHandler on_error_;

@@ -20,7 +20,7 @@ void Server::Impl::begin_member_generation(Generation generation, const std::vec
     if (!ran) p->ready_for = generation;
   }
   start_wait_timers();
-  maybe_plan();  // every node may be ready already (none of them ran workers)
+  maybe_plan_after_this_call();  // every node may be ready already (none of them ran workers)
 }
 
 void Server::Impl::dismiss_member(int member_id, const std::string& reason) {

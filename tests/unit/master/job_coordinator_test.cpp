@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 
 #include "master/fenced_decisions.h"
 #include "master/job_coordinator.h"
@@ -106,23 +107,30 @@ TEST(JobCoordinator, AnInitFailureRestartsEveryNodeAfterTheBackoffInOrder) {
   EXPECT_NE(channel.find("broadcast restart")->message.fields.at("reason").find("rank 3"), std::string::npos);
 }
 
-// The rendezvous server plans inside begin_generation when every node is ready already. The
-// coordinator is then still carrying out the restart: the plan's own decisions wait until that
-// batch is done, so the nodes hear the restart order before anything of the next generation.
-TEST(JobCoordinator, APlanMadeInsideBeginGenerationFollowsTheRestartOrder) {
+// When every node is ready already, the rendezvous server asks for the plan right after
+// begin_generation returned (from the event loop, never inside the coordinator's own call): the
+// restart is carried out whole first, so the nodes hear its order before anything of the next
+// generation, and the plan is one call that returns the assignments.
+TEST(JobCoordinator, APlanAskedForRightAfterBeginGenerationFollowsTheRestartOrder) {
   class PlanningChannel final : public RecordingChannel {
    public:
+    explicit PlanningChannel(boost::asio::io_context& io) : io_(io) {}
     JobCoordinator* coordinator = nullptr;
     std::optional<rendezvous::JobPlan> plan;
     void begin_generation(Generation g) override {
       RecordingChannel::begin_generation(g);
-      plan = coordinator->plan(g, two_nodes());
-      orders.push_back({"assignments " + to_string(g), {}});
+      boost::asio::post(io_, [this, g] {
+        plan = coordinator->plan(g, two_nodes());
+        orders.push_back({"assignments " + to_string(g), {}});
+      });
     }
+
+   private:
+    boost::asio::io_context& io_;
   };
   boost::asio::io_context io;
   JobCoordinator coordinator(io, two_node_job());
-  PlanningChannel channel;
+  PlanningChannel channel(io);
   channel.coordinator = &coordinator;
   coordinator.attach(channel);
   start(coordinator, channel);
