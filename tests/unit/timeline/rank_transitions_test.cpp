@@ -30,6 +30,25 @@ TEST(RankTransitions, ANewGenerationStartsEveryRankAgainEvenInTheSameState) {
   EXPECT_EQ(next[0].generation, Generation{1});
 }
 
+TEST(RankTransitions, ARanksFirstStepOfAGenerationIsOneInstantAfterItsState) {
+  RankTransitions transitions;
+  EXPECT_EQ(transitions.observe(Generation{0}, {{0, "running", false}}, 1).size(), 1u);
+  auto stepped = transitions.observe(Generation{0}, {{0, "running", true}}, 2);
+  ASSERT_EQ(stepped.size(), 1u);
+  EXPECT_EQ(stepped[0].type, EventType::Instant);
+  EXPECT_EQ(stepped[0].name, kFirstStepName);
+  EXPECT_EQ(stepped[0].category, kProgressCategory);
+  EXPECT_EQ(stepped[0].rank, 0);
+  EXPECT_EQ(stepped[0].at_us, 2);
+  EXPECT_TRUE(transitions.observe(Generation{0}, {{0, "running", true}}, 3).empty());  // once
+  // A restart: its first step is told again, after the state of the new generation.
+  auto again = transitions.observe(Generation{1}, {{0, "running", true}}, 4);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].type, EventType::State);
+  EXPECT_EQ(again[1].name, kFirstStepName);
+  EXPECT_EQ(again[1].generation, Generation{1});
+}
+
 TEST(RankTransitions, ExitsAndTheJobsEndCloseALaneOtherStatesOpenOne) {
   Event e;
   e.type = EventType::State;
