@@ -26,7 +26,7 @@ constexpr std::size_t kSeedWindow = 100;              // the last runs of a sign
 constexpr double kOutlierFactor = 10;                 // a run this many times the median is an outlier
 // What is read of the file: its newest part. kMaxRecords lines of ~60 bytes fit many times.
 constexpr off_t kMaxReadBytes = 1 << 20;
-constexpr std::size_t kMaxLineBytes = 256;
+constexpr std::size_t kMaxLineBytes = 512;
 
 // The newest kMaxReadBytes of a regular file, without blocking (a FIFO planted at the path
 // would block the launcher's start; a 256 MiB file would be read whole): "" plus `why` when
@@ -120,6 +120,37 @@ class FieldReader {
   std::size_t i_ = 0;
 };
 
+bool host_name_ok(std::string_view host) {
+  if (host.empty() || host.size() > HostTrouble::kMaxHostBytes) return false;
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+  });
+}
+
+// "@host/failures/slowdowns"; anything else (a garbled or hostile line) is nothing.
+std::optional<HostTrouble> parse_host_mark(std::string_view mark) {
+  if (mark.size() < 5 || mark[0] != '@') return std::nullopt;
+  mark.remove_prefix(1);
+  const auto first = mark.find('/');
+  const auto second = first == std::string_view::npos ? first : mark.find('/', first + 1);
+  if (second == std::string_view::npos) return std::nullopt;
+  HostTrouble t;
+  t.host = std::string(mark.substr(0, first));
+  const auto count = [](std::string_view digits, int& out) {
+    if (digits.empty() || digits.size() > 6) return false;
+    out = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return false;
+      out = out * 10 + (c - '0');
+    }
+    return true;
+  };
+  if (!host_name_ok(t.host) || !count(mark.substr(first + 1, second - first - 1), t.failures) ||
+      !count(mark.substr(second + 1), t.slowdowns))
+    return std::nullopt;
+  return t;
+}
+
 std::optional<RunRecord> parse_line(std::string_view line) {
   FieldReader in(line);
   std::string version;
@@ -131,6 +162,10 @@ std::optional<RunRecord> parse_line(std::string_view line) {
   if (r.signature.empty() || r.signature.size() > 64) return std::nullopt;
   if (!sane(r.init_s)) r.init_s = -1;
   if (!sane(r.max_step_s)) r.max_step_s = -1;
+  std::string mark;
+  while (in.word(mark) && r.troubled_hosts.size() < HostTrouble::kMaxPerRun) {
+    if (auto trouble = parse_host_mark(mark)) r.troubled_hosts.push_back(*trouble);
+  }
   return r;
 }
 
@@ -196,8 +231,16 @@ std::string RunHistory::add_and_save(const RunRecord& record) {
   const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
-    for (const auto& r : records_)
-      out << fmt::format("v1 {} {} {:.3f} {:.3f}\n", r.signature, r.unix_time, r.init_s, r.max_step_s);
+    for (const auto& r : records_) {
+      out << fmt::format("v1 {} {} {:.3f} {:.3f}", r.signature, r.unix_time, r.init_s, r.max_step_s);
+      std::size_t marks = 0;
+      for (const auto& t : r.troubled_hosts) {
+        if (marks == HostTrouble::kMaxPerRun || !host_name_ok(t.host) || (t.failures <= 0 && t.slowdowns <= 0)) continue;
+        out << fmt::format(" @{}/{}/{}", t.host, std::clamp(t.failures, 0, 999999), std::clamp(t.slowdowns, 0, 999999));
+        ++marks;
+      }
+      out << '\n';
+    }
     if (!out) {
       std::filesystem::remove(tmp, ec);
       return fmt::format("could not write the run history {}: {}", tmp, std::strerror(errno));

@@ -2,8 +2,9 @@
 // and the largest step interval — kept per job signature in a small local file, so the next
 // run's init deadline and first hang deadline can start from experience instead of formulas.
 //
-// File: one record per line, "v1 <signature> <unix time> <init seconds> <largest step seconds>",
-// newest last; at most kMaxRecords lines are kept (older ones dropped on save), malformed
+// File: one record per line, "v1 <signature> <unix time> <init seconds> <largest step seconds>
+// [@<host>/<failures>/<slowdowns> ...]", newest last (the hosts that failed a rank or were named
+// a straggler in that run; readers before them ignore what follows the step seconds); at most kMaxRecords lines are kept (older ones dropped on save), malformed
 // lines are skipped, saving is atomic (temp file + rename). Nothing here is trusted blindly:
 // values outside sane ranges are ignored, and a seed needs several samples.
 #pragma once
@@ -17,11 +18,21 @@ namespace ddplaunch {
 // Program fingerprint + node count + socket interface: runs that should behave alike.
 std::string job_signature(const std::string& program_fingerprint, int nodes, const std::string& interface_name);
 
+// A host that caused trouble in a run: ranks of it that failed, straggler episodes it held.
+struct HostTrouble {
+  std::string host;  // [A-Za-z0-9._-], at most kMaxHostBytes
+  int failures = 0;
+  int slowdowns = 0;
+  static constexpr std::size_t kMaxHostBytes = 64;
+  static constexpr std::size_t kMaxPerRun = 4;  // a line stays short; the worst hosts are kept
+};
+
 struct RunRecord {
   std::string signature;
   long long unix_time = 0;
   double init_s = -1;        // -1: not measured in that run
   double max_step_s = -1;
+  std::vector<HostTrouble> troubled_hosts;
 };
 
 struct HistorySeed {
