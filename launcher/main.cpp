@@ -40,6 +40,7 @@
 #include "job_record.h"
 #include "log_setup.h"
 #include "placement/node_placement.h"
+#include "policy/init_deadline_formula.h"
 #include "supervise/descendant_sweep.h"
 #include "supervise/orphan_guard.h"
 #include "supervise/resource_limits.h"
@@ -85,14 +86,16 @@ int print_dry_run(const LaunchConfig& config, const NodePlan& plan, const prefli
   planned.world_size = config.nodes * plan.nproc;
   planned.worker_master_addr = plan.master_ip;
   planned.worker_master_port = config.worker_port.fixed.value_or(0);
-  planned.init_deadline_s = preflight::compute_init_deadline(config.init_deadline, config.nodes, false, 0, 0);
+  // The first generation's deadline, as the policy computes it, before any node was probed.
+  const InitDeadlineValue deadline = apply_init_deadline_formula(config.init_deadline, {.nodes = config.nodes});
+  planned.init_deadline_s = deadline.seconds;
   planned.run_id = config.job_id;
   const NodeAssignment a = node_assignment(planned, plan, "(created at start)", "", 0);
   auto known = [](const std::string& v) { return v.empty() ? "unknown" : v.c_str(); };
   std::printf("# this node: %d GPU(s) (%s), driver %s, CUDA %s, NCCL %s\n# GPU notes: %s\n", gpus.count,
               std::string(preflight::gpu_source_name(gpus.source)).c_str(), known(gpus.driver_version), known(gpus.cuda_version), known(gpus.nccl_version),
               gpus.note.c_str());
-  std::printf("# timeout: %s\n", preflight::explain_init_deadline(config.init_deadline, config.nodes, false, 0, 0).c_str());
+  std::printf("# timeout: %s\n", deadline.explained.c_str());
   std::printf("# stdin: %s\n",
               plan.inherit_stdin
                   ? "data piped into ddplaunch: every local worker shares it, as under torchrun (no debugger keyboard)"

@@ -97,7 +97,7 @@ std::vector<std::string> validate(const LaunchConfig& c) {
   need(c.grace_s >= 0, fmt::format("grace_s must be >= 0 (got {})", c.grace_s));
   need(c.init_grace_s >= 0, fmt::format("init_grace_s must be >= 0 (got {})", c.init_grace_s));
   need(c.setup_timeout_s >= 0, fmt::format("setup_timeout_s must be >= 0 (got {}; 0 = unbounded)", c.setup_timeout_s));
-  if (auto timeout = preflight::validate(c.init_deadline); !timeout) errors.push_back("timeout: " + timeout.message);
+  if (auto timeout = validate(c.init_deadline); !timeout) errors.push_back("timeout: " + timeout.message);
   const RestartSettings& r = c.restart;
   need(r.max_restarts >= 0, fmt::format("restart.max_restarts must be >= 0 (got {})", r.max_restarts));
   need(r.init_restarts >= 0, fmt::format("restart.init_restarts must be >= 0 (got {})", r.init_restarts));

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "ddplaunch/preflight/init_deadline_formula.h"
 #include "policy/init_tracker.h"  // human_duration
 
 namespace ddplaunch {
@@ -16,9 +15,13 @@ void InitDeadline::plan(const std::vector<rendezvous::NodeRecord>& nodes, int in
   // The dedicated-NIC allowance applies when every node's user chose a socket interface.
   const bool dedicated_nic = !settings_.doctor && nodes.size() > 1 &&
                              std::all_of(nodes.begin(), nodes.end(), [](const auto& n) { return !n.facts.socket_ifname.empty(); });
-  const int node_count = static_cast<int>(nodes.size());
-  seconds_ = preflight::compute_init_deadline(settings_.formula, node_count, dedicated_nic, rtt_ms, init_failure_restarts);
-  explained_ = preflight::explain_init_deadline(settings_.formula, node_count, dedicated_nic, rtt_ms, init_failure_restarts);
+  InitDeadlineValue value = apply_init_deadline_formula(
+      settings_.formula, InitDeadlineInputs{.nodes = static_cast<int>(nodes.size()),
+                                            .dedicated_nic = dedicated_nic,
+                                            .rtt_ms = rtt_ms,
+                                            .init_failure_restarts = init_failure_restarts});
+  seconds_ = value.seconds;
+  explained_ = std::move(value.explained);
   raise_to_history();
   armed_ = false;
 }

@@ -1,5 +1,5 @@
 // InitDeadline: the group's init deadline, one generation at a time. Its value: the formula
-// (preflight's init_deadline_formula, grown by each restart after an init failure), raised to what
+// (init_deadline_formula.h, grown by each restart after an init failure), raised to what
 // past runs of the same job needed (the run history) but never past timeout.max_s, with the
 // words that say where it came from. Its arming: it runs while InitTracker's rule says so and
 // no rank is held in a debugger; each arming is numbered, so a timer of an older arming that

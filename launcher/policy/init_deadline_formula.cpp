@@ -1,5 +1,5 @@
 // The init deadline's formula, its validation and its human-readable explanation.
-#include "ddplaunch/preflight/init_deadline_formula.h"
+#include "policy/init_deadline_formula.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "ddplaunch/base/small_math.h"
 
-namespace ddplaunch::preflight {
+namespace ddplaunch {
 namespace {
 
 std::string num(double v) {  // shortest readable: 30, 0.4, 135.9
@@ -18,14 +18,15 @@ std::string num(double v) {  // shortest readable: 30, 0.4, 135.9
   return s;
 }
 
-double raw_init_deadline(const InitDeadlineFormula& p, int nodes, bool dedicated_nic, double rtt_ms) {
-  return p.base_s + p.per_node_s * std::max(nodes, 0) + (dedicated_nic ? p.dedicated_nic_s : 0.0) +
-         p.rtt_factor * std::max(rtt_ms, 0.0) / 1000.0;
+double raw_init_deadline(const InitDeadlineFormula& p, const InitDeadlineInputs& in) {
+  return p.base_s + p.per_node_s * std::max(in.nodes, 0) + (in.dedicated_nic ? p.dedicated_nic_s : 0.0) +
+         p.rtt_factor * std::max(in.rtt_ms, 0.0) / 1000.0;
 }
 
 }  // namespace
 
-CheckOutcome validate(const InitDeadlineFormula& p) {
+preflight::CheckOutcome validate(const InitDeadlineFormula& p) {
+  using preflight::CheckOutcome;
   const std::pair<const char*, double> fields[] = {
       {"base_s", p.base_s}, {"per_node_s", p.per_node_s}, {"dedicated_nic_s", p.dedicated_nic_s},
       {"rtt_factor", p.rtt_factor}, {"min_s", p.min_s}, {"max_s", p.max_s}, {"restart_factor", p.restart_factor}};
@@ -47,25 +48,21 @@ CheckOutcome validate(const InitDeadlineFormula& p) {
   return CheckOutcome::pass();
 }
 
-double compute_init_deadline(const InitDeadlineFormula& p, int nodes, bool dedicated_nic, double rtt_ms, int generation) {
-  double t = std::clamp(raw_init_deadline(p, nodes, dedicated_nic, rtt_ms), p.min_s, p.max_s);
-  t *= integer_power(p.restart_factor, std::max(generation, 0));
-  return std::min(t, p.max_s);
-}
-
-std::string explain_init_deadline(const InitDeadlineFormula& p, int nodes, bool dedicated_nic, double rtt_ms, int generation) {
-  double raw = raw_init_deadline(p, nodes, dedicated_nic, rtt_ms);
-  std::string s = "timeout = clamp(" + num(p.base_s) + " + " + num(p.per_node_s) + " s x " +
-                  std::to_string(std::max(nodes, 0)) + " nodes";
-  s += dedicated_nic ? " + " + num(p.dedicated_nic_s) + " s dedicated NIC" : std::string(" + 0 (no dedicated NIC)");
-  s += " + " + num(p.rtt_factor) + " x " + num(std::max(rtt_ms, 0.0)) + " ms RTT / 1000 = " + num(raw) + " s, " +
+InitDeadlineValue apply_init_deadline_formula(const InitDeadlineFormula& p, const InitDeadlineInputs& in) {
+  const double raw = raw_init_deadline(p, in);
+  const int restarts = std::max(in.init_failure_restarts, 0);
+  InitDeadlineValue value;
+  value.seconds = std::min(std::clamp(raw, p.min_s, p.max_s) * integer_power(p.restart_factor, restarts), p.max_s);
+  std::string& s = value.explained;
+  s = "timeout = clamp(" + num(p.base_s) + " + " + num(p.per_node_s) + " s x " + std::to_string(std::max(in.nodes, 0)) +
+      " nodes";
+  s += in.dedicated_nic ? " + " + num(p.dedicated_nic_s) + " s dedicated NIC" : std::string(" + 0 (no dedicated NIC)");
+  s += " + " + num(p.rtt_factor) + " x " + num(std::max(in.rtt_ms, 0.0)) + " ms RTT / 1000 = " + num(raw) + " s, " +
        num(p.min_s) + ", " + num(p.max_s) + ")";
-  if (generation > 0) {
-    s += " x " + num(p.restart_factor) + "^" + std::to_string(generation) + " (restart " +
-         std::to_string(generation) + ")";
-  }
-  s += " = " + num(compute_init_deadline(p, nodes, dedicated_nic, rtt_ms, generation)) + " s (max " + num(p.max_s) + " s)";
-  return s;
+  if (restarts > 0)
+    s += " x " + num(p.restart_factor) + "^" + std::to_string(restarts) + " (restart " + std::to_string(restarts) + ")";
+  s += " = " + num(value.seconds) + " s (max " + num(p.max_s) + " s)";
+  return value;
 }
 
-}  // namespace ddplaunch::preflight
+}  // namespace ddplaunch

@@ -3,13 +3,9 @@
 // (config → policy, never back).
 #pragma once
 
-#include "ddplaunch/preflight/init_deadline_formula.h"
+#include "policy/init_deadline_formula.h"
 
 namespace ddplaunch {
-
-// The init deadline's formula lives with the preflight checks; the config only holds its knobs
-// (the timeout.* keys).
-using preflight::InitDeadlineFormula;
 
 // Two budgets (torchrun's --max-restarts meaning plus ddplaunch's automatic init retries):
 // an init failure spends init_restarts first, then max_restarts; any other failure spends
