@@ -17,17 +17,17 @@ std::optional<MasterOrder> decode_master_order(const rendezvous::Message& m) {
   const std::optional<Kind> kind = kind_of(m);
   if (!kind) return std::nullopt;
   switch (*kind) {
-    case Kind::Restart: return order(decode_restart(m));
-    case Kind::Stop: return order(decode_stop(m));
-    case Kind::JobEnd: return order(decode_job_end(m));
-    case Kind::Resume: return MasterOrder(Resume{});
-    case Kind::ProbeVerdict: return order(decode_probe_verdict(m));
-    case Kind::Standby: return order(decode_standby(m));
-    case Kind::OutputFilter: return order(decode_output_filter(m));
-    case Kind::FollowRank: return order(decode_follow_rank(m));
-    case Kind::CollectStacks: return order(decode_collect_stacks(m));
-    case Kind::DebugInput: return order(decode_debug_input(m));
-    case Kind::DebugAttachGdb: return order(decode_debug_attach_gdb(m));
+    case Kind::Restart: return order(decode<Restart>(m));
+    case Kind::Stop: return order(decode<Stop>(m));
+    case Kind::JobEnd: return order(decode<JobEnd>(m));
+    case Kind::Resume: return order(decode<Resume>(m));
+    case Kind::ProbeVerdict: return order(decode<ProbeVerdict>(m));
+    case Kind::Standby: return order(decode<Standby>(m));
+    case Kind::OutputFilter: return order(decode<OutputFilter>(m));
+    case Kind::FollowRank: return order(decode<FollowRank>(m));
+    case Kind::CollectStacks: return order(decode<CollectStacks>(m));
+    case Kind::DebugInput: return order(decode<DebugInput>(m));
+    case Kind::DebugAttachGdb: return order(decode<DebugAttachGdb>(m));
     // What nodes send the master: never an order.
     case Kind::WorkerFailed:
     case Kind::NodeFinished:

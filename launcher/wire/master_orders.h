@@ -11,8 +11,6 @@
 
 namespace ddplaunch::messages {
 
-struct Resume {};  // paused ranks may continue (no payload)
-
 using MasterOrder = std::variant<Restart, Stop, JobEnd, Resume, ProbeVerdict, Standby, OutputFilter, FollowRank,
                                  CollectStacks, DebugInput, DebugAttachGdb>;
 

@@ -1,6 +1,6 @@
 // What a node tells the master about itself (a worker failed, the node finished or hit a
 // problem, its doctor row, its ranks' states) and the master's orders to the nodes (restart,
-// stop, end, resume, stand by): records and their codec.
+// stop, end, resume, stand by): records, each declared once on the wire.
 #pragma once
 
 #include <optional>
@@ -10,6 +10,7 @@
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/failure.h"
 #include "policy/rank_phase.h"
+#include "wire/message_declaration.h"
 
 namespace ddplaunch::messages {
 
@@ -21,28 +22,134 @@ struct RankStates { std::string host; std::vector<RankReport> ranks; std::string
 struct Restart { std::string reason; };
 struct Stop { std::string reason; int exit_code = 1; };
 struct JobEnd { int exit_code = 0; };
+struct Resume {};  // paused ranks may continue (no payload)
 // run_nonce: the run a spare waits in (etcd: it takes part in that run, as an assigned node does).
 struct Standby { std::string reason; std::string run_nonce; };
 
-rendezvous::Message encode(Generation generation, const FailureReport& payload);
-rendezvous::Message encode(Generation generation, const NodeFinished& payload);
-rendezvous::Message encode(Generation generation, const NodeProblem& payload);
-rendezvous::Message encode(Generation generation, const NodeReport& payload);
-rendezvous::Message encode(Generation generation, const RankStates& payload);
-rendezvous::Message encode(Generation generation, const Restart& payload);
-rendezvous::Message encode(Generation generation, const Stop& payload);
-rendezvous::Message encode(Generation generation, const JobEnd& payload);
-rendezvous::Message encode(Generation generation, const Standby& payload);
-rendezvous::Message encode_resume(Generation generation);
+// A worker's failure as one JSON text, written by its one codec (the policy state's too,
+// policy/failure_codec.h), its output tail bounded (message_bounds.h). Read: refused unless a
+// whole report; its texts made printable, a tail line with line breaks split into its lines,
+// the tail bounded again as ours.
+struct FailureReportText {
+  std::string write(const FailureReport& report) const;
+  bool read(const std::string* sent, FailureReport& report) const;
+};
 
-std::optional<FailureReport> decode_failure(const rendezvous::Message& message);
-std::optional<NodeFinished> decode_node_finished(const rendezvous::Message& message);
-std::optional<NodeProblem> decode_node_problem(const rendezvous::Message& message);
-std::optional<NodeReport> decode_node_report(const rendezvous::Message& message);
-std::optional<RankStates> decode_rank_states(const rendezvous::Message& message);
-std::optional<Restart> decode_restart(const rendezvous::Message& message);
-std::optional<Stop> decode_stop(const rendezvous::Message& message);
-std::optional<JobEnd> decode_job_end(const rendezvous::Message& message);
-std::optional<Standby> decode_standby(const rendezvous::Message& message);
+// One line per rank: "rank pid phase init_entries state steps max_interval_ms progress_age_ms
+// section" (the last four: progress, for hang detection; a section name is one word, "-" for
+// none). A line without progress (an older launcher) reads as none yet; a malformed line, a
+// negative rank, count or unknown phase refuses the message; the section is made printable.
+struct RankLines {
+  std::string write(const std::vector<RankReport>& ranks) const;
+  bool read(const std::string* sent, std::vector<RankReport>& ranks) const;
+};
+
+template <>
+struct WireFields<FailureReport> {
+  static constexpr Kind kind = Kind::WorkerFailed;
+  template <class Io, class Self>
+  static void list(Io& io, Self& r) {
+    io("report", r, FailureReportText{});
+  }
+};
+
+template <>
+struct WireFields<NodeFinished> {
+  static constexpr Kind kind = Kind::NodeFinished;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("exit_code", p.exit_code, Int{.fallback = 1});
+    io("summary", p.summary, Lines{});
+  }
+};
+
+template <>
+struct WireFields<NodeProblem> {
+  static constexpr Kind kind = Kind::NodeProblem;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("message", p.message, Entry{.fallback = "unspecified problem"});
+    io("exit_code", p.exit_code, Int{.fallback = 1});
+  }
+};
+
+template <>
+struct WireFields<NodeReport> {
+  static constexpr Kind kind = Kind::NodeReport;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("ok", p.ok, Flag{});
+    io("nic", p.nic, Text{.fallback = "-", .empty_as_fallback = true});
+    io("problems", p.problems, Lines{});
+  }
+};
+
+template <>
+struct WireFields<RankStates> {
+  static constexpr Kind kind = Kind::RankStates;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("host", p.host, Text{.fallback = "?"});
+    io("ranks", p.ranks, RankLines{});
+    io("log_dir", p.log_dir, Text{});
+  }
+};
+
+template <>
+struct WireFields<Restart> {
+  static constexpr Kind kind = Kind::Restart;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("reason", p.reason, Entry{});
+  }
+};
+
+template <>
+struct WireFields<Stop> {
+  static constexpr Kind kind = Kind::Stop;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("reason", p.reason, Entry{});
+    io("exit_code", p.exit_code, Int{.fallback = 1});
+  }
+};
+
+template <>
+struct WireFields<JobEnd> {
+  static constexpr Kind kind = Kind::JobEnd;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("exit_code", p.exit_code, Int{.fallback = 1});
+  }
+};
+
+template <>
+struct WireFields<Resume> {
+  static constexpr Kind kind = Kind::Resume;
+  template <class Io, class Self>
+  static void list(Io&, Self&) {}
+};
+
+template <>
+struct WireFields<Standby> {
+  static constexpr Kind kind = Kind::Standby;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    io("reason", p.reason, Entry{});
+    io("run", p.run_nonce, RunNonce{});
+  }
+};
+
+// The names the rest of the tree calls: decode<Payload> under its older name.
+inline constexpr auto& decode_failure = decode<FailureReport>;
+inline constexpr auto& decode_node_finished = decode<NodeFinished>;
+inline constexpr auto& decode_node_problem = decode<NodeProblem>;
+inline constexpr auto& decode_node_report = decode<NodeReport>;
+inline constexpr auto& decode_rank_states = decode<RankStates>;
+inline constexpr auto& decode_restart = decode<Restart>;
+inline constexpr auto& decode_stop = decode<Stop>;
+inline constexpr auto& decode_job_end = decode<JobEnd>;
+inline constexpr auto& decode_standby = decode<Standby>;
+inline rendezvous::Message encode_resume(Generation generation) { return encode(generation, Resume{}); }
 
 }  // namespace ddplaunch::messages

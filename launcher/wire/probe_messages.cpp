@@ -1,38 +1,33 @@
-// Codec of the peer probe's results and verdict.
+// The probed links' lines of the peer probe's results.
 #include "wire/probe_messages.h"
 
 #include <sstream>
 
-#include "wire/message_fields.h"
-
 namespace ddplaunch::messages {
 
-// One line per link, tab-separated: from to ifname source destination ok rtt_ms mbit error.
-rendezvous::Message encode(Generation generation, const ProbeResults& p) {
+std::string ProbeLinkLines::write(const std::vector<preflight::ProbedLink>& links) const {
   std::string lines;
-  for (std::size_t i = 0; i < p.links.size() && i < kMaxProbeLinks; ++i) {
-    const auto& l = p.links[i];
-    std::string error = l.result.error.substr(0, 300);
+  for (std::size_t i = 0; i < links.size() && i < kMaxProbeLinks; ++i) {
+    const auto& l = links[i];
+    std::string error = l.result.error.substr(0, kMaxProbeErrorBytes);
     for (char& c : error)
       if (c == '\t' || c == '\n' || c == '\r') c = ' ';
     lines += std::to_string(l.pair.from) + "\t" + std::to_string(l.pair.to) + "\t" + l.ifname + "\t" + l.from_address +
              "\t" + l.to_endpoint + "\t" + (l.result.ok ? "1" : "0") + "\t" + std::to_string(l.result.rtt_ms) + "\t" +
              std::to_string(l.result.mbit_per_s) + "\t" + error + "\n";
   }
-  return make(Kind::ProbeResults, generation, {{"links", lines}});
+  return lines;
 }
 
-std::optional<ProbeResults> decode_probe_results(const rendezvous::Message& m) {
-  if (!is(m, Kind::ProbeResults)) return std::nullopt;
-  ProbeResults p;
-  std::istringstream lines(field(m, "links"));
+bool ProbeLinkLines::read(const std::string* sent, std::vector<preflight::ProbedLink>& links) const {
+  std::istringstream lines(sent ? *sent : "");
   for (std::string line; std::getline(lines, line);) {
-    if (p.links.size() >= kMaxProbeLinks) return std::nullopt;
+    if (links.size() >= kMaxProbeLinks) return false;
     std::vector<std::string> parts;
     std::istringstream cells(line);
     for (std::string cell; std::getline(cells, cell, '\t');) parts.push_back(cell);
     if (parts.size() == 8) parts.emplace_back();  // an empty error at the end of the line
-    if (parts.size() != 9) return std::nullopt;
+    if (parts.size() != 9) return false;
     preflight::ProbedLink l;
     try {
       l.pair.from = std::stoi(parts[0]);
@@ -40,25 +35,17 @@ std::optional<ProbeResults> decode_probe_results(const rendezvous::Message& m) {
       l.result.rtt_ms = std::stod(parts[6]);
       l.result.mbit_per_s = std::stod(parts[7]);
     } catch (const std::exception&) {
-      return std::nullopt;
+      return false;
     }
-    if (l.pair.from < 0 || l.pair.to < 0 || parts[2].empty() || parts[2].size() > 15) return std::nullopt;
+    if (l.pair.from < 0 || l.pair.to < 0 || parts[2].empty() || parts[2].size() > 15) return false;
     l.ifname = parts[2];
     l.from_address = parts[3];
     l.to_endpoint = parts[4];
     l.result.ok = parts[5] == "1";
     l.result.error = parts[8];
-    p.links.push_back(std::move(l));
+    links.push_back(std::move(l));
   }
-  return p;
-}
-
-rendezvous::Message encode(Generation generation, const ProbeVerdict& p) {
-  return make(Kind::ProbeVerdict, generation, {{"ifname", p.ifname}});
-}
-std::optional<ProbeVerdict> decode_probe_verdict(const rendezvous::Message& m) {
-  if (!is(m, Kind::ProbeVerdict)) return std::nullopt;
-  return ProbeVerdict{text_field(m, "ifname")};
+  return true;
 }
 
 }  // namespace ddplaunch::messages

@@ -1,9 +1,8 @@
-// Codec of the timeline batches.
+// The timeline batches, and the events field of one.
 #include "wire/timeline_messages.h"
 
 #include <chrono>
 
-#include "wire/message_fields.h"
 #include "timeline/timeline_wire.h"
 #include "ddplaunch/rendezvous/printable.h"
 
@@ -26,21 +25,19 @@ std::vector<std::vector<timeline::Event>> timeline_batches(std::vector<timeline:
   return batches;
 }
 
-rendezvous::Message encode(Generation generation, const TimelineEvents& p) {
-  return make(Kind::TimelineEvents, generation,
-              {{"sent_at_us", std::to_string(p.sent_at_us)}, {"events", timeline::encode_events(p.events)}});
+std::string TimelineEventList::write(const std::vector<timeline::Event>& events) const {
+  return timeline::encode_events(events);
 }
-std::optional<TimelineEvents> decode_timeline_events(const rendezvous::Message& m) {
-  if (!is(m, Kind::TimelineEvents)) return std::nullopt;
-  auto sent_at = long_field(m, "sent_at_us");
-  auto events = timeline::decode_events(field(m, "events"));
-  if (!sent_at || !events) return std::nullopt;
-  for (auto& e : *events) {  // another launcher's text: made printable once, here
+bool TimelineEventList::read(const std::string* sent, std::vector<timeline::Event>& events) const {
+  auto decoded = timeline::decode_events(sent ? *sent : "");
+  if (!decoded) return false;
+  for (auto& e : *decoded) {  // another launcher's text: made printable once, here
     e.name = rendezvous::printable(e.name);
     e.category = rendezvous::printable(e.category);
     e.detail = rendezvous::printable(e.detail);
   }
-  return TimelineEvents{*sent_at, std::move(*events)};
+  events = std::move(*decoded);
+  return true;
 }
 
 }  // namespace ddplaunch::messages

@@ -1,14 +1,16 @@
 // The node's timeline events for the job's timeline, in batches that each fit one message:
-// record and codec.
+// record, declared once on the wire.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ddplaunch/rendezvous/types.h"
 #include "timeline/timeline_event.h"
+#include "wire/message_declaration.h"
 
 namespace ddplaunch::messages {
 
@@ -19,8 +21,27 @@ struct TimelineEvents { std::int64_t sent_at_us = 0; std::vector<timeline::Event
 inline constexpr std::size_t kMaxTimelineBatchBytes = 48 * 1024;
 // The events cut into batches that each fit one message.
 std::vector<std::vector<timeline::Event>> timeline_batches(std::vector<timeline::Event> events);
-rendezvous::Message encode(Generation generation, const TimelineEvents& payload);
-std::optional<TimelineEvents> decode_timeline_events(const rendezvous::Message& message);
+
+// The events in the timeline's own encoding (timeline/timeline_wire.h); read: refused unless
+// they decode, each one's name, category and detail made printable.
+struct TimelineEventList {
+  std::string write(const std::vector<timeline::Event>& events) const;
+  bool read(const std::string* sent, std::vector<timeline::Event>& events) const;
+};
+
+template <>
+struct WireFields<TimelineEvents> {
+  static constexpr Kind kind = Kind::TimelineEvents;
+  template <class Io, class Self>
+  static void list(Io& io, Self& p) {
+    static_assert(std::is_same_v<std::int64_t, long>, "sent_at_us is read as a long");
+    io("sent_at_us", p.sent_at_us, Long{.required = true});
+    io("events", p.events, TimelineEventList{});
+  }
+};
+
+// The name the rest of the tree calls: decode<Payload> under its older name.
+inline constexpr auto& decode_timeline_events = decode<TimelineEvents>;
 
 }  // namespace ddplaunch::messages
 

@@ -1,5 +1,5 @@
 // The launcher messages' kinds and their names on the wire.
-#include "wire/launcher_messages.h"
+#include "wire/message_kind.h"
 
 #include "ddplaunch/base/name_table.h"
 
