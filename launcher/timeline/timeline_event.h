@@ -17,6 +17,7 @@ inline constexpr int kNodeLane = -1;  // Event::rank: the node's own lane (node 
 enum class EventType {
   State,    // the lane is in `name` from now until its next State ("exited:1", "ended": it ends there)
   Instant,  // something happened at that moment
+  Counter,  // a measured value of the lane from now on (`name`: what, `value`: how much)
 };
 
 struct Event {
@@ -30,6 +31,7 @@ struct Event {
   std::string detail;    // for people: the cause, the reason, the figures
   long flow_out = 0;     // a failure: the id of the link to the restart or stop it caused (0: none)
   long flow_in = 0;      // a restart or stop: the failure link it ends (0: none)
+  double value = 0;      // a counter's value
 };
 
 // A state that ends its lane's slice instead of opening one: a worker's exit, the job's end.

@@ -37,6 +37,7 @@ class TraceBuilder {
       open_[lane] = OpenSlice{e.name, e.detail, e.generation, e.at_us};
       return;
     }
+    if (e.type == EventType::Counter) return counter(e, lane);
     instant(e, e.category.empty() ? "event" : e.category, lane);
   }
 
@@ -82,6 +83,14 @@ class TraceBuilder {
     if (e.flow_in)
       events_.push_back(Json{{"ph", "f"}, {"bp", "e"}, {"id", e.flow_in}, {"name", "caused"}, {"cat", "cause"},
                              {"pid", lane.first}, {"tid", lane.second}, {"ts", ts(e.at_us)}});
+  }
+
+  // A counter track of the lane's node (trace viewers draw counters per process): one series
+  // per rank, named after it.
+  void counter(const Event& e, const std::pair<int, int>& lane) {
+    const std::string series = lane.second > 0 ? "rank " + std::to_string(lane.second - 1) : "node";
+    events_.push_back(Json{{"ph", "C"}, {"name", e.name}, {"cat", e.category.empty() ? "counter" : e.category},
+                           {"pid", lane.first}, {"ts", ts(e.at_us)}, {"args", Json{{series, e.value}}}});
   }
 
   std::int64_t origin_us_;

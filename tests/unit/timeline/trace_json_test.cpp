@@ -139,6 +139,31 @@ TEST(TraceJson, AnEndedJobSaysItsExitStatusAndRootCause) {
   EXPECT_TRUE(ended);
 }
 
+TEST(TraceJson, ACountersValuesBecomeACounterTrackOfItsNodeOneSeriesPerRank) {
+  JobTimeline t;
+  t.name_node(1, "host-b");
+  for (int i = 0; i < 2; ++i) {
+    Event e;
+    e.at_us = 1000 + i * 2000;
+    e.node = 1;
+    e.rank = 3;
+    e.type = EventType::Counter;
+    e.name = "compute share";
+    e.category = "straggler";
+    e.value = i == 0 ? 0.4 : 0.9;
+    t.record(e);
+  }
+  const Json trace = Json::parse(trace_json(t, {"job", 5000}));
+  std::vector<Json> counters;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "C") counters.push_back(e);
+  }
+  ASSERT_EQ(counters.size(), 2u);
+  EXPECT_EQ(counters[0]["name"], "compute share");
+  EXPECT_EQ(counters[0]["pid"], 2);  // node 1's process
+  EXPECT_DOUBLE_EQ(counters[1]["args"]["rank 3"].get<double>(), 0.9);
+}
+
 TEST(TraceJson, AnEmptyTimelineIsStillAValidTrace) {
   const Json trace = Json::parse(trace_json(JobTimeline{}, {"empty", 5}));
   EXPECT_TRUE(trace["traceEvents"].is_array());
