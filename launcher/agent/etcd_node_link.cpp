@@ -7,16 +7,21 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/rendezvous_host.h"
 #include "wire/order_revision.h"
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/rendezvous/printable.h"
 
 namespace ddplaunch {
 
-EtcdNodeLink::EtcdNodeLink(boost::asio::io_context& io, const NodePlan& plan, EtcdLinkEvents events)
+EtcdNodeLink::EtcdNodeLink(boost::asio::io_context& io, const NodePlan& plan, MasterLink& master,
+                           const NodeView& node, NodeEvents& events, RendezvousHost& host)
     : io_(io),
       plan_(plan),
-      events_(std::move(events)),
+      master_(master),
+      node_(node),
+      events_(events),
+      host_(host),
       coordinator_timer_(io),
       join_pause_timer_(io),
       minority_timer_(io) {}
@@ -44,22 +49,24 @@ void EtcdNodeLink::start() {
           .on_lost = [this](const std::string& why) { lose_seat(why); },
           .on_reachability = [this](const std::string& why) {
             etcd_unreachable_ = !why.empty();
-            if (etcd_unreachable_ && events_.coordinating()) check_minority();
+            if (etcd_unreachable_ && host_.hosting()) check_minority();
           },
-          .on_reelected = [this](std::int64_t revision) { events_.reelected(revision); },
+          .on_reelected = [this](std::int64_t revision) { host_.set_order_revision(revision); },
       },
       [this](const std::string& error) {
-        if (!events_.finished()) events_.started(error);
+        if (!finished()) events_.publish(node_event::CoordinatorStoreChecked{error});
       });
 }
 
 // This launcher leads: host the rendezvous and the coordinator here, then say where.
 void EtcdNodeLink::on_elected(std::optional<std::string> state) {
-  if (events_.finished()) return;
+  if (finished()) return;
   restored_state_ = std::move(state);
+  events_.publish(node_event::Elected{});
   int port = plan_.config.etcd.coordinator_port;
-  if (rendezvous::ListenError error = events_.host_coordinator(port); error.failed())
-    return lose_seat("this launcher was elected coordinator but " + error.text);
+  rendezvous::ListenError error = host_.listen(port, this);
+  port = host_.port_or(port);  // the port taken, when 0
+  if (error.failed()) return lose_seat("this launcher was elected coordinator but " + error.text);
   const std::string& host = plan_.rendezvous_bind.front();
   check_minority();  // from now on, once a second: how many launchers are joined at most
   seat_->publish(host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
@@ -68,11 +75,11 @@ void EtcdNodeLink::on_elected(std::optional<std::string> state) {
 
 // etcd named the coordinator (a newer election revision, or its address published).
 void EtcdNodeLink::on_coordinator(const std::string& address, std::int64_t revision) {
-  if (events_.finished()) return;
+  if (finished()) return;
   coordinator_address_ = address;
   coordinator_revision_ = revision;
   spdlog::info("etcd: the job's coordinator is at {} (election revision {})", rendezvous::printable(address), revision);
-  const bool connected = events_.connected();
+  const bool connected = master_.connected();
   if (connected && connected_revision_ == revision) return;
   if (connected && address == connected_address_ && revision > connected_revision_) {
     // The coordinator this node is connected to, elected again after etcd stalled: the live
@@ -82,15 +89,15 @@ void EtcdNodeLink::on_coordinator(const std::string& address, std::int64_t revis
     connected_revision_ = revision;
     return;
   }
-  if (events_.joining()) return join_coordinator();  // not in yet: this one, now
+  if (node_.state() == NodeState::Joining) return join_coordinator();  // not in yet: this one, now
   if (connected)  // joined to an older coordinator: superseded (it may be partitioned, not dead)
     return on_coordinator_lost(fmt::format("etcd names a newer coordinator at {} (election revision {} > {})",
                                            address, revision, connected_revision_));
 }
 
 void EtcdNodeLink::on_coordinator_lost(const std::string& why) {
-  events_.retire_client();
-  events_.coordinator_lost(why, coordinator_address_);
+  events_.publish(node_event::CoordinatorLeft{});
+  events_.publish(node_event::CoordinatorLost{why, coordinator_address_});
 }
 
 void EtcdNodeLink::on_connection_lost(int serial, const std::string& why) {
@@ -107,20 +114,20 @@ void EtcdNodeLink::join_coordinator(double after_s) {
     });
     return;
   }
-  if (events_.finished() || coordinator_address_.empty()) return;  // on_coordinator joins when one is named
-  if (events_.connected() && connected_revision_ == coordinator_revision_) return;
-  events_.retire_client();
+  if (finished() || coordinator_address_.empty()) return;  // on_coordinator joins when one is named
+  if (master_.connected() && connected_revision_ == coordinator_revision_) return;
+  events_.publish(node_event::CoordinatorLeft{});
   auto endpoint = parse_host_port(coordinator_address_);
   if (!endpoint) return lose_seat("etcd holds a malformed coordinator address '" + rendezvous::printable(coordinator_address_) + "'");
   connected_revision_ = coordinator_revision_;
   connected_address_ = coordinator_address_;
-  events_.join(endpoint->host, endpoint->port, ++connection_serial_);
+  events_.publish(node_event::CoordinatorNamed{endpoint->host, endpoint->port, ++connection_serial_});
 }
 
-void EtcdNodeLink::wait_for_coordinator(double seconds, std::function<void()> over) {
+void EtcdNodeLink::wait_for_coordinator(double seconds, int serial) {
   coordinator_timer_.expires_after(seconds_to_ms(seconds));
-  coordinator_timer_.async_wait([over = std::move(over)](const boost::system::error_code& ec) {
-    if (!ec) over();
+  coordinator_timer_.async_wait([this, serial](const boost::system::error_code& ec) {
+    if (!ec) events_.publish(node_event::CoordinatorWaitOver{serial});
   });
 }
 
@@ -138,16 +145,16 @@ bool EtcdNodeLink::obeys(const rendezvous::Message& order, int serial) {
 // A coordinator that loses its lease stops acting at once (a newer coordinator may be
 // elected already), and the node ends (NodePolicy::on_seat_lost).
 void EtcdNodeLink::lose_seat(const std::string& why) {
-  if (events_.finished()) return;
-  events_.stop_coordinating(why);
+  if (finished()) return;
+  host_.stop_coordinating(why);
   seat_->stop();
-  events_.seat_lost(why);
+  events_.publish(node_event::SeatLost{why});
 }
 
 // The coordinator on the minority side of a partition steps down (MinorityRule says when).
 void EtcdNodeLink::check_minority() {
-  if (!events_.coordinating() || events_.finished()) return;
-  if (auto why = minority_rule_.check(etcd_unreachable_, events_.joined_nodes(), PolicyClock::now()))
+  if (!host_.hosting() || finished()) return;
+  if (auto why = minority_rule_.check(etcd_unreachable_, host_.joined_nodes(), PolicyClock::now()))
     return lose_seat(*why);
   minority_timer_.expires_after(MinorityRule::kCheckInterval);
   minority_timer_.async_wait([this](const boost::system::error_code& ec) {

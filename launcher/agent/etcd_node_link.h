@@ -3,13 +3,12 @@
 // own address and publishes it; every launcher, the elected one too, joins whatever
 // coordinator etcd names, and refuses the orders of a superseded one. A coordinator cut off
 // from etcd and from most launchers steps down (MinorityRule). The link keeps what etcd said;
-// the node (NodeAgent) owns the client, the coordinator and the NodePolicy that decides, and
-// hears of every event through EtcdLinkEvents.
+// the node (NodeAgent) owns the client and the NodePolicy that decides, and hears of every
+// event as a NodeEvent; the link has the node's RendezvousHost host the coordinator, or stop.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,44 +16,34 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "seat/etcd_seat.h"
+#include "agent/master_link.h"
+#include "agent/node_event.h"
 #include "agent/node_plan.h"
+#include "agent/node_view.h"
+#include "seat/etcd_seat.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/minority_rule.h"
 
 namespace ddplaunch {
 
-// What the link asks of its node, and what it tells it.
-struct EtcdLinkEvents {
-  std::function<bool()> finished;      // the node has ended: etcd's news is ignored
-  std::function<bool()> joining;       // the node has not joined a coordinator yet
-  std::function<bool()> connected;     // the node has a rendezvous client
-  std::function<bool()> coordinating;  // this launcher hosts the rendezvous and the coordinator
-  std::function<std::size_t()> joined_nodes;  // launchers joined to this coordinator now
-  std::function<void(const std::string& error)> started;  // registered ("") or etcd unusable
-  // Elected: host the rendezvous and the coordinator on `port` (the port taken, when 0).
-  std::function<rendezvous::ListenError(int& port)> host_coordinator;
-  std::function<void(const std::string& host, int port, int serial)> join;  // connection `serial`
-  std::function<void()> retire_client;
-  std::function<void(const std::string& why, const std::string& address)> coordinator_lost;
-  std::function<void(const std::string& why)> stop_coordinating;  // this launcher's lease is gone
-  std::function<void(const std::string& why)> seat_lost;
-  std::function<void(std::int64_t revision)> reelected;  // the same coordinator, a newer revision
-};
+class RendezvousHost;
 
 class EtcdNodeLink {
  public:
-  EtcdNodeLink(boost::asio::io_context& io, const NodePlan& plan, EtcdLinkEvents events);
+  // `master`: whether the node has a client; `node`: whether it has joined or ended; its news
+  // go to `events`; `host`: where this launcher hosts the coordinator when elected.
+  EtcdNodeLink(boost::asio::io_context& io, const NodePlan& plan, MasterLink& master, const NodeView& node,
+               NodeEvents& events, RendezvousHost& host);
 
   // Registers with etcd; returns "" or an error (nothing to clean up then).
   std::string open();
-  // Campaigns and follows the leader; `events.started` says whether etcd could be used.
+  // Campaigns and follows the leader; CoordinatorStoreChecked says whether etcd could be used.
   void start();
   // Join the newest coordinator etcd named, after a pause of `after_s` seconds (0: now).
   void join_coordinator(double after_s = 0);
-  // Bounds the wait for a new coordinator: `over` once `seconds` have passed.
-  void wait_for_coordinator(double seconds, std::function<void()> over);
+  // Bounds the wait for a new coordinator: CoordinatorWaitOver{serial} once `seconds` have passed.
+  void wait_for_coordinator(double seconds, int serial);
   // The node's connection `serial` to a coordinator was lost (an older connection's loss is ignored).
   void on_connection_lost(int serial, const std::string& why);
   // False: an order of a superseded coordinator (logged).
@@ -75,7 +64,12 @@ class EtcdNodeLink {
 
   boost::asio::io_context& io_;
   const NodePlan& plan_;
-  EtcdLinkEvents events_;
+  bool finished() const { return node_.state() == NodeState::Finished; }
+
+  MasterLink& master_;
+  const NodeView& node_;
+  NodeEvents& events_;
+  RendezvousHost& host_;
   std::unique_ptr<EtcdSeat> seat_;
   // The newest coordinator etcd named, and the one the node's client is connected to.
   std::string coordinator_address_;

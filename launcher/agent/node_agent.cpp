@@ -50,111 +50,16 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
       signals_(io, SIGINT, SIGTERM),
       exit_timer_(io),
       hosting_retry_timer_(io),
-      join_watch_(io, plan_,
-                  JoinWatchHooks{
-                      .joining = [this] { return policy_.state() == NodeState::Joining && !policy_.spare(); },
-                      .connected = [this] { return !client_->local_address().empty(); },
-                      .on_connected = [this] { policy_.on_join_connected(); },
-                      .on_probe =
-                          [this](JoinProbe outcome, const std::string& message, double interval_s) {
-                            if (policy_.state() != NodeState::Joining) return false;
-                            carry_out(policy_.on_join_probe(outcome, message, interval_s));
-                            return !policy_.finished();
-                          },
-                  }),
+      join_watch_(io, plan_, *this),
       status_(io),
-      supervisor_(io, guard, status_,
-                  GroupCallbacks{
-                      .on_failure =
-                          [this](const WorkerFailure& f) {
-                            outer_root_cause_.on_failure(f, policy_.generation());
-                            // Its last lines and the timeline first: the master has them before the failure.
-                            follower_.flush();
-                            rank_states_.send_timeline();
-                            if (client_) client_->send(messages::encode(policy_.generation(), FailureReport{f, plan_.hostname}));
-                          },
-                      .on_phases_changed = [this]() { rank_states_.send_soon(); },
-                      .on_paused = [this](const Worker& w) { paused_prompt_.on_paused(w, job_master_); },
-                      .on_finished = [this](const GroupOutcome& o) { on_group_finished(o); },
-                      .on_debugger_stopped =
-                          [this](const Worker& w, const debug::StopLocation& where, const std::string& reason) {
-                            debug_sessions_.on_stopped(w, where, reason);
-                          },
-                      .on_debugger_output =
-                          [this](const Worker& w, const std::string& lines, bool prompt) {
-                            debug_sessions_.on_output(w, lines, prompt);
-                          },
-                      .on_debugger_left = [this](const Worker& w) { debug_sessions_.on_left(w); },
-                      .on_rank_prompt =
-                          [this](const Worker& w, const std::string& shown, bool secret) {
-                            debug_sessions_.on_rank_prompt(w, shown, secret);
-                          },
-                      .on_followed_line = [this](int rank, std::string_view line) { follower_.on_line(rank, line); },
-                  }),
-      follower_(io,
-                [this](messages::RankOutput out) {
-                  if (client_) client_->send(messages::encode(policy_.generation(), out));
-                },
-                [this](std::set<int> ranks) { supervisor_.follow_ranks(std::move(ranks)); }),
-      rank_states_(io, plan_.hostname, plan_.config.log_dir,
-                   RankStateSource{
-                       .connected = [this] { return client_ != nullptr; },
-                       .send = [this](const rendezvous::Message& m) { client_->send(m); },
-                       .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& { return supervisor_.workers(); },
-                       .generation = [this] { return policy_.generation(); },
-                       .may_report =
-                           [this] {
-                             return policy_.state() != NodeState::Finished && policy_.state() != NodeState::Joining;
-                           },
-                       .running = [this] { return policy_.state() == NodeState::Running && supervisor_.active(); },
-                   }),
-      debug_sessions_(io, plan_.hostname,
-                      RankDebugHooks{
-                          .send =
-                              [this](const rendezvous::Message& m) {
-                                if (client_) client_->send(m);
-                              },
-                          .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& {
-                            return supervisor_.workers();
-                          },
-                          .pdb_input = [this](int rank, const std::string& line) {
-                            return supervisor_.debugger_input(rank, line);
-                          },
-                          .generation = [this] { return policy_.generation(); },
-                          .gdb_attached =
-                              [this](const Worker& w, bool attached) {
-                                supervisor_.set_gdb_attached(w, attached);
-                                rank_states_.send_now();
-                              },
-                      }),
-      paused_prompt_(io, plan_,
-                     [this] {
-                       if (policy_.state() == NodeState::Finished) return;
-                       spdlog::info("resuming paused ranks");
-                       supervisor_.resume_paused();
-                       rank_states_.send_now();
-                     }),
+      supervisor_(io, guard, status_, group_callbacks_publishing_to(*this)),
+      follower_(io, *this, *this),
+      rank_states_(io, plan_.hostname, plan_.config.log_dir, *this, *this),
+      debug_sessions_(io, plan_.hostname, RankDebugSeams{*this, *this, *this, *this}),
+      paused_prompt_(io, plan_, *this),
       host_(io, plan_),
-      peer_probe_(io, plan_,
-                  PeerProbeHooks{
-                      .wanted =
-                          [this](Generation generation) {
-                            return policy_.state() == NodeState::Probing && generation == policy_.generation() &&
-                                   client_;
-                          },
-                      .send = [this](const rendezvous::Message& m) { client_->send(m); },
-                  }),
-      stack_requests_(io, plan_.hostname,
-                      StackRequestHooks{
-                          .connected = [this] { return client_ != nullptr; },
-                          .finished = [this] { return policy_.state() == NodeState::Finished; },
-                          .send = [this](const rendezvous::Message& m) { client_->send(m); },
-                          .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& {
-                            return supervisor_.workers();
-                          },
-                          .node_rank = [this] { return node_rank_; },
-                          .generation = [this] { return policy_.generation(); },
-                      }),
+      peer_probe_(io, plan_, *this, *this),
+      stack_requests_(io, plan_.hostname, *this, *this),
       policy_(node_policy_settings(plan_)),
       outer_root_cause_(plan_.base_env, plan_.hostname) {
   signals_.add(SIGHUP);
@@ -169,6 +74,7 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
 void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
   const bool first = policy_.state() == NodeState::Joining;
   if (!policy_.take_assignment(a.generation)) return;
+  join_watch_.close();  // in
   if (etcd_) etcd_->seat().joined_run(a.run_nonce);
   node_rank_ = a.node_rank;
   set_log_node(a.node_rank, a.node_count);
@@ -283,10 +189,7 @@ void NodeAgent::on_dismissed(const std::string& reason) {
 }
 
 void NodeAgent::on_signal(int signal) {
-  if (signal == SIGCONT) {
-    supervisor_.resume_paused();
-    return rank_states_.send_now();
-  }
+  if (signal == SIGCONT) return resume_paused_ranks();
   if (signal == SIGUSR1 || signal == SIGUSR2) {  // e.g. checkpoint before preemption
     int sent = supervisor_.forward_signal(signal);
     spdlog::info("received {}: forwarded to {} worker process(es) on {}; the job goes on", signal_name(signal), sent,
@@ -332,10 +235,7 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
         });
       },
       [this](const node_decision::ArmCoordinatorWait& wait) {
-        if (etcd_)
-          etcd_->wait_for_coordinator(wait.seconds, [this, serial = wait.serial] {
-            carry_out(policy_.on_coordinator_wait_over(serial));
-          });
+        if (etcd_) etcd_->wait_for_coordinator(wait.seconds, wait.serial);
       },
   }, d);
 }
@@ -366,15 +266,11 @@ void NodeAgent::on_master_message(const rendezvous::Message& m) {
           [&](const messages::FollowRank& follow) {
             if (!debug_sessions_.master_proven()) return;  // its output is only for a proven master
             if (!follower_.follow(follow.rank, follow.seconds)) return;
-            for (const auto& w : supervisor_.workers())  // a new follower starts with the lines the rank printed last
-              if (w->global_rank == follow.rank)
-                for (const auto& line : w->output.tail()) follower_.on_line(w->global_rank, line);
+            if (auto w = worker_of_rank(follow.rank))  // a new follower starts with the lines the rank printed last
+              for (const auto& line : w->output.tail()) follower_.on_line(w->global_rank, line);
           },
           [&](const messages::DebugInput& input) { debug_sessions_.input(generation, input.rank, input.line); },
-          [&](const messages::Resume&) {
-            supervisor_.resume_paused();
-            rank_states_.send_now();
-          },
+          [&](const messages::Resume&) { resume_paused_ranks(); },
       },
       *order);
 }

@@ -4,6 +4,11 @@
 // master's orders, its group's end, signals and a lost master (policy/node_policy.h: the
 // states and every ending). On the master node its RendezvousHost hosts the rendezvous server
 // and the JobCoordinator. It decides nothing about the job: the master's JobPolicy does.
+//
+// Its parts reach it through four narrow seams it implements: MasterLink (send to the master,
+// the generation, whether there is one), NodeView (its workers and its step, read-only),
+// RankKeyboard (a line into a rank's debugger) and NodeEvents (what the parts report, visited
+// in one place: publish, node_agent_events.cpp).
 #pragma once
 
 #include <chrono>
@@ -18,7 +23,10 @@
 
 #include "agent/etcd_node_link.h"
 #include "agent/join_watch.h"
+#include "agent/master_link.h"
+#include "agent/node_event.h"
 #include "agent/node_plan.h"
+#include "agent/node_view.h"
 #include "agent/outer_root_cause.h"
 #include "agent/paused_ranks_prompt.h"
 #include "agent/peer_probe_run.h"
@@ -39,7 +47,7 @@
 
 namespace ddplaunch {
 
-class NodeAgent {
+class NodeAgent final : private MasterLink, private NodeView, private NodeEvents, private RankKeyboard {
  public:
   NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan plan);
   // Starts everything; returns "" or an error (nothing to clean up then).
@@ -49,6 +57,22 @@ class NodeAgent {
   int exit_code() const { return exit_code_; }
 
  private:
+  // MasterLink: the node's rendezvous client, its messages stamped with the policy's generation.
+  bool connected() const override { return client_ != nullptr; }
+  Generation generation() const override { return policy_.generation(); }
+  void send(const rendezvous::Message& message) override {
+    if (client_) client_->send(message);
+  }
+  // NodeView: the supervisor's workers, the policy's state.
+  const std::vector<std::shared_ptr<Worker>>& workers() const override { return supervisor_.workers(); }
+  bool workers_active() const override { return supervisor_.active(); }
+  int node_rank() const override { return node_rank_; }
+  NodeState state() const override { return policy_.state(); }
+  // RankKeyboard: the supervisor's.
+  bool type_line(int rank, const std::string& line) override { return supervisor_.debugger_input(rank, line); }
+  // NodeEvents: every part's events, one handler per kind (node_agent_events.cpp).
+  void publish(const NodeEvent& event) override;
+
   // Transitions, one per event.
   void on_assignment(const rendezvous::Assignment& assignment);
   void on_probe_verdict(Generation generation, const std::string& ifname);
@@ -56,6 +80,8 @@ class NodeAgent {
   void on_stop_order(Generation generation, const std::string& reason);
   void on_job_end(int exit_code);
   void on_group_finished(const GroupOutcome& outcome);
+  void on_worker_failed(const WorkerFailure& failure);
+  void resume_paused_ranks();
   void on_lost(const std::string& why, int exit_code);
   void on_standby(const std::string& reason);
   void on_dismissed(const std::string& reason);

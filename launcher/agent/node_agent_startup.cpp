@@ -57,7 +57,7 @@ void NodeAgent::join_and_watch(int port) {
   record_job(plan_.master_host, port);
   open_peer_probe();
   join_master(plan_.master_ip, port);
-  if (!policy_.host_server()) join_watch_.start();
+  if (!policy_.host_server()) join_watch_.start(*client_);
 }
 
 void NodeAgent::join_master(const std::string& host, int port, int serial) {

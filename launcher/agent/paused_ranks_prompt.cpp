@@ -7,8 +7,8 @@
 
 namespace ddplaunch {
 
-PausedRanksPrompt::PausedRanksPrompt(boost::asio::io_context& io, const NodePlan& plan, std::function<void()> on_enter)
-    : plan_(plan), on_enter_(std::move(on_enter)), terminal_(io) {}
+PausedRanksPrompt::PausedRanksPrompt(boost::asio::io_context& io, const NodePlan& plan, NodeEvents& events)
+    : plan_(plan), events_(events), terminal_(io) {}
 
 void PausedRanksPrompt::on_paused(const Worker& w, const std::string& job_master) {
   spdlog::warn("rank {} is paused: from any terminal, `ddplaunch debug --job {} --master {} --gdb {}` attaches gdb to it "
@@ -31,7 +31,7 @@ void PausedRanksPrompt::wait_for_enter() {
   terminal_.async_read_some(boost::asio::buffer(buffer_), [this](const boost::system::error_code& ec, std::size_t) {
     boost::system::error_code ignored;
     terminal_.close(ignored);
-    if (!ec) on_enter_();
+    if (!ec) events_.publish(node_event::ResumeAsked{});
   });
 }
 

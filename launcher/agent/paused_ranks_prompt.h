@@ -3,12 +3,12 @@
 // line (Enter) resumes every paused rank.
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
+#include "agent/node_event.h"
 #include "agent/node_plan.h"
 #include "supervise/worker.h"
 
@@ -16,7 +16,8 @@ namespace ddplaunch {
 
 class PausedRanksPrompt {
  public:
-  PausedRanksPrompt(boost::asio::io_context& io, const NodePlan& plan, std::function<void()> on_enter);
+  // Enter at the terminal is published to `events` (ResumeAsked).
+  PausedRanksPrompt(boost::asio::io_context& io, const NodePlan& plan, NodeEvents& events);
 
   // `job_master`: HOST:PORT of the job's rendezvous, for `ddplaunch debug` elsewhere.
   void on_paused(const Worker& worker, const std::string& job_master);
@@ -26,7 +27,7 @@ class PausedRanksPrompt {
   void wait_for_enter();
 
   const NodePlan& plan_;
-  std::function<void()> on_enter_;
+  NodeEvents& events_;
   boost::asio::posix::stream_descriptor terminal_;  // stdin, duplicated: only while paused ranks exist
   char buffer_[256];
 };

@@ -28,8 +28,9 @@ preflight::ProbeAuth probe_auth(const std::string& token) {
 }
 }  // namespace
 
-PeerProbeRun::PeerProbeRun(boost::asio::io_context& io, const NodePlan& plan, PeerProbeHooks hooks)
-    : io_(io), plan_(plan), hooks_(std::move(hooks)) {}
+PeerProbeRun::PeerProbeRun(boost::asio::io_context& io, const NodePlan& plan, const NodeView& node,
+                           MasterLink& master)
+    : io_(io), plan_(plan), node_(node), master_(master) {}
 
 PeerProbeRun::~PeerProbeRun() {
   if (thread_.joinable()) thread_.join();
@@ -77,12 +78,13 @@ bool PeerProbeRun::start(const rendezvous::Assignment& a, Generation generation)
     auto links = preflight::run_probes(plan);
     boost::asio::post(io_, [this, links = std::move(links), generation]() mutable {
       if (thread_.joinable()) thread_.join();
-      if (!hooks_.wanted(generation)) return;
+      // The node still probes for this generation, with a master to tell.
+      if (node_.state() != NodeState::Probing || generation != master_.generation() || !master_.connected()) return;
       for (const auto& l : links)
         if (!l.result.ok)
           spdlog::warn("peer probe: node {} -> node {} over {} ({} -> {}): {}", l.pair.from, l.pair.to, l.ifname,
                        l.from_address, l.to_endpoint, l.result.error);
-      hooks_.send(messages::encode(generation, messages::ProbeResults{std::move(links)}));
+      master_.send(messages::encode(generation, messages::ProbeResults{std::move(links)}));
     });
   });
   return true;

@@ -5,7 +5,6 @@
 // (probe_verdict), with the assignment the run kept meanwhile.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,21 +12,18 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "agent/master_link.h"
 #include "agent/node_plan.h"
+#include "agent/node_view.h"
 #include "ddplaunch/preflight/peer_probe.h"
 #include "ddplaunch/rendezvous/types.h"
 
 namespace ddplaunch {
 
-// What the run asks of its node when its links are measured.
-struct PeerProbeHooks {
-  std::function<bool(Generation generation)> wanted;  // the node still probes for `generation`, with a master
-  std::function<void(const rendezvous::Message&)> send;
-};
-
 class PeerProbeRun {
  public:
-  PeerProbeRun(boost::asio::io_context& io, const NodePlan& plan, PeerProbeHooks hooks);
+  // The links measured go to `master` while `node` still probes for their generation.
+  PeerProbeRun(boost::asio::io_context& io, const NodePlan& plan, const NodeView& node, MasterLink& master);
   ~PeerProbeRun();  // joins the probe thread: bounded, every probe bounds itself
 
   // Multi-node jobs only: the listeners must be up before the facts go out with the join.
@@ -43,7 +39,8 @@ class PeerProbeRun {
  private:
   boost::asio::io_context& io_;
   const NodePlan& plan_;
-  PeerProbeHooks hooks_;
+  const NodeView& node_;
+  MasterLink& master_;
   std::unique_ptr<preflight::PeerProbeListener> listener_;  // open from start to the verdict
   std::thread thread_;                                      // this node's probes, off the loop
   std::optional<rendezvous::Assignment> assignment_;        // started after the verdict

@@ -10,7 +10,6 @@
 // told to continue, with a word at this node's log.
 #pragma once
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +17,9 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "agent/master_link.h"
+#include "agent/node_event.h"
+#include "agent/node_view.h"
 #include "ddplaunch/rendezvous/generation.h"
 #include "debug/pdb_text.h"
 #include "ddplaunch/rendezvous/types.h"
@@ -26,19 +28,29 @@
 
 namespace ddplaunch {
 
-// What the sessions ask of their node.
-struct RankDebugHooks {
-  std::function<void(const rendezvous::Message&)> send;  // to the master, when the node has one
-  std::function<const std::vector<std::shared_ptr<Worker>>&()> workers;
-  std::function<bool(int rank, const std::string& line)> pdb_input;  // false: the rank is not in its pdb
-  std::function<Generation()> generation;
-  // gdb took or freed a rank: the supervisor marks it, its state is "debugging" or not.
-  std::function<void(const Worker&, bool attached)> gdb_attached;
+// Where a line typed for a rank goes when no gdb holds it: its pdb while it is stopped in one,
+// else its own prompt (the node's GroupSupervisor). False: not delivered (not this node's
+// rank, or its keyboard is full or closed).
+class RankKeyboard {
+ public:
+  virtual bool type_line(int rank, const std::string& line) = 0;
+
+ protected:
+  ~RankKeyboard() = default;
+};
+
+// What the sessions use of their node: its master, its workers, their keyboards, and where
+// they say that gdb took or freed a rank (GdbHoldChanged).
+struct RankDebugSeams {
+  MasterLink& master;
+  const NodeView& node;
+  RankKeyboard& keyboard;
+  NodeEvents& events;
 };
 
 class RankDebugSessions {
  public:
-  RankDebugSessions(boost::asio::io_context& io, std::string hostname, RankDebugHooks hooks);
+  RankDebugSessions(boost::asio::io_context& io, std::string hostname, RankDebugSeams seams);
   // At every join: whether the master this node takes orders from proved the job's token, or
   // is this launcher's own (master_may_reach_ranks). Until then: not.
   void set_master_proven(bool proven) { master_proven_ = proven; }
@@ -63,7 +75,7 @@ class RankDebugSessions {
   std::string hostname_;
   bool master_proven_ = false;
   int stops_continued_ = 0;  // stops answered with "continue" because the remote console is off
-  RankDebugHooks hooks_;
+  RankDebugSeams seams_;
   // Whether an order of `generation` may be carried out here (said at the log when not).
   bool may_carry_out(Generation generation, int rank, const char* what);
   std::map<int, std::shared_ptr<GdbSession>> gdb_sessions_;  // by rank: gdb attached at a person's request

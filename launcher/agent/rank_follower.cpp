@@ -3,14 +3,13 @@
 
 namespace ddplaunch {
 
-RankFollower::RankFollower(boost::asio::io_context& io, std::function<void(messages::RankOutput)> send,
-                           std::function<void(std::set<int>)> followed)
-    : timer_(io), send_(std::move(send)), followed_changed_(std::move(followed)) {}
+RankFollower::RankFollower(boost::asio::io_context& io, MasterLink& master, NodeEvents& events)
+    : timer_(io), master_(master), events_(events) {}
 
 void RankFollower::announce_followed() {
   std::set<int> ranks;
   for (const auto& [rank, until] : leases_) ranks.insert(rank);
-  followed_changed_(std::move(ranks));
+  events_.publish(node_event::FollowedRanksChanged{std::move(ranks)});
 }
 
 bool RankFollower::follow(int rank, int seconds) {
@@ -46,7 +45,8 @@ void RankFollower::on_line(int rank, std::string_view line) {
 
 void RankFollower::flush() {
   for (auto& [rank, p] : pending_)
-    if (!p.lines.empty() || p.dropped > 0) send_(messages::RankOutput{rank, std::move(p.lines), p.dropped});
+    if (!p.lines.empty() || p.dropped > 0)
+      master_.send(messages::encode(master_.generation(), messages::RankOutput{rank, std::move(p.lines), p.dropped}));
   pending_.clear();
   // Leases that ran out: nobody follows those ranks any more.
   const auto now = Clock::now();

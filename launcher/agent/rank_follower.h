@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -15,6 +14,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "agent/master_link.h"
+#include "agent/node_event.h"
 #include "wire/launcher_messages.h"
 
 namespace ddplaunch {
@@ -24,10 +25,9 @@ class RankFollower {
   using Clock = std::chrono::steady_clock;
   static constexpr auto kBatchInterval = std::chrono::milliseconds(100);
 
-  // send: one batch to the master. followed: the set of ranks whose lines are wanted changed
-  // (for the supervisor's tap).
-  RankFollower(boost::asio::io_context& io, std::function<void(messages::RankOutput)> send,
-               std::function<void(std::set<int>)> followed);
+  // The batches go to `master`; a change of the set of followed ranks (for the supervisor's
+  // tap) is published to `events` (FollowedRanksChanged).
+  RankFollower(boost::asio::io_context& io, MasterLink& master, NodeEvents& events);
 
   // The master's FollowRank: lines of `rank` for `seconds` from now (0: no more). True when
   // nobody followed that rank until now (the caller sends the lines it already has first).
@@ -45,8 +45,8 @@ class RankFollower {
   void announce_followed();
 
   boost::asio::steady_timer timer_;
-  std::function<void(messages::RankOutput)> send_;
-  std::function<void(std::set<int>)> followed_changed_;
+  MasterLink& master_;
+  NodeEvents& events_;
   std::map<int, Clock::time_point> leases_;  // rank → until
   std::map<int, Pending> pending_;
   bool flush_armed_ = false;

@@ -11,19 +11,25 @@
 namespace ddplaunch {
 
 RankStateReporter::RankStateReporter(boost::asio::io_context& io, std::string hostname, const std::string& log_dir,
-                                     RankStateSource source)
-    : source_(std::move(source)), hostname_(std::move(hostname)), period_timer_(io), coalescing_timer_(io) {
+                                     const NodeView& node, MasterLink& master)
+    : node_(node), master_(master), hostname_(std::move(hostname)), period_timer_(io), coalescing_timer_(io) {
   if (!log_dir.empty()) {
     std::error_code ignored;
     log_dir_shown_ = std::filesystem::absolute(log_dir, ignored).lexically_normal().string();
   }
 }
 
+bool RankStateReporter::may_report() const {
+  return node_.state() != NodeState::Finished && node_.state() != NodeState::Joining;
+}
+
+bool RankStateReporter::running() const { return node_.state() == NodeState::Running && node_.workers_active(); }
+
 void RankStateReporter::send_now() {
-  if (!source_.connected() || !source_.may_report()) return;
+  if (!master_.connected() || !may_report()) return;
   messages::RankStates states{hostname_, {}, log_dir_shown_};
-  for (const auto& w : source_.workers()) states.ranks.push_back(rank_report_of(*w));
-  source_.send(messages::encode(source_.generation(), states));
+  for (const auto& w : node_.workers()) states.ranks.push_back(rank_report_of(*w));
+  master_.send(messages::encode(master_.generation(), states));
   send_timeline();
 }
 
@@ -42,7 +48,7 @@ void RankStateReporter::send_soon() {
 void RankStateReporter::send_periodically() {
   period_timer_.expires_after(kPeriod);
   period_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || !source_.running()) return;
+    if (ec || !running()) return;
     send_now();
     send_periodically();
   });
@@ -50,8 +56,7 @@ void RankStateReporter::send_periodically() {
 
 // Without a master the events wait (bounded) for the next report.
 void RankStateReporter::send_timeline() {
-  timeline_.report(source_.generation(), source_.workers(),
-                   source_.connected() ? source_.send : RankTimelineReporter::Send{});
+  timeline_.report(node_.workers(), master_);
 }
 
 void RankStateReporter::stop() {

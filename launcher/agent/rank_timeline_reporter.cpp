@@ -5,17 +5,17 @@
 
 namespace ddplaunch {
 
-void RankTimelineReporter::report(Generation generation, const std::vector<std::shared_ptr<Worker>>& workers,
-                                  const Send& send) {
+void RankTimelineReporter::report(const std::vector<std::shared_ptr<Worker>>& workers, MasterLink& master) {
+  const Generation generation = master.generation();
   std::vector<timeline::RankState> states;
   states.reserve(workers.size());
   for (const auto& w : workers) states.push_back({w->global_rank, w->state_text()});
   for (auto& e : transitions_.observe(generation, states, timeline_clock_us())) waiting_.push_back(std::move(e));
   if (waiting_.size() > kMaxWaitingEvents)
     waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<long>(waiting_.size() - kMaxWaitingEvents));
-  if (!send || waiting_.empty()) return;
+  if (!master.connected() || waiting_.empty()) return;
   for (auto& batch : messages::timeline_batches(std::move(waiting_)))
-    send(messages::encode(generation, messages::TimelineEvents{timeline_clock_us(), std::move(batch)}));
+    master.send(messages::encode(generation, messages::TimelineEvents{timeline_clock_us(), std::move(batch)}));
   waiting_.clear();
 }
 

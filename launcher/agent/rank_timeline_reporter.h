@@ -5,11 +5,10 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <vector>
 
-#include "ddplaunch/rendezvous/types.h"
+#include "agent/master_link.h"
 #include "supervise/worker.h"
 #include "timeline/rank_transitions.h"
 
@@ -19,10 +18,9 @@ class RankTimelineReporter {
  public:
   static constexpr std::size_t kMaxWaitingEvents = 16384;  // the oldest beyond it are dropped
 
-  using Send = std::function<void(const rendezvous::Message&)>;
-
-  // The ranks' states now; the changed ones go to the master (when `send` is given).
-  void report(Generation generation, const std::vector<std::shared_ptr<Worker>>& workers, const Send& send);
+  // The ranks' states now, in `master`'s generation; the changed ones go to the master (they
+  // wait while it is not connected).
+  void report(const std::vector<std::shared_ptr<Worker>>& workers, MasterLink& master);
 
  private:
   timeline::RankTransitions transitions_;

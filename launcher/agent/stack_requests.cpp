@@ -9,8 +9,9 @@
 
 namespace ddplaunch {
 
-StackRequests::StackRequests(boost::asio::io_context& io, std::string hostname, StackRequestHooks hooks)
-    : io_(io), hostname_(std::move(hostname)), hooks_(std::move(hooks)) {}
+StackRequests::StackRequests(boost::asio::io_context& io, std::string hostname, const NodeView& node,
+                             MasterLink& master)
+    : io_(io), hostname_(std::move(hostname)), node_(node), master_(master) {}
 
 StackRequests::~StackRequests() {
   if (thread_.joinable()) thread_.join();
@@ -18,14 +19,14 @@ StackRequests::~StackRequests() {
 
 void StackRequests::on_request(long request, const std::string& stack_dir) {
   requests_.push_back(request);
-  if (requests_.size() > 1 || !hooks_.connected()) return;  // the running collection will answer it
+  if (requests_.size() > 1 || !master_.connected()) return;  // the running collection will answer it
   if (thread_.joinable()) thread_.join();  // the previous one has finished (it posted)
   // A rank a person holds in its debugger is never interrupted: it is where its debugger says.
   // When only a child of it is (a DataLoader worker's breakpoint), the rank itself is read.
-  const int node_rank = hooks_.node_rank();
+  const int node_rank = node_.node_rank();
   std::vector<StackTarget> targets;
   std::vector<RankStack> held;
-  for (const auto& w : hooks_.workers()) {
+  for (const auto& w : node_.workers()) {
     const pid_t pid = w->process.pid();
     if (pid <= 0 || w->process.status()) continue;
     const bool held_itself = (w->debugger.debugging() && w->debugger.pid() == pid) || w->debugger.gdb_attached();
@@ -44,16 +45,16 @@ void StackRequests::on_request(long request, const std::string& stack_dir) {
 }
 
 void StackRequests::on_collected(std::vector<RankStack> stacks) {
-  const int node_rank = hooks_.node_rank();
+  const int node_rank = node_.node_rank();
   for (auto& s : stacks) {
     s.node = node_rank;
     s.host = hostname_;
   }
   std::vector<long> requests = std::move(requests_);
   requests_.clear();
-  if (!hooks_.connected() || hooks_.finished()) return;
+  if (!master_.connected() || node_.state() == NodeState::Finished) return;
   for (long request : requests)
-    hooks_.send(messages::encode(hooks_.generation(), messages::RankStacksReply{request, hostname_, stacks}));
+    master_.send(messages::encode(master_.generation(), messages::RankStacksReply{request, hostname_, stacks}));
 }
 
 }  // namespace ddplaunch

@@ -3,7 +3,6 @@
 // the loop and answers every request received while it ran (one collection serves them all).
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -11,6 +10,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "agent/master_link.h"
+#include "agent/node_view.h"
 #include "agent/stack_collection.h"
 #include "ddplaunch/rendezvous/generation.h"
 #include "ddplaunch/rendezvous/types.h"
@@ -18,19 +19,10 @@
 
 namespace ddplaunch {
 
-// What the requests read from their node.
-struct StackRequestHooks {
-  std::function<bool()> connected;  // a master to answer (the node's rendezvous client)
-  std::function<bool()> finished;   // the node has ended: no answer
-  std::function<void(const rendezvous::Message&)> send;
-  std::function<const std::vector<std::shared_ptr<Worker>>&()> workers;
-  std::function<int()> node_rank;
-  std::function<Generation()> generation;
-};
-
 class StackRequests {
  public:
-  StackRequests(boost::asio::io_context& io, std::string hostname, StackRequestHooks hooks);
+  // Reads the ranks of `node`; answers through `master`.
+  StackRequests(boost::asio::io_context& io, std::string hostname, const NodeView& node, MasterLink& master);
   ~StackRequests();  // joins the collection: bounded, every tool has a deadline
 
   // `stack_dir`: where the workers' shims write their faulthandler files.
@@ -41,7 +33,8 @@ class StackRequests {
 
   boost::asio::io_context& io_;
   std::string hostname_;
-  StackRequestHooks hooks_;
+  const NodeView& node_;
+  MasterLink& master_;
   std::thread thread_;           // one stack collection at a time
   std::vector<long> requests_;   // answered by the running one
 };

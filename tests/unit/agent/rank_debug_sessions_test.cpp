@@ -15,100 +15,92 @@
 
 #include "wire/launcher_messages.h"
 #include "agent/rank_debug_sessions.h"
+#include "recording_master_link.h"
 
 namespace ddplaunch {
 namespace {
 
-// One rank (global 6), its pdb's lines, and what would go to the master.
+// One rank (global 6), its pdb's keyboard, and what would go to the master (generation 3).
 struct FakeNode {
-  std::vector<rendezvous::Message> sent;
-  std::vector<std::pair<int, std::string>> pdb_lines;
-  bool rank_in_pdb = true;
-  int ranks_changed = 0;
   boost::asio::io_context io;
-  std::vector<std::shared_ptr<Worker>> workers;
+  FakeNodeView view;
+  RecordingMasterLink master;
+  RecordingKeyboard keyboard;
+  RecordingNodeEvents events;
 
-  FakeNode() { workers.push_back(std::make_shared<Worker>(io, 0, 6)); }
-
-  RankDebugHooks hooks() {
-    return RankDebugHooks{
-        .send = [this](const rendezvous::Message& m) { sent.push_back(m); },
-        .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& { return workers; },
-        .pdb_input =
-            [this](int rank, const std::string& line) {
-              pdb_lines.emplace_back(rank, line);
-              return rank_in_pdb;
-            },
-        .generation = [] { return Generation{3}; },
-        .gdb_attached = [this](const Worker&, bool) { ++ranks_changed; },
-    };
+  FakeNode() {
+    view.add_workers(io, 1, 6);
+    master.current = Generation{3};
   }
+  RankDebugSeams seams() { return RankDebugSeams{master, view, keyboard, events}; }
+  const std::vector<rendezvous::Message>& sent() const { return master.sent; }
+  const std::vector<std::pair<int, std::string>>& pdb_lines() const { return keyboard.lines; }
 };
 
 TEST(RankDebugSessions, AConsoleLineGoesToTheRanksPdb) {
   FakeNode node;
-  RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  RankDebugSessions sessions(node.io, "node-a", node.seams());
   sessions.set_master_proven(true);
   sessions.input(Generation{3}, 6, "bt");
-  ASSERT_EQ(node.pdb_lines.size(), 1u);
-  EXPECT_EQ(node.pdb_lines[0], std::make_pair(6, std::string("bt")));
-  node.rank_in_pdb = false;  // not delivered: only a warning, nothing to the master
+  ASSERT_EQ(node.pdb_lines().size(), 1u);
+  EXPECT_EQ(node.pdb_lines()[0], std::make_pair(6, std::string("bt")));
+  node.keyboard.delivers = false;  // not delivered: only a warning, nothing to the master
   sessions.input(Generation{3}, 6, "c");
-  EXPECT_TRUE(node.sent.empty());
+  EXPECT_TRUE(node.sent().empty());
 }
 
 TEST(RankDebugSessions, APdbsEventsBecomeDebugMessages) {
   FakeNode node;
-  RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  RankDebugSessions sessions(node.io, "node-a", node.seams());
   sessions.set_master_proven(true);
-  Worker& w = *node.workers[0];
+  Worker& w = *node.view.ranks[0];
   sessions.on_stopped(w, debug::StopLocation{}, "breakpoint");
   sessions.on_output(w, "(Pdb) ", true);
   sessions.on_left(w);
-  ASSERT_EQ(node.sent.size(), 3u);
-  EXPECT_EQ(messages::kind_of(node.sent[0]), messages::Kind::DebugStopped);
-  EXPECT_EQ(messages::kind_of(node.sent[1]), messages::Kind::DebugOutput);
-  EXPECT_EQ(messages::kind_of(node.sent[2]), messages::Kind::DebugResumed);
-  for (const auto& m : node.sent) EXPECT_EQ(m.generation, Generation{3});
+  ASSERT_EQ(node.sent().size(), 3u);
+  EXPECT_EQ(messages::kind_of(node.sent()[0]), messages::Kind::DebugStopped);
+  EXPECT_EQ(messages::kind_of(node.sent()[1]), messages::Kind::DebugOutput);
+  EXPECT_EQ(messages::kind_of(node.sent()[2]), messages::Kind::DebugResumed);
+  for (const auto& m : node.sent()) EXPECT_EQ(m.generation, Generation{3});
 }
 
 TEST(RankDebugSessions, GdbIsRefusedForARankThatIsNotRunning) {
   FakeNode node;
-  RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  RankDebugSessions sessions(node.io, "node-a", node.seams());
   sessions.set_master_proven(true);
   sessions.attach_gdb(Generation{3}, 99);  // another node's rank: not this node's to answer
-  EXPECT_TRUE(node.sent.empty());
+  EXPECT_TRUE(node.sent().empty());
   sessions.attach_gdb(Generation{3}, 6);  // no pid yet
-  ASSERT_EQ(node.sent.size(), 1u);
-  auto output = messages::decode_debug_output(node.sent[0]);
+  ASSERT_EQ(node.sent().size(), 1u);
+  auto output = messages::decode_debug_output(node.sent()[0]);
   ASSERT_TRUE(output);
   EXPECT_EQ(output->lines, "rank 6 is not running: no gdb\n");
-  EXPECT_EQ(node.ranks_changed, 0);
+  EXPECT_TRUE(node.events.kinds.empty()) << "gdb held nothing";
 }
 
 TEST(RankDebugSessions, UnderAnUnprovenMasterNothingIsRelayedNoOrderCarriedOutAndTheRankContinues) {
   FakeNode node;
-  RankDebugSessions sessions(node.io, "node-a", node.hooks());  // no master proved itself yet
-  Worker& w = *node.workers[0];
+  RankDebugSessions sessions(node.io, "node-a", node.seams());  // no master proved itself yet
+  Worker& w = *node.view.ranks[0];
   sessions.on_stopped(w, debug::StopLocation{}, "breakpoint");
-  ASSERT_EQ(node.pdb_lines.size(), 1u);  // the rank is told to go on, as an unattended stop is
-  EXPECT_EQ(node.pdb_lines[0], std::make_pair(6, std::string("continue")));
+  ASSERT_EQ(node.pdb_lines().size(), 1u);  // the rank is told to go on, as an unattended stop is
+  EXPECT_EQ(node.pdb_lines()[0], std::make_pair(6, std::string("continue")));
   sessions.on_output(w, "secret = 42\n(Pdb) ", true);
   sessions.on_left(w);
   sessions.input(Generation{3}, 6, "import os; os.system('id')");
   sessions.attach_gdb(Generation{3}, 6);
-  EXPECT_TRUE(node.sent.empty());
-  EXPECT_EQ(node.pdb_lines.size(), 1u);
+  EXPECT_TRUE(node.sent().empty());
+  EXPECT_EQ(node.pdb_lines().size(), 1u);
 }
 
 TEST(RankDebugSessions, AnOrderOfAnotherGenerationIsNotCarriedOut) {
   FakeNode node;
-  RankDebugSessions sessions(node.io, "node-a", node.hooks());
+  RankDebugSessions sessions(node.io, "node-a", node.seams());
   sessions.set_master_proven(true);
   sessions.input(Generation{2}, 6, "bt");
   sessions.attach_gdb(Generation{4}, 6);
-  EXPECT_TRUE(node.pdb_lines.empty());
-  EXPECT_TRUE(node.sent.empty());
+  EXPECT_TRUE(node.pdb_lines().empty());
+  EXPECT_TRUE(node.sent().empty());
 }
 
 }  // namespace

@@ -10,38 +10,23 @@
 
 #include "wire/launcher_messages.h"
 #include "agent/rank_state_reporter.h"
+#include "recording_master_link.h"
 
 namespace ddplaunch {
 namespace {
 
-// A node without sockets: its workers, its state and the messages it would send.
+// A node without sockets: three workers, generation 4, what it would send its master.
 struct FakeNode {
   boost::asio::io_context io;
-  std::vector<std::shared_ptr<Worker>> workers;
-  std::vector<rendezvous::Message> sent;
-  bool connected = true;
-  bool assigned = true;
+  FakeNodeView view;
+  RecordingMasterLink master;
 
   FakeNode() {
-    for (int rank = 0; rank < 3; ++rank) workers.push_back(std::make_shared<Worker>(io, rank, 10 + rank));
+    view.add_workers(io, 3, 10);
+    master.current = Generation{4};
   }
-
-  RankStateSource source() {
-    return RankStateSource{
-        .connected = [this] { return connected; },
-        .send = [this](const rendezvous::Message& m) { sent.push_back(m); },
-        .workers = [this]() -> const std::vector<std::shared_ptr<Worker>>& { return workers; },
-        .generation = [] { return Generation{4}; },
-        .may_report = [this] { return assigned; },
-        .running = [] { return true; },
-    };
-  }
-
-  int count(messages::Kind kind) const {
-    int n = 0;
-    for (const auto& m : sent) n += messages::kind_of(m) == kind;
-    return n;
-  }
+  int count(messages::Kind kind) const { return master.count(kind); }
+  const std::vector<rendezvous::Message>& sent() const { return master.sent; }
 
   void run_for(std::chrono::milliseconds time) {
     io.restart();
@@ -51,16 +36,16 @@ struct FakeNode {
 
 TEST(RankStateReporter, ABurstOfChangesIsOneReport) {
   FakeNode node;
-  RankStateReporter reporter(node.io, "node-a", "", node.source());
+  RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
   for (int change = 0; change < 100; ++change) reporter.send_soon();
-  EXPECT_TRUE(node.sent.empty()) << "nothing before the coalescing timer";
+  EXPECT_TRUE(node.sent().empty()) << "nothing before the coalescing timer";
   node.run_for(RankStateReporter::kCoalescing * 5);
   ASSERT_EQ(node.count(messages::Kind::RankStates), 1);
-  auto states = messages::decode_rank_states(node.sent.front());
+  auto states = messages::decode_rank_states(node.sent().front());
   ASSERT_TRUE(states);
   EXPECT_EQ(states->host, "node-a");
   ASSERT_EQ(states->ranks.size(), 3u);
-  EXPECT_EQ(node.sent.front().generation, Generation{4});
+  EXPECT_EQ(node.sent().front().generation, Generation{4});
 
   reporter.send_soon();  // the next burst: a report of its own
   node.run_for(RankStateReporter::kCoalescing * 5);
@@ -69,7 +54,7 @@ TEST(RankStateReporter, ABurstOfChangesIsOneReport) {
 
 TEST(RankStateReporter, TheFirstReportCarriesTheRanksTimeline) {
   FakeNode node;
-  RankStateReporter reporter(node.io, "node-a", "", node.source());
+  RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
   reporter.send_now();
   EXPECT_EQ(node.count(messages::Kind::RankStates), 1);
   EXPECT_EQ(node.count(messages::Kind::TimelineEvents), 1);
@@ -77,35 +62,35 @@ TEST(RankStateReporter, TheFirstReportCarriesTheRanksTimeline) {
 
 TEST(RankStateReporter, NothingBeforeTheAssignmentOrWithoutAMaster) {
   FakeNode node;
-  RankStateReporter reporter(node.io, "node-a", "", node.source());
-  node.assigned = false;
+  RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
+  node.view.step = NodeState::Joining;
   reporter.send_now();
-  node.assigned = true;
-  node.connected = false;
+  node.view.step = NodeState::Running;
+  node.master.is_connected = false;
   reporter.send_now();
   reporter.send_timeline();
-  EXPECT_TRUE(node.sent.empty());
+  EXPECT_TRUE(node.sent().empty());
 
-  node.connected = true;  // the timeline events waited for the master
+  node.master.is_connected = true;  // the timeline events waited for the master
   reporter.send_timeline();
   EXPECT_EQ(node.count(messages::Kind::TimelineEvents), 1);
 }
 
 TEST(RankStateReporter, AStoppedReporterSendsNothing) {
   FakeNode node;
-  RankStateReporter reporter(node.io, "node-a", "", node.source());
+  RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
   reporter.send_soon();
   reporter.send_periodically();
   reporter.stop();
   node.run_for(RankStateReporter::kCoalescing * 5);
-  EXPECT_TRUE(node.sent.empty());
+  EXPECT_TRUE(node.sent().empty());
 }
 
 TEST(RankStateReporter, TheLogDirIsShownAbsolute) {
   FakeNode node;
-  RankStateReporter reporter(node.io, "node-a", "logs/./run", node.source());
+  RankStateReporter reporter(node.io, "node-a", "logs/./run", node.view, node.master);
   reporter.send_now();
-  auto states = messages::decode_rank_states(node.sent.front());
+  auto states = messages::decode_rank_states(node.sent().front());
   ASSERT_TRUE(states);
   EXPECT_TRUE(states->log_dir.starts_with("/")) << states->log_dir;
   EXPECT_TRUE(states->log_dir.ends_with("/logs/run")) << states->log_dir;
