@@ -1,7 +1,8 @@
 // EtcdSeat: registration, the coordinator's election, following the leader, fenced state
-// writes (etcd_seat.h). Every wait is bounded: etcd requests by the client's timeouts, a
-// campaign by kCampaignWait (then it campaigns again), a broken watch by its reconnect bound
-// (then the seat is lost), the lease by its TTL (LeaseKeeper).
+// writes (etcd_seat.h). When the seat is kept, renewed or lost is SeatRules' to say; this file
+// asks etcd and carries the rules' decisions out. Every wait is bounded: etcd requests by the
+// client's timeouts, a campaign by kCampaignWait (then it campaigns again), a broken watch by
+// its reconnect bound (then the seat is lost), the lease by its TTL (LeaseKeeper).
 #include "seat/etcd_seat.h"
 
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/base/small_math.h"
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/rendezvous/printable.h"
@@ -44,7 +46,7 @@ EtcdSeat::EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> cl
       hostname_(std::move(hostname)),
       token_(config.token),
       ttl_(std::max<long>(1, static_cast<long>(round_half_away(config.etcd.lease_ttl_s)))),
-      confirm_bound_(seconds_to_ms(config.join_timeout_s)),
+      rules_(ttl_, seconds_to_ms(config.join_timeout_s)),
       confirm_timer_(io),
       retry_(io),
       write_retry_(io),
@@ -70,37 +72,30 @@ void EtcdSeat::start(SeatCallbacks callbacks, std::function<void(const std::stri
 // A lease, its keepalives, and this launcher's record under launchers/ bound to it.
 void EtcdSeat::register_seat(std::function<void(const std::string& error)> registered) {
   client_->grant_lease(ttl_, [this, alive = alive_, registered](Result<etcd::LeaseGrant> grant) {
-    if (!*alive || stopped_) return;
+    if (!*alive || rules_.stopped()) return;
     if (!grant) return registered("the coordinator's etcd: " + grant.error);
     lease_ = *grant;
-    stalled_ = false;
-    // etcd unreachable is not the end (it may have lost its quorum: no lease expires then);
-    // etcd saying the lease is gone is, unless it went while etcd did not answer (a stall).
+    rules_.on_registered();
     keeper_ = etcd::LeaseKeeper::start_tolerant(
         client_, lease_,
         [this, alive, lease = lease_.id](const std::string& why) {
           if (!*alive || lease != lease_.id) return;
-          if (stalled_) return renew_after_stall(why);
-          lose("this launcher's etcd lease is lost (" + why + ")");
+          std::visit(Overloaded{[this](const SeatRules::Lose& lost) { lose(lost.why); },
+                                [this, &why](const SeatRules::RegisterAgain& again) { renew_after_stall(why, again); }},
+                     rules_.on_lease_lost(why, leader_.has_value()));
         },
         [this, alive](const std::string& why) {
           if (!*alive) return;
           unreachable_ = why;
-          if (!why.empty()) stalled_ = true;
-          // Said once no keepalive got through for a whole TTL: etcd went silent about then.
-          if (why.empty()) unanswered_since_.reset();
-          else if (!unanswered_since_) unanswered_since_ = std::chrono::steady_clock::now() - ttl_;
+          const std::string said = rules_.on_reachability(why.empty(), why, PolicyClock::now());
           if (callbacks_.on_reachability) callbacks_.on_reachability(why);
-          if (why.empty()) spdlog::info("etcd answers again");
-          else
-            spdlog::warn("etcd is unreachable ({}): the workers keep running; the job's state is saved once it "
-                         "answers",
-                         why);
+          if (why.empty()) spdlog::info("{}", said);
+          else spdlog::warn("{}", said);
         });
     const std::string record = fmt::format(R"({{"host":"{}","pid":{}}})", hostname_, ::getpid());
     client_->put(prefix_ + "launchers/" + hex(lease_.id), record, lease_.id,
                  [this, alive, registered](Result<etcd::Revision> put) {
-                   if (!*alive || stopped_) return;
+                   if (!*alive || rules_.stopped()) return;
                    if (!put) return registered("registering this launcher in etcd: " + put.error);
                    registered("");
                  });
@@ -113,19 +108,17 @@ void EtcdSeat::register_seat(std::function<void(const std::string& error)> regis
 // lease and campaigns again; the sitting coordinator at once (its new key is the lowest: it is
 // elected again and goes on, stamping orders with its new revision), the others after a pause,
 // so that they elect a successor only if the coordinator is gone.
-void EtcdSeat::renew_after_stall(const std::string& why) {
+void EtcdSeat::renew_after_stall(const std::string& why, SeatRules::RegisterAgain again) {
   if (keeper_) keeper_->stop();
-  re_electing_ = leader_.has_value();
   leader_.reset();
-  ++campaign_round_;  // a campaign still waiting with the old lease is stale
   spdlog::warn("this launcher's etcd lease expired while etcd did not answer ({}): registering again with a new "
                "lease{}; the workers keep running",
-               why, re_electing_ ? " and campaigning to stay the job's coordinator" : "");
-  register_seat([this](const std::string& error) {
-    if (!error.empty()) return lose("cannot register again in etcd after its stall: " + error);
+               why, again.re_electing ? " and campaigning to stay the job's coordinator" : "");
+  register_seat([this, again](const std::string& error) {
+    if (!error.empty()) return lose(rules_.on_register_again_failed(error).why);
     spdlog::info("registered in etcd again (lease {})", hex(lease_.id));
-    if (re_electing_) return campaign();
-    retry_.expires_after(kFollowerCampaignPause);
+    if (again.re_electing) return campaign();
+    retry_.expires_after(SeatRules::kFollowerCampaignPause);
     retry_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
       if (!ec && *alive) campaign();
     });
@@ -133,45 +126,44 @@ void EtcdSeat::renew_after_stall(const std::string& why) {
 }
 
 void EtcdSeat::campaign() {
-  if (stopped_) return;
+  if (rules_.stopped()) return;
   client_->campaign(election_, "", lease_.id, kCampaignWait, cancel_,
-                    [this, alive = alive_, round = campaign_round_](Result<etcd::LeaderKey> won) {
-    if (!*alive || stopped_ || leader_ || round != campaign_round_) return;
-    if (won && stalled_) return confirm_lease_then(*won);
-    if (won && re_electing_) return on_won_again(*won);
-    if (won) return on_won(*won);
+                    [this, alive = alive_, round = rules_.campaign_round()](Result<etcd::LeaderKey> won) {
+    if (!*alive) return;
+    if (won) return act_on_win(rules_.on_campaign_won(round, leader_.has_value()), *won, round);
+    if (!rules_.on_campaign_failed(round, leader_.has_value())) return;
     last_error_ = won.error;
     retry_.expires_after(kRetryPause);
     retry_.async_wait([this, alive, round](const boost::system::error_code& ec) {
-      if (!ec && *alive && round == campaign_round_) campaign();
+      if (!ec && *alive && round == rules_.campaign_round()) campaign();
     });
   });
 }
 
-// A win right after etcd stalled may come from a key whose lease etcd is about to expire (at
-// resume it expires the overdue leases one by one, and the keys before this one may go first):
-// acted on only once the lease is proven alive. A lease that is gone is the keeper's to report.
-void EtcdSeat::confirm_lease_then(etcd::LeaderKey key) {
-  client_->keep_alive_once(lease_.id, [this, alive = alive_, key, round = campaign_round_](Result<std::int64_t> ttl) {
-    if (!*alive || stopped_ || leader_ || round != campaign_round_) return;
-    if (!ttl || *ttl <= 0) {
+void EtcdSeat::act_on_win(SeatRules::Win win, const etcd::LeaderKey& key, int round) {
+  switch (win) {
+    case SeatRules::Win::Stale: return;
+    case SeatRules::Win::ConfirmLeaseFirst:
+      client_->keep_alive_once(lease_.id, [this, alive = alive_, key, round](Result<std::int64_t> ttl) {
+        if (*alive) act_on_win(rules_.on_lease_checked_after_win(round, leader_.has_value(), ttl && *ttl > 0), key, round);
+      });
+      return;
+    case SeatRules::Win::LeaseExpired:
       spdlog::info("won the coordinator's election with a lease that expired in etcd's stall: not acting on it");
       return;
-    }
-    stalled_ = false;  // this lease outlived the stall
-    if (re_electing_) return on_won_again(key);
-    on_won(key);
-  });
+    case SeatRules::Win::TakeSeat: return on_won(key);
+    case SeatRules::Win::TakeSeatAgain: return on_won_again(key);
+  }
 }
 
 // The sitting coordinator, elected again after etcd's stall: the same coordinator goes on.
 void EtcdSeat::on_won_again(etcd::LeaderKey key) {
-  re_electing_ = false;
   leader_ = key;
   spdlog::info("elected the job's coordinator again (election revision {}) after etcd's stall: the job goes on",
                key.rev);
   if (callbacks_.on_reelected) callbacks_.on_reelected(key.rev);
-  publish(published_address_);
+  const std::string address = rules_.published_address();
+  publish(address);
   write_state();  // what was decided meanwhile waited for the new leader key
 }
 
@@ -179,7 +171,7 @@ void EtcdSeat::on_won(etcd::LeaderKey key) {
   leader_ = key;
   spdlog::info("elected the job's coordinator (election revision {}): loading the job's state from etcd", key.rev);
   client_->get(prefix_ + "state", [this, alive = alive_](Result<etcd::RangeResult> state) {
-    if (!*alive || stopped_) return;
+    if (!*alive || rules_.stopped()) return;
     if (!state) return lose("cannot read the job's state from etcd after winning the election: " + state.error);
     std::optional<std::string> value;
     if (!state->kvs.empty()) value = state->kvs.front().value;
@@ -194,9 +186,9 @@ void EtcdSeat::on_won(etcd::LeaderKey key) {
 
 void EtcdSeat::publish(const std::string& address) {
   if (!leader_) return;
-  published_address_ = address;
+  rules_.on_published(address);
   client_->proclaim(*leader_, seal_coordinator_address(address, token_, leader_->key), [this, alive = alive_, address](Result<etcd::Revision> done) {
-    if (!*alive || stopped_) return;
+    if (!*alive || rules_.stopped()) return;
     if (!done) return lose("cannot publish the coordinator's address " + address + " in etcd: " + done.error);
     spdlog::info("the coordinator listens on {} (published in etcd)", address);
   });
@@ -212,11 +204,11 @@ void EtcdSeat::follow() {
       // A watch that gives up (etcd down longer than its bound, or compacted) is started again
       // after a pause: etcd being away is not the end of this launcher (the lease says that).
       [this, alive = alive_](const std::string& why) {
-        if (!*alive || stopped_) return;
+        if (!*alive || rules_.stopped()) return;
         last_error_ = why;
         watch_retry_.expires_after(std::chrono::seconds(1));
         watch_retry_.async_wait([this, alive](const boost::system::error_code& ec) {
-          if (!ec && *alive && !stopped_) follow();
+          if (!ec && *alive && !rules_.stopped()) follow();
         });
       },
       etcd::PrefixWatch::Options{.reconnect_bound = std::chrono::seconds(ttl_) * 2});
@@ -225,7 +217,7 @@ void EtcdSeat::follow() {
 
 void EtcdSeat::read_leader() {
   client_->leader(election_, [this, alive = alive_](Result<std::optional<etcd::KeyValue>> leader) {
-    if (!*alive || stopped_) return;
+    if (!*alive || rules_.stopped()) return;
     if (!leader) {
       last_error_ = leader.error;
       return;  // the watch reports the next change; a lost etcd ends the lease
@@ -242,21 +234,16 @@ void EtcdSeat::read_leader() {
       ignored_leader_ = (*leader)->key;
       return;
     }
-    const std::string& address = *opened;
-    const std::int64_t revision = (*leader)->create_revision;
-    if (re_electing_ && address != published_address_)
-      return lose(fmt::format("another launcher was elected coordinator (at {}) while this one's lease had expired in "
-                              "etcd's stall: this coordinator stops acting",
-                              rendezvous::printable(address)));
-    if (revision < followed_revision_ || (revision == followed_revision_ && address == followed_address_)) return;
-    followed_revision_ = revision;
-    followed_address_ = address;
-    callbacks_.on_coordinator(address, revision);
+    std::visit(Overloaded{[](std::monostate) {}, [this](const SeatRules::Lose& lost) { lose(lost.why); },
+                          [this](const SeatRules::Follow& follow) {
+                            callbacks_.on_coordinator(follow.address, follow.revision);
+                          }},
+               rules_.on_leader_seen(*opened, (*leader)->create_revision));
   });
 }
 
 void EtcdSeat::save_state(std::string state, std::function<void()> confirmed) {
-  if ((!leader_ && !re_electing_) || stopped_ || ending_) return;  // re-electing: kept until elected again
+  if (!rules_.keeps_state(leader_.has_value())) return;  // re-electing: kept until elected again
   pending_state_ = std::move(state);
   if (confirmed) {
     pending_confirmations_.push_back(std::move(confirmed));
@@ -277,71 +264,61 @@ void EtcdSeat::write_state() {
   writing_confirmations_ = std::move(pending_confirmations_);
   pending_confirmations_.clear();
   client_->txn(std::move(txn), [this, alive = alive_, written](Result<etcd::TxnResult> done) mutable {
-    if (!*alive || stopped_) return;
+    if (!*alive || rules_.stopped()) return;
     writing_ = false;
-    if (ending_) return remove_state();
-    // Fenced by a leader key that etcd's stall took: kept for the key of the re-election (or
-    // dropped with the seat if another launcher is elected). Right after a stall, the failed
-    // compare may come before the keeper's report that the lease went with it: the lease
-    // decides (alive: another launcher really leads).
-    const bool awaiting_key = (re_electing_ || stalled_) && done && !done->succeeded;
-    if (done && !done->succeeded && !awaiting_key)
-      return lose("another launcher leads the job now (this one's leader key is gone from etcd): "
-                  "this coordinator stops acting");
-    if (awaiting_key && !re_electing_)
-      client_->keep_alive_once(lease_.id, [this, alive, lease = lease_.id](Result<std::int64_t> ttl) {
-        if (*alive && !stopped_ && !re_electing_ && lease == lease_.id && ttl && *ttl > 0)
-          lose("another launcher leads the job now (this one's leader key is gone from etcd, its lease is not): "
-               "this coordinator stops acting");
-      });
-    if (!done || awaiting_key) {  // not written: try again after a pause, the latest state first
-      last_error_ = done.error;
-      if (!pending_state_) pending_state_ = std::move(written);
-      writing_confirmations_.insert(writing_confirmations_.end(), pending_confirmations_.begin(),
-                                    pending_confirmations_.end());
-      pending_confirmations_ = std::move(writing_confirmations_);
-      writing_confirmations_.clear();
-      write_retry_.expires_after(kRetryPause);
-      write_retry_.async_wait([this, alive](const boost::system::error_code& ec) {
-        if (!ec && *alive && !writing_) write_state();
-      });
-      return;
-    }
-    last_error_.clear();
-    unanswered_since_.reset();
-    if (!writing_confirmations_.empty() && pending_confirmations_.empty()) {  // no generation waits any more
-      confirm_asked_at_.reset();
-      confirm_timer_.cancel();
-    }
-    auto confirmed = std::move(writing_confirmations_);
-    writing_confirmations_.clear();
-    for (auto& c : confirmed) c();
-    if (pending_state_ && !writing_) write_state();
+    const auto outcome = !done ? SeatRules::Write::Unanswered
+                         : done->succeeded ? SeatRules::Write::Written
+                                           : SeatRules::Write::AnotherLeaderKey;
+    std::visit(Overloaded{[this](SeatRules::RemoveState) { remove_state(); },
+                          [this](const SeatRules::Lose& lost) { lose(lost.why); },
+                          [&](SeatRules::RetryWrite retry) { retry_write(retry, std::move(written), done.error); },
+                          [this](SeatRules::Written) { confirm_written(); }},
+               rules_.on_write_done(outcome));
   });
 }
 
-// Bounded: a coordinator cut off from etcd while a generation start waits for it ends once the
-// first state that asked went unconfirmed for join_timeout, whatever each write and retry takes.
+// Not written: tried again after a pause, the latest state first (and the confirmations that
+// waited for this one wait for that one).
+void EtcdSeat::retry_write(SeatRules::RetryWrite retry, std::string written, const std::string& error) {
+  if (retry.check_lease)
+    client_->keep_alive_once(lease_.id, [this, alive = alive_, lease = lease_.id](Result<std::int64_t> ttl) {
+      if (!*alive) return;
+      if (auto lost = rules_.on_lease_of_failed_write(lease == lease_.id && ttl && *ttl > 0)) lose(lost->why);
+    });
+  last_error_ = error;
+  if (!pending_state_) pending_state_ = std::move(written);
+  writing_confirmations_.insert(writing_confirmations_.end(), pending_confirmations_.begin(),
+                                pending_confirmations_.end());
+  pending_confirmations_ = std::move(writing_confirmations_);
+  writing_confirmations_.clear();
+  write_retry_.expires_after(kRetryPause);
+  write_retry_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    if (!ec && *alive && !writing_) write_state();
+  });
+}
+
+void EtcdSeat::confirm_written() {
+  last_error_.clear();
+  if (!writing_confirmations_.empty() && pending_confirmations_.empty()) {  // no generation waits any more
+    rules_.on_all_confirmed();
+    confirm_timer_.cancel();
+  }
+  auto confirmed = std::move(writing_confirmations_);
+  writing_confirmations_.clear();
+  for (auto& c : confirmed) c();
+  if (pending_state_ && !writing_) write_state();
+}
+
+// Bounded (SeatRules::on_confirmation_asked): by a timer of its own from the first state that
+// asked, whatever each write and retry takes.
 void EtcdSeat::await_confirmation() {
-  if (confirm_asked_at_) return;
-  confirm_asked_at_ = std::chrono::steady_clock::now();
-  confirm_timer_.expires_at(*confirm_asked_at_ + confirm_bound_);
+  const auto deadline = rules_.on_confirmation_asked(PolicyClock::now());
+  if (!deadline) return;
+  confirm_timer_.expires_at(*deadline);
   confirm_timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
-    if (!ec && *alive && !stopped_ && confirm_asked_at_) end_unconfirmed();
+    if (ec || !*alive) return;
+    if (auto lost = rules_.on_confirm_deadline(PolicyClock::now(), last_error_)) lose(lost->why);
   });
-}
-
-void EtcdSeat::end_unconfirmed() {
-  const auto now = std::chrono::steady_clock::now();
-  auto seconds_since = [now](std::chrono::steady_clock::time_point then) {
-    return human_duration(std::chrono::duration<double>(now - then).count());
-  };
-  const std::string silent = unanswered_since_ ? fmt::format("; etcd has not answered its keepalives for about {}",
-                                                             seconds_since(*unanswered_since_))
-                                               : "";
-  lose(fmt::format("etcd has not confirmed this coordinator's leadership for {} (the limit is join_timeout), while a "
-                   "new generation waits for it{} (last error: {}): it may be the partitioned one, so it stops acting",
-                   seconds_since(*confirm_asked_at_), silent, last_error_.empty() ? "none" : last_error_));
 }
 
 std::string EtcdSeat::status_line() const {
@@ -350,24 +327,23 @@ std::string EtcdSeat::status_line() const {
                        "job's state is saved only once etcd answers",
                        unreachable_);
   const std::string leads = leader_ ? fmt::format("this launcher (election revision {})", leader_->rev)
-                                    : followed_address_.empty() ? "not known yet"
-                                                                : followed_address_;
+                            : rules_.followed_address().empty() ? "not known yet"
+                                                                : rules_.followed_address();
   if (!last_error_.empty())
     return fmt::format("etcd: the last request failed ({}); coordinator: {}", last_error_, leads);
   return fmt::format("etcd: reachable; coordinator: {}", leads);
 }
 
 void EtcdSeat::lose(const std::string& why) {
-  if (stopped_) return;
+  if (rules_.stopped()) return;
   leader_.reset();
   stop();
   if (callbacks_.on_lost) callbacks_.on_lost(why);
 }
 
 void EtcdSeat::end_run() {
-  if (stopped_ || !leader_) return stop();
-  ending_ = true;  // no state is written any more; one in flight is let finish first
-  pending_state_.reset();
+  if (!rules_.on_end_run(leader_.has_value())) return stop();
+  pending_state_.reset();  // no state is written any more; one in flight is let finish first
   if (!writing_) remove_state();
 }
 
@@ -385,8 +361,7 @@ void EtcdSeat::remove_state() {
 }
 
 void EtcdSeat::stop() {
-  if (stopped_) return;
-  stopped_ = true;
+  if (!rules_.on_stop()) return;
   cancel_->cancel();
   retry_.cancel();
   write_retry_.cancel();

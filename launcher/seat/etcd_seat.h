@@ -2,7 +2,9 @@
 // (--rdzv-backend etcd). It registers the launcher under the job's prefix with a lease,
 // campaigns for the coordinator's election, follows who leads, and — once elected —
 // publishes where its rendezvous listens and writes the job policy's state after each
-// decision, fenced by its leader key. It decides nothing about the job: it reports
+// decision, fenced by its leader key. When it keeps, renews or loses its seat is SeatRules'
+// (policy/seat_rules.h) to say; this shell asks etcd and carries those decisions out. It
+// decides nothing about the job: it reports
 // "you lead", "the coordinator is at A (election revision R)" and "this seat is lost"
 // to the NodeAgent, which acts.
 //
@@ -29,6 +31,7 @@
 #include "etcd/client.h"
 #include "etcd/lease_keeper.h"
 #include "etcd/watch.h"
+#include "policy/seat_rules.h"
 
 namespace ddplaunch {
 
@@ -87,16 +90,17 @@ class EtcdSeat {
   EtcdSeat(boost::asio::io_context& io, std::shared_ptr<etcd::Client> client, const LaunchConfig& config,
            std::string hostname);
   void register_seat(std::function<void(const std::string& error)> registered);
-  void renew_after_stall(const std::string& why);
+  void renew_after_stall(const std::string& why, SeatRules::RegisterAgain again);
   void campaign();
+  void act_on_win(SeatRules::Win win, const etcd::LeaderKey& key, int round);
   void on_won(etcd::LeaderKey key);
   void on_won_again(etcd::LeaderKey key);
-  void confirm_lease_then(etcd::LeaderKey key);
   void follow();
   void read_leader();
   void write_state();
+  void retry_write(SeatRules::RetryWrite retry, std::string written, const std::string& error);
+  void confirm_written();
   void await_confirmation();  // a write that a generation start waits for went out
-  void end_unconfirmed();     // the wait reached confirm_bound_: the seat is lost
   void lose(const std::string& why);
   void remove_state();  // end_run's fenced removal, then stop()
 
@@ -108,12 +112,10 @@ class EtcdSeat {
   std::string run_;        // the run this launcher coordinates, once elected
   std::string ignored_leader_;  // the last leader key whose address was not sealed right (said once)
   std::chrono::seconds ttl_;
+  SeatRules rules_;  // when the seat is kept, renewed or lost
   // A generation start waits for etcd to confirm a state write (this launcher still leads) for
-  // join_timeout at most, counted from the write that asked, by a timer of its own.
-  std::chrono::milliseconds confirm_bound_;
+  // join_timeout at most (SeatRules), by a timer of its own.
   boost::asio::steady_timer confirm_timer_;
-  std::optional<std::chrono::steady_clock::time_point> confirm_asked_at_;  // while one waits
-  std::optional<std::chrono::steady_clock::time_point> unanswered_since_;  // etcd's keepalives fail since about then
   SeatCallbacks callbacks_;
   etcd::LeaseGrant lease_;
   std::shared_ptr<etcd::LeaseKeeper> keeper_;
@@ -123,19 +125,9 @@ class EtcdSeat {
   boost::asio::steady_timer write_retry_;  // a state write's next try
   boost::asio::steady_timer watch_retry_;  // the leader watch's restart after it gave up
   std::optional<etcd::LeaderKey> leader_;          // this launcher's, while it leads
-  std::string followed_address_;                   // the last coordinator reported
-  std::int64_t followed_revision_ = 0;
   std::optional<std::string> pending_state_;       // the next state to write
   std::vector<std::function<void()>> pending_confirmations_, writing_confirmations_;
   bool writing_ = false;
-  bool stalled_ = false;      // etcd did not answer at some point of the current lease
-  bool re_electing_ = false;  // the coordinator, campaigning again after a stall took its lease
-  int campaign_round_ = 0;    // a campaign of an earlier lease is stale
-  std::string published_address_;  // where this launcher's coordinator listens, once published
-  // After a stall, a launcher that did not lead campaigns this much later than the coordinator.
-  static constexpr auto kFollowerCampaignPause = std::chrono::seconds(1);
-  bool ending_ = false;  // end_run: the state is removed once no write is in flight
-  bool stopped_ = false;
   std::string last_error_;                         // the last etcd error, for status
   std::string unreachable_;                        // why etcd does not answer ("" = it does)
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // callbacks after destruction do nothing

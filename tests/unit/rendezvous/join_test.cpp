@@ -284,22 +284,18 @@ TEST(RendezvousJoin, ListenReportsAddressInUse) {
 // plan follows from the event loop.
 TEST(RendezvousJoin, BeginGenerationAsksForThePlanOnlyAfterItReturned) {
   Harness h(fast_server(2));
-  std::vector<TestClient> c;
-  for (int i = 0; i < 2; ++i) {
-    c.push_back(make_client(h.io, fast_client(h.port())));
-    c.back().client->join(facts("n" + std::to_string(i), 2));
-  }
-  ASSERT_TRUE(run_until(h.io, [&] { return !c[0].log->assignments.empty() && !c[1].log->assignments.empty(); }));
-  c[0].client->rejoin(Generation{1});
-  c[1].client->rejoin(Generation{1});
+  auto [a, b] = join_a_and_b(h);
+  ASSERT_TRUE(run_until(h.io, [&] { return !a.log->assignments.empty() && !b.log->assignments.empty(); }));
+  a.client->rejoin(Generation{1});
+  b.client->rejoin(Generation{1});
   run_for(h.io, 100ms);  // both ready for generation 1 before it begins
   ASSERT_EQ(h.plans.size(), 1u);
   h.server->begin_generation(Generation{1});
   EXPECT_EQ(h.plans.size(), 1u) << "not asked inside begin_generation";
-  ASSERT_TRUE(run_until(h.io, [&] { return c[0].log->assignments.size() == 2 && c[1].log->assignments.size() == 2; }));
+  ASSERT_TRUE(run_until(h.io, [&] { return a.log->assignments.size() == 2 && b.log->assignments.size() == 2; }));
   ASSERT_EQ(h.plans.size(), 2u);
   EXPECT_EQ(h.plans[1].first, Generation{1});
-  EXPECT_EQ(c[1].log->assignments[1].generation, Generation{1});
+  EXPECT_EQ(b.log->assignments[1].generation, Generation{1});
 }
 
 TEST(RendezvousJoin, RestartGenerationGivesSecondAssignment) {
