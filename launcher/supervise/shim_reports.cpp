@@ -2,6 +2,7 @@
 #include "supervise/shim_reports.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -48,8 +49,10 @@ void ShimReports::set_phase(Worker& worker, RankPhase phase) {
 }
 
 void ShimReports::handle(const contract::StatusMessage& m) {
-  // The worker's datagram carries the contract's plain integer; a late report is from a previous generation.
-  if (std::cmp_not_equal(m.generation, assignment_.generation.value)) return;
+  // The worker's datagram carries the contract's plain number; a late report is from a previous generation.
+  static_assert(std::is_same_v<contract::GenerationNumber, decltype(Generation::value)>,
+                "the shim's generation number and the launcher's Generation have one width");
+  if (m.generation != assignment_.generation.value) return;
   auto it = std::find_if(workers_.begin(), workers_.end(), [&](const auto& w) { return w->global_rank == m.rank; });
   if (it == workers_.end() || (*it)->process.status()) return;
   Worker& w = **it;

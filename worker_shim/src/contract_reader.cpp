@@ -148,7 +148,7 @@ ContractResult read_contract(const Env& env) {
 
   auto generation = read_int(env, c::kGeneration, false, problems);
   if (generation && in_range(c::kGeneration, *generation, 0, kIntMax, "it must be 0 or more", problems))
-    w.generation = static_cast<long>(*generation);
+    w.generation = static_cast<c::GenerationNumber>(*generation);
 
   if (auto timeout = read_seconds(env, c::kTimeoutSeconds, problems)) w.timeout_s = *timeout;
   if (const std::string* s = find(env, c::kStatusSocket)) w.status_socket = *s;

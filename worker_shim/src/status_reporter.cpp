@@ -20,7 +20,8 @@ namespace {
 
 namespace c = ddplaunch::contract;
 
-bool env_long(const char* name, long& out) {
+template <typename Int>
+bool env_int(const char* name, Int& out) {
   const char* value = std::getenv(name);
   return value && c::detail::parse_int(std::string_view(value), out);
 }
@@ -69,10 +70,9 @@ void report(contract::StatusEvent event, std::string_view detail) noexcept {
     const char* path = std::getenv(c::kStatusSocket);
     if (!path || !*path) return;
     long rank = -1;
-    if (!env_long(c::kRank, rank) || rank < 0) return;  // the launcher would reject it
-    long generation = 0;
-    if (std::getenv(c::kGeneration) && (!env_long(c::kGeneration, generation) || generation < 0))
-      return;
+    if (!env_int(c::kRank, rank) || rank < 0) return;  // the launcher would reject it
+    c::GenerationNumber generation = 0;
+    if (std::getenv(c::kGeneration) && !env_int(c::kGeneration, generation)) return;  // unsigned: no sign
     c::StatusMessage m;
     m.event = event;
     m.rank = static_cast<int>(rank);

@@ -11,7 +11,7 @@ TEST(StatusFormat, RoundTripsEveryField) {
   ASSERT_TRUE(parsed.has_value());
   EXPECT_EQ(parsed->event, StatusEvent::InitFailed);
   EXPECT_EQ(parsed->rank, 3);
-  EXPECT_EQ(parsed->generation, 2);
+  EXPECT_EQ(parsed->generation, 2u);
   EXPECT_EQ(parsed->pid, 4242);
   EXPECT_EQ(parsed->detail, "NCCL error: unhandled cuda error | last: driver");
 }

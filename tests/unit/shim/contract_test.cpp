@@ -36,7 +36,7 @@ TEST(ShimContract, TorchrunEnvironmentUsesDefaultsForDdplaunchVariables) {
   EXPECT_EQ(w.local_world_size, 4);
   EXPECT_EQ(w.node_rank, 1);   // from GROUP_RANK
   EXPECT_EQ(w.node_count, 2);  // WORLD_SIZE / LOCAL_WORLD_SIZE
-  EXPECT_EQ(w.generation, 0);
+  EXPECT_EQ(w.generation, 0u);
   EXPECT_EQ(w.timeout_s, 0.0);
   EXPECT_EQ(w.status_socket, "");
   EXPECT_EQ(w.job_id, "run-7");
@@ -54,7 +54,7 @@ TEST(ShimContract, DdplaunchVariablesWin) {
   ASSERT_TRUE(r.contract) << r.error;
   EXPECT_EQ(r.contract->node_rank, 0);
   EXPECT_EQ(r.contract->node_count, 3);
-  EXPECT_EQ(r.contract->generation, 4);
+  EXPECT_EQ(r.contract->generation, 4u);
   EXPECT_DOUBLE_EQ(r.contract->timeout_s, 42.5);
   EXPECT_EQ(r.contract->status_socket, "/tmp/x.sock");
   EXPECT_EQ(r.contract->job_id, "job-1");
@@ -139,7 +139,7 @@ TEST(ShimContract, ProcessEnvironmentOverloadReadsEnviron) {
   auto r = read_contract();
   ASSERT_TRUE(r.contract) << r.error;
   EXPECT_EQ(r.contract->rank, 5);
-  EXPECT_EQ(r.contract->generation, 9);
+  EXPECT_EQ(r.contract->generation, 9u);
   ::unsetenv("RANK");
   EXPECT_NE(read_contract().error.find("RANK is not set"), std::string::npos);
 }

@@ -129,7 +129,7 @@ TEST_F(PreloadTest, RealNcclInitFailureIsReportedWithNcclsOwnText) {
   ASSERT_EQ(messages.size(), 2u) << "expected init_begin and exactly one outcome datagram";
   EXPECT_EQ(messages[0].event, c::StatusEvent::InitBegin);
   EXPECT_EQ(messages[0].rank, 0);
-  EXPECT_EQ(messages[0].generation, 1);
+  EXPECT_EQ(messages[0].generation, 1u);
   EXPECT_EQ(messages[0].pid, static_cast<long>(pid));
   EXPECT_EQ(messages[0].detail, "ncclCommInitRank");
   if (messages[1].event == c::StatusEvent::InitOk) {

@@ -73,7 +73,10 @@ class Supervised {
   GroupSupervisor& supervisor() { return *supervisor_; }
   const Observed& seen() const { return seen_; }
   const std::string& dir() const { return dir_; }
-  void start() { supervisor_->start(spec_); }
+  void start(Generation generation = Generation{0}) {
+    spec_.assignment.generation = generation;
+    supervisor_->start(spec_);
+  }
 
   // Runs the loop until the generation's outcome arrives (bounded), then a little longer, so
   // that a second outcome — a bug — would be seen too.
@@ -185,12 +188,12 @@ TEST(GroupSupervisor, AShimReportOfInitMakesTheExitAnInitFailure) {
 
 TEST(GroupSupervisor, AReportOfAnEarlierGenerationIsIgnored) {
   Supervised s(1, "i=0; while [ ! -e \"$TEST_DIR/go\" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; exit 3");
-  s.start();
+  s.start(Generation{1});
   contract::StatusMessage stale;
   stale.event = contract::StatusEvent::InitBegin;
   stale.rank = 0;
   stale.pid = s.supervisor().workers().at(0)->process.pid();
-  stale.generation = -1;
+  stale.generation = 0;  // the generation before
   s.supervisor().handle_status(stale);
   EXPECT_EQ(s.supervisor().workers().at(0)->phases.phase(), RankPhase::Setup);
   std::ofstream(s.dir() + "/go").put('1');

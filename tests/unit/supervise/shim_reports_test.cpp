@@ -29,7 +29,8 @@ class Reports {
     workers_.push_back(worker);
   }
 
-  static contract::StatusMessage report(contract::StatusEvent event, long generation = 2, long pid = ::getpid()) {
+  static contract::StatusMessage report(contract::StatusEvent event, contract::GenerationNumber generation = 2,
+                                       long pid = ::getpid()) {
     contract::StatusMessage m;
     m.event = event;
     m.rank = 5;

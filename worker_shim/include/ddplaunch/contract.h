@@ -5,6 +5,7 @@
 #pragma once
 
 #include <charconv>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +41,9 @@ inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";
 // ddplaunch's own variables.
 inline constexpr const char* kTimeoutSeconds = "DDPLAUNCH_TIMEOUT_S";      // group init deadline; information only
 inline constexpr const char* kGeneration = "DDPLAUNCH_GENERATION";         // restart round, 0-based
+// A generation's number (DDPLAUNCH_GENERATION, a status report's): the width of the launcher's
+// Generation (rendezvous/generation.h), which its status channel checks at compile time.
+using GenerationNumber = std::uint64_t;
 inline constexpr const char* kNodeRank = "DDPLAUNCH_NODE_RANK";
 inline constexpr const char* kNodeCount = "DDPLAUNCH_NODE_COUNT";
 inline constexpr const char* kStatusSocket = "DDPLAUNCH_STATUS_SOCKET";    // AF_UNIX datagram path
@@ -113,7 +117,7 @@ inline std::optional<StatusEvent> parse_status_event(std::string_view s) {
 struct StatusMessage {
   StatusEvent event = StatusEvent::Heartbeat;
   int rank = -1;            // global rank
-  long generation = 0;
+  GenerationNumber generation = 0;
   long pid = 0;
   std::string detail;       // e.g. the NCCL error string for init_failed
 };
@@ -157,7 +161,7 @@ inline std::optional<StatusMessage> parse_status(std::string_view line) {
   if (!event) return std::nullopt;
   m.event = *event;
   if (!detail::parse_int(detail::next_token(rest), m.rank) || m.rank < 0) return std::nullopt;
-  if (!detail::parse_int(detail::next_token(rest), m.generation) || m.generation < 0) return std::nullopt;
+  if (!detail::parse_int(detail::next_token(rest), m.generation)) return std::nullopt;  // unsigned: no sign
   if (!detail::parse_int(detail::next_token(rest), m.pid) || m.pid <= 0) return std::nullopt;
   m.detail = std::string(rest);
   return m;
