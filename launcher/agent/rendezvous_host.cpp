@@ -129,6 +129,7 @@ rendezvous::ListenError RendezvousHost::listen(int port, EtcdNodeLink* etcd) {
 }
 
 void RendezvousHost::drop() {
+  if (coordinator_) coordinator_->queries().attach_console(nullptr);
   debug_relay_.reset();  // it asks the coordinator which node holds a rank
   server_.reset();
   coordinator_.reset();
@@ -153,6 +154,7 @@ void RendezvousHost::start_debug_relay() {
   };
   debug_relay_ = std::make_unique<DebugRelay>(io_, plan_.console_place, std::move(hint), *coordinator_, std::move(hooks),
                                               seconds_to_ms(c.unattended_stop_s));
+  coordinator_->queries().attach_console(debug_relay_.get());  // `ddplaunch debug`'s typed queries
 }
 
 void RendezvousHost::on_console_line(const std::string& line) {

@@ -1,4 +1,7 @@
-// The job-inspecting subcommands: queries to the job's master, their answers on this terminal.
+// The job-inspecting subcommands: typed queries to the job's master over one held connection
+// (console_master_link.h), their typed answers on this terminal. A watching command ends on
+// the answer's typed job standing, never on its prose; every failure is the link's one shape
+// (a Result's error, and why for decisions).
 #include "inspect/job_inspection.h"
 
 #include <unistd.h>
@@ -7,93 +10,96 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "master/rank_tail_relay.h"
-#include "master/status_table.h"
+#include "inspect/console_master_link.h"
+#include "inspect/remote_console.h"
 #include "master/timeline_files.h"
-#include "console/remote_console.h"
-#include "ddplaunch/rendezvous/client.h"
 #include "ddplaunch/rendezvous/printable.h"
 #include "log_setup.h"
-#include "policy/stacks_query.h"
 #include "timeline/trace_json.h"
 
 namespace ddplaunch {
 
 namespace {
+using Repeat = ConsoleMasterLink::Repeat;
+using Failure = ConsoleMasterLink::Failure;
+
+// How long a watching command's query may wait at the master for something new: the status
+// table's clocks move every second; a followed rank or a stack round answers when it has news.
+constexpr auto kStatusWait = std::chrono::seconds(1);
+constexpr auto kNewsWait = std::chrono::seconds(5);
+
 int fail(const std::vector<std::string>& errors) { return log_errors_and_refuse(errors); }
 
-// A master that is shutting down can drop a query it had accepted; asked once more, it either
-// answers or no longer listens (which the watching commands take as the job's end).
-std::string ask_once_more_if_dropped(const std::function<std::string()>& ask, const rendezvous::QueryFailure& failure) {
-  std::string text = ask();
-  if (failure.kind != rendezvous::QueryFailure::Kind::Lost) return text;
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  return ask();
+std::optional<RemoteConsoleTarget> target_of(const LaunchConfig& config, const std::string& token, int gdb_rank = -1) {
+  auto endpoint = parse_host_port(config.master);
+  if (!endpoint) return std::nullopt;
+  return RemoteConsoleTarget{endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id, token, gdb_rank};
 }
+
+std::string needs_master(const char* command) {
+  return fmt::format("ddplaunch {} needs --master HOST:PORT of the running job's rendezvous", command);
+}
+
+// The exit status that says how the job ended: its own (0 when it succeeded).
+int exit_status_of(const JobStanding& job) { return job.end == JobEnd::Succeeded ? 0 : job.exit_status; }
 }  // namespace
 
 std::string token_the_master_accepts(const LaunchConfig& config, const std::vector<std::string>& candidates) {
-  auto endpoint = parse_host_port(config.master);
-  if (!endpoint || candidates.empty()) return "";
+  if (!parse_host_port(config.master) || candidates.empty()) return "";
   if (candidates.size() == 1) return candidates.front();  // nothing to choose: the command says if it is refused
   for (const std::string& token : candidates) {
-    rendezvous::QueryFailure failure;
-    rendezvous::query_status(endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id, token,
-                             std::chrono::seconds(5), failure);
-    if (failure.kind != rendezvous::QueryFailure::Kind::Refused) return token;
+    ConsoleMasterLink link(*target_of(config, token));
+    link.ask({InspectionAsk::StatusTable}, Repeat::AfterAnyDrop);
+    if (link.last_failure() != Failure::Refused) return token;
   }
   return "";
 }
 
+// `ddplaunch status`: the table (or --json) once; --watch: again whenever it changes (at least
+// every second), in place on a terminal (a blank line between tables otherwise), over one
+// connection, until the answer says the job has ended: then how, and the job's exit status.
 int print_status(const LaunchConfig& config, bool watch, bool json) {
-  auto endpoint = parse_host_port(config.master);
-  if (!endpoint) return fail({"ddplaunch status needs --master HOST:PORT of the running job's rendezvous"});
-  rendezvous::QueryFailure failure;
-  auto ask = [&] {
-    const auto port = static_cast<std::uint16_t>(endpoint->port);
-    return json ? rendezvous::query_master(endpoint->host, port, config.job_id, config.token, kStatusJsonQuery,
-                                           std::chrono::seconds(5), failure)
-                : rendezvous::query_status(endpoint->host, port, config.job_id, config.token, std::chrono::seconds(5),
-                                           failure);
-  };
-  using FailureKind = rendezvous::QueryFailure::Kind;
-  std::string text = ask();
-  // --watch: the table again every second, in place on a terminal (a blank line between
-  // tables otherwise), until the job has ended (its master is gone, or says so).
-  const bool redraw = ::isatty(STDOUT_FILENO) == 1 && !json;
-  for (bool shown_once = false; watch && !failure.failed(); shown_once = true) {
-    const std::string table = json ? text + "\n" : rendezvous::printable_lines(text);
-    std::fputs(redraw ? "\x1b[H\x1b[2J" : (shown_once && !json ? "\n" : ""), stdout);
-    std::fputs(table.c_str(), stdout);
-    std::fflush(stdout);
-    if (table.find(json ? "\"phase\":\"Ended\"" : "the job has ended.") != std::string::npos) return 0;
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    text = ask_once_more_if_dropped(ask, failure);
-    if (failure.kind == FailureKind::NothingListens) {
-      std::puts("the job has ended (its master no longer answers).");
-      return 0;
-    }
-  }
-  if (failure.failed()) {
-    // Only a refused connection means nothing listens there; a refused join (another job's
-    // id, a wrong token) came from a running job.
-    spdlog::error("cannot get the status from {}: {}{}", config.master, failure.text,
-                  failure.kind == FailureKind::NothingListens
+  const std::optional<RemoteConsoleTarget> target = target_of(config, config.token);
+  if (!target) return fail({needs_master("status")});
+  ConsoleMasterLink link(*target);
+  const InspectionQuery query{json ? InspectionAsk::StatusJson : InspectionAsk::StatusTable};
+  Result<InspectionReply> reply = link.ask(query, Repeat::AfterAnyDrop);
+  if (!reply) {
+    spdlog::error("cannot get the status from {}: {}{}", config.master, reply.error,
+                  link.last_failure() == Failure::Unreachable
                       ? " — no job is running there: it has ended (or not started yet), or --master names another port"
                       : "");
     return 1;
   }
-  // The master's text: never raw to the terminal (JSON escapes every control character itself).
-  std::fputs(json ? (text + "\n").c_str() : rendezvous::printable_lines(text).c_str(), stdout);
-  return 0;
+  const bool redraw = ::isatty(STDOUT_FILENO) == 1 && !json;
+  for (bool shown_once = false;; shown_once = true) {
+    // The master's text: never raw to the terminal (JSON escapes every control character itself).
+    const std::string table = json ? reply->text + "\n" : rendezvous::printable_lines(reply->text);
+    if (watch) std::fputs(redraw ? "\x1b[H\x1b[2J" : (shown_once && !json ? "\n" : ""), stdout);
+    std::fputs(table.c_str(), stdout);
+    std::fflush(stdout);
+    if (!watch) return 0;
+    if (reply->job.end != JobEnd::NotEnded) {
+      const std::string end = rendezvous::printable(describe_job_end(reply->job)) + ".\n";
+      std::fputs(end.c_str(), json ? stderr : stdout);
+      return exit_status_of(reply->job);
+    }
+    reply = link.ask(query, Repeat::AfterAnyDrop, kStatusWait);
+    if (!reply && link.last_failure() == Failure::Gone) {
+      std::puts("the job has ended (its master no longer answers).");
+      return 0;
+    }
+    if (!reply) {
+      spdlog::error("cannot get the status from {}: {}", config.master, reply.error);
+      return 1;
+    }
+  }
 }
 
 // `ddplaunch timeline`: the job's timeline as trace JSON and its HTML page, from the running
@@ -111,15 +117,16 @@ int write_job_timeline(const LaunchConfig& config, bool from_log_dir) {
     for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) json.append(buffer, n);
     std::fclose(file);
   } else {
-    auto endpoint = parse_host_port(config.master);
-    if (!endpoint) return fail({"ddplaunch timeline needs --master HOST:PORT of the running job's rendezvous, or "
-                                "--log-dir DIR of a finished one"});
-    rendezvous::QueryFailure failure;
-    json = rendezvous::query_master(endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id,
-                                    config.token, kTimelineJsonQuery, std::chrono::seconds(10), failure);
-    if (failure.failed()) return fail({fmt::format("cannot get the timeline from {}: {}", config.master, failure.text)});
-    if (json.rfind("error: ", 0) == 0) return fail({fmt::format("the master at {} gave no timeline: {}", config.master,
-                                                                rendezvous::printable(json.substr(7)))});
+    const std::optional<RemoteConsoleTarget> target = target_of(config, config.token);
+    if (!target) return fail({needs_master("timeline") + ", or --log-dir DIR of a finished one"});
+    ConsoleMasterLink link(*target);
+    const Result<InspectionReply> reply = link.ask({InspectionAsk::Timeline}, Repeat::AfterAnyDrop);
+    if (!reply)
+      return fail({fmt::format("{} {}: {}",
+                               link.last_failure() == Failure::Refused ? "no timeline from the master at"
+                                                                       : "cannot get the timeline from",
+                               config.master, reply.error)});
+    json = reply->text;
   }
   // What came is written (and put in the page's script) only as JSON, parsed and written again.
   const std::optional<std::string> trace = timeline::reserialized_trace(json);
@@ -138,83 +145,68 @@ int write_job_timeline(const LaunchConfig& config, bool from_log_dir) {
 }
 
 // `ddplaunch tail --rank R`: that rank's last lines, then its lines as they come (relayed by
-// the master from the rank's node; across restarts), until the job ends or Ctrl-C.
+// the master from the rank's node; across restarts; each ask waits at the master for new
+// lines), until the job ends or Ctrl-C.
 int follow_rank_output(const LaunchConfig& config, int rank) {
   if (rank < 0) return fail({"ddplaunch tail needs --rank R: the global rank whose output to follow"});
-  auto endpoint = parse_host_port(config.master);
-  if (!endpoint) return fail({"ddplaunch tail needs --master HOST:PORT of the running job's rendezvous"});
-  const auto port = static_cast<std::uint16_t>(endpoint->port);
-  TailRequest request{rank, -1};
+  const std::optional<RemoteConsoleTarget> target = target_of(config, config.token);
+  if (!target) return fail({needs_master("tail")});
+  ConsoleMasterLink link(*target);
+  InspectionQuery query{InspectionAsk::Tail, rank, -1, ""};
   for (bool answered_once = false;; answered_once = true) {
-    rendezvous::QueryFailure failure;
-    const std::string text = ask_once_more_if_dropped(
-        [&] {
-          return rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
-                                          encode_tail_request(request), std::chrono::seconds(5), failure);
-        },
-        failure);
-    if (failure.failed()) {
-      if (answered_once && failure.kind == rendezvous::QueryFailure::Kind::NothingListens) {
+    // A query asked again (nothing new came) waits at the master for the rank's next lines.
+    const Result<InspectionReply> reply = link.ask(query, Repeat::AfterAnyDrop, kNewsWait);
+    if (!reply) {
+      if (answered_once && link.last_failure() == Failure::Gone) {
         std::fputs("ddplaunch tail: the job has ended (its master no longer answers)\n", stderr);
         return 0;
       }
-      return fail({fmt::format("cannot follow rank {} at {}: {}", rank, config.master, failure.text)});
+      if (link.last_failure() == Failure::Refused)
+        return fail({fmt::format("the master at {} does not relay rank {}: {}", config.master, rank, reply.error)});
+      return fail({fmt::format("cannot follow rank {} at {}: {}", rank, config.master, reply.error)});
     }
-    const std::optional<TailReply> reply = decode_tail_reply(text);
-    if (!reply) return fail({fmt::format("the master at {} gave an answer this ddplaunch cannot read (another version?)",
-                                         config.master)});
-    if (!reply->error.empty())
-      return fail({fmt::format("the master at {} does not relay rank {}: {}", config.master, rank,
-                               rendezvous::printable(reply->error))});
-    if (reply->slice.missed > 0)
+    if (reply->missed > 0)
       std::fprintf(stdout, "[ddplaunch tail: %ld line(s) of rank %d went by before they could be shown]\n",
-                   reply->slice.missed, rank);
+                   reply->missed, rank);
     // Another launcher's text: never raw to the terminal.
-    std::fputs(rendezvous::printable_lines(reply->slice.lines).c_str(), stdout);
+    std::fputs(rendezvous::printable_lines(reply->text).c_str(), stdout);
     std::fflush(stdout);
-    const bool more_waiting = reply->slice.next > request.from && !reply->slice.lines.empty() && request.from >= 0 &&
-                              reply->slice.lines.size() >= RankTailRelay::kMaxReplyBytes / 2;
-    request.from = reply->slice.next;
-    if (!more_waiting) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (reply->job.end != JobEnd::NotEnded && reply->next == query.from) {  // ended, and nothing more came
+      std::fprintf(stderr, "ddplaunch tail: %s\n", rendezvous::printable(describe_job_end(reply->job)).c_str());
+      return 0;
+    }
+    query.from = reply->next;
   }
 }
 
 // `ddplaunch debug`: the job's debug console from this terminal.
 int open_debug_console(const LaunchConfig& config, int gdb_rank) {
-  auto endpoint = parse_host_port(config.master);
-  if (!endpoint) return fail({"ddplaunch debug needs --master HOST:PORT of the running job's rendezvous"});
-  return run_remote_console(
-      {endpoint->host, static_cast<std::uint16_t>(endpoint->port), config.job_id, config.token, gdb_rank});
+  const std::optional<RemoteConsoleTarget> target = target_of(config, config.token, gdb_rank);
+  if (!target) return fail({needs_master("debug")});
+  return run_remote_console(*target);
 }
 
-// `ddplaunch stacks`: ask the master to take every rank's stacks, then poll (bounded) for
-// the grouped text.
+// `ddplaunch stacks`: ask the master to take every rank's stacks, then for that round's stacks
+// (each ask waits at the master until the round is done; bounded).
 int print_stacks(const LaunchConfig& config) {
-  auto endpoint = parse_host_port(config.master);
-  if (!endpoint) return fail({"ddplaunch stacks needs --master HOST:PORT of the running job's rendezvous"});
-  const auto port = static_cast<std::uint16_t>(endpoint->port);
-  rendezvous::QueryFailure failure;
-  auto ask = [&](const StacksRequest& request) {
-    return decode_stacks_reply(rendezvous::query_master(endpoint->host, port, config.job_id, config.token,
-                                                        encode_stacks_request(request), std::chrono::seconds(5), failure));
-  };
-  StacksReply reply = ask({});
+  const std::optional<RemoteConsoleTarget> target = target_of(config, config.token);
+  if (!target) return fail({needs_master("stacks")});
+  ConsoleMasterLink link(*target);
+  Result<InspectionReply> reply = link.ask({InspectionAsk::Stacks, -1, -1, ""}, Repeat::AfterAnyDrop);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);  // the master bounds a round at 6 s
-  while (!failure.failed() && reply.kind == StacksReply::Kind::Pending && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    reply = ask({reply.round});
-  }
-  if (failure.failed()) {
-    spdlog::error("cannot get the stacks from {}: {}", config.master, failure.text);
+  while (reply && reply->kind == ReplyKind::Pending && std::chrono::steady_clock::now() < deadline)
+    reply = link.ask({InspectionAsk::Stacks, -1, reply->next, ""}, Repeat::AfterAnyDrop, kNewsWait);
+  if (!reply) {
+    spdlog::error("{} {}: {}",
+                  link.last_failure() == Failure::Refused ? "the master gave no stacks at" : "cannot get the stacks from",
+                  config.master, reply.error);
     return 1;
   }
-  if (reply.kind != StacksReply::Kind::Done) {
-    spdlog::error("the master at {} gave no stacks: {}", config.master,
-                  reply.kind == StacksReply::Kind::Pending ? "its nodes did not answer within 15 s"
-                                                           : "error: " + reply.text);
+  if (reply->kind != ReplyKind::Answer) {
+    spdlog::error("the master at {} gave no stacks: its nodes did not answer within 15 s", config.master);
     return 1;
   }
-  std::fputs(rendezvous::printable_lines(reply.text).c_str(), stdout);
+  std::fputs(rendezvous::printable_lines(reply->text).c_str(), stdout);
   return 0;
 }
 

@@ -27,11 +27,20 @@ void ConsoleTranscript::append(std::string_view text) {
   }
 }
 
-std::string ConsoleTranscript::since(std::size_t from) const {
+InspectionReply ConsoleTranscript::after(std::size_t from) const {
   const std::size_t end = dropped_ + text_.size();
   const std::size_t start = std::clamp(from, dropped_, end);
-  return fmt::format("{}\n{}\n{}", end, prompt_ ? "P" + *prompt_ : std::string("-"),
-                     std::string_view(text_).substr(start - dropped_));
+  InspectionReply reply;
+  reply.kind = ReplyKind::Answer;
+  reply.text = text_.substr(start - dropped_);
+  reply.next = static_cast<long>(end);
+  reply.prompt = prompt_;
+  return reply;
+}
+
+std::string ConsoleTranscript::since(std::size_t from) const {
+  const InspectionReply piece = after(from);
+  return fmt::format("{}\n{}\n{}", piece.next, piece.prompt ? "P" + *piece.prompt : std::string("-"), piece.text);
 }
 
 // Every place the console shows up at once: the terminal (or the fan-out's), the transcript.
@@ -193,26 +202,38 @@ void DebugRelay::on_fanout_line(const std::string& line) {
 
 void DebugRelay::on_console_line(const std::string& line) { console_.on_line(line, debug::ConsoleClock::now()); }
 
-std::string DebugRelay::answer_query(std::string_view query) {
+InspectionReply DebugRelay::transcript_after(std::size_t from) {
   unattended_.on_client(debug::UnattendedStop::Clock::now());  // a person is at `ddplaunch debug`
+  return transcript_.after(from);
+}
+
+InspectionReply DebugRelay::take_line(std::string_view typed) {
+  unattended_.on_client(debug::UnattendedStop::Clock::now());
+  // Shown at every terminal of the console made printable: a line cannot pass for another.
+  const std::string_view line = typed.substr(0, kMaxConsoleLineBytes);
+  // A password typed for a rank's getpass is not shown anywhere.
+  screens_->print(another_terminal_echo(screens_->typing_hidden() ? "(typed at a password prompt: not shown)" : line));
+  if (line.find('\n') != std::string_view::npos)
+    return refused_reply("a console line cannot hold a line break (send one line at a time); nothing was run");
+  on_console_line(std::string(line));
+  InspectionReply reply;
+  reply.kind = ReplyKind::Answer;
+  reply.text = typed.size() > line.size() ? line_cut_notice(typed.size() - line.size()) : "ok";
+  return reply;
+}
+
+std::string DebugRelay::answer_query(std::string_view query) {
   constexpr std::string_view kPoll = "debug poll ", kLine = "debug line ";
   if (query.substr(0, kPoll.size()) == kPoll) {
     const std::string_view number = query.substr(kPoll.size());
     std::size_t from = 0;
     std::from_chars(number.data(), number.data() + number.size(), from);
+    unattended_.on_client(debug::UnattendedStop::Clock::now());  // a person is at `ddplaunch debug`
     return transcript_.since(from);
   }
   if (query.substr(0, kLine.size()) == kLine) {
-    // Shown at every terminal of the console made printable: a line cannot pass for another.
-    const std::string_view typed = query.substr(kLine.size());
-    const std::string_view line = typed.substr(0, kMaxConsoleLineBytes);
-    // A password typed for a rank's getpass is not shown anywhere.
-    screens_->print(another_terminal_echo(screens_->typing_hidden() ? "(typed at a password prompt: not shown)" : line));
-    if (line.find('\n') != std::string_view::npos)
-      return "error: a console line cannot hold a line break (send one `debug line` per line); nothing was run";
-    on_console_line(std::string(line));
-    if (typed.size() > line.size()) return line_cut_notice(typed.size() - line.size());
-    return "ok";
+    const InspectionReply reply = take_line(query.substr(kLine.size()));
+    return reply.kind == ReplyKind::Refused ? "error: " + reply.text : reply.text;
   }
   return "error: unknown debug query (expected 'debug poll N' or 'debug line TEXT')";
 }

@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "master/console_queries.h"
 #include "master/planned_ranks.h"
 #include "console/console_terminal.h"
 #include "ddplaunch/rendezvous/types.h"
@@ -36,8 +37,10 @@ class ConsoleTranscript {
  public:
   static constexpr std::size_t kMaxBytes = 256 * 1024;
   void append(std::string_view text);
-  // "OFFSET\nPROMPT-LINE\nTEXT": the text after `from` (what is still kept), the new offset,
-  // and "P<prompt>" or "-" when there is none.
+  // The text after `from` (what is still kept), the new offset (`next`) and the prompt.
+  InspectionReply after(std::size_t from) const;
+  // The same as "OFFSET\nPROMPT-LINE\nTEXT", PROMPT-LINE "P<prompt>" or "-" when there is none
+  // (earlier clients' form).
   std::string since(std::size_t from) const;
   void set_prompt(std::optional<std::string> prompt) { prompt_ = std::move(prompt); }
 
@@ -47,7 +50,7 @@ class ConsoleTranscript {
   std::optional<std::string> prompt_;
 };
 
-class DebugRelay {
+class DebugRelay : public ConsoleQueries {
  public:
   struct Hooks {
     std::function<void(int node, const rendezvous::Message& message)> send_to_node;
@@ -68,7 +71,10 @@ class DebugRelay {
   bool on_message(int node, const rendezvous::Message& message);
   // A line typed at the fan-out's terminal (its control channel).
   void on_fanout_line(const std::string& line);
-  // `ddplaunch debug`'s queries: "debug poll OFFSET" and "debug line TEXT".
+  // `ddplaunch debug`'s queries: typed (ConsoleQueries), and earlier clients' text ones,
+  // "debug poll OFFSET" and "debug line TEXT".
+  InspectionReply transcript_after(std::size_t from) override;
+  InspectionReply take_line(std::string_view line) override;
   std::string answer_query(std::string_view query);
   bool any_stopped() const { return console_.any_stopped(); }
   void close();  // the job ends: the terminal as it was

@@ -1,4 +1,5 @@
-// JobQueries: the master's answers to status connections, dispatched by the query's text.
+// JobQueries: the master's answers to status connections, typed queries by their ask, earlier
+// clients' text queries by their text.
 #include "master/job_queries.h"
 
 #include <fmt/format.h>
@@ -32,11 +33,54 @@ std::string JobQueries::status_text() const {
 }
 
 std::string JobQueries::answer(const std::string& query) {
-  if (auto tail = decode_tail_request(query)) return answer_tail(*tail);
-  if (query == kTimelineJsonQuery) return answer_timeline();
+  if (is_inspection_query(query)) {
+    const Result<InspectionQuery> typed = decode_inspection_query(query);
+    return encode_inspection_reply(typed ? reply(*typed) : refused_reply(typed.error, standing()));
+  }
+  // Earlier clients' text queries.
+  if (auto tail = decode_tail_request(query)) return encode_tail_reply(tail_reply(*tail));
+  if (query == kTimelineJsonQuery) {
+    const InspectionReply timeline = timeline_reply();
+    return timeline.kind == ReplyKind::Refused ? "error: " + timeline.text : timeline.text;
+  }
   if (query == kStatusJsonQuery) return render_status_json(job_id_, policy_, status_extras());
   if (auto stacks = decode_stacks_request(query)) return hang_watch_.answer_stacks_query(*stacks);
   return "error: unknown query '" + query.substr(0, 40) + "'";
+}
+
+InspectionReply JobQueries::reply(const InspectionQuery& query) {
+  InspectionReply out;
+  out.kind = ReplyKind::Answer;
+  switch (query.ask) {
+    case InspectionAsk::StatusTable: out.text = status_text(); break;
+    case InspectionAsk::StatusJson: out.text = render_status_json(job_id_, policy_, status_extras()); break;
+    case InspectionAsk::Timeline: out = timeline_reply(); break;
+    case InspectionAsk::Tail: {
+      TailReply tail = tail_reply({query.rank, query.from});
+      if (!tail.error.empty()) out = refused_reply(std::move(tail.error));
+      else {
+        out.text = std::move(tail.slice.lines);
+        out.next = tail.slice.next;
+        out.missed = tail.slice.missed;
+      }
+      break;
+    }
+    case InspectionAsk::Stacks: out = stacks_reply(query.from); break;
+    case InspectionAsk::DebugPoll:
+    case InspectionAsk::DebugLine: out = console_reply(query); break;
+  }
+  out.job = standing();
+  return out;
+}
+
+JobStanding JobQueries::standing() const {
+  JobStanding job;
+  job.phase = std::string(job_phase_name(policy_.phase()));
+  if (policy_.phase() != JobPhase::Ended) return job;
+  job.exit_status = timeline_.exit_code().value_or(1);  // none: the job was refused, or its join aborted
+  job.end = job_end_of_exit_status(job.exit_status);
+  if (job.end != JobEnd::Succeeded) job.cause = timeline_.root_cause();
+  return job;
 }
 
 void JobQueries::on_rank_output(const rendezvous::Message& m) {
@@ -45,23 +89,49 @@ void JobQueries::on_rank_output(const rendezvous::Message& m) {
 
 // The same rule as for stacks: the lines of a multi-node job's ranks go only to someone who
 // proved the job's token (a job without one answers status, not its ranks' output).
-std::string JobQueries::answer_tail(const TailRequest& request) {
+TailReply JobQueries::tail_reply(const TailRequest& request) {
   if (policy_.nodes().size() > 1 && token_.empty())
-    return encode_tail_reply({{}, "this multi-node job has no token, so its ranks' output is not relayed: start it "
-                                  "with DDPLAUNCH_TOKEN or --token-file (ddplaunch-srun and --hosts make one)"});
+    return {{}, "this multi-node job has no token, so its ranks' output is not relayed: start it "
+                "with DDPLAUNCH_TOKEN or --token-file (ddplaunch-srun and --hosts make one)"};
   int world = 0;
   for (const auto& n : policy_.nodes()) world += n.facts.nproc;
-  if (world == 0) return encode_tail_reply({{}, "no workers run yet: the job is still joining"});
-  return tails_.answer(request, world, RankTailRelay::Clock::now());
+  if (world == 0) return {{}, "no workers run yet: the job is still joining"};
+  if (request.rank < 0) return {{}, "a tail needs a rank (0 or more)"};
+  return tails_.reply(request, world, RankTailRelay::Clock::now());
 }
 
-std::string JobQueries::answer_timeline() const {
+InspectionReply JobQueries::timeline_reply() const {
   std::string json = timeline_.json();
   if (json.size() > kMaxTimelineReplyBytes)
-    return fmt::format("error: the job's timeline is {} KiB, more than one answer carries ({} KiB): the master "
-                       "writes it whole at the job's end with --trace FILE or --log-dir DIR",
-                       json.size() / 1024, kMaxTimelineReplyBytes / 1024);
-  return json;
+    return refused_reply(fmt::format("the job's timeline is {} KiB, more than one answer carries ({} KiB): the "
+                                     "master writes it whole at the job's end with --trace FILE or --log-dir DIR",
+                                     json.size() / 1024, kMaxTimelineReplyBytes / 1024));
+  InspectionReply out;
+  out.kind = ReplyKind::Answer;
+  out.text = std::move(json);
+  return out;
+}
+
+// The hang watch's rounds (their text form is the policy's codec, decoded back to its record).
+InspectionReply JobQueries::stacks_reply(long round) {
+  const StacksReply stacks = decode_stacks_reply(
+      hang_watch_.answer_stacks_query(round < 0 ? StacksRequest{} : StacksRequest{round}));
+  InspectionReply out;
+  switch (stacks.kind) {
+    case StacksReply::Kind::Error: return refused_reply(stacks.text);
+    case StacksReply::Kind::Pending: out.kind = ReplyKind::Pending; break;
+    case StacksReply::Kind::Done: out.kind = ReplyKind::Answer; break;
+  }
+  out.next = stacks.round;
+  out.text = stacks.text;
+  return out;
+}
+
+// The asker proved the job's token, or this launcher's own (its user, on this node).
+InspectionReply JobQueries::console_reply(const InspectionQuery& query) {
+  if (!console_) return refused_reply("this launcher has no debug console");
+  if (query.ask == InspectionAsk::DebugLine) return console_->take_line(query.line);
+  return console_->transcript_after(query.from < 0 ? 0 : static_cast<std::size_t>(query.from));
 }
 
 StatusExtras JobQueries::status_extras() const {

@@ -1,13 +1,16 @@
 // JobQueries: what the master answers on a status connection. The status table (and its JSON),
-// the job's timeline so far, `ddplaunch tail`'s lines of followed ranks, and `ddplaunch stacks`
-// (the hang watch's rounds). It reads the job's state; only `tail` and `stacks` ask the nodes
-// for something.
+// the job's timeline so far, `ddplaunch tail`'s lines of followed ranks, `ddplaunch stacks`
+// (the hang watch's rounds) and `ddplaunch debug`'s console (ConsoleQueries). A typed query
+// (wire/inspection_messages.h) gets a typed reply that says how the job stands; the text
+// queries of earlier clients get their text answers. It reads the job's state; only `tail` and
+// `stacks` ask the nodes for something.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <string>
 
+#include "master/console_queries.h"
 #include "master/job_channel.h"
 #include "master/master_hang_watch.h"
 #include "master/master_timeline.h"
@@ -15,6 +18,7 @@
 #include "master/status_table.h"
 #include "config/launch_config.h"
 #include "policy/job_policy.h"
+#include "wire/inspection_messages.h"
 
 namespace ddplaunch {
 
@@ -28,9 +32,15 @@ class JobQueries {
   // `ddplaunch status`: the job's table (while joining: who is here so far), membership and
   // the hang deadlines.
   std::string status_text() const;
-  // Any other query: "tail …", "timeline json", "status json", "stacks [<id>]"; an unknown one
+  // Any other query: a typed one (encode_inspection_query's text: the reply's text), or an
+  // earlier client's "tail …", "timeline json", "status json", "stacks [<id>]"; an unknown one
   // is answered with an error.
   std::string answer(const std::string& query);
+  InspectionReply reply(const InspectionQuery& query);
+  // How the job stands: its phase, and once it ended, how.
+  JobStanding standing() const;
+  // The debug console `ddplaunch debug` reaches (none: it is refused); it outlives its attachment.
+  void attach_console(ConsoleQueries* console) { console_ = console; }
 
   // A node's rank-state report: its host and log directory, for the tables.
   void note_reporting_node(int node_rank, ReportingNode node) { reporting_nodes_[node_rank] = std::move(node); }
@@ -40,8 +50,10 @@ class JobQueries {
   bool tails_unread() const { return tails_.unread(RankTailRelay::Clock::now()); }
 
  private:
-  std::string answer_tail(const TailRequest& request);
-  std::string answer_timeline() const;
+  TailReply tail_reply(const TailRequest& request);
+  InspectionReply timeline_reply() const;
+  InspectionReply stacks_reply(long round);
+  InspectionReply console_reply(const InspectionQuery& query);
   StatusExtras status_extras() const;
 
   std::string job_id_, token_;
@@ -52,6 +64,7 @@ class JobQueries {
   std::function<JobChannel*()> channel_;
   std::map<int, ReportingNode> reporting_nodes_;  // from rank states, for the status table
   RankTailRelay tails_;                           // `ddplaunch tail`: followed ranks' lines
+  ConsoleQueries* console_ = nullptr;              // `ddplaunch debug`: the job's debug console
 };
 
 }  // namespace ddplaunch

@@ -30,6 +30,9 @@ class MasterTimeline {
   // What the job does, as the timeline shows it: orders and their causes.
   void record_decisions(const JobPolicy::Decisions& decisions);
 
+  // The job's exit status once it ended, and its root cause (what `ddplaunch status` says of the end).
+  std::optional<int> exit_code() const { return timeline_.exit_code(); }
+  const std::string& root_cause() const { return timeline_.root_cause(); }
   // The trace JSON (`ddplaunch timeline` asks for it while the job runs).
   std::string json() const;
   // At the job's end: the JSON and its page to --trace's file and into --log-dir.

@@ -71,16 +71,15 @@ void RankTailRelay::forget_unpolled(Clock::time_point now) {
     else ++it;
 }
 
-std::string RankTailRelay::answer(const TailRequest& request, int world_size, Clock::time_point now) {
+TailReply RankTailRelay::reply(const TailRequest& request, int world_size, Clock::time_point now) {
   if (request.rank >= world_size)
-    return encode_tail_reply({{}, fmt::format("there is no rank {} in this job (ranks 0-{})", request.rank, world_size - 1)});
+    return {{}, fmt::format("there is no rank {} in this job (ranks 0-{})", request.rank, world_size - 1)};
   forget_unpolled(now);
   auto found = followed_.find(request.rank);
   if (found == followed_.end()) {
     if (followed_.size() >= kMaxFollowed)
-      return encode_tail_reply(
-          {{}, fmt::format("{} ranks are followed already (at most {}); try again once a `ddplaunch tail` ends",
-                           followed_.size(), kMaxFollowed)});
+      return {{}, fmt::format("{} ranks are followed already (at most {}); try again once a `ddplaunch tail` ends",
+                              followed_.size(), kMaxFollowed)};
     found = followed_.emplace(request.rank, Followed{}).first;
   }
   Followed& f = found->second;
@@ -91,7 +90,7 @@ std::string RankTailRelay::answer(const TailRequest& request, int world_size, Cl
   }
   RankTailBuffer::Slice slice = f.buffer.read(request.from, kMaxReplyBytes);
   f.delivered = slice.next;
-  return encode_tail_reply({std::move(slice), ""});
+  return {std::move(slice), ""};
 }
 
 bool RankTailRelay::unread(Clock::time_point now) const {

@@ -1,5 +1,5 @@
-// RankTailRelay: the master's side of `ddplaunch tail --rank R`. A client polls with
-// "tail R FROM" queries; the relay asks the nodes for that rank's lines (a lease of
+// RankTailRelay: the master's side of `ddplaunch tail --rank R`. A client asks for rank R's
+// lines after FROM (a typed Tail query, or the text "tail R FROM" of earlier clients); the relay asks the nodes for that rank's lines (a lease of
 // kLeaseSeconds, renewed while someone polls), keeps them in a RankTailBuffer and answers
 // with the lines after FROM. Ranks nobody polled for a minute are forgotten; at most
 // kMaxFollowed ranks are followed at once.
@@ -44,8 +44,12 @@ class RankTailRelay {
   explicit RankTailRelay(std::function<void(int rank, int seconds)> ask_nodes) : ask_nodes_(std::move(ask_nodes)) {}
 
   void on_output(const messages::RankOutput& output);
-  // The answer to one poll (encode_tail_reply's text); `world_size`: ranks 0..world_size-1 exist.
-  std::string answer(const TailRequest& request, int world_size, Clock::time_point now);
+  // The answer to one ask; `world_size`: ranks 0..world_size-1 exist.
+  TailReply reply(const TailRequest& request, int world_size, Clock::time_point now);
+  // The same as encode_tail_reply's text (earlier clients' form).
+  std::string answer(const TailRequest& request, int world_size, Clock::time_point now) {
+    return encode_tail_reply(reply(request, world_size, now));
+  }
   // A client polled within the last second and lines came for it since: the job's end waits
   // (briefly) for it to read them.
   bool unread(Clock::time_point now) const;

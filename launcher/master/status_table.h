@@ -30,13 +30,6 @@ std::string rank_log_file(const StatusExtras& extras, int node, int rank);
 
 std::string render_status_table(const std::string& job_id, const JobPolicy& policy, const StatusExtras& extras);
 
-// The query `ddplaunch status --json` sends the master.
-inline constexpr const char* kStatusJsonQuery = "status json";
-// `ddplaunch timeline`: the running job's timeline as trace JSON (or "error: ..." when larger
-// than one answer may be).
-inline constexpr const char* kTimelineJsonQuery = "timeline json";
-inline constexpr std::size_t kMaxTimelineReplyBytes = 900 * 1024;
-
 // The same for scripts (`ddplaunch status --json`): one JSON object; times in seconds, a rank's
 // progress_age_s null before its first progress.
 std::string render_status_json(const std::string& job_id, const JobPolicy& policy, const StatusExtras& extras);

@@ -86,12 +86,13 @@ JobEnd job_end_of_exit_status(int exit_status) {
 std::string describe_job_end(const JobStanding& job) {
   switch (job.end) {
     case JobEnd::NotEnded: return "";
-    case JobEnd::Succeeded: return "the job succeeded";
+    case JobEnd::Succeeded: return "the job has ended: it succeeded";
     case JobEnd::Failed:
-      return fmt::format("the job failed (exit status {}){}", job.exit_status, job.cause.empty() ? "" : ": " + job.cause);
+      return fmt::format("the job has ended: it failed (exit status {}){}", job.exit_status,
+                         job.cause.empty() ? "" : "; " + job.cause);
     case JobEnd::Stopped:
-      return fmt::format("the job was stopped (exit status {}){}", job.exit_status,
-                         job.cause.empty() ? "" : ": " + job.cause);
+      return fmt::format("the job has ended: it was stopped (exit status {}){}", job.exit_status,
+                         job.cause.empty() ? "" : "; " + job.cause);
   }
   return "";
 }

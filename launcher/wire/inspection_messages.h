@@ -62,11 +62,16 @@ struct InspectionReply {
 };
 
 inline constexpr std::size_t kMaxRefusalChars = 2000;
+// The job's timeline goes in one answer up to this size (beyond, the master writes it at the end).
+inline constexpr std::size_t kMaxTimelineReplyBytes = 900 * 1024;
+// Earlier clients' text queries, still answered: `ddplaunch status --json` and `ddplaunch timeline`.
+inline constexpr const char* kStatusJsonQuery = "status json";
+inline constexpr const char* kTimelineJsonQuery = "timeline json";
 
 // A refusal (the master's words for why), with the job as it stands.
 InspectionReply refused_reply(std::string why, JobStanding job = {});
-// The reply's one-line summary of the job's end for people: "the job succeeded", "the job
-// failed (exit status 1): <cause>", "the job was stopped (exit status 130)"; "" before the end.
+// The job's end for people: "the job has ended: it succeeded", "...: it failed (exit status 1);
+// <cause>", "...: it was stopped (exit status 130)"; "" before the end.
 std::string describe_job_end(const JobStanding& job);
 // The end as a JobEnd: 0 succeeded; 128 + SIGINT or SIGTERM stopped (interrupted, or asked
 // to stop); any other status failed.

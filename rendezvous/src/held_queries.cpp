@@ -134,8 +134,10 @@ void HeldQueries::arm_timer() {
   });
 }
 
-void HeldQueries::close(std::chrono::milliseconds flush_bound) {
+void HeldQueries::close(std::chrono::milliseconds flush_bound, bool answer_waiting) {
   if (closed_) return;
+  if (!answer_waiting)
+    for (Held& h : held_) h.waiting.reset();
   // The last word to each waiting query: the answer as it stands now (a watch sees the end).
   std::vector<PeerPtr> peers;
   for (const Held& h : held_) peers.push_back(h.peer);

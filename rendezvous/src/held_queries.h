@@ -57,9 +57,10 @@ class HeldQueries {
   void take(const PeerPtr& peer, const Frame& request);
   // Something the answers are made of may have changed: waiting queries are asked again.
   void may_have_changed();
-  // The server closes: every waiting query gets its answer as it stands, then every
-  // connection is flushed (within `flush_bound`) and closed.
-  void close(std::chrono::milliseconds flush_bound);
+  // The server closes: every waiting query gets its answer as it stands (unless the server is
+  // being destroyed: its launcher may be half gone), then every connection is flushed (within
+  // `flush_bound`) and closed.
+  void close(std::chrono::milliseconds flush_bound, bool answer_waiting);
 
  private:
   struct Waiting {

@@ -236,9 +236,9 @@ void Server::Impl::send_message(const PeerPtr& peer, const Message& m) {
   peer->conn->send(f);
 }
 
-void Server::Impl::close() {
+void Server::Impl::close(bool answer_waiting_queries) {
   if (phase_ == Phase::kClosed) return;
-  held_queries_.close(opt_.close_flush_bound);  // waiting queries get the last answer first
+  held_queries_.close(opt_.close_flush_bound, answer_waiting_queries);  // the last answer first
   phase_ = Phase::kClosed;
   boost::system::error_code ec;
   const std::vector<PeerPtr> handshaking = unjoined_.close();
@@ -253,7 +253,7 @@ void Server::Impl::close() {
 
 Server::Server(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
     : impl_(std::make_shared<Impl>(io, std::move(options), std::move(callbacks))) {}
-Server::~Server() { impl_->close(); }
+Server::~Server() { impl_->close(/*answer_waiting_queries=*/false); }  // the launcher may be half gone
 std::string Server::listen(const std::string& bind_address, std::uint16_t port) {
   return impl_->listen({bind_address.empty() ? std::string("0.0.0.0") : bind_address}, port).text;
 }

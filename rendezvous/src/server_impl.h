@@ -41,7 +41,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl>, public Q
   void start_wait_timers();
   void on_join_deadline();
   void send_message(const PeerPtr& peer, const Message& m);
-  void close();
+  void close(bool answer_waiting_queries = true);
   void abort(const std::string& reason);
   Frame frame_of(const char* kind) const;
   void notify_refused(const std::string& peer, const std::string& reason);

@@ -14,6 +14,8 @@ namespace c = ddplaunch::contract;
 struct SharedCounter {
   std::mutex mutex;
   StepCounter counter;
+  int in_flight = 0;                  // collectives issued and not yet completed
+  StepCounter::Clock::time_point busy_since{};  // the first of them issued
 };
 
 // Never destroyed: a step from a thread still running at exit must not meet a dead mutex.
@@ -47,7 +49,26 @@ void step() noexcept {
   count_progress();
 }
 
+namespace {
+// One collective in flight fewer: when none is left, the time since the first was issued was
+// spent waiting inside collectives (overlapping ones count once).
+void end_in_flight() noexcept {
+  SharedCounter& s = shared_counter();
+  std::lock_guard lock(s.mutex);
+  if (s.in_flight > 0 && --s.in_flight == 0) s.counter.add_wait(StepCounter::Clock::now() - s.busy_since);
+}
+}  // namespace
+
+void collective_started() noexcept {
+  SharedCounter& s = shared_counter();
+  std::lock_guard lock(s.mutex);
+  if (s.in_flight++ == 0) s.busy_since = StepCounter::Clock::now();
+}
+
+void collective_failed() noexcept { end_in_flight(); }
+
 void collective_completed() noexcept {
+  end_in_flight();
   if (!program_steps.load(std::memory_order_relaxed)) count_progress();
 }
 

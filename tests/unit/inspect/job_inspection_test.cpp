@@ -15,6 +15,7 @@
 #include "inspect/job_inspection.h"
 #include "config/launch_config.h"
 #include "ddplaunch/rendezvous/server.h"
+#include "wire/inspection_messages.h"
 
 namespace ddplaunch {
 namespace {
@@ -26,9 +27,13 @@ TEST(StatusWatch, AQueryDroppedWhileTheMasterEndsIsAskedAgainAndTheEndIsSaid) {
   boost::asio::io_context io;
   std::atomic<bool> answered{false};
   rendezvous::ServerCallbacks callbacks;
-  callbacks.status_text = [&answered] {
+  callbacks.query_text = [&answered](const std::string&) {
     answered = true;
-    return std::string("job running\n");
+    InspectionReply reply;
+    reply.kind = ReplyKind::Answer;
+    reply.text = "job running\n";
+    reply.job.phase = "running";
+    return encode_inspection_reply(reply);
   };
   rendezvous::ServerOptions options;
   options.job_id = "watch-job";

@@ -106,5 +106,77 @@ TEST(JobQueries, StacksGoToTheHangWatch) {
   EXPECT_TRUE(master.channel.find("broadcast " + messages::encode(Generation{0}, messages::CollectStacks{0}).type));
 }
 
+// The typed protocol: each reply says how the job stands; a refusal is a reply kind.
+InspectionReply typed(JobQueries& queries, const InspectionQuery& query) {
+  const Result<InspectionReply> reply = decode_inspection_reply(queries.answer(encode_inspection_query(query)));
+  EXPECT_TRUE(reply) << reply.error;
+  return reply ? *reply : InspectionReply{};
+}
+
+TEST(JobQueries, ATypedQueryGetsATypedReplyThatSaysHowTheJobStands) {
+  MasterOfTwoNodes master("queries-test-token");
+  master.plan();
+  const InspectionReply status = typed(master.queries, {InspectionAsk::StatusTable});
+  EXPECT_EQ(status.kind, ReplyKind::Answer);
+  EXPECT_TRUE(has(status.text, "queries-test")) << status.text;
+  EXPECT_EQ(status.job.phase, "running");
+  EXPECT_EQ(status.job.end, JobEnd::NotEnded);
+  const InspectionReply json = typed(master.queries, {InspectionAsk::StatusJson});
+  EXPECT_TRUE(has(json.text, "\"phase\":\"running\"")) << json.text;
+  const InspectionReply tail = typed(master.queries, {InspectionAsk::Tail, 3, -1, ""});
+  EXPECT_EQ(tail.kind, ReplyKind::Answer) << tail.text;
+  const InspectionReply stacks = typed(master.queries, {InspectionAsk::Stacks, -1, -1, ""});
+  EXPECT_EQ(stacks.kind, ReplyKind::Pending);  // round `next` is under way
+  EXPECT_TRUE(master.channel.find("broadcast " + messages::encode(Generation{0}, messages::CollectStacks{0}).type));
+}
+
+TEST(JobQueries, ATypedRefusalIsAReplyKindNotAPrefix) {
+  MasterOfTwoNodes no_token;
+  no_token.plan();
+  const InspectionReply tail = typed(no_token.queries, {InspectionAsk::Tail, 1, -1, ""});
+  EXPECT_EQ(tail.kind, ReplyKind::Refused);
+  EXPECT_TRUE(has(tail.text, "no token")) << tail.text;
+  EXPECT_EQ(tail.text.rfind("error:", 0), std::string::npos) << tail.text;
+  const InspectionReply unknown = typed(no_token.queries, InspectionQuery{});
+  EXPECT_EQ(unknown.kind, ReplyKind::Answer);  // the status table
+  const Result<InspectionReply> garbled = decode_inspection_reply(no_token.queries.answer("{\"ask\":\"reboot\"}"));
+  ASSERT_TRUE(garbled) << garbled.error;
+  EXPECT_EQ(garbled->kind, ReplyKind::Refused);
+  EXPECT_EQ(garbled->job.phase, "running");
+}
+
+// Stands in for the debug relay: what `ddplaunch debug` asked of the console.
+struct RecordingConsole : ConsoleQueries {
+  std::vector<std::string> asked;
+  InspectionReply transcript_after(std::size_t from) override {
+    asked.push_back("after " + std::to_string(from));
+    InspectionReply reply;
+    reply.kind = ReplyKind::Answer;
+    reply.next = 12;
+    reply.prompt = "(Pdb) ";
+    return reply;
+  }
+  InspectionReply take_line(std::string_view line) override {
+    asked.push_back("line " + std::string(line));
+    return refused_reply("no rank waits");
+  }
+};
+
+TEST(JobQueries, DebugQueriesReachTheAttachedConsoleAndAreRefusedWithoutOne) {
+  MasterOfTwoNodes master("queries-test-token");
+  master.plan();
+  EXPECT_EQ(typed(master.queries, {InspectionAsk::DebugPoll, -1, 0, ""}).kind, ReplyKind::Refused);
+  RecordingConsole console;
+  master.queries.attach_console(&console);
+  const InspectionReply poll = typed(master.queries, {InspectionAsk::DebugPoll, -1, 5, ""});
+  EXPECT_EQ(poll.next, 12);
+  EXPECT_EQ(poll.prompt, "(Pdb) ");
+  EXPECT_EQ(poll.job.phase, "running");
+  const InspectionReply line = typed(master.queries, {InspectionAsk::DebugLine, -1, -1, "p x"});
+  EXPECT_EQ(line.kind, ReplyKind::Refused);
+  EXPECT_EQ(console.asked, (std::vector<std::string>{"after 5", "line p x"}));
+  master.queries.attach_console(nullptr);
+}
+
 }  // namespace
 }  // namespace ddplaunch

@@ -161,6 +161,32 @@ TEST(StepCounter, ReportsTheFirstStepThenAtMostOncePerIntervalWithTheLongestGap)
   EXPECT_EQ(after_pause->max_interval_ms, 30000);
 }
 
+TEST(StepCounter, EachReportAfterTheFirstCarriesItsWallTimeAndTheWaitInsideCollectives) {
+  using namespace std::chrono_literals;
+  shim::StepCounter counter(1000ms);
+  const auto t0 = shim::StepCounter::Clock::time_point{} + 100s;
+  counter.add_wait(5s);  // before the first step: not part of any report's span
+  auto first = counter.on_step(t0);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->span_ms, 0);
+  EXPECT_EQ(first->wait_ms, 0);
+  counter.add_wait(300ms);
+  EXPECT_FALSE(counter.on_step(t0 + 500ms));
+  counter.add_wait(200ms);
+  auto second = counter.on_step(t0 + 1200ms);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->span_ms, 1200);
+  EXPECT_EQ(second->wait_ms, 500);
+  counter.add_wait(9s);  // more than the span (a collective begun long before): capped
+  auto third = counter.on_step(t0 + 2400ms);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->wait_ms, third->span_ms);
+  counter.add_wait(-3s);  // nonsense: nothing
+  auto fourth = counter.on_step(t0 + 3600ms);
+  ASSERT_TRUE(fourth);
+  EXPECT_EQ(fourth->wait_ms, 0);
+}
+
 TEST(StepDetail, FormatsAndParsesAndRejectsGarbage) {
   EXPECT_EQ(c::format_step_detail({12, 340}), "12 340");
   auto p = c::parse_step_detail("12 340");

@@ -224,6 +224,46 @@ TEST(ShimTorch, CompletedCollectivesCountAsProgressUntilTheProgramStepsItself) {
   EXPECT_EQ(steps_reported(), stepped + 1);
 }
 
+// The time a collective is in flight is waiting: rank 1 (a thread of this process) reaches the
+// all_reduce 400 ms after rank 0, so rank 0's collective is in flight that long, and the next
+// step report carries it, within the wall time it covers.
+TEST(ShimTorch, TheTimeACollectiveWaitsForALatePeerGoesWithTheStepReport) {
+  StatusSocket status;
+  ASSERT_TRUE(status.bound());
+  const int port = free_port();
+  ASSERT_GT(port, 0);
+  shim::ProcessGroupResult results[2];
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      results[r] = shim::init_process_group(make_contract(r, 2, port, 30), "gloo");
+      if (!results[r].group) return;
+      std::vector<at::Tensor> t{at::ones({4})};
+      results[r].group->allreduce(t)->wait();  // together, once
+      std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the next report may go
+      if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      results[r].group->allreduce(t)->wait();
+    });
+  }
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(results[r].group) << results[r].error;
+  // A step a second later is reported whether or not collectives still count as progress here
+  // (another test of this binary may have stepped): it carries whatever wait was not yet sent.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  shim::step();
+  // The reports of this process (both ranks count into one counter): the last step report.
+  std::optional<contract::StepProgress> last;
+  for (int i = 0; i < 20; ++i) {
+    auto m = status.next();
+    if (!m) break;
+    if (m->event != contract::StatusEvent::Step) continue;
+    if (auto detail = contract::parse_step_detail(m->detail); detail && detail->span_ms > 0) last = detail;
+  }
+  ASSERT_TRUE(last) << "no step report with a measured span";
+  EXPECT_GE(last->wait_ms, 350);
+  EXPECT_LE(last->wait_ms, last->span_ms);
+}
+
 TEST(ShimTorch, EnvironmentOverloadReadsTheContract) {
   const std::string port = std::to_string(free_port());
   const std::vector<std::pair<const char*, std::string>> env = {

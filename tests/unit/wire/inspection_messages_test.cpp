@@ -74,8 +74,10 @@ TEST(InspectionMessages, TheJobsEndIsReadFromItsExitStatus) {
   EXPECT_EQ(job_end_of_exit_status(143), JobEnd::Stopped);
   EXPECT_EQ(job_end_of_exit_status(1), JobEnd::Failed);
   EXPECT_EQ(job_end_of_exit_status(137), JobEnd::Failed);
-  EXPECT_EQ(describe_job_end({"ended", JobEnd::Succeeded, 0, ""}), "the job succeeded");
-  EXPECT_EQ(describe_job_end({"ended", JobEnd::Failed, 3, "rank 1 failed"}), "the job failed (exit status 3): rank 1 failed");
+  EXPECT_EQ(describe_job_end({"ended", JobEnd::Succeeded, 0, ""}), "the job has ended: it succeeded");
+  EXPECT_EQ(describe_job_end({"ended", JobEnd::Failed, 3, "rank 1 failed"}),
+            "the job has ended: it failed (exit status 3); rank 1 failed");
+  EXPECT_EQ(describe_job_end({"ended", JobEnd::Stopped, 130, ""}), "the job has ended: it was stopped (exit status 130)");
   EXPECT_EQ(describe_job_end({"running", JobEnd::NotEnded, 0, ""}), "");
 }
 

@@ -65,6 +65,11 @@ void step() noexcept;
 // its steps alone are progress, so the learnt step interval stays the time between steps. A
 // program without steps of its own (a loop of all_reduce calls) is hang-watched all the same.
 void collective_completed() noexcept;
+// A collective of that group issued (before it is handed to the backend), and one whose issue
+// failed: while any is in flight the rank is waiting inside collectives, and that time goes
+// with its step reports (the launcher's straggler watch).
+void collective_started() noexcept;
+void collective_failed() noexcept;
 
 // A long planned pause (checkpoint, evaluation): reports section_begin now and section_end
 // when it goes out of scope, so the launcher applies the section's own deadline instead of

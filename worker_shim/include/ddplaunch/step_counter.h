@@ -2,7 +2,9 @@
 // counted (a clock read and a few adds), but a "step" report goes out only on the first
 // step and then at most once per `report_every`, carrying the count and the longest
 // interval between two steps since the previous report — enough for the launcher to learn
-// the step time and to see progress, at about one datagram a second. Pure and header-only:
+// the step time and to see progress, at about one datagram a second — plus the wall time since
+// the previous report and the part of it spent waiting inside collectives (the straggler
+// watch's compute = span - wait). Pure and header-only:
 // times come in as arguments, so tests drive it without sleeping.
 #pragma once
 
@@ -29,10 +31,20 @@ class StepCounter {
     }
     last_step_ = now;
     if (steps_ > 1 && now - last_report_ < report_every_) return std::nullopt;
+    contract::StepProgress progress{steps_, max_interval_ms_, 0, 0};
+    if (steps_ > 1) {
+      progress.span_ms = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(now - last_report_).count());
+      progress.wait_ms = std::min(static_cast<long>(waited_.count()), progress.span_ms);
+    }
     last_report_ = now;
-    contract::StepProgress progress{steps_, max_interval_ms_};
     max_interval_ms_ = 0;
+    waited_ = {};
     return progress;
+  }
+
+  // Time spent waiting inside collectives (since the previous report: the next one carries it).
+  void add_wait(Clock::duration waited) {
+    if (waited > Clock::duration::zero()) waited_ += std::chrono::duration_cast<std::chrono::milliseconds>(waited);
   }
 
   long steps() const { return steps_; }
@@ -41,6 +53,7 @@ class StepCounter {
   std::chrono::milliseconds report_every_;
   long steps_ = 0;
   long max_interval_ms_ = 0;
+  std::chrono::milliseconds waited_{};
   Clock::time_point last_step_{};
   Clock::time_point last_report_{};
 };

@@ -1,5 +1,5 @@
 // The remote debug console client.
-#include "console/remote_console.h"
+#include "inspect/remote_console.h"
 
 #include <unistd.h>
 
@@ -11,11 +11,11 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "console/console_master_link.h"
+#include "inspect/console_master_link.h"
 #include "console/console_terminal.h"
 #include "console/stdin_lines.h"
 #include "console/typed_line.h"
@@ -26,7 +26,9 @@
 namespace ddplaunch {
 
 namespace {
-constexpr auto kPollInterval = std::chrono::milliseconds(100);
+// A read of the transcript waits at the master this long at most for something new. Short,
+// because this client's one event loop waits with it (the keys typed meanwhile are taken after).
+constexpr auto kReadWait = std::chrono::milliseconds(100);
 constexpr std::size_t kFirstLook = 4096;  // of what the console printed before this client came
 
 // The echoes of this client's own lines, recognised in the transcript so that a line typed here
@@ -60,26 +62,28 @@ class RemoteConsoleSession {
  public:
   enum class Outcome { Left, Ended, Refused };
 
-  RemoteConsoleSession(boost::asio::io_context& io, const ConsoleMasterLink& master, std::size_t offset)
-      : io_(io), master_(master), offset_(offset), skip_partial_line_(offset > 0), poll_timer_(io) {}
+  RemoteConsoleSession(boost::asio::io_context& io, ConsoleMasterLink& master, std::size_t offset)
+      : io_(io), master_(master), offset_(offset), skip_partial_line_(offset > 0) {}
 
   void attach_terminal(ConsoleTerminal* terminal) { terminal_ = terminal; }
   void read_stdin(std::shared_ptr<StdinLines> lines) { stdin_ = std::move(lines); }
 
   void send_line(const std::string& line) {
     shown_prompt_.reset();  // the terminal took its prompt away with the line: the next poll shows it again
-    const MasterAnswer answer = master_.ask("debug line " + line, ConsoleMasterLink::Repeat::OnlyWhereNotCarriedOut);
-    switch (answer.kind) {
-      case MasterAnswer::Kind::Answered:
-        echoes_.sent(line);
-        if (answer.text != "ok") show_note(rendezvous::printable_lines(answer.text));
-        return;
-      case MasterAnswer::Kind::Unsure:
+    const Result<InspectionReply> answer =
+        master_.ask({InspectionAsk::DebugLine, -1, -1, line}, ConsoleMasterLink::Repeat::OnlyWhereNotCarriedOut);
+    if (answer) {
+      echoes_.sent(line);
+      if (answer->text != "ok") show_note(rendezvous::printable_lines(answer->text));
+      return;
+    }
+    switch (master_.last_failure()) {
+      case ConsoleMasterLink::Failure::Unsure:
         show_note(fmt::format("the line may not have reached the console ({}): type it again if no answer follows\n",
-                              answer.text));
+                              answer.error));
         return;
-      case MasterAnswer::Kind::Refused: return end(Outcome::Refused, answer.text);
-      case MasterAnswer::Kind::Gone: return end(Outcome::Ended, answer.text);
+      case ConsoleMasterLink::Failure::Refused: return end(Outcome::Refused, answer.error);
+      default: return end(Outcome::Ended, answer.error);
     }
   }
 
@@ -90,16 +94,15 @@ class RemoteConsoleSession {
         send_line(line.text);
         if (ended_) return;
       }
-    const MasterAnswer answer = master_.ask(fmt::format("debug poll {}", offset_), ConsoleMasterLink::Repeat::AfterAnyDrop);
-    if (answer.kind != MasterAnswer::Kind::Answered)
-      return end(answer.kind == MasterAnswer::Kind::Refused ? Outcome::Refused : Outcome::Ended, answer.text);
-    const TranscriptPiece piece = parse_transcript_piece(answer.text);
-    if (!piece.valid)
-      return end(Outcome::Refused, "it answered a poll with: " + rendezvous::printable(answer.text.substr(0, 512)));
-    show(piece);
-    poll_timer_.expires_after(kPollInterval);
-    poll_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec && !ended_) poll();
+    const Result<InspectionReply> piece = master_.ask({InspectionAsk::DebugPoll, -1, static_cast<long>(offset_), ""},
+                                                      ConsoleMasterLink::Repeat::AfterAnyDrop, kReadWait);
+    if (!piece)
+      return end(master_.last_failure() == ConsoleMasterLink::Failure::Refused ? Outcome::Refused : Outcome::Ended,
+                 piece.error);
+    show(*piece);
+    // The next read after what the loop has waiting (keys typed, a signal).
+    boost::asio::post(io_, [this] {
+      if (!ended_) poll();
     });
   }
 
@@ -107,7 +110,7 @@ class RemoteConsoleSession {
   const std::string& why() const { return why_; }
 
  private:
-  void show(const TranscriptPiece& piece) {
+  void show(const InspectionReply& piece) {
     std::string text = echoes_.remove_from(rendezvous::printable_lines(piece.text));
     if (skip_partial_line_ && !text.empty()) {  // the first look starts inside a line: up to its end
       skip_partial_line_ = false;
@@ -117,9 +120,9 @@ class RemoteConsoleSession {
       if (terminal_) terminal_->print(text);
       else terminal_write(STDOUT_FILENO, text);
     }
-    offset_ = piece.end;
+    offset_ = static_cast<std::size_t>(std::max(0L, piece.next));
     std::optional<std::string> prompt;
-    if (piece.has_prompt) prompt = rendezvous::printable(piece.prompt);
+    if (piece.prompt) prompt = rendezvous::printable(*piece.prompt);
     if (prompt == shown_prompt_) return;
     shown_prompt_ = prompt;
     if (terminal_) terminal_->set_prompt(prompt);
@@ -139,14 +142,13 @@ class RemoteConsoleSession {
   }
 
   boost::asio::io_context& io_;
-  const ConsoleMasterLink& master_;
+  ConsoleMasterLink& master_;
   ConsoleTerminal* terminal_ = nullptr;
   std::shared_ptr<StdinLines> stdin_;
   std::size_t offset_;
   bool skip_partial_line_;
   std::optional<std::string> shown_prompt_;
   OwnEchoes echoes_;
-  boost::asio::steady_timer poll_timer_;
   bool ended_ = false;
   Outcome outcome_ = Outcome::Left;
   std::string why_;
@@ -154,41 +156,21 @@ class RemoteConsoleSession {
 
 }  // namespace
 
-TranscriptPiece parse_transcript_piece(const std::string& answer) {
-  TranscriptPiece piece;
-  const std::size_t first = answer.find('\n');
-  if (first == std::string::npos) return piece;
-  const std::size_t second = answer.find('\n', first + 1);
-  if (second == std::string::npos) return piece;
-  char* end = nullptr;
-  piece.end = std::strtoull(answer.c_str(), &end, 10);
-  if (end != answer.c_str() + first) return piece;
-  const std::string prompt_line = answer.substr(first + 1, second - first - 1);
-  if (prompt_line != "-" && (prompt_line.empty() || prompt_line[0] != 'P')) return piece;
-  piece.has_prompt = prompt_line != "-";
-  if (piece.has_prompt) piece.prompt = prompt_line.substr(1);
-  piece.text = answer.substr(second + 1);
-  piece.valid = true;
-  return piece;
-}
-
 int run_remote_console(const RemoteConsoleTarget& target) {
-  const ConsoleMasterLink master(target);
+  ConsoleMasterLink master(target);
   // The first look: is there a console, may we use it?
-  const MasterAnswer first = master.ask("debug poll 0", ConsoleMasterLink::Repeat::AfterAnyDrop);
-  if (first.kind != MasterAnswer::Kind::Answered) {
-    spdlog::error("cannot reach the debug console at {}: {}", master.where(), first.text);
+  const Result<InspectionReply> piece =
+      master.ask({InspectionAsk::DebugPoll, -1, 0, ""}, ConsoleMasterLink::Repeat::AfterAnyDrop);
+  if (!piece) {
+    spdlog::error("{} the debug console at {}: {}",
+                  master.last_failure() == ConsoleMasterLink::Failure::Refused ? "no access to" : "cannot reach",
+                  master.where(), piece.error);
     return 1;
   }
-  const TranscriptPiece piece = parse_transcript_piece(first.text);
-  if (!piece.valid) {
-    spdlog::error("the master at {} has no debug console for this client: {}", master.where(),
-                  rendezvous::printable(first.text.substr(0, 512)));
-    return 1;
-  }
+  const auto end = static_cast<std::size_t>(std::max(0L, piece->next));
   boost::asio::io_context io;
   // From one byte before the first look's start: the partial line there is skipped whole.
-  RemoteConsoleSession session(io, master, piece.end > kFirstLook ? piece.end - kFirstLook - 1 : 0);
+  RemoteConsoleSession session(io, master, end > kFirstLook ? end - kFirstLook - 1 : 0);
   std::unique_ptr<ConsoleTerminal> terminal = ConsoleTerminal::open(
       io, ConsoleInput{.on_line = [&](const std::string& line) { session.send_line(line); },
                        .on_end_of_input = [&] { io.stop(); },
