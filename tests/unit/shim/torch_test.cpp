@@ -251,13 +251,15 @@ TEST(ShimTorch, TheTimeACollectiveWaitsForALatePeerGoesWithTheStepReport) {
   // (another test of this binary may have stepped): it carries whatever wait was not yet sent.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   shim::step();
-  // The reports of this process (both ranks count into one counter): the last step report.
+  // The reports of this process (both ranks count into one counter).
   std::optional<contract::StepProgress> last;
   for (int i = 0; i < 20; ++i) {
     auto m = status.next();
     if (!m) break;
     if (m->event != contract::StatusEvent::Step) continue;
-    if (auto detail = contract::parse_step_detail(m->detail); detail && detail->span_ms > 0) last = detail;
+    if (auto detail = contract::parse_step_detail(m->detail); detail && detail->span_ms > 0 &&
+        (!last || detail->wait_ms > last->wait_ms))
+      last = detail;  // the report that carried the late peer's wait: the one with the most
   }
   ASSERT_TRUE(last) << "no step report with a measured span";
   EXPECT_GE(last->wait_ms, 350);
