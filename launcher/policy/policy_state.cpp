@@ -49,6 +49,24 @@ struct StateFields<CarriedState> {
   }
 };
 
+namespace {
+// What a document says of itself, read before the rest: its version, and the fingerprint of
+// the settings it was saved under (policy_settings_fingerprint).
+struct DocumentStamp {
+  int version = 0;
+  std::string settings;
+};
+}  // namespace
+
+template <>
+struct StateFields<DocumentStamp> {
+  template <class Io, class Self>
+  static void list(Io& io, Self& s) {
+    io("version", s.version);
+    io("settings", s.settings);
+  }
+};
+
 std::string policy_settings_fingerprint(const PolicySettings& settings) {
   const MembershipSettings& m = settings.membership_settings;
   return fmt::format("init_restarts {}, max_restarts {}, {}", settings.restart.init_restarts,
@@ -59,8 +77,8 @@ std::string policy_settings_fingerprint(const PolicySettings& settings) {
 
 std::string JobPolicy::save_state(TimePoint now, const CarriedState& carried) const {
   StateWriter document(now);
-  document("version", kPolicyStateVersion);
-  document("settings", policy_settings_fingerprint(settings_));
+  const DocumentStamp stamp{kPolicyStateVersion, policy_settings_fingerprint(settings_)};
+  StateFields<DocumentStamp>::list(document, stamp);
   StateFields<JobPolicy>::list(document, *this);
   StateFields<CarriedState>::list(document, carried);
   return std::move(document).take().dump();
@@ -80,20 +98,20 @@ Result<RestoredPolicy> JobPolicy::restore_state(PolicySettings settings, std::st
 
   std::string error;
   StateReader reader(document, "", now, &error);
-  int version = 0;
-  reader("version", version);
-  if (error.empty() && version != kPolicyStateVersion)
+  // A version that cannot be read stays ours here, so that the reader's own error is the one
+  // reported; one read and not ours is refused before anything else is looked at.
+  DocumentStamp stamp{kPolicyStateVersion, ""};
+  StateFields<DocumentStamp>::list(reader, stamp);
+  if (stamp.version != kPolicyStateVersion)
     return refuse(fmt::format("the document is version {}, this launcher reads version {} only: run the same "
                               "ddplaunch version on every launcher of the job",
-                              version, kPolicyStateVersion));
-  std::string saved_under;
-  reader("settings", saved_under);
+                              stamp.version, kPolicyStateVersion));
   const std::string ours = policy_settings_fingerprint(settings);
-  if (error.empty() && saved_under != ours)
+  if (error.empty() && stamp.settings != ours)
     return refuse(fmt::format("it was saved under other settings ({}) than this launcher's ({}), so the budgets "
                               "spent and the membership would mean something else here: start every launcher of "
                               "the job with the same --init-restarts, --max-restarts, --nodes MIN:MAX and --spares",
-                              saved_under, ours));
+                              stamp.settings, ours));
   RestoredPolicy restored{JobPolicy(std::move(settings)), {}};
   StateFields<JobPolicy>::list(reader, restored.policy);
   StateFields<CarriedState>::list(reader, restored.carried);
