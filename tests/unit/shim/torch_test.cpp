@@ -170,7 +170,7 @@ TEST(ShimTorch, ReportsBeginThenOkOrFailedOnTheStatusSocket) {
   ASSERT_TRUE(begin);
   EXPECT_EQ(begin->event, contract::StatusEvent::InitBegin);
   EXPECT_EQ(begin->rank, 0);
-  EXPECT_EQ(begin->generation, 3);
+  EXPECT_EQ(begin->generation, 3u);
   EXPECT_EQ(begin->pid, ::getpid());
   auto done = status.next();
   ASSERT_TRUE(done);

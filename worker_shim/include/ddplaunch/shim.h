@@ -23,7 +23,7 @@ struct WorkerContract {
   int local_world_size = 0;
   int node_rank = 0;
   int node_count = 1;
-  long generation = 0;
+  contract::GenerationNumber generation = 0;
   double timeout_s = 0;       // DDPLAUNCH_TIMEOUT_S: the launcher's init deadline (information only; never a c10d timeout)
   std::string status_socket;  // empty: no status channel
   std::string job_id;
