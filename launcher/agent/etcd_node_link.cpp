@@ -58,11 +58,15 @@ void EtcdNodeLink::start() {
       });
 }
 
-// This launcher leads: host the rendezvous and the coordinator here, then say where.
+// This launcher leads: the node hosts the rendezvous and the coordinator here, then says where.
 void EtcdNodeLink::on_elected(std::optional<std::string> state) {
   if (finished()) return;
   restored_state_ = std::move(state);
-  events_.publish(node_event::Elected{});
+  events_.publish(node_event::Elected{});  // the node's policy has it host the coordinator (host_coordinator)
+}
+
+void EtcdNodeLink::host_coordinator() {
+  if (finished()) return;
   int port = plan_.config.etcd.coordinator_port;
   rendezvous::ListenError error = host_.listen(port, this);
   port = host_.port_or(port);  // the port taken, when 0

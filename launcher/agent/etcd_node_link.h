@@ -40,6 +40,9 @@ class EtcdNodeLink {
   std::string open();
   // Campaigns and follows the leader; CoordinatorStoreChecked says whether etcd could be used.
   void start();
+  // Elected (the node's policy said so): host the rendezvous and the coordinator here, then
+  // publish where; a port that cannot be bound loses the seat.
+  void host_coordinator();
   // Join the newest coordinator etcd named, after a pause of `after_s` seconds (0: now).
   void join_coordinator(double after_s = 0);
   // Bounds the wait for a new coordinator: CoordinatorWaitOver{serial} once `seconds` have passed.

@@ -70,37 +70,22 @@ NodeAgent::NodeAgent(boost::asio::io_context& io, OrphanGuard& guard, NodePlan p
 
 // ---- transitions ------------------------------------------------------------------------
 
-// joining / rejoining → running: start this generation's workers (doctor: run the checks).
+// joining / rejoining → probing or running: the policy says whether the peers are probed
+// first or the workers start (carry_out: TakeAssignment, ProbePeers, StartWorkers).
 void NodeAgent::on_assignment(const rendezvous::Assignment& a) {
-  const bool first = policy_.state() == NodeState::Joining;
-  if (!policy_.take_assignment(a.generation)) return;
-  join_watch_.close();  // in
-  if (etcd_) etcd_->seat().joined_run(a.run_nonce);
-  node_rank_ = a.node_rank;
-  set_log_node(a.node_rank, a.node_count);
-  if (policy_.leave_spare()) {
-    spdlog::warn("this hot spare takes the place of node {} in generation {} ({} node(s), world size {})", a.node_rank,
-                 a.generation, a.node_count, a.world_size);
-  }
-  // The master runs the peer probe in generation 0 only (a launcher that joins a moved
-  // coordinator later has nothing to probe for).
-  if (first && a.generation == Generation{0} && peer_probe_.start(a, policy_.generation())) {
-    policy_.on_peer_probe_started();  // workers start on the master's verdict
-    return;
-  }
-  peer_probe_.close();
-  start_generation(a, "");
+  NodePolicy::Decisions decisions =
+      policy_.on_assignment(AssignmentFacts{a.generation, a.node_rank, a.node_count, a.world_size, peer_probe_.due(a)});
+  if (!decisions.empty()) assignment_ = a;  // taken (a duplicate is not: the probed one stays)
+  carry_out(decisions);
 }
 
 // probing → running: every node probed its peers; the master chose the interface (or kept
 // the user's). A refusal comes as a stop order instead.
 void NodeAgent::on_probe_verdict(Generation generation, const std::string& ifname) {
-  if (policy_.state() != NodeState::Probing || !peer_probe_.probing() || generation != policy_.generation()) return;
-  start_generation(peer_probe_.end(), ifname);
+  carry_out(policy_.on_probe_verdict(generation, ifname));
 }
 
 void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::string& probe_ifname) {
-  policy_.on_workers_starting();
   if (plan_.doctor) {
     client_->send(messages::encode(policy_.generation(), doctor_node_report(plan_, client_->local_address())));
     return;
@@ -175,14 +160,7 @@ void NodeAgent::on_lost(const std::string& why, int exit_code) {
 
 // joining → spare: the job has its nodes; this launcher waits idle (no join deadline) until
 // the master gives it the slot of a lost or excluded node, or the job ends.
-void NodeAgent::on_standby(const std::string& reason) {
-  if (policy_.state() != NodeState::Joining || policy_.spare()) return;
-  policy_.on_admitted_as_spare();
-  spdlog::info("{} (`ddplaunch status --master ...` lists the membership)", reason);
-  client_->wait_as_spare();
-  join_watch_.close();
-  peer_probe_.close();
-}
+void NodeAgent::on_standby(const std::string& reason) { carry_out(policy_.on_standby(reason)); }
 
 void NodeAgent::on_dismissed(const std::string& reason) {
   carry_out(policy_.on_dismissed(reason, supervisor_.active()));
@@ -227,6 +205,25 @@ void NodeAgent::carry_out(const NodePolicy::Decisions& decisions) {
       [this](const node_decision::JoinRendezvous& join) {
         if (join.as_node) host_.drop();  // another launcher of this job hosts it here: this one is a node
         join_and_watch(host_.port_or(plan_.rendezvous_port));
+      },
+      [this](const node_decision::TakeAssignment&) {
+        join_watch_.close();  // in
+        if (etcd_) etcd_->seat().joined_run(assignment_.run_nonce);
+        node_rank_ = assignment_.node_rank;
+        set_log_node(assignment_.node_rank, assignment_.node_count);
+      },
+      [this](const node_decision::ProbePeers&) { peer_probe_.start(assignment_, policy_.generation()); },
+      [this](const node_decision::StartWorkers& start) {
+        peer_probe_.close();
+        start_generation(assignment_, start.probe_ifname);
+      },
+      [this](const node_decision::WaitAsSpare&) {
+        client_->wait_as_spare();
+        join_watch_.close();
+        peer_probe_.close();
+      },
+      [this](const node_decision::HostCoordinator&) {
+        if (etcd_) etcd_->host_coordinator();
       },
       [this](const node_decision::RetryHosting& retry) {
         hosting_retry_timer_.expires_after(seconds_to_ms(retry.after_s));

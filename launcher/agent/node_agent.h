@@ -122,6 +122,7 @@ class NodeAgent final : private MasterLink, private NodeView, private NodeEvents
   PausedRanksPrompt paused_prompt_;   // --pause-ranks: how to attach, and Enter resumes
   RendezvousHost host_;  // the master: the rendezvous server, the JobCoordinator, the debug console
   std::unique_ptr<rendezvous::Client> client_;
+  rendezvous::Assignment assignment_;        // the last one that came (the policy says whether it is taken)
   std::string job_record_;                   // its folder, "" when none was written
   std::string job_master_;                   // HOST:PORT of the job's rendezvous, once joined
   std::unique_ptr<EtcdNodeLink> etcd_;  // etcd mode only: the seat and the coordinator etcd names

@@ -35,15 +35,13 @@ void NodeAgent::publish(const NodeEvent& event) {
             spdlog::info("resuming paused ranks");
             resume_paused_ranks();
           },
-          [this](const JoinConnected&) { policy_.on_join_connected(); },
-          [this](const JoinProbed& e) {
-            if (policy_.state() == NodeState::Joining) carry_out(policy_.on_join_probe(e.outcome, e.message, e.interval_s));
-          },
+          [this](const JoinConnected&) { carry_out(policy_.on_join_probe(JoinProbe::Connected, "", 0)); },
+          [this](const JoinProbed& e) { carry_out(policy_.on_join_probe(e.outcome, e.message, e.interval_s)); },
           // The etcd link.
           [this](const CoordinatorStoreChecked& e) {
             carry_out(e.error.empty() ? policy_.await_first_coordinator() : policy_.on_coordinator_store_unusable(e.error));
           },
-          [this](const Elected&) { policy_.on_elected(); },
+          [this](const Elected&) { carry_out(policy_.on_elected()); },
           [this](const CoordinatorNamed& e) {
             record_job(e.host, e.port);  // etcd: where the first coordinator was; the record keeps this launcher's token
             join_master(e.host, e.port, e.serial);

@@ -60,11 +60,12 @@ std::optional<std::string> PeerProbeRun::open() {
 // Due by the same rule on every node and on the master (probe_expected): the first
 // generation of a multi-node job whose every node advertised probe endpoints, with the node
 // list at hand.
-bool PeerProbeRun::start(const rendezvous::Assignment& a, Generation generation) {
-  if (!listener_ || a.generation != Generation{0}) return false;
+bool PeerProbeRun::due(const rendezvous::Assignment& a) const {
+  return listener_ && a.generation == Generation{0} && probe_expected(probe_offers(a.nodes));
+}
+
+void PeerProbeRun::start(const rendezvous::Assignment& a, Generation generation) {
   auto offers = probe_offers(a.nodes);
-  if (!probe_expected(offers)) return false;
-  assignment_ = a;
   // Every node on this machine (a loopback master): a "link" is the kernel copying between
   // processes, and a throughput sample would only measure CPU contention — connect only.
   const bool one_machine = preflight::is_loopback(plan_.master_ip);
@@ -87,14 +88,6 @@ bool PeerProbeRun::start(const rendezvous::Assignment& a, Generation generation)
       master_.send(messages::encode(generation, messages::ProbeResults{std::move(links)}));
     });
   });
-  return true;
-}
-
-rendezvous::Assignment PeerProbeRun::end() {
-  close();
-  rendezvous::Assignment a = *assignment_;
-  assignment_.reset();
-  return a;
 }
 
 void PeerProbeRun::close() {

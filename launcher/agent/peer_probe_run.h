@@ -1,8 +1,7 @@
 // PeerProbeRun: this node's part of the peer probe. A listener per candidate interface from
 // start-up, advertised in the join facts; on the first assignment the node probes its ring
 // neighbour (every peer on small jobs) on a thread of its own, off the event loop, and
-// reports the links to the master; the workers start on the master's verdict
-// (probe_verdict), with the assignment the run kept meanwhile.
+// reports the links to the master; the workers start on the master's verdict (probe_verdict).
 #pragma once
 
 #include <memory>
@@ -29,11 +28,11 @@ class PeerProbeRun {
   // Multi-node jobs only: the listeners must be up before the facts go out with the join.
   // Returns the endpoints to advertise (probe_endpoints), none when nothing listens.
   std::optional<std::string> open();
-  // Probing, when due for assignment `a` in `generation`; false: none is due, nothing started.
-  bool start(const rendezvous::Assignment& a, Generation generation);
-  bool probing() const { return assignment_.has_value(); }
-  // The master's verdict came: the listener closes; the workers start with this assignment.
-  rendezvous::Assignment end();
+  // Whether assignment `a` is probed first: the first generation of a multi-node job whose
+  // every node advertised probe endpoints (the master's rule too, probe_expected).
+  bool due(const rendezvous::Assignment& a) const;
+  // Probes this node's links for assignment `a` (due) of `generation`, off the loop.
+  void start(const rendezvous::Assignment& a, Generation generation);
   void close();  // the listener stops (a running probe thread ends by itself)
 
  private:
@@ -43,7 +42,6 @@ class PeerProbeRun {
   MasterLink& master_;
   std::unique_ptr<preflight::PeerProbeListener> listener_;  // open from start to the verdict
   std::thread thread_;                                      // this node's probes, off the loop
-  std::optional<rendezvous::Assignment> assignment_;        // started after the verdict
 };
 
 }  // namespace ddplaunch

@@ -27,25 +27,54 @@ std::string NodePolicy::master_endpoint() const {
   return fmt::format("{}:{}", settings_.master_host, settings_.rendezvous_port);
 }
 
-bool NodePolicy::take_assignment(Generation generation) {
-  if (state_ != NodeState::Joining && state_ != NodeState::Rejoining) return false;
-  generation_ = generation;
+// joining / rejoining → probing or running.
+NodePolicy::Decisions NodePolicy::on_assignment(const AssignmentFacts& a) {
+  if (state_ != NodeState::Joining && state_ != NodeState::Rejoining) return {};
+  const bool first = state_ == NodeState::Joining;
+  generation_ = a.generation;
   coordinator_missing_ = false;
   joined_once_ = true;
-  return true;
+  Decisions out{TakeAssignment{}};
+  if (spare_) {
+    spare_ = false;
+    out.push_back(Log{Severity::Warn, fmt::format("this hot spare takes the place of node {} in generation {} ({} "
+                                                  "node(s), world size {})",
+                                                  a.node_rank, a.generation, a.node_count, a.world_size)});
+  }
+  // The master runs the peer probe in generation 0 only (a launcher that joins a moved
+  // coordinator later has nothing to probe for).
+  if (first && a.generation == Generation{0} && a.probe_due) {
+    state_ = NodeState::Probing;
+    out.push_back(ProbePeers{});
+    return out;
+  }
+  state_ = NodeState::Running;
+  out.push_back(StartWorkers{});
+  return out;
 }
 
-void NodePolicy::on_admitted_as_spare() {
+// probing → running: every node probed its peers; the master chose the interface (or kept
+// the user's). A refusal comes as a stop order instead.
+NodePolicy::Decisions NodePolicy::on_probe_verdict(Generation generation, const std::string& ifname) {
+  if (state_ != NodeState::Probing || generation != generation_) return {};
+  state_ = NodeState::Running;
+  return {StartWorkers{ifname}};
+}
+
+// joining → joining as a spare: the job has its nodes; this launcher waits idle until the
+// master gives it the slot of a lost or excluded node, or the job ends.
+NodePolicy::Decisions NodePolicy::on_standby(const std::string& reason) {
+  if (state_ != NodeState::Joining || spare_) return {};
   spare_ = true;
   coordinator_missing_ = false;
   joined_once_ = true;
   ++coordinator_waits_;  // a wait armed for a coordinator is stale now
+  return {Log{Severity::Info, reason + " (`ddplaunch status --master ...` lists the membership)"}, WaitAsSpare{}};
 }
 
-bool NodePolicy::leave_spare() {
-  if (!spare_) return false;
-  spare_ = false;
-  return true;
+NodePolicy::Decisions NodePolicy::on_elected() {
+  settings_.host_server = true;
+  return {HostCoordinator{}};
 }
 
 // running → stopping(rejoin) → rejoining.
@@ -307,6 +336,7 @@ NodePolicy::Decisions NodePolicy::on_hosting_failed(const std::string& error, bo
 NodePolicy::Decisions NodePolicy::on_join_probe(JoinProbe outcome, const std::string& message, double interval_s) {
   if (state_ != NodeState::Joining) return {};
   switch (outcome) {
+    case JoinProbe::Connected: unanswered_probes_ = refused_probes_ = 0; return {};
     case JoinProbe::Answered: unanswered_probes_ = refused_probes_ = 0; break;
     case JoinProbe::Refused:
       ++refused_probes_;

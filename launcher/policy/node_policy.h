@@ -5,9 +5,11 @@
 // out. The job's fate stays the master's (JobPolicy); this covers what only the node can
 // decide: ending itself when the master cannot tell it, and what its report says.
 //
+//   joining → probing → running                                  (generation 0: peers probed, the master's verdict)
 //   joining → running → stopping → rejoining → running …       (restart ordered)
 //                     → stopping → reporting → finished          (stop ordered / all exited)
 //   joining → finished                                           (never got in)
+//   joining (spare) → running                                    (a hot spare given a slot)
 #pragma once
 
 #include <optional>
@@ -73,6 +75,15 @@ struct JoinRendezvous {
 struct RetryHosting {    // try to host the rendezvous again after `after_s`, then on_hosting_attempt
   double after_s = 0;
 };
+// The assignment that came is this node's now: its node rank, its log prefix, the etcd run it
+// joined; the join watch is over.
+struct TakeAssignment {};
+struct ProbePeers {};    // probe the peers with the assignment; its workers start on the master's verdict
+struct StartWorkers {    // start the assignment's workers (doctor: send its checks)
+  std::string probe_ifname;  // the interface the peer probe chose, "" when none ran
+};
+struct WaitAsSpare {};   // a hot spare: no join deadline, no probe, until the master gives it a slot
+struct HostCoordinator {};  // etcd: elected; host the rendezvous and the coordinator here
 
 }  // namespace node_decision
 
@@ -80,7 +91,10 @@ using NodeDecision = std::variant<decision::Log, node_decision::StopWorkers, nod
                                   node_decision::ReportFinished, node_decision::ReportProblem,
                                   node_decision::ArmExitTimer, node_decision::Finish,
                                   node_decision::JoinCoordinator, node_decision::ArmCoordinatorWait,
-                                  node_decision::JoinRendezvous, node_decision::RetryHosting>;
+                                  node_decision::JoinRendezvous, node_decision::RetryHosting,
+                                  node_decision::TakeAssignment, node_decision::ProbePeers,
+                                  node_decision::StartWorkers, node_decision::WaitAsSpare,
+                                  node_decision::HostCoordinator>;
 
 struct NodePolicySettings {
   bool host_server = false;     // this node hosts the rendezvous: it is the master
@@ -98,8 +112,18 @@ struct NodePolicySettings {
   double coordinator_wait_s = 0;
 };
 
-// How one TCP probe of an unreachable master ended (the join watch, while not joined).
-enum class JoinProbe { Answered, Refused, Unanswered, LocalError };
+// How one TCP probe of an unreachable master ended (the join watch, while not joined);
+// Connected: the rendezvous connection is up, the other nodes are awaited (no probe).
+enum class JoinProbe { Answered, Refused, Unanswered, LocalError, Connected };
+
+// An assignment as the node's policy sees it (the agent keeps the assignment itself).
+struct AssignmentFacts {
+  Generation generation;
+  int node_rank = 0;
+  int node_count = 0;
+  int world_size = 0;
+  bool probe_due = false;  // the peers are to be probed first (PeerProbeRun::due)
+};
 
 // How node 0's attempt to listen on the rendezvous port ended.
 enum class HostingOutcome { Listening, PortTaken, Failed };
@@ -127,15 +151,18 @@ class NodePolicy {
   // This launcher hosts the rendezvous (and the coordinator): node 0, or on etcd the elected
   // launcher until it loses its coordinator.
   bool host_server() const { return settings_.host_server; }
-  void on_elected() { settings_.host_server = true; }  // etcd: this launcher coordinates now
+  // etcd: this launcher was elected; it coordinates from now on (HostCoordinator).
+  Decisions on_elected();
 
-  // Start-up and assignments (no decision: what to start is the agent's).
-  // True when an assignment for `generation` is taken now (joining or rejoining).
-  bool take_assignment(Generation generation);
-  void on_peer_probe_started() { state_ = NodeState::Probing; }  // workers start on the master's verdict
-  void on_workers_starting() { state_ = NodeState::Running; }
-  void on_admitted_as_spare();  // a hot spare: a coordinator exists (any wait for one is over)
-  bool leave_spare();  // a spare got a slot: true once
+  // Start-up. An assignment is taken while joining or rejoining (TakeAssignment); then the
+  // peers are probed (generation 0, when due: ProbePeers, and the workers wait for the
+  // master's verdict) or the workers start (StartWorkers). A spare given a slot says so.
+  Decisions on_assignment(const AssignmentFacts& assignment);
+  // The master's verdict on the peer probe of `generation`: the workers start.
+  Decisions on_probe_verdict(Generation generation, const std::string& ifname);
+  // The master keeps this launcher as a hot spare (`reason`): a coordinator exists, any wait
+  // for one is over, and no join deadline holds.
+  Decisions on_standby(const std::string& reason);
 
   // The master's orders.
   Decisions on_restart_order(Generation generation, const std::string& reason, bool workers_active);
@@ -183,7 +210,6 @@ class NodePolicy {
   Decisions on_hosting_attempt(HostingOutcome outcome, const std::string& error, PolicyClock::time_point now);
   // A probe of a master this node has not reached yet; `interval_s` between probes.
   Decisions on_join_probe(JoinProbe outcome, const std::string& message, double interval_s);
-  void on_join_connected() { unanswered_probes_ = refused_probes_ = 0; }
 
  private:
   enum class AfterStop { Rejoin, Report, Exit, JoinCoordinator };

@@ -36,21 +36,46 @@ NodePolicySettings settings(bool host_server = false) {
 // A node that joined and runs generation `generation`'s workers.
 NodePolicy running(Generation generation = {}, NodePolicySettings s = settings()) {
   NodePolicy p(std::move(s));
-  EXPECT_TRUE(p.take_assignment(generation));
-  p.on_workers_starting();
+  EXPECT_TRUE(find<StartWorkers>(p.on_assignment(AssignmentFacts{generation})));
   return p;
+}
+
+// An assignment of `generation` that the node takes, its workers to start.
+void take_and_start(NodePolicy& p, Generation generation) {
+  Decisions d = p.on_assignment(AssignmentFacts{generation});
+  EXPECT_TRUE(find<TakeAssignment>(d));
+  EXPECT_TRUE(find<StartWorkers>(d));
+  EXPECT_EQ(p.state(), NodeState::Running);
 }
 
 TEST(NodePolicy, AnAssignmentIsTakenOnlyWhileJoiningOrRejoining) {
   NodePolicy p(settings());
   EXPECT_EQ(p.state(), NodeState::Joining);
-  EXPECT_TRUE(p.take_assignment(Generation{0}));
-  p.on_peer_probe_started();
+  AssignmentFacts first{Generation{0}};
+  first.probe_due = true;
+  Decisions d = p.on_assignment(first);
+  EXPECT_TRUE(find<TakeAssignment>(d));
+  EXPECT_TRUE(find<ProbePeers>(d));
+  EXPECT_FALSE(find<StartWorkers>(d)) << "the workers wait for the master's verdict";
   EXPECT_EQ(p.state(), NodeState::Probing);
-  EXPECT_FALSE(p.take_assignment(Generation{0}));  // a duplicate while probing
-  p.on_workers_starting();
-  EXPECT_FALSE(p.take_assignment(Generation{1}));  // running: no assignment without a restart
+  EXPECT_TRUE(p.on_assignment(first).empty());  // a duplicate while probing
+  EXPECT_TRUE(p.on_probe_verdict(Generation{1}, "eth0").empty());  // another generation's verdict
+  d = p.on_probe_verdict(Generation{0}, "eth0");
+  ASSERT_TRUE(find<StartWorkers>(d));
+  EXPECT_EQ(find<StartWorkers>(d)->probe_ifname, "eth0");
+  EXPECT_EQ(p.state(), NodeState::Running);
+  EXPECT_TRUE(p.on_probe_verdict(Generation{0}, "eth0").empty());  // running already
+  EXPECT_TRUE(p.on_assignment(AssignmentFacts{Generation{1}}).empty());  // running: no assignment without a restart
   EXPECT_EQ(p.generation(), Generation{0});
+}
+
+TEST(NodePolicy, OnlyTheFirstAssignmentOfGenerationZeroProbesThePeers) {
+  AssignmentFacts later{Generation{3}};
+  later.probe_due = true;
+  NodePolicy p(settings());
+  EXPECT_TRUE(find<StartWorkers>(p.on_assignment(later))) << "a launcher joining a moved coordinator later";
+  NodePolicy q(settings());
+  EXPECT_TRUE(find<StartWorkers>(q.on_assignment(AssignmentFacts{Generation{0}}))) << "not due: no probe";
 }
 
 TEST(NodePolicy, ARestartOrderStopsTheWorkersThenRejoinsForTheNextGeneration) {
@@ -64,8 +89,7 @@ TEST(NodePolicy, ARestartOrderStopsTheWorkersThenRejoinsForTheNextGeneration) {
   ASSERT_TRUE(find<Rejoin>(d));
   EXPECT_EQ(find<Rejoin>(d)->generation, Generation{1});
   EXPECT_EQ(p.state(), NodeState::Rejoining);
-  EXPECT_TRUE(p.take_assignment(Generation{1}));
-  p.on_workers_starting();
+  take_and_start(p, Generation{1});
   EXPECT_EQ(p.generation(), Generation{1});
 }
 
@@ -200,19 +224,41 @@ TEST(NodePolicy, ALostMasterBeforeJoiningIsAConfigurationError) {
 
 TEST(NodePolicy, ASpareThatLosesTheMasterEndsWithTheGivenCode) {
   NodePolicy p(settings());
-  p.on_admitted_as_spare();
+  p.on_standby("the job has its nodes");
   Decisions d = p.on_lost("heartbeat timeout", kExitFailure, false);
   EXPECT_NE(logs(d).find("while waiting as a hot spare"), std::string::npos);
   EXPECT_EQ(find<Finish>(d)->exit_code, kExitFailure);
 }
 
+TEST(NodePolicy, AJoiningLauncherKeptAsASpareWaitsOnce) {
+  NodePolicy p(settings());
+  Decisions d = p.on_standby("the job has its 2 nodes: this launcher is a hot spare");
+  EXPECT_TRUE(find<WaitAsSpare>(d));
+  EXPECT_NE(logs(d).find("this launcher is a hot spare (`ddplaunch status --master ...` lists the membership)"),
+            std::string::npos);
+  EXPECT_TRUE(p.spare());
+  EXPECT_TRUE(p.on_standby("again").empty());
+  NodePolicy joined = running();
+  EXPECT_TRUE(joined.on_standby("too late").empty());
+  EXPECT_FALSE(joined.spare());
+}
+
 TEST(NodePolicy, ASpareGivenASlotIsNoLongerASpare) {
   NodePolicy p(settings());
-  p.on_admitted_as_spare();
-  EXPECT_TRUE(p.take_assignment(Generation{2}));
-  EXPECT_TRUE(p.leave_spare());
-  EXPECT_FALSE(p.leave_spare());
+  p.on_standby("the job has its nodes");
+  AssignmentFacts slot{Generation{2}, 1, 2, 8};
+  Decisions d = p.on_assignment(slot);
+  EXPECT_TRUE(find<TakeAssignment>(d));
+  EXPECT_TRUE(find<StartWorkers>(d));
+  EXPECT_NE(logs(d).find("this hot spare takes the place of node 1 in generation 2 (2 node(s), world size 8)"),
+            std::string::npos)
+      << logs(d);
   EXPECT_FALSE(p.spare());
+  // Its next assignment (after a restart) says nothing of spares.
+  p.on_restart_order(Generation{3}, "why", false);
+  d = p.on_assignment(AssignmentFacts{Generation{3}, 1, 2, 8});
+  EXPECT_TRUE(find<StartWorkers>(d));
+  EXPECT_EQ(logs(d), "");
 }
 
 TEST(NodePolicy, ARefusalWhileJoiningEndsWithTwoAndAfterJoiningIsADismissal) {
@@ -228,7 +274,7 @@ TEST(NodePolicy, ARefusalWhileJoiningEndsWithTwoAndAfterJoiningIsADismissal) {
   EXPECT_EQ(find<Finish>(joined.on_workers_stopped())->exit_code, kExitConfigError);
 
   NodePolicy spare(settings());
-  spare.on_admitted_as_spare();
+  spare.on_standby("the job has its nodes");
   EXPECT_NE(logs(spare.on_refused("not needed", false)).find("dismissed"), std::string::npos);
   EXPECT_TRUE(spare.finished());
 }
@@ -258,7 +304,7 @@ TEST(NodePolicy, AnAnswerOrAConnectionResetsTheProbeCount) {
   EXPECT_EQ(logs(p.on_join_probe(JoinProbe::Answered, "", 2)), "");
   p.on_join_probe(JoinProbe::Unanswered, "timed out", 2);
   p.on_join_probe(JoinProbe::Unanswered, "timed out", 2);
-  p.on_join_connected();
+  EXPECT_TRUE(p.on_join_probe(JoinProbe::Connected, "", 2).empty());
   EXPECT_EQ(count<Finish>(p.on_join_probe(JoinProbe::Unanswered, "timed out", 2)), 0);
   EXPECT_FALSE(p.finished());
 }
@@ -338,8 +384,7 @@ TEST(NodePolicy, WithoutANodeRankATakenPortIsAnotherLauncherOfTheJobAndThisOneJo
   EXPECT_NE(logs(d).find("already hosted on this machine"), std::string::npos);
   EXPECT_FALSE(p.host_server());
   // As a node, a stop order names the master (which it is not).
-  EXPECT_TRUE(p.take_assignment(Generation{0}));
-  p.on_workers_starting();
+  take_and_start(p, Generation{0});
   EXPECT_NE(logs(p.on_stop_order(Generation{0}, "rank 1 failed", true)).find("master stopped the job: rank 1 failed"),
             std::string::npos);
 }
@@ -361,15 +406,13 @@ TEST(NodePolicy, AnElectedLauncherIsTheMasterUntilItLosesItsCoordinator) {
   s.coordinator_wait_s = 40;
   NodePolicy p(s);
   EXPECT_FALSE(p.host_server());
-  p.on_elected();
+  EXPECT_TRUE(find<HostCoordinator>(p.on_elected()));
   EXPECT_TRUE(p.host_server());
-  EXPECT_TRUE(p.take_assignment(Generation{0}));
-  p.on_workers_starting();
+  take_and_start(p, Generation{0});
   EXPECT_EQ(logs(p.on_stop_order(Generation{0}, "rank 1 failed", true)).find("master stopped the job"), std::string::npos);
   NodePolicy q(s);
   q.on_elected();
-  EXPECT_TRUE(q.take_assignment(Generation{0}));
-  q.on_workers_starting();
+  take_and_start(q, Generation{0});
   q.on_coordinator_lost("its lease expired", true);
   EXPECT_FALSE(q.host_server());
 }
@@ -404,8 +447,7 @@ TEST(NodePolicy, ALostCoordinatorStopsTheWorkersThenJoinsTheNextOneWithinTheWait
   Decisions stopped = p.on_workers_stopped();
   EXPECT_TRUE(find<JoinCoordinator>(stopped));
   EXPECT_EQ(p.state(), NodeState::Joining);
-  EXPECT_TRUE(p.take_assignment(Generation{4}));  // the new coordinator's generation
-  p.on_workers_starting();
+  take_and_start(p, Generation{4});  // the new coordinator's generation
   EXPECT_TRUE(p.on_coordinator_wait_over(wait->serial).empty());  // joined in time: a stale timer
   EXPECT_EQ(p.state(), NodeState::Running);
 }
@@ -459,8 +501,7 @@ TEST(NodePolicy, ALossAfterAJoinedCoordinatorArmsAFreshWait) {
   NodePolicy p = running(Generation{1}, moving_coordinator());
   const int first = find<ArmCoordinatorWait>(p.on_coordinator_lost("reset", false, "a:1"))->serial;
   p.on_coordinator_lost("refused", false, "a:1");
-  ASSERT_TRUE(p.take_assignment(Generation{2}));
-  p.on_workers_starting();
+  take_and_start(p, Generation{2});
   Decisions later = p.on_coordinator_lost("reset", false, "b:1");
   ASSERT_TRUE(find<ArmCoordinatorWait>(later));
   EXPECT_GT(find<ArmCoordinatorWait>(later)->serial, first);
@@ -480,20 +521,19 @@ TEST(NodePolicy, TheFirstCoordinatorIsAwaitedWithinTheWait) {
 
   NodePolicy spare(moving_coordinator());
   const int serial = find<ArmCoordinatorWait>(spare.await_first_coordinator())->serial;
-  spare.on_admitted_as_spare();
+  spare.on_standby("the job has its nodes");
   EXPECT_TRUE(spare.on_coordinator_wait_over(serial).empty());
 
   NodePolicy member(moving_coordinator());
   const int member_serial = find<ArmCoordinatorWait>(member.await_first_coordinator())->serial;
-  ASSERT_TRUE(member.take_assignment(Generation{0}));
+  ASSERT_TRUE(find<TakeAssignment>(member.on_assignment(AssignmentFacts{Generation{0}})));
   EXPECT_TRUE(member.on_coordinator_wait_over(member_serial).empty());
   EXPECT_TRUE(NodePolicy(settings()).await_first_coordinator().empty());  // no etcd: no wait
 }
 
 TEST(NodePolicy, ASpareWhoseCoordinatorIsLostJoinsTheNextOneAsALauncher) {
   NodePolicy p(moving_coordinator());
-  ASSERT_TRUE(p.take_assignment(Generation{0}));
-  p.on_admitted_as_spare();
+  ASSERT_TRUE(find<WaitAsSpare>(p.on_standby("the job has its nodes")));
   Decisions d = p.on_coordinator_lost("connection closed", false);
   EXPECT_TRUE(find<JoinCoordinator>(d));
   EXPECT_FALSE(p.spare());
