@@ -14,8 +14,6 @@
 #include "ddplaunch/base/time_units.h"
 #include "output/terminal_writer.h"
 
-#pragma GCC diagnostic error "-Wswitch"
-
 namespace ddplaunch {
 
 namespace {

@@ -1,8 +1,6 @@
 // The master's orders to a node as one variant: see master_orders.h.
 #include "wire/master_orders.h"
 
-#pragma GCC diagnostic error "-Wswitch"
-
 namespace ddplaunch::messages {
 
 namespace {
