@@ -30,6 +30,11 @@ struct RankReport {
   long max_interval_ms = 0;
   long progress_age_ms = -1;
   std::string section;
+  // Since the node's previous report, where the shim measures it: the wall time the rank's
+  // steps covered and the part of it spent waiting inside collectives (-1: not measured). The
+  // master's straggler watch reads compute = span - wait.
+  long span_ms = -1;
+  long wait_ms = -1;
   // Stopped in a debugger (at its prompt, or traced by gdb): a person holds it, so no
   // deadline of the job runs meanwhile (DESIGN.md "Interactive debugging").
   bool in_debugger() const { return state == kDebuggingState; }

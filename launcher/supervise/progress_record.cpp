@@ -35,6 +35,10 @@ bool record_progress(Worker& worker, const contract::StatusMessage& m) {
       if (!progress || progress->steps <= w.steps_) return false;  // stale or garbage: not progress
       w.steps_ = progress->steps;
       w.recent_max_interval_ms_ = std::max(w.recent_max_interval_ms_, progress->max_interval_ms);
+      if (progress->span_ms >= 0) {
+        w.recent_span_ms_ = std::max(w.recent_span_ms_, 0L) + progress->span_ms;
+        w.recent_wait_ms_ = std::max(w.recent_wait_ms_, 0L) + progress->wait_ms;
+      }
       w.last_progress_ = now;
       return false;
     }
@@ -76,6 +80,8 @@ RankReport rank_report_of(Worker& worker) {
                 : worker.state_text();
   r.steps = w.steps_;
   r.max_interval_ms = std::exchange(w.recent_max_interval_ms_, 0);
+  r.span_ms = std::exchange(w.recent_span_ms_, -1);
+  r.wait_ms = std::exchange(w.recent_wait_ms_, -1);
   const bool progressed = w.steps_ > 0 || !w.section_.empty();
   r.progress_age_ms =
       progressed ? static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -109,6 +109,8 @@ class WorkerProgress : WorkerBlock {
   friend RankReport rank_report_of(Worker& worker);
   long steps_ = 0;
   long recent_max_interval_ms_ = 0;  // longest step interval since the last rank report
+  long recent_span_ms_ = -1;         // wall time / wait in collectives the shim measured since then
+  long recent_wait_ms_ = -1;         // (-1: nothing measured)
   std::chrono::steady_clock::time_point last_progress_{};  // last step or section change
   std::string section_;
 };

@@ -47,7 +47,9 @@ std::string RankLines::write(const std::vector<RankReport>& ranks) const {
     lines += std::to_string(r.rank) + " " + std::to_string(r.pid) + " " + std::string(rank_phase_name(r.phase)) + " " +
              std::to_string(r.init_entries) + " " + (r.state.empty() ? "-" : r.state) + " " + std::to_string(r.steps) +
              " " + std::to_string(r.max_interval_ms) + " " + std::to_string(r.progress_age_ms) + " " +
-             (r.section.empty() ? "-" : r.section) + "\n";
+             (r.section.empty() ? "-" : r.section) +
+             (r.span_ms >= 0 && r.wait_ms >= 0 ? " " + std::to_string(r.span_ms) + " " + std::to_string(r.wait_ms) : "") +
+             "\n";
   return lines;
 }
 
@@ -63,6 +65,12 @@ bool RankLines::read(const std::string* sent, std::vector<RankReport>& ranks) co
       if (r.section == "-") r.section.clear();
       r.section = rendezvous::printable(r.section);
       if (r.steps < 0 || r.max_interval_ms < 0 || r.progress_age_ms < -1) return false;
+      // What the shim measured, when sent; a pair that makes no sense is left out.
+      long span = -1, wait = -1;
+      if (words >> span >> wait && span >= 0 && wait >= 0 && wait <= span) {
+        r.span_ms = span;
+        r.wait_ms = wait;
+      }
     } else {
       r.steps = r.max_interval_ms = 0;
       r.progress_age_ms = -1;

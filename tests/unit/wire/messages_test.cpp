@@ -98,6 +98,31 @@ TEST(LauncherMessages, RankStatesCarryProgressAndOlderLinesStillDecode) {
   EXPECT_TRUE(from_old->ranks[0].section.empty());
 }
 
+TEST(LauncherMessages, ARanksMeasuredComputeAndWaitTravelWhenMeasuredAndNonsenseIsLeftOut) {
+  messages::RankStates states{"h", {}};
+  RankReport measured = running(1);
+  measured.steps = 10;
+  measured.span_ms = 2000;
+  measured.wait_ms = 1500;
+  RankReport unmeasured = running(2);
+  unmeasured.steps = 10;
+  states.ranks = {measured, unmeasured};
+  const rendezvous::Message message = messages::encode(Generation{1}, states);
+  EXPECT_EQ(message.fields.at("ranks").find(" 2000 1500\n"), message.fields.at("ranks").find('\n') - 10);
+  auto decoded = messages::decode_rank_states(message);
+  ASSERT_TRUE(decoded);
+  ASSERT_EQ(decoded->ranks.size(), 2u);
+  EXPECT_EQ(decoded->ranks[0].span_ms, 2000);
+  EXPECT_EQ(decoded->ranks[0].wait_ms, 1500);
+  EXPECT_EQ(decoded->ranks[1].span_ms, -1);
+  EXPECT_EQ(decoded->ranks[1].wait_ms, -1);
+  rendezvous::Message hostile = message;
+  hostile.fields["ranks"] = "1 77 running 1 running 10 0 5 - 2000 9000\n2 78 running 1 running 10 0 5 - -3 0\n";
+  auto refused_pairs = messages::decode_rank_states(hostile);
+  ASSERT_TRUE(refused_pairs);  // the ranks still count; the waits above their spans do not
+  for (const auto& r : refused_pairs->ranks) EXPECT_EQ(r.span_ms, -1);
+}
+
 TEST(LauncherMessages, StackMessagesRoundTripAndStayBounded) {
   auto ask = messages::decode_collect_stacks(messages::encode(Generation{2}, messages::CollectStacks{9}));
   ASSERT_TRUE(ask);
