@@ -37,7 +37,8 @@ void HeldQueries::release(const ServerPeer* peer) {
 
 void HeldQueries::take(const PeerPtr& peer, const Frame& request) {
   Held* held = find(peer.get());
-  if (!held || closed_) return;
+  if (!held) return;
+  if (closed_) return give_last_word(*held, request);
   // One answer outstanding per connection: a query that waits is answered before the next.
   if (held->waiting) {
     Waiting earlier = std::move(*held->waiting);
@@ -52,6 +53,7 @@ void HeldQueries::take(const PeerPtr& peer, const Frame& request) {
     return value ? *value : std::string();
   };
   const std::string query = field("query"), unless = field("unless"), seq = field("seq"), wait = field("wait_ms");
+  held->last_query = query;
   long wait_ms = 0;
   std::from_chars(wait.data(), wait.data() + wait.size(), wait_ms);
   std::string text = desk_.answer_query(query);
@@ -119,7 +121,8 @@ void HeldQueries::recheck(bool deadlines_only) {
 }
 
 void HeldQueries::arm_timer() {
-  if (closed_ || held_.empty()) {
+  if (closed_) return;  // the timer bounds the last words now
+  if (held_.empty()) {
     timer_.cancel();
     return;
   }
@@ -134,27 +137,56 @@ void HeldQueries::arm_timer() {
   });
 }
 
+// A waiting query gets the answer as it stands at once. A client between two queries (it
+// was reading the last answer) gets, if it asks the same query again within kLastWordLinger,
+// the answer as it stood at the close (worked out now: the launcher is not asked after the
+// close), so that a watch sees the end it was waiting for; any other query closes it.
 void HeldQueries::close(std::chrono::milliseconds flush_bound, bool answer_waiting) {
   if (closed_) return;
-  if (!answer_waiting)
-    for (Held& h : held_) h.waiting.reset();
-  // The last word to each waiting query: the answer as it stands now (a watch sees the end).
   std::vector<PeerPtr> peers;
   for (const Held& h : held_) peers.push_back(h.peer);
   for (const PeerPtr& peer : peers) {
     Held* held = find(peer.get());
-    if (!held || !held->waiting) continue;
-    std::string text = desk_.answer_query(held->waiting->query);
-    if (!(held = find(peer.get())) || !held->waiting) continue;
-    Waiting answered = std::move(*held->waiting);
+    if (!held || !answer_waiting) continue;
+    std::string text = desk_.answer_query(held->waiting ? held->waiting->query : held->last_query);
+    if (!(held = find(peer.get()))) continue;
+    if (!held->waiting) {
+      held->last_word = std::move(text);
+      continue;
+    }
+    const std::string seq = held->waiting->seq;
     held->waiting.reset();
-    send(*held, answered.seq, std::move(text));
+    send(*held, seq, std::move(text));
   }
   closed_ = true;
   recheck_due_ = false;
-  timer_.cancel();
-  for (const Held& h : held_) h.peer->leave(flush_bound);
-  held_.clear();
+  flush_bound_ = flush_bound;
+  std::vector<Held> lingering;
+  for (Held& h : held_) {
+    if (h.last_word) lingering.push_back(std::move(h));
+    else h.peer->leave(flush_bound);
+  }
+  held_ = std::move(lingering);
+  if (held_.empty()) {
+    timer_.cancel();
+    return;
+  }
+  timer_.expires_after(kLastWordLinger);
+  timer_.async_wait([this, alive = alive_](const boost::system::error_code& ec) {
+    if (ec || !*alive) return;
+    for (const Held& h : held_) h.peer->leave(flush_bound_);
+    held_.clear();
+  });
+}
+
+void HeldQueries::give_last_word(Held& held, const Frame& request) {
+  const std::string* query = detail::find_field(request.fields, "query");
+  const std::string* seq = detail::find_field(request.fields, "seq");
+  if (held.last_word && (query ? *query : std::string()) == held.last_query)
+    send(held, seq ? *seq : std::string(), std::move(*held.last_word));
+  const PeerPtr peer = held.peer;
+  release(peer.get());
+  peer->leave(flush_bound_);
 }
 
 }  // namespace ddplaunch::rendezvous

@@ -41,6 +41,7 @@ class HeldQueries {
   using Clock = std::chrono::steady_clock;
   static constexpr auto kRecheckSpacing = std::chrono::milliseconds(50);
   static constexpr auto kIdleLimit = std::chrono::seconds(120);
+  static constexpr auto kLastWordLinger = std::chrono::seconds(1);  // after the close (close())
 
   HeldQueries(boost::asio::io_context& io, QueryDesk& desk, std::size_t max_held, std::chrono::milliseconds max_wait);
   ~HeldQueries() { *alive_ = false; }
@@ -57,9 +58,10 @@ class HeldQueries {
   void take(const PeerPtr& peer, const Frame& request);
   // Something the answers are made of may have changed: waiting queries are asked again.
   void may_have_changed();
-  // The server closes: every waiting query gets its answer as it stands (unless the server is
-  // being destroyed: its launcher may be half gone), then every connection is flushed (within
-  // `flush_bound`) and closed.
+  // The server closes: every waiting query gets its answer as it stands, and a client between
+  // two queries gets it if it asks the same query again within kLastWordLinger (neither when
+  // the server is being destroyed: its launcher may be half gone); every connection is then
+  // flushed (within `flush_bound`) and closed.
   void close(std::chrono::milliseconds flush_bound, bool answer_waiting);
 
  private:
@@ -71,7 +73,10 @@ class HeldQueries {
     PeerPtr peer;
     std::optional<Waiting> waiting;
     Clock::time_point last_asked;
+    std::string last_query;                // the query it asked last
+    std::optional<std::string> last_word;  // after the close: the answer to last_query as it stood then
   };
+  void give_last_word(Held& held, const Frame& request);
   void send(Held& held, const std::string& seq, std::string text);
   void recheck(bool deadlines_only);
   void arm_timer();
@@ -86,6 +91,7 @@ class HeldQueries {
   Clock::time_point last_recheck_{};
   bool recheck_due_ = false;  // a change came within kRecheckSpacing of the last recheck
   bool closed_ = false;
+  std::chrono::milliseconds flush_bound_{0};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // a timer's handler may outlive this
 };
 

@@ -136,3 +136,25 @@ TEST(RendezvousHeldQueries, AHeldConnectionStillProvesTheToken) {
   EXPECT_EQ(failure.kind, QueryFailure::Kind::Refused) << failure.text;
   EXPECT_EQ(answer.text, "");
 }
+
+TEST(RendezvousHeldQueries, AClientBetweenTwoQueriesAtTheCloseGetsTheAnswerAsItStoodThen) {
+  HeldMaster m(4);
+  QuerySession session("127.0.0.1", m.port(), "job-a", "tok");
+  QueryFailure failure;
+  const QueryAnswer first = session.ask("", failure, 5s);
+  ASSERT_FALSE(failure.failed()) << failure.text;
+  std::atomic<bool> closed{false};
+  boost::asio::post(m.io, [&] {
+    m.set_text("the job has ended");
+    m.server->close();
+    m.set_text("asked after the close");  // the launcher is not asked again
+    closed = true;
+  });
+  for (int i = 0; i < 1000 && !closed; ++i) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(closed);
+  const QueryAnswer last = session.ask("", failure, 5s, QueryWait{first.digest, std::chrono::minutes(10)});
+  ASSERT_FALSE(failure.failed()) << failure.text;
+  EXPECT_EQ(last.text, "the job has ended");
+  session.ask("", failure, 5s);  // then the connection is closed: nothing more is answered
+  EXPECT_TRUE(failure.failed());
+}
