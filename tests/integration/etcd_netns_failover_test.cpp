@@ -13,7 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <regex>
-#include <sstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,33 +62,20 @@ int last_step(const std::string& text) {
   return last;
 }
 
-// Processes left in a host's namespace; polls until none or the deadline. The pids still there.
-std::string processes_left(const dt::NetnsCluster& cluster, int host, milliseconds timeout) {
-  const auto deadline = steady_clock::now() + timeout;
-  std::string pids;
-  do {
-    pids = dt::run_command({"ip", "netns", "pids", cluster.namespace_of(host)}, seconds(10)).output;
-    if (pids.find_first_not_of(" \n") == std::string::npos) return "";
-    std::this_thread::sleep_for(milliseconds(200));
-  } while (steady_clock::now() < deadline);
-  return pids;
-}
-
 // Seconds from `since` until no worker runs in `host`'s namespace (polled every 100 ms); -1
 // when one still does at `bound`.
 double seconds_until_no_worker(const dt::NetnsCluster& cluster, int host, steady_clock::time_point since,
                                milliseconds bound) {
   const auto deadline = since + bound;
   do {
-    const std::string pids = dt::run_command({"ip", "netns", "pids", cluster.namespace_of(host)}, seconds(10)).output;
     bool worker = false;
-    std::istringstream in(pids);
-    for (std::string pid; in >> pid && !worker;) {
-      std::ifstream cmdline("/proc/" + pid + "/cmdline");
+    for (pid_t pid : cluster.pids_in(host)) {
+      std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
       const std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
       // A worker: spare_train.py run by Python (the launcher's own command line names it too).
       const std::string program = text.substr(0, text.find('\0'));
       worker = text.find("spare_train.py") != std::string::npos && program.find("ddplaunch") == std::string::npos;
+      if (worker) break;
     }
     if (!worker) return duration<double>(steady_clock::now() - since).count();
     std::this_thread::sleep_for(milliseconds(100));
@@ -290,7 +277,7 @@ TEST(EtcdNetnsFailover, CoordinatorsLinkCutAnotherTakesOverAndTheIsolatedOneStop
   EXPECT_NE(isolated.exit_code, 0) << all;
   EXPECT_NE(isolated.output.find("this launcher stops coordinating the job"), std::string::npos) << all;
   EXPECT_FALSE(done_line(isolated.output).has_value()) << "its worker trained on alone\n" << all;
-  EXPECT_EQ(processes_left(job.cluster(), EtcdNetnsJob::host_of(old), seconds(10)), "")
+  EXPECT_EQ(job.cluster().processes_left(EtcdNetnsJob::host_of(old), seconds(10)), std::set<pid_t>{})
       << "processes left on the isolated host\n" << all;
 }
 

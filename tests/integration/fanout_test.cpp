@@ -65,23 +65,6 @@ void start_and_wait_for_workers(dt::BackgroundProcess& fanout, const std::vector
         << fanout.output_so_far();
 }
 
-// Pids in a host's namespace other than its sshd listener, polled until none or the deadline.
-std::set<pid_t> processes_left(const dt::NetnsCluster& cluster, int host, const dt::SshServers& ssh,
-                               milliseconds timeout) {
-  const auto deadline = steady_clock::now() + timeout;
-  std::set<pid_t> left;
-  do {
-    left.clear();
-    std::string out = dt::run_command({"ip", "netns", "pids", cluster.namespace_of(host)}, seconds(10)).output;
-    std::istringstream pids(out);
-    for (pid_t pid; pids >> pid;) left.insert(pid);
-    for (pid_t listener : ssh.listener_pids()) left.erase(listener);
-    if (left.empty()) return left;
-    std::this_thread::sleep_for(milliseconds(100));
-  } while (steady_clock::now() < deadline);
-  return left;
-}
-
 // A process's command line, arguments separated by spaces ("" once it is gone).
 std::string command_line(const std::string& pid) {
   std::ifstream in("/proc/" + pid + "/cmdline");
@@ -99,7 +82,7 @@ std::string command_lines(const std::set<pid_t>& pids) {
 // Every host's namespace holds nothing but its sshd listener (within `timeout`).
 void expect_nothing_left(const dt::NetnsCluster& cluster, const dt::SshServers& ssh, milliseconds timeout) {
   for (int host = 1; host <= cluster.hosts(); ++host) {
-    auto left = processes_left(cluster, host, ssh, timeout);
+    auto left = cluster.processes_left(host, timeout, ssh.listener_pids());  // its sshd listener stays
     EXPECT_EQ(left, std::set<pid_t>{}) << "processes left on host " << host << ":\n" << command_lines(left);
   }
 }

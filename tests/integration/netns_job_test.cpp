@@ -9,7 +9,6 @@
 #include <regex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "multi_node_job.h"
@@ -109,19 +108,6 @@ const std::vector<std::string> kFastDetection = {"--heartbeat-interval", "0.2", 
                                                  "--grace", "1"};
 const std::vector<std::string> kHangingWorker = {FAKE_WORKER_BIN, "--print-env", "--hang"};
 
-// Processes left in a host's namespace (its launcher, orphan guard, workers); polls until none
-// or the deadline. Returns the pids still there.
-std::string processes_left(const dt::NetnsCluster& cluster, int host, milliseconds timeout) {
-  const auto deadline = steady_clock::now() + timeout;
-  std::string pids;
-  do {
-    pids = dt::run_command({"ip", "netns", "pids", cluster.namespace_of(host)}, seconds(10)).output;
-    if (pids.find_first_not_of(" \n") == std::string::npos) return "";
-    std::this_thread::sleep_for(milliseconds(100));
-  } while (steady_clock::now() < deadline);
-  return pids;
-}
-
 }  // namespace
 
 TEST(NetnsJob, WorkersGetRoutableMasterAndAutoSelectedInterface) {
@@ -184,7 +170,7 @@ TEST(NetnsJob, KilledNodeStopsTheOthersAndIsNamed) {
       << "node 1 was not told why the job stopped\n" << results[1].output;
   // The killed launcher's worker goes too (orphan guard), and nothing stays on the other hosts.
   for (int host = 1; host <= 3; ++host)
-    EXPECT_EQ(processes_left(cluster, host, seconds(10)), "") << "processes left on host " << host;
+    EXPECT_EQ(cluster.processes_left(host, seconds(10)), std::set<pid_t>{}) << "processes left on host " << host;
 }
 
 TEST(NetnsJob, CutLinkEndsTheJobOnEveryHost) {
@@ -208,7 +194,7 @@ TEST(NetnsJob, CutLinkEndsTheJobOnEveryHost) {
   EXPECT_NE(results[2].output.find("lost the master"), std::string::npos)
       << "node 2 did not notice that the master is gone\n" << results[2].output;
   for (int host = 1; host <= 3; ++host)
-    EXPECT_EQ(processes_left(cluster, host, seconds(10)), "") << "processes left on host " << host;
+    EXPECT_EQ(cluster.processes_left(host, seconds(10)), std::set<pid_t>{}) << "processes left on host " << host;
 }
 
 // Membership: --nodes 2 --spares 1 on three hosts; host 2's link is cut mid-run. The master
@@ -240,5 +226,5 @@ TEST(NetnsJob, CutLinkOnAnActiveNodeHandsItsSlotToTheSpare) {
   EXPECT_NE(results[2].output.find("[node 1 rank 1] ENV WORLD_SIZE=2"), std::string::npos) << all;
   EXPECT_NE(results[1].output.find("lost the master"), std::string::npos) << all;
   for (int host = 1; host <= 3; ++host)
-    EXPECT_EQ(processes_left(cluster, host, seconds(10)), "") << "processes left on host " << host;
+    EXPECT_EQ(cluster.processes_left(host, seconds(10)), std::set<pid_t>{}) << "processes left on host " << host;
 }

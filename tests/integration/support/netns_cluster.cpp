@@ -6,7 +6,9 @@
 
 #include <cctype>
 #include <chrono>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "process_runner.h"
 
@@ -122,6 +124,26 @@ std::vector<std::string> NetnsCluster::exec_argv(int host, const std::vector<std
   std::vector<std::string> full = {ip_binary(), "netns", "exec", namespace_of(host)};
   full.insert(full.end(), argv.begin(), argv.end());
   return full;
+}
+
+std::set<pid_t> NetnsCluster::pids_in(int host) const {
+  std::istringstream listed(run_command({ip_binary(), "netns", "pids", namespace_of(host)}, seconds(10)).output);
+  std::set<pid_t> pids;
+  for (pid_t pid; listed >> pid;) pids.insert(pid);
+  return pids;
+}
+
+std::set<pid_t> NetnsCluster::processes_left(int host, std::chrono::milliseconds timeout,
+                                             const std::vector<pid_t>& spared) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::set<pid_t> left;
+  do {
+    left = pids_in(host);
+    for (pid_t pid : spared) left.erase(pid);
+    if (left.empty()) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return left;
 }
 
 void NetnsCluster::run_script(const std::vector<std::string>& args) const {

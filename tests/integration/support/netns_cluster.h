@@ -3,6 +3,10 @@
 // Created in the constructor, removed in the destructor, so a failing test still cleans up.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +39,13 @@ class NetnsCluster {
 
   // {"ip", "netns", "exec", "NAME-h<host>", argv...}: pass to run_command / BackgroundProcess.
   std::vector<std::string> exec_argv(int host, const std::vector<std::string>& argv) const;
+
+  // The processes in host's namespace (`ip netns pids`).
+  std::set<pid_t> pids_in(int host) const;
+  // Processes left in host's namespace (its launcher, orphan guard, workers), but `spared`:
+  // polled every 100 ms until none or `timeout`; the pids still there (empty: none).
+  std::set<pid_t> processes_left(int host, std::chrono::milliseconds timeout,
+                                 const std::vector<pid_t>& spared = {}) const;
 
   // nftables in host's namespace drops incoming TCP to port (no RST: connects time out).
   // These throw std::runtime_error with the script's output on failure.
