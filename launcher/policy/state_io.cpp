@@ -18,6 +18,7 @@ namespace {
 constexpr long long kMaxOffsetMs = 1'000'000'000'000;  // about 31 years
 
 constexpr std::string_view kHexDigits = "0123456789abcdef";
+constexpr const char* kHexKey = "hex";  // the key of text that is not UTF-8: {"hex": "..."}
 
 // A value, for an error message: a scalar's first characters, a container by its size (a
 // document nested a million deep must not be printed, nor overflow the stack printing it).
@@ -48,7 +49,7 @@ StateJson StateWriter::encode_text(const std::string& text) {
     hex += kHexDigits[c >> 4];
     hex += kHexDigits[c & 0xf];
   }
-  return StateJson{{"hex", hex}};
+  return StateJson{{kHexKey, hex}};
 }
 
 // The engine's own text form (every word of its state and its position), as the standard
@@ -95,7 +96,7 @@ void StateReader::decode_text(const StateJson& json, const std::string& where, s
     text = json.get<std::string>();
     return;
   }
-  const auto hex = json.is_object() && json.size() == 1 ? json.find("hex") : json.end();
+  const auto hex = json.is_object() && json.size() == 1 ? json.find(kHexKey) : json.end();
   std::optional<std::string> bytes;
   if (hex != json.end() && hex->is_string()) bytes = from_hex(hex->get<std::string>());
   if (!bytes) return fail_type(where, "text (a string, or {\"hex\": \"...\"})", json);
