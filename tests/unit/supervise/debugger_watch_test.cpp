@@ -132,3 +132,16 @@ TEST(DebuggerWatch, APromptOwedToACommandTypedBeforeContinueIsNoNewStop) {
   EXPECT_EQ(w.stops, 2);
   EXPECT_TRUE(w.worker->debugger.debugging());
 }
+
+// A person's gdb (`:attach R --gdb`, marked by DebuggerWatch at RankDebugSessions' request
+// through the GroupSupervisor) holds the rank: "debugging" in the status table until it lets go.
+TEST(DebuggerWatch, AGdbAttachedByAPersonShowsTheRankAsDebuggingUntilItLetsGo) {
+  Watched w;
+  EXPECT_EQ(w.worker->state_text(), "setup");
+  w.watch.set_gdb_attached(*w.worker, true);
+  EXPECT_TRUE(w.worker->debugger.gdb_attached());
+  EXPECT_EQ(w.worker->state_text(), RankReport::kDebuggingState);
+  w.watch.set_gdb_attached(*w.worker, false);
+  EXPECT_EQ(w.worker->state_text(), "setup");
+  EXPECT_EQ(w.stops, 0) << "gdb is no pdb stop: the console hears of it from RankDebugSessions";
+}
