@@ -18,7 +18,7 @@
 
 #include "inspect/console_master_link.h"
 #include "inspect/remote_console.h"
-#include "master/timeline_files.h"
+#include "timeline_files.h"
 #include "ddplaunch/rendezvous/printable.h"
 #include "log_setup.h"
 #include "timeline/trace_json.h"

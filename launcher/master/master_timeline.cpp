@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "wire/launcher_messages.h"
-#include "master/timeline_files.h"
+#include "timeline_files.h"
 #include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/base/time_units.h"
 #include "ddplaunch/rendezvous/generation_format.h"

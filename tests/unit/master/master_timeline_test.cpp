@@ -7,7 +7,7 @@
 #include <string>
 
 #include "master/master_timeline.h"
-#include "master/timeline_files.h"
+#include "timeline_files.h"
 #include "policy_stories.h"
 
 namespace ddplaunch {

@@ -1,5 +1,5 @@
 // Writing the job's timeline files (whole files, each written once at the job's end or on request).
-#include "master/timeline_files.h"
+#include "timeline_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
