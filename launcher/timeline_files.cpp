@@ -84,6 +84,8 @@ std::string write_file(const std::string& path, const std::string& text) {
 }
 }  // namespace
 
+std::string write_whole_file(const std::string& path, const std::string& text) { return write_file(path, text); }
+
 TimelinePaths timeline_paths_for(const std::string& trace_file) {
   constexpr std::string_view kJson = ".json";
   std::string page = trace_file;

@@ -19,6 +19,10 @@ TimelinePaths timeline_paths_for(const std::string& trace_file);
 // symlink, FIFO or anything but a regular file at a path is refused, never followed or
 // opened. "" when written, else what failed, for the person.
 std::string write_timeline(const TimelinePaths& paths, const std::string& trace_json);
+// Any file the master writes at the job's end (--report): `text` as the whole of `path`, by the
+// same rules (a new file beside it renamed over it; never a symlink followed, nothing but a
+// regular file replaced). "" or what failed, for the person.
+std::string write_whole_file(const std::string& path, const std::string& text);
 // timeline.json and timeline.html in the --log-dir, through the directory opened once.
 std::string write_timeline_to_log_dir(const std::string& log_dir, const std::string& trace_json);
 

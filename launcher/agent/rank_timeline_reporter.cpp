@@ -9,7 +9,7 @@ void RankTimelineReporter::report(const std::vector<std::shared_ptr<Worker>>& wo
   const Generation generation = master.generation();
   std::vector<timeline::RankState> states;
   states.reserve(workers.size());
-  for (const auto& w : workers) states.push_back({w->global_rank, w->state_text()});
+  for (const auto& w : workers) states.push_back({w->global_rank, w->state_text(), w->progress.steps() > 0});
   for (auto& e : transitions_.observe(generation, states, timeline_clock_us())) waiting_.push_back(std::move(e));
   if (waiting_.size() > kMaxWaitingEvents)
     waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<long>(waiting_.size() - kMaxWaitingEvents));

@@ -127,6 +127,7 @@ struct LaunchConfig {
   ShimChoice shim = ShimChoice::Auto;
   std::string log_dir;                  // per-rank log files (append, generation headers)
   std::string trace_file;               // the job's timeline: Chrome trace JSON here, the HTML page beside it
+  std::string report_file;              // the job's time account and stragglers as JSON, at its end
   std::vector<int> local_ranks_filter;  // only these local ranks' output on the terminal (empty: all)
   std::vector<int> ranks_filter;        // only these global ranks' output on the terminal (empty: all)
   // Off by default: every rank's line as torchrun prints it (scripts and checks count them).

@@ -321,6 +321,12 @@ constexpr OptionSpec kOptions[] = {
             "log_dir, also timeline.json and timeline.html there. `ddplaunch timeline` takes it while the job runs",
      .names = "--trace", .group = G::Output, .value_name = "FILE",
      .help = "write the job's timeline at its end: trace JSON to FILE (Perfetto) and the HTML page beside it"},
+    {.key = "report", .field = field<&L::report_file>(),
+     .doc = "what the job spent its time on, written by the master when the job ends, as one JSON object:\n"
+            "time to start, each restart's loss, debugger holds, hangs, the effective training share\n"
+            "(ETT), the straggler episodes and the exit status",
+     .names = "--report", .group = G::Output, .value_name = "FILE",
+     .help = "write the job's time account and straggler episodes as JSON to FILE at its end"},
     {.key = "redirects", .field = parsed_field<&L::redirects, parse_stream_spec, stream_spec_text, stream_spec_choices>(),
      .doc = "torchrun's -r: streams only to the log file: 1 stdout, 2 stderr, 3 both, or \"0:3,1:1\"",
      .names = "-r,--redirects", .group = G::Output, .kind = K::Custom, .value_name = "0-3|R:S,...",

@@ -12,6 +12,7 @@
 #include "ddplaunch/base/overloaded.h"
 #include "ddplaunch/preflight/port.h"
 #include "ddplaunch/base/time_units.h"
+#include "master/job_end_report.h"
 #include "output/terminal_writer.h"
 
 namespace ddplaunch {
@@ -40,7 +41,8 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
                        [this](Generation generation, int rank, const std::string& detail) {
                          carry_out(policy_.on_hang(generation, rank, detail, PolicyClock::now()));
                        }}),
-      queries_(settings_.config, policy_, hang_watch_, timeline_, [this] { return server_; }) {}
+      stragglers_(timeline_),
+      queries_(settings_.config, policy_, hang_watch_, stragglers_, timeline_, [this] { return server_; }) {}
 
 void JobCoordinator::attach(rendezvous::Server& server) {
   server_channel_ = std::make_unique<ServerJobChannel>(server);
@@ -127,6 +129,7 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
   int world = 0;
   for (const auto& n : nodes) world += n.facts.nproc;
   hang_watch_.start_generation(generation, world);
+  stragglers_.start_generation(generation, world, PolicyClock::now());
   timeline_.begin_generation(generation, nodes, world, chosen.init_deadline_s);
   spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
                generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen.init_deadline_s),
@@ -219,6 +222,7 @@ void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m)
   if (!states) return;
   queries_.note_reporting_node(node_rank, ReportingNode{states->host, states->log_dir, m.generation});
   hang_watch_.on_ranks_reported(m.generation, states->ranks, PolicyClock::now());
+  stragglers_.on_ranks_reported(node_rank, states->host, m.generation, states->ranks, PolicyClock::now());
   carry_out(policy_.on_ranks_reported(node_rank, m.generation, states->ranks, PolicyClock::now()));
 }
 
@@ -269,6 +273,7 @@ void JobCoordinator::schedule_sweep() {
     carry_out(policy_.on_tick(PolicyClock::now()));
     hang_watch_.check(PolicyClock::now());
     hang_watch_.save_learnt_step_interval();
+    stragglers_.check(PolicyClock::now());
     schedule_sweep();
   });
 }
@@ -345,7 +350,8 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
       },
       [this](const decision::EndJob& end) {
         timeline_.write_files();
-        hang_watch_.finish();
+        if (!settings_.doctor) report_job_end(settings_.config, timeline_, stragglers_, end.exit_code);
+        hang_watch_.finish(troubled_hosts(timeline_, stragglers_));
         backoff_timer_.cancel();
         deadline_timer_.cancel();
         sweep_timer_.cancel();

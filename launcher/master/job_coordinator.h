@@ -23,6 +23,7 @@
 #include "master/master_hang_watch.h"
 #include "master/master_timeline.h"
 #include "master/planned_ranks.h"
+#include "master/straggler_reports.h"
 #include "ddplaunch/rendezvous/generation.h"
 #include "ddplaunch/rendezvous/server.h"
 #include "history/run_history.h"
@@ -91,6 +92,7 @@ class JobCoordinator : public PlannedRanks {
   FencedDecisions fenced_;  // etcd: decisions wait for etcd's proof of leadership, in order
   MasterTimeline timeline_;
   MasterHangWatch hang_watch_;
+  StragglerReports stragglers_;
   JobQueries queries_;
 };
 

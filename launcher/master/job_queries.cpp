@@ -10,12 +10,14 @@
 namespace ddplaunch {
 
 JobQueries::JobQueries(const LaunchConfig& config, const JobPolicy& policy, MasterHangWatch& hang_watch,
+                       const StragglerReports& stragglers,
                        const MasterTimeline& timeline, std::function<JobChannel*()> channel)
     : job_id_(config.job_id),
       token_(config.token),
       expected_nodes_(config.nodes),
       policy_(policy),
       hang_watch_(hang_watch),
+      stragglers_(stragglers),
       timeline_(timeline),
       channel_(std::move(channel)),
       tails_([this](int rank, int seconds) {
@@ -135,7 +137,8 @@ InspectionReply JobQueries::console_reply(const InspectionQuery& query) {
 }
 
 StatusExtras JobQueries::status_extras() const {
-  return {reporting_nodes_, hang_watch_.tracker().suspect_ranks(), hang_watch_.tracker().learnt_interval_s()};
+  return {reporting_nodes_, hang_watch_.tracker().suspect_ranks(), hang_watch_.tracker().learnt_interval_s(),
+          stragglers_.compute_shares(PolicyClock::now()), stragglers_.straggler()};
 }
 
 }  // namespace ddplaunch

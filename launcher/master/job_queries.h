@@ -16,6 +16,7 @@
 #include "master/master_timeline.h"
 #include "master/rank_tail_relay.h"
 #include "master/status_table.h"
+#include "master/straggler_reports.h"
 #include "config/launch_config.h"
 #include "policy/job_policy.h"
 #include "wire/inspection_messages.h"
@@ -27,6 +28,7 @@ class JobQueries {
   // `channel`: where requests to the nodes go (null before the coordinator is attached). The
   // policy, the hang watch and the timeline outlive the queries.
   JobQueries(const LaunchConfig& config, const JobPolicy& policy, MasterHangWatch& hang_watch,
+             const StragglerReports& stragglers,
              const MasterTimeline& timeline, std::function<JobChannel*()> channel);
 
   // `ddplaunch status`: the job's table (while joining: who is here so far), membership and
@@ -60,6 +62,7 @@ class JobQueries {
   int expected_nodes_ = 0;
   const JobPolicy& policy_;
   MasterHangWatch& hang_watch_;
+  const StragglerReports& stragglers_;
   const MasterTimeline& timeline_;
   std::function<JobChannel*()> channel_;
   std::map<int, ReportingNode> reporting_nodes_;  // from rank states, for the status table

@@ -175,18 +175,19 @@ std::string MasterHangWatch::answer_stacks_query(const StacksRequest& request) {
 
 // At the job's end: no stack round keeps the loop alive, and what this run measured is kept
 // for the next run's deadlines.
-void MasterHangWatch::finish() {
+void MasterHangWatch::finish(std::vector<HostTrouble> troubled_hosts) {
   stack_rounds_.close();
   if (history_recorded_ || settings_.doctor) return;
   history_recorded_ = true;
   const std::string path = history_path(settings_.config);
   const double step_s = hang_.tracker().learnt_interval_s();
-  if (path.empty() || (!policy_.init_seconds() && step_s <= 0)) return;
+  if (path.empty() || (!policy_.init_seconds() && step_s <= 0 && troubled_hosts.empty())) return;
   RunRecord record;
   record.signature = signature_of(settings_);
   record.unix_time = static_cast<long long>(std::time(nullptr));
   record.init_s = policy_.init_seconds().value_or(-1);
   record.max_step_s = step_s > 0 ? step_s : -1;
+  record.troubled_hosts = std::move(troubled_hosts);
   std::string warning;
   RunHistory history = RunHistory::load(path, &warning);
   if (std::string error = history.add_and_save(record); !error.empty())

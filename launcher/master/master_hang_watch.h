@@ -69,8 +69,9 @@ class MasterHangWatch {
   std::string status_text() const;
   const HangTracker& tracker() const { return hang_.tracker(); }
 
-  // The job ended: pending stack rounds end, what this run measured is written to the history.
-  void finish();
+  // The job ended: pending stack rounds end, what this run measured is written to the history,
+  // with the hosts that caused trouble in it (the lemon-host record).
+  void finish(std::vector<HostTrouble> troubled_hosts = {});
   void close() { stack_rounds_.close(); }  // no stack round keeps the loop alive
 
  private:

@@ -57,11 +57,12 @@ std::string MasterTimeline::with_error(const std::string& reason) const {
   return reason + ": " + first_error_;
 }
 
-void MasterTimeline::record_instant(int node, std::string name, std::string category, std::string detail) {
+void MasterTimeline::record_instant(int node, std::string name, std::string category, std::string detail, int rank) {
   timeline::Event e;
   e.at_us = timeline_clock_us();
   e.generation = policy_.generation();
   e.node = node;
+  e.rank = rank;
   e.name = std::move(name);
   e.category = std::move(category);
   e.detail = std::move(detail);
@@ -98,6 +99,33 @@ void MasterTimeline::record_decisions(const JobPolicy::Decisions& decisions) {
         record_instant(timeline::kJobLane, tell.dismiss ? "launcher dismissed" : "hot spare", "membership", tell.text);
       },
   }, d);
+}
+
+void MasterTimeline::record_counter(int node, int rank, std::string name, double value) {
+  timeline::Event e;
+  e.at_us = timeline_clock_us();
+  e.generation = policy_.generation();
+  e.node = node;
+  e.rank = rank;
+  e.type = timeline::EventType::Counter;
+  e.name = std::move(name);
+  e.category = "straggler";
+  e.value = value;
+  timeline_.record(std::move(e));
+}
+
+timeline::TimeAccount MasterTimeline::time_account() const {
+  return timeline::account_time(timeline_.aligned_events(), timeline_clock_us());
+}
+
+std::map<std::string, int> MasterTimeline::failures_by_host() const {
+  std::map<std::string, int> by_host;
+  const auto& hosts = timeline_.node_hosts();
+  for (const auto& e : timeline_.aligned_events()) {
+    if (e.category != "failure" || e.node == timeline::kJobLane) continue;
+    if (auto host = hosts.find(e.node); host != hosts.end()) ++by_host[host->second];
+  }
+  return by_host;
 }
 
 std::string MasterTimeline::json() const {

@@ -3,6 +3,7 @@
 // the nodes' batches, and the files at the job's end (--trace, --log-dir).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/job_policy.h"
 #include "timeline/job_timeline.h"
+#include "timeline/time_account.h"
 
 namespace ddplaunch {
 
@@ -25,14 +27,22 @@ class MasterTimeline {
   void begin_generation(Generation generation, const std::vector<rendezvous::NodeRecord>& nodes, int world,
                         double init_deadline_s);
   void record_failure(int node_rank, Generation generation, const FailureReport& report);
-  // An instant of the master's in the current generation, on `node`'s lane (or the job's).
-  void record_instant(int node, std::string name, std::string category, std::string detail);
+  // An instant of the master's in the current generation, on `node`'s lane (or the job's), or
+  // on one rank's lane of it.
+  void record_instant(int node, std::string name, std::string category, std::string detail,
+                      int rank = timeline::kNodeLane);
+  // A value the master measured of a rank, from now on (a counter track of its node).
+  void record_counter(int node, int rank, std::string name, double value);
   // What the job does, as the timeline shows it: orders and their causes.
   void record_decisions(const JobPolicy::Decisions& decisions);
 
   // The job's exit status once it ended, and its root cause (what `ddplaunch status` says of the end).
   std::optional<int> exit_code() const { return timeline_.exit_code(); }
   const std::string& root_cause() const { return timeline_.root_cause(); }
+  // What the job spent its time on so far (at its end: in all), read from the timeline.
+  timeline::TimeAccount time_account() const;
+  // The failures the master judged so far, counted by the host of their node.
+  std::map<std::string, int> failures_by_host() const;
   // The trace JSON (`ddplaunch timeline` asks for it while the job runs).
   std::string json() const;
   // At the job's end: the JSON and its page to --trace's file and into --log-dir.

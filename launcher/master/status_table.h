@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "ddplaunch/rendezvous/generation.h"
@@ -23,6 +24,10 @@ struct StatusExtras {
   std::map<int, ReportingNode> nodes;  // by node rank
   std::vector<int> suspect;            // ranks the hang watch found without progress past the suspect deadline
   double learnt_step_interval_s = 0;   // the hang watch's (0: none learnt yet)
+  // The straggler watch's: each rank's compute share over its window (absent: not measured
+  // yet), and the rank that holds the job back now.
+  std::map<int, double> compute_share;
+  std::optional<int> straggler;
 };
 
 // A rank's whole output on its node ("-" without a log directory there).

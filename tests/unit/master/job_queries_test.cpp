@@ -20,7 +20,8 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 struct MasterOfTwoNodes {
   explicit MasterOfTwoNodes(std::string token = "") : policy(testing::settings()), timeline(policy, config(token)),
         hang_watch(io, settings(token), HistorySeed{}, policy, timeline, stack_requests_to(channel)),
-        queries(config(token), policy, hang_watch, timeline, [this] { return attached ? &channel : nullptr; }) {
+        stragglers(timeline),
+        queries(config(token), policy, hang_watch, stragglers, timeline, [this] { return attached ? &channel : nullptr; }) {
     channel.joined = {testing::node(0)};
   }
   ~MasterOfTwoNodes() { hang_watch.close(); }
@@ -47,6 +48,7 @@ struct MasterOfTwoNodes {
   JobPolicy policy;
   MasterTimeline timeline;
   MasterHangWatch hang_watch;
+  StragglerReports stragglers;
   JobQueries queries;
 };
 

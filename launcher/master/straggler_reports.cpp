@@ -1,0 +1,123 @@
+// StragglerReports: see straggler_reports.h.
+#include "master/straggler_reports.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "ddplaunch/base/overloaded.h"
+#include "policy/init_tracker.h"  // human_duration
+
+namespace ddplaunch {
+
+namespace {
+bool holds_the_job(const RankReport& r) { return r.in_debugger() || r.state == "paused" || !r.section.empty(); }
+double seconds_of(PolicyClock::duration d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
+StragglerReports::StragglerReports(MasterTimeline& timeline, StragglerSettings settings)
+    : timeline_(timeline), watch_(settings) {}
+
+void StragglerReports::start_generation(Generation generation, int world, PolicyClock::time_point now) {
+  for (const auto& e : watch_.on_generation(world, now)) carry_out(e, now);
+  generation_ = generation;
+  world_ = world;
+  holding_.clear();
+  holding_count_ = 0;
+  counter_at_.clear();
+}
+
+void StragglerReports::on_ranks_reported(int node_rank, const std::string& host, Generation generation,
+                                         const std::vector<RankReport>& ranks, PolicyClock::time_point now) {
+  if (generation != generation_) return;  // a late report of an earlier generation
+  for (const auto& r : ranks) {
+    if (r.rank < 0 || r.rank >= world_) continue;
+    places_[r.rank] = Place{node_rank, host};
+    const bool holds = holds_the_job(r);
+    if (std::exchange(holding_[r.rank], holds) != holds) holding_count_ += holds ? 1 : -1;
+    if (r.span_ms > 0 && r.wait_ms >= 0) watch_.on_sample(r.rank, r.span_ms, r.wait_ms, now);
+  }
+  // The others wait for a person or a planned pause then, not for a slow rank.
+  if (holding_count_ > 0) watch_.on_pause();
+}
+
+void StragglerReports::check(PolicyClock::time_point now) {
+  for (const auto& e : watch_.check(now)) carry_out(e, now);
+  const auto shares = watch_.compute_shares(now);
+  for (std::size_t rank = 0; rank < shares.size(); ++rank) {
+    const int r = static_cast<int>(rank);
+    if (!shares[rank] || !places_.count(r)) continue;
+    auto [last, first] = counter_at_.try_emplace(r, now);
+    if (!first && now - last->second < kCounterEvery) continue;
+    last->second = now;
+    timeline_.record_counter(places_.at(r).node, r, "compute share", *shares[rank]);
+  }
+}
+
+std::map<int, double> StragglerReports::compute_shares(PolicyClock::time_point now) const {
+  std::map<int, double> out;
+  const auto shares = watch_.compute_shares(now);
+  for (std::size_t rank = 0; rank < shares.size(); ++rank) {
+    if (shares[rank]) out[static_cast<int>(rank)] = *shares[rank];
+  }
+  return out;
+}
+
+std::string StragglerReports::where(int rank) const {
+  auto place = places_.find(rank);
+  if (place == places_.end()) return fmt::format("rank {}", rank);
+  return fmt::format("rank {} (node {}, host {})", rank, place->second.node, place->second.host);
+}
+
+void StragglerReports::carry_out(const straggler::Event& event, PolicyClock::time_point now) {
+  std::visit(Overloaded{
+      [&](const straggler::Started& started) {
+        const Place place = places_.count(started.rank) ? places_.at(started.rank) : Place{};
+        const std::string text = fmt::format(
+            "{} computes {:.1f}x the median of the other ranks; the other {} rank(s) wait {:.0f} % of each step for it",
+            where(started.rank), started.compute_ratio, std::max(world_ - 1, 1), started.others_wait_share * 100.0);
+        spdlog::warn("straggler: {}. The job runs at its pace: look at host {} (other processes on its cores, CPU "
+                     "throttling or steal, memory or I/O pressure, a slower disk for its data); `ddplaunch status` "
+                     "shows every rank's compute share",
+                     text, place.host.empty() ? "?" : place.host);
+        timeline_.record_instant(place.node, "straggler", "straggler", text, started.rank);
+        if (!place.host.empty()) ++by_host_[place.host];
+        if (episodes_.size() == kMaxEpisodes) {
+          episodes_.erase(episodes_.begin());
+          ++episodes_dropped_;
+        }
+        episodes_.push_back(Episode{started.rank, place, started.compute_ratio, started.others_wait_share, now, {}});
+      },
+      [&](const straggler::Ended& ended) {
+        const std::string text = fmt::format("{} no longer holds the job back (it did for {})", where(ended.rank),
+                                             human_duration(seconds_of(ended.lasted)));
+        spdlog::info("straggler: {}", text);
+        const int node = places_.count(ended.rank) ? places_.at(ended.rank).node : timeline::kJobLane;
+        timeline_.record_instant(node, "straggler ends", "straggler", text, ended.rank);
+        for (auto it = episodes_.rbegin(); it != episodes_.rend(); ++it) {
+          if (it->rank == ended.rank && !it->lasted) {
+            it->lasted = ended.lasted;
+            break;
+          }
+        }
+      },
+  }, event);
+}
+
+std::vector<std::string> StragglerReports::summary_lines(PolicyClock::time_point now) const {
+  std::vector<std::string> lines;
+  if (episodes_dropped_ > 0) lines.push_back(fmt::format("({} earlier straggler episode(s) not listed)", episodes_dropped_));
+  for (const auto& e : episodes_) {
+    const double lasted = seconds_of(e.lasted ? *e.lasted : now - e.began);
+    lines.push_back(fmt::format("straggler: rank {} (node {}, host {}) held the job back for {}{}: {:.1f}x the "
+                                "others' compute, they waited {:.0f} % of each step",
+                                e.rank, e.place.node, e.place.host.empty() ? "?" : e.place.host, human_duration(lasted),
+                                e.lasted ? "" : " (until the end)", e.compute_ratio, e.others_wait_share * 100.0));
+  }
+  return lines;
+}
+
+std::map<std::string, int> StragglerReports::episodes_by_host() const { return by_host_; }
+
+}  // namespace ddplaunch

@@ -1,0 +1,124 @@
+// StragglerReports: the ranks' measured compute and wait reach the straggler watch; a named
+// straggler shows in the timeline (an instant on its lane, compute-share counters), in the
+// status table and the end summary, and counts against its host; a rank held in a debugger
+// or a section pauses the watch.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "master/job_end_report.h"
+#include "master/status_table.h"
+#include "master/straggler_reports.h"
+#include "policy_stories.h"
+#include "two_node_settings.h"
+
+namespace ddplaunch {
+namespace {
+
+using std::chrono::seconds;
+
+// Two nodes of two ranks each; rank 3 (node 1, "host1") computes `slow` of its time, the
+// others 20 %.
+struct Master {
+  JobPolicy policy{testing::settings()};
+  MasterTimeline timeline{policy, two_node_settings("straggler-test").config};
+  StragglerReports stragglers{timeline};
+  PolicyClock::time_point now = PolicyClock::now();
+
+  Master() {
+    policy.on_nodes_joined(Generation{0}, testing::nodes(2), now);
+    timeline.begin_generation(Generation{0}, testing::nodes(2), 4, 30);
+    stragglers.start_generation(Generation{0}, 4, now);
+  }
+  static RankReport rank(int r, double compute, const std::string& state = "running") {
+    RankReport report;
+    report.rank = r;
+    report.phase = RankPhase::Running;
+    report.state = state;
+    report.steps = 100;
+    report.span_ms = 2000;
+    report.wait_ms = static_cast<long>(2000 * (1 - compute));
+    return report;
+  }
+  void run_for(seconds how_long, double slow, const std::string& rank0_state = "running") {
+    for (const auto until = now + how_long; now < until;) {
+      now += seconds(2);
+      const std::vector<RankReport> node0{rank(0, 0.2, rank0_state), rank(1, 0.2)}, node1{rank(2, 0.2), rank(3, slow)};
+      policy.on_ranks_reported(0, Generation{0}, node0, now);
+      policy.on_ranks_reported(1, Generation{0}, node1, now);
+      stragglers.on_ranks_reported(0, "host0", Generation{0}, node0, now);
+      stragglers.on_ranks_reported(1, "host1", Generation{0}, node1, now);
+      stragglers.check(now);
+    }
+  }
+};
+
+TEST(StragglerReports, ASlowRankIsNamedInTheTimelineStatusAndEndSummaryAndCountsAgainstItsHost) {
+  Master m;
+  m.run_for(seconds(40), 0.9);
+  ASSERT_EQ(m.stragglers.straggler(), 3);
+  const auto shares = m.stragglers.compute_shares(m.now);
+  ASSERT_EQ(shares.size(), 4u);
+  EXPECT_NEAR(shares.at(3), 0.9, 0.001);
+  EXPECT_NEAR(shares.at(0), 0.2, 0.001);
+
+  const auto trace = nlohmann::json::parse(m.timeline.json());
+  int instants = 0, counters = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "i" && e["name"] == "straggler") {
+      ++instants;
+      EXPECT_EQ(e["pid"], 2);  // node 1
+      EXPECT_EQ(e["tid"], 4);  // rank 3's lane
+      EXPECT_NE(e["args"]["detail"].get<std::string>().find("rank 3 (node 1, host host1) computes 4.5x"), std::string::npos)
+          << e.dump();
+    }
+    if (e["ph"] == "C") ++counters;
+  }
+  EXPECT_EQ(instants, 1);
+  EXPECT_GE(counters, 4);  // every rank's share at least once
+
+  StatusExtras extras;
+  extras.compute_share = shares;
+  extras.straggler = m.stragglers.straggler();
+  const std::string table = render_status_table("straggler-test", m.policy, extras);
+  EXPECT_NE(table.find("90 % slow"), std::string::npos) << table;
+  EXPECT_NE(table.find("compute"), std::string::npos) << table;
+
+  const auto summary = m.stragglers.summary_lines(m.now);
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_NE(summary[0].find("rank 3 (node 1, host host1) held the job back for"), std::string::npos) << summary[0];
+  EXPECT_NE(summary[0].find("(until the end)"), std::string::npos) << summary[0];
+  EXPECT_EQ(m.stragglers.episodes_by_host(), (std::map<std::string, int>{{"host1", 1}}));
+  const auto troubled = troubled_hosts(m.timeline, m.stragglers);
+  ASSERT_EQ(troubled.size(), 1u);
+  EXPECT_EQ(troubled[0].host, "host1");
+  EXPECT_EQ(troubled[0].slowdowns, 1);
+
+  // It catches up: its end is said, and the summary says how long it lasted.
+  m.run_for(seconds(60), 0.2);
+  EXPECT_FALSE(m.stragglers.straggler());
+  const auto after = m.stragglers.summary_lines(m.now);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].find("(until the end)"), std::string::npos) << after[0];
+}
+
+TEST(StragglerReports, ARankHeldInADebuggerOrASectionMakesNobodyAStraggler) {
+  for (const std::string held : {"debugging", "paused"}) {
+    Master m;
+    m.run_for(seconds(60), 0.9, held);  // rank 0 held all along: the others' waiting is for it
+    EXPECT_FALSE(m.stragglers.straggler()) << held;
+  }
+}
+
+TEST(StragglerReports, ReportsOfAnEarlierGenerationAndUnknownRanksAreIgnored) {
+  Master m;
+  m.stragglers.start_generation(Generation{1}, 4, m.now);
+  m.run_for(seconds(60), 0.9);  // reports say generation 0
+  EXPECT_FALSE(m.stragglers.straggler());
+  EXPECT_TRUE(m.stragglers.compute_shares(m.now).empty());
+  m.stragglers.on_ranks_reported(0, "host0", Generation{1}, {Master::rank(7, 0.9), Master::rank(-1, 0.9)}, m.now);
+  EXPECT_TRUE(m.stragglers.compute_shares(m.now + seconds(30)).empty());
+}
+
+}  // namespace
+}  // namespace ddplaunch
