@@ -92,9 +92,8 @@ rendezvous::ListenError RendezvousHost::listen(int port, EtcdNodeLink* etcd) {
       return coordinator_->on_foreign_store_client(peer);
     drops->note(peer, reason);
   };
-  callbacks.status_text = [this, etcd]() {
-    return coordinator_->queries().status_text() + (etcd ? "\n" + etcd->seat().status_line() + "\n" : "");
-  };
+  callbacks.status_text = [this]() { return coordinator_->queries().status_text(); };
+  if (etcd) coordinator_->queries().attach_etcd_seat(&etcd->seat());
   callbacks.query_text = [this](const std::string& query) {
     if (query.rfind("debug ", 0) == 0) {
       // The asker proved the job's token, or this launcher's own (its user, on this node).

@@ -6,6 +6,7 @@
 
 #include "wire/launcher_messages.h"
 #include "policy/stacks_query.h"
+#include "seat/etcd_seat.h"
 
 namespace ddplaunch {
 
@@ -26,6 +27,10 @@ JobQueries::JobQueries(const LaunchConfig& config, const JobPolicy& policy, Mast
       }) {}
 
 std::string JobQueries::status_text() const {
+  return tables_text() + (etcd_seat_ ? "\n" + etcd_seat_->status_line() + "\n" : "");
+}
+
+std::string JobQueries::tables_text() const {
   std::string members = policy_.membership_table(PolicyClock::now());
   if (!members.empty()) members = "\nmembership (active, spare, excluded, lost):\n" + members;
   const JobChannel* nodes = channel_();

@@ -23,6 +23,8 @@
 
 namespace ddplaunch {
 
+class EtcdSeat;
+
 class JobQueries {
  public:
   // `channel`: where requests to the nodes go (null before the coordinator is attached). The
@@ -43,6 +45,8 @@ class JobQueries {
   JobStanding standing() const;
   // The debug console `ddplaunch debug` reaches (none: it is refused); it outlives its attachment.
   void attach_console(ConsoleQueries* console) { console_ = console; }
+  // An etcd-coordinated job: this launcher's seat, whose line the status table ends with.
+  void attach_etcd_seat(const EtcdSeat* seat) { etcd_seat_ = seat; }
 
   // A node's rank-state report: its host and log directory, for the tables.
   void note_reporting_node(int node_rank, ReportingNode node) { reporting_nodes_[node_rank] = std::move(node); }
@@ -56,6 +60,7 @@ class JobQueries {
   InspectionReply timeline_reply() const;
   InspectionReply stacks_reply(long round);
   InspectionReply console_reply(const InspectionQuery& query);
+  std::string tables_text() const;
   StatusExtras status_extras() const;
 
   std::string job_id_, token_;
@@ -68,6 +73,7 @@ class JobQueries {
   std::map<int, ReportingNode> reporting_nodes_;  // from rank states, for the status table
   RankTailRelay tails_;                           // `ddplaunch tail`: followed ranks' lines
   ConsoleQueries* console_ = nullptr;              // `ddplaunch debug`: the job's debug console
+  const EtcdSeat* etcd_seat_ = nullptr;            // etcd: who leads, for the status table
 };
 
 }  // namespace ddplaunch
