@@ -17,20 +17,8 @@
 namespace ddplaunch {
 namespace {
 
-struct FakeNode {
-  boost::asio::io_context io;
-  RecordingMasterLink master;
-  RecordingNodeEvents events;
-
-  FakeNode() { master.current = Generation{2}; }
-  void run_for(std::chrono::milliseconds time) {
-    io.restart();
-    io.run_for(time);
-  }
-};
-
 TEST(RankFollower, AFollowedRanksLinesGoInOneBatch) {
-  FakeNode node;
+  FakeNode node(0, 0, Generation{2});
   RankFollower follower(node.io, node.master, node.events);
   EXPECT_TRUE(follower.follow(5, 30)) << "nobody followed rank 5 until now";
   follower.on_line(5, "step 1");
@@ -47,7 +35,7 @@ TEST(RankFollower, AFollowedRanksLinesGoInOneBatch) {
 }
 
 TEST(RankFollower, FollowingARankAndNoLongerArePublished) {
-  FakeNode node;
+  FakeNode node(0, 0, Generation{2});
   RankFollower follower(node.io, node.master, node.events);
   EXPECT_TRUE(follower.follow(5, 30));
   EXPECT_FALSE(follower.follow(5, 30)) << "a renewal: the lines it has were sent already";
@@ -60,7 +48,7 @@ TEST(RankFollower, FollowingARankAndNoLongerArePublished) {
 }
 
 TEST(RankFollower, TheExcessOfABatchIsCountedNotSent) {
-  FakeNode node;
+  FakeNode node(0, 0, Generation{2});
   RankFollower follower(node.io, node.master, node.events);
   follower.follow(1, 30);
   const std::string line(1000, 'x');
@@ -74,7 +62,7 @@ TEST(RankFollower, TheExcessOfABatchIsCountedNotSent) {
 }
 
 TEST(RankFollower, AClosedFollowerSendsNothing) {
-  FakeNode node;
+  FakeNode node(0, 0, Generation{2});
   RankFollower follower(node.io, node.master, node.events);
   follower.follow(1, 30);
   follower.on_line(1, "last words");

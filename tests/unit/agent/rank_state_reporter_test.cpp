@@ -15,53 +15,34 @@
 namespace ddplaunch {
 namespace {
 
-// A node without sockets: three workers, generation 4, what it would send its master.
-struct FakeNode {
-  boost::asio::io_context io;
-  FakeNodeView view;
-  RecordingMasterLink master;
-
-  FakeNode() {
-    view.add_workers(io, 3, 10);
-    master.current = Generation{4};
-  }
-  int count(messages::Kind kind) const { return master.count(kind); }
-  const std::vector<rendezvous::Message>& sent() const { return master.sent; }
-
-  void run_for(std::chrono::milliseconds time) {
-    io.restart();
-    io.run_for(time);
-  }
-};
-
 TEST(RankStateReporter, ABurstOfChangesIsOneReport) {
-  FakeNode node;
+  FakeNode node(3, 10, Generation{4});
   RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
   for (int change = 0; change < 100; ++change) reporter.send_soon();
-  EXPECT_TRUE(node.sent().empty()) << "nothing before the coalescing timer";
+  EXPECT_TRUE(node.master.sent.empty()) << "nothing before the coalescing timer";
   node.run_for(RankStateReporter::kCoalescing * 5);
-  ASSERT_EQ(node.count(messages::Kind::RankStates), 1);
-  auto states = messages::decode_rank_states(node.sent().front());
+  ASSERT_EQ(node.master.count(messages::Kind::RankStates), 1);
+  auto states = messages::decode_rank_states(node.master.sent.front());
   ASSERT_TRUE(states);
   EXPECT_EQ(states->host, "node-a");
   ASSERT_EQ(states->ranks.size(), 3u);
-  EXPECT_EQ(node.sent().front().generation, Generation{4});
+  EXPECT_EQ(node.master.sent.front().generation, Generation{4});
 
   reporter.send_soon();  // the next burst: a report of its own
   node.run_for(RankStateReporter::kCoalescing * 5);
-  EXPECT_EQ(node.count(messages::Kind::RankStates), 2);
+  EXPECT_EQ(node.master.count(messages::Kind::RankStates), 2);
 }
 
 TEST(RankStateReporter, TheFirstReportCarriesTheRanksTimeline) {
-  FakeNode node;
+  FakeNode node(3, 10, Generation{4});
   RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
   reporter.send_now();
-  EXPECT_EQ(node.count(messages::Kind::RankStates), 1);
-  EXPECT_EQ(node.count(messages::Kind::TimelineEvents), 1);
+  EXPECT_EQ(node.master.count(messages::Kind::RankStates), 1);
+  EXPECT_EQ(node.master.count(messages::Kind::TimelineEvents), 1);
 }
 
 TEST(RankStateReporter, NothingBeforeTheAssignmentOrWithoutAMaster) {
-  FakeNode node;
+  FakeNode node(3, 10, Generation{4});
   RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
   node.view.step = NodeState::Joining;
   reporter.send_now();
@@ -69,28 +50,28 @@ TEST(RankStateReporter, NothingBeforeTheAssignmentOrWithoutAMaster) {
   node.master.is_connected = false;
   reporter.send_now();
   reporter.send_timeline();
-  EXPECT_TRUE(node.sent().empty());
+  EXPECT_TRUE(node.master.sent.empty());
 
   node.master.is_connected = true;  // the timeline events waited for the master
   reporter.send_timeline();
-  EXPECT_EQ(node.count(messages::Kind::TimelineEvents), 1);
+  EXPECT_EQ(node.master.count(messages::Kind::TimelineEvents), 1);
 }
 
 TEST(RankStateReporter, AStoppedReporterSendsNothing) {
-  FakeNode node;
+  FakeNode node(3, 10, Generation{4});
   RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
   reporter.send_soon();
   reporter.send_periodically();
   reporter.stop();
   node.run_for(RankStateReporter::kCoalescing * 5);
-  EXPECT_TRUE(node.sent().empty());
+  EXPECT_TRUE(node.master.sent.empty());
 }
 
 TEST(RankStateReporter, TheLogDirIsShownAbsolute) {
-  FakeNode node;
+  FakeNode node(3, 10, Generation{4});
   RankStateReporter reporter(node.io, "node-a", "logs/./run", node.view, node.master);
   reporter.send_now();
-  auto states = messages::decode_rank_states(node.sent().front());
+  auto states = messages::decode_rank_states(node.master.sent.front());
   ASSERT_TRUE(states);
   EXPECT_TRUE(states->log_dir.starts_with("/")) << states->log_dir;
   EXPECT_TRUE(states->log_dir.ends_with("/logs/run")) << states->log_dir;

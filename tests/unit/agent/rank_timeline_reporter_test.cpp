@@ -14,25 +14,16 @@
 namespace ddplaunch {
 namespace {
 
-struct FakeNode {
-  boost::asio::io_context io;
-  FakeNodeView view;
-  RecordingMasterLink master;
-
-  FakeNode() {
-    view.add_workers(io, 2, 0);
-    master.current = Generation{1};
-  }
-  std::size_t events_sent() const {
-    std::size_t n = 0;
-    for (const auto& m : master.sent)
-      if (auto batch = messages::decode_timeline_events(m)) n += batch->events.size();
-    return n;
-  }
-};
+// Timeline events the node sent, over all its batches.
+std::size_t events_sent(const RecordingMasterLink& master) {
+  std::size_t n = 0;
+  for (const auto& m : master.sent)
+    if (auto batch = messages::decode_timeline_events(m)) n += batch->events.size();
+  return n;
+}
 
 TEST(RankTimelineReporter, EventsWaitForAMasterAndGoWithTheNextLook) {
-  FakeNode node;
+  FakeNode node(2, 0, Generation{1});
   RankTimelineReporter timeline;
   node.master.is_connected = false;
   timeline.report(node.view.workers(), node.master);  // both ranks appear: two events, held
@@ -43,11 +34,11 @@ TEST(RankTimelineReporter, EventsWaitForAMasterAndGoWithTheNextLook) {
   timeline.report(node.view.workers(), node.master);  // rank 1 exited: a third event
   ASSERT_EQ(node.master.count(messages::Kind::TimelineEvents), 1);
   EXPECT_EQ(node.master.sent[0].generation, Generation{1});
-  EXPECT_EQ(node.events_sent(), 3u);
+  EXPECT_EQ(events_sent(node.master), 3u);
 }
 
 TEST(RankTimelineReporter, ALookWithNoChangeSendsNothing) {
-  FakeNode node;
+  FakeNode node(2, 0, Generation{1});
   RankTimelineReporter timeline;
   timeline.report(node.view.workers(), node.master);
   ASSERT_EQ(node.master.count(messages::Kind::TimelineEvents), 1);

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <functional>
 
 #include <boost/asio/io_context.hpp>
 
@@ -19,28 +18,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct FakeNode {
-  boost::asio::io_context io;
-  FakeNodeView view;
-  RecordingMasterLink master;
-
-  FakeNode() {
-    view.add_workers(io, 2, 4);  // never spawned: nothing to interrupt
-    view.rank_of_node = 1;
-    master.current = Generation{7};
-  }
-  // Runs the loop until `done` or 5 s (the collection answers from its thread through it).
-  void run_until(const std::function<bool()>& done) {
-    const auto until = std::chrono::steady_clock::now() + 5s;
-    while (!done() && std::chrono::steady_clock::now() < until) {
-      io.restart();
-      io.run_for(10ms);
-    }
-  }
-};
-
 TEST(StackRequests, ARequestIsAnsweredStampedWithTheGenerationAndTheRequest) {
-  FakeNode node;
+  FakeNode node(2, 4, Generation{7});  // never spawned: nothing to interrupt
+  node.view.rank_of_node = 1;
   WorkerTestAccess::set_pid(*node.view.ranks[1], 999999);
   WorkerTestAccess::set_status(*node.view.ranks[1], ExitStatus{false, 1, 0, false});  // exited: not read
   StackRequests requests(node.io, "node-b", node.view, node.master);
@@ -56,7 +36,8 @@ TEST(StackRequests, ARequestIsAnsweredStampedWithTheGenerationAndTheRequest) {
 }
 
 TEST(StackRequests, RequestsDuringACollectionAreAnsweredByIt) {
-  FakeNode node;
+  FakeNode node(2, 4, Generation{7});  // never spawned: nothing to interrupt
+  node.view.rank_of_node = 1;
   StackRequests requests(node.io, "node-b", node.view, node.master);
   requests.on_request(1, "/nonexistent");
   requests.on_request(2, "/nonexistent");  // the loop has not run: the first collection is still out
@@ -74,7 +55,8 @@ TEST(StackRequests, RequestsDuringACollectionAreAnsweredByIt) {
 }
 
 TEST(StackRequests, ANodeThatEndedAnswersNothing) {
-  FakeNode node;
+  FakeNode node(2, 4, Generation{7});  // never spawned: nothing to interrupt
+  node.view.rank_of_node = 1;
   StackRequests requests(node.io, "node-b", node.view, node.master);
   requests.on_request(1, "/nonexistent");
   node.view.step = NodeState::Finished;  // while the collection ran

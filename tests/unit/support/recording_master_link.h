@@ -3,11 +3,13 @@
 // RecordingMasterLink records what a part sends its master (dropped while not connected, as
 // the node does); FakeNodeView holds the workers and the step the test sets;
 // RecordingNodeEvents records which events a part published; RecordingKeyboard the lines
-// typed into a rank.
+// typed into a rank; FakeNode holds them all with the loop the part runs on.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -102,6 +104,32 @@ class RecordingKeyboard : public RankKeyboard {
   bool type_line(int rank, const std::string& line) override {
     lines.emplace_back(rank, line);
     return delivers;
+  }
+};
+
+// A node without sockets: its loop, its workers and step, and what its parts tell it.
+struct FakeNode {
+  boost::asio::io_context io;
+  FakeNodeView view;
+  RecordingMasterLink master;
+  RecordingNodeEvents events;
+  RecordingKeyboard keyboard;
+
+  // `workers` workers from global rank `first_rank`; messages stamped with `generation`.
+  FakeNode(int workers, int first_rank, Generation generation) {
+    view.add_workers(io, workers, first_rank);
+    master.current = generation;
+  }
+  RankDebugSeams debug_seams() { return RankDebugSeams{master, view, keyboard, events}; }
+
+  void run_for(std::chrono::milliseconds time) {
+    io.restart();
+    io.run_for(time);
+  }
+  // Runs the loop until `done` or 5 s (a part's thread answers through it).
+  void run_until(const std::function<bool()>& done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!done() && std::chrono::steady_clock::now() < until) run_for(std::chrono::milliseconds(10));
   }
 };
 
