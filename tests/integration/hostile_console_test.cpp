@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "rendezvous/fake_rendezvous_master.h"
 #include "rendezvous/raw_peer.h"
 #include "terminal_process.h"
+#include "wire/inspection_messages.h"
 
 namespace dt = ddplaunch::testing;
 using namespace std::chrono_literals;
@@ -115,6 +117,16 @@ rdzv_test::Frame frame(const char* kind, std::map<std::string, std::string> fiel
   return f;
 }
 
+// A squatter's answer to a transcript read, in the protocol a current client reads.
+std::string transcript_reply(const std::string& text, std::optional<std::string> prompt, std::size_t end) {
+  ddplaunch::InspectionReply reply;
+  reply.kind = ddplaunch::ReplyKind::Answer;
+  reply.text = text;
+  reply.prompt = std::move(prompt);
+  reply.next = static_cast<long>(end);
+  return ddplaunch::encode_inspection_reply(reply);
+}
+
 const std::string kForgedPrompt = "(Pdb) \x1b]0;owned\x07\x1b[2J";
 const std::string kForgedText = "first line\n\x1b[31mred\x1b[0m\n\x1b]52;c;cHduZWQ=\x07" "clipboard\n\xc2\x9b" "2Jdone\n";
 
@@ -132,11 +144,12 @@ TEST(HostileConsole, ASquattersTranscriptAndPromptArePrintedAsVisibleEscapes) {
   rdzv_test::FakeRendezvousMaster squatter(
       [](const rdzv_test::Frame& request, const std::string&) {
         auto query = request.fields.find("query");
-        const bool first = query != request.fields.end() && query->second == "debug poll 0";
-        const std::string size = std::to_string(kForgedText.size());
+        const auto asked = query == request.fields.end() ? ddplaunch::Result<ddplaunch::InspectionQuery>{}
+                                                         : ddplaunch::decode_inspection_query(query->second);
+        const bool first = asked && asked->ask == ddplaunch::InspectionAsk::DebugPoll && asked->from == 0;
         return std::vector<rdzv_test::Frame>{
-            frame("welcome"),
-            frame("status_reply", {{"text", size + "\nP" + kForgedPrompt + "\n" + (first ? kForgedText : "")}})};
+            frame("welcome"), frame("status_reply", {{"text", transcript_reply(first ? kForgedText : "", kForgedPrompt,
+                                                                               kForgedText.size())}})};
       },
       /*every_connection=*/true);
   dt::TerminalProcess client;
@@ -176,7 +189,8 @@ TEST(HostileConsole, ARefusalIsToldApartFromTheEndOfTheJob) {
   rdzv_test::FakeRendezvousMaster later_refusing(
       [&, answered](const rdzv_test::Frame&, const std::string&) {
         if (answered->fetch_add(1) < 3)
-          return std::vector<rdzv_test::Frame>{frame("welcome"), frame("status_reply", {{"text", "0\n-\n"}})};
+          return std::vector<rdzv_test::Frame>{frame("welcome"),
+                                               frame("status_reply", {{"text", transcript_reply("", std::nullopt, 0)}})};
         return std::vector<rdzv_test::Frame>{frame("refuse", {{"reason", reason}})};
       },
       true);
