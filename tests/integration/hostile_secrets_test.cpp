@@ -26,6 +26,7 @@
 #include "netns_cluster.h"
 #include "process_runner.h"
 #include "ssh_servers.h"
+#include "wire/inspection_messages.h"
 
 namespace {
 
@@ -124,7 +125,8 @@ TEST(HostileSecrets, DashXAndEnvFileValuesAreInNoCommandLineAndReachTheWorkersWh
   }
 }
 
-// A master of the test's own: a real rendezvous server whose answer to every query is `answer`.
+// A master of the test's own: a real rendezvous server whose answer to every query is `answer`
+// (as the text of a typed reply, the protocol a current client reads).
 class AnsweringMaster {
  public:
   static constexpr const char* kJobId = "hostile-timeline";
@@ -134,7 +136,10 @@ class AnsweringMaster {
     options.job_id = kJobId;
     options.token = kToken;
     ddplaunch::rendezvous::ServerCallbacks callbacks;
-    callbacks.query_text = [answer = std::move(answer)](const std::string&) { return answer; };
+    ddplaunch::InspectionReply reply;
+    reply.kind = ddplaunch::ReplyKind::Answer;
+    reply.text = std::move(answer);
+    callbacks.query_text = [encoded = ddplaunch::encode_inspection_reply(reply)](const std::string&) { return encoded; };
     server_ = std::make_unique<ddplaunch::rendezvous::Server>(io_, options, callbacks);
     listen_error_ = server_->listen("127.0.0.1", 0);
     loop_ = std::thread([this] { io_.run(); });
