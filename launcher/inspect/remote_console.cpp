@@ -162,9 +162,7 @@ int run_remote_console(const RemoteConsoleTarget& target) {
   const Result<InspectionReply> piece =
       master.ask({InspectionAsk::DebugPoll, -1, 0, ""}, ConsoleMasterLink::Repeat::AfterAnyDrop);
   if (!piece) {
-    spdlog::error("{} the debug console at {}: {}",
-                  master.last_failure() == ConsoleMasterLink::Failure::Refused ? "no access to" : "cannot reach",
-                  master.where(), piece.error);
+    spdlog::error("cannot reach the debug console at {}: {}", master.where(), piece.error);
     return 1;
   }
   const auto end = static_cast<std::size_t>(std::max(0L, piece->next));
