@@ -74,37 +74,68 @@ void expect_report_matches_trace(const std::string& report_path, const std::stri
 
 }  // namespace
 
-// Two hosts, one rank each. Host 2's launcher, its worker and a busy loop share CPU 1; host 1's
-// worker has CPU 0 to itself: rank 1 computes about twice as long per step, rank 0 waits for it.
+// A cgroup (v1 cpu controller) whose processes together get at most 5 % of one CPU: created
+// by the test, emptied into its parent and removed at the end (also on failure). So small a
+// share keeps the starved rank the slowest even when the suite's other tests load the machine.
+class CpuQuota {
+ public:
+  static constexpr const char* kRoot = "/sys/fs/cgroup/cpu";
+  static std::string skip_reason() {
+    if (::geteuid() != 0) return "needs root to make a cgroup with a CPU quota";
+    if (!std::filesystem::exists(std::string(kRoot) + "/cpu.cfs_quota_us")) return "no cgroup v1 cpu controller at /sys/fs/cgroup/cpu";
+    return "";
+  }
+  CpuQuota() : path_(std::string(kRoot) + "/ddpl-straggler-" + std::to_string(::getpid())) {
+    std::filesystem::create_directory(path_);
+    std::ofstream(path_ + "/cpu.cfs_period_us") << 100000;
+    std::ofstream(path_ + "/cpu.cfs_quota_us") << 5000;
+  }
+  ~CpuQuota() {
+    std::ifstream procs(path_ + "/cgroup.procs");
+    for (std::string pid; std::getline(procs, pid);) std::ofstream(std::string(kRoot) + "/cgroup.procs") << pid;
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  bool add(pid_t pid) const {
+    std::ofstream procs(path_ + "/cgroup.procs");
+    procs << pid;
+    procs.flush();
+    return static_cast<bool>(procs);
+  }
+
+ private:
+  std::string path_;
+};
+
+// Two hosts, one rank each. Host 2's launcher, and the worker it starts, get 5 % of one CPU
+// (a cgroup CPU quota): rank 1 computes many times as long per step, rank 0 waits for it.
 TEST(Straggler, ACpuStarvedNodeIsNamedWithItsNodeAndHostAndCountsAgainstItsHost) {
   if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  if (auto r = CpuQuota::skip_reason(); !r.empty()) GTEST_SKIP() << r;
   if (!torch_available()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch.distributed";
-  if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs: one starved, one not";
   const std::string dir = temp_dir("ddpl-straggler-");
   ASSERT_FALSE(dir.empty());
   dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("str"), 2);
+  const CpuQuota quota;
   const dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = cluster.address(1), .port = 29400,
                              .flags = {"--grace", "1", "--join-timeout", "60"}};
   const std::vector<std::string> program = {PYTHON_WITH_TORCH, kScript};
-  const std::map<std::string, std::string> env = {{"DDPL_TRAIN_S", "150"}, {"DDPL_STOP_FILE", dir + "/stop"},
+  const std::map<std::string, std::string> env = {{"DDPL_TRAIN_S", "100"}, {"DDPL_STOP_FILE", dir + "/stop"},
                                                   {"DDPLAUNCH_HISTORY", dir + "/history"}};
-  // The busy loop on CPU 1, in host 2's namespace like the worker it starves.
-  dt::BackgroundProcess busy;
-  ASSERT_TRUE(busy.start(cluster.exec_argv(2, {"taskset", "-c", "1", "/bin/sh", "-c", "while :; do :; done"})));
   std::vector<std::unique_ptr<dt::BackgroundProcess>> nodes;
   for (int host = 1; host <= 2; ++host) {
     std::vector<std::string> flags;
     if (host == 1) flags = {"--trace", dir + "/trace.json", "--report", dir + "/report.json"};
-    auto argv = dt::node_argv(job, host - 1, 1, flags, program);
-    argv.insert(argv.begin(), {"taskset", "-c", host == 1 ? "0" : "1"});
     nodes.push_back(std::make_unique<dt::BackgroundProcess>());
-    ASSERT_TRUE(nodes.back()->start(cluster.exec_argv(host, argv), env, dt::kLauncherEnvToUnset));
+    ASSERT_TRUE(nodes.back()->start(cluster.exec_argv(host, dt::node_argv(job, host - 1, 1, flags, program)), env,
+                                    dt::kLauncherEnvToUnset));
   }
+  // `ip netns exec` execs the launcher in place: the pid started is the launcher's, and the
+  // worker it spawns later is in its cgroup too.
+  ASSERT_TRUE(quota.add(nodes[1]->pid()));
   // Named by the master (node 0) while the job runs: the rank, its node and its host.
   const bool named = nodes[0]->wait_for_output("straggler: rank 1 (node 1, host ", seconds(120));
   { std::ofstream(dir + "/stop") << "stop\n"; }
-  busy.send_signal_group(SIGKILL);
-  busy.wait(seconds(10));
   std::vector<dt::RunResult> results;
   for (auto& n : nodes) results.push_back(n->wait(seconds(90)));
   const std::string master = results[0].output;

@@ -58,15 +58,17 @@ class CollectiveWait:
 
 
 def timed_bucket_hook(hook, wait):
-    """`hook` (state, bucket) -> Future, with its bucket's ready and done times kept."""
+    """`hook` (state, bucket) -> Future, with its bucket's ready and done times kept. The hook's
+    own future is what DDP gets: the time is taken by a done-callback beside it (which reads no
+    value and raises nothing), so a failed all-reduce reaches DDP exactly as without the shim."""
     def timed(state, bucket):
         wait.bucket_ready(time.monotonic())
         future = hook(state, bucket)
-
-        def done(completed):
-            wait.bucket_done(time.monotonic())
-            return completed.value()
-        return future.then(done)
+        try:
+            future.add_done_callback(lambda _: wait.bucket_done(time.monotonic()))
+        except Exception:
+            pass
+        return future
     timed.__name__ = getattr(hook, "__name__", "hook")
     timed.__qualname__ = getattr(hook, "__qualname__", timed.__name__)
     return timed
