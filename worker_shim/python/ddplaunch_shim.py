@@ -282,16 +282,18 @@ def _install_step_hooks():
     from torch.nn.parallel import DistributedDataParallel
     wait_module = _load_beside("ddplaunch_wait")
     if wait_module is not None and _wait[0] is None:
+        import torch.autograd
         _wait[0] = wait_module.CollectiveWait()
-        wait_module.install_ddp_timing(DistributedDataParallel, _wait[0])
+        wait_module.install_backward_timing(torch.autograd, _wait[0])
     original_forward = DistributedDataParallel.forward
     if not getattr(original_forward, _WRAPPED_MARK, False):
         def forward(self, *args, **kwargs):
-            if _wait[0] is not None:
-                wait_module.before_first_forward(self, _wait[0])
             if _coarsest_seen[0] <= _FORWARD:
                 _progress(_FORWARD)
-            return original_forward(self, *args, **kwargs)
+            output = original_forward(self, *args, **kwargs)
+            if _wait[0] is not None:
+                wait_module.mark_output(output, _wait[0])
+            return output
         DistributedDataParallel.forward = _wraps(forward, original_forward)
     import torch.distributed as dist
     _install_collective_hooks(dist)

@@ -10,10 +10,12 @@ compute = span - wait.
 What is measured, with host clocks (the CPU path; on CUDA the same points would be read with
 events recorded on the stream, since a host clock there times the launch, not the kernel):
 - DistributedDataParallel: the gradient all-reduce runs in buckets while backward still
-  computes; a rank waits from the moment its last bucket is ready (its own backward is done)
-  until that bucket's all-reduce completes. The bucket hook DDP calls is timed: the program's
-  own hook when it registered one (wrapped at registration), else torch's default all-reduce
-  hook, registered at the model's first forward with the model's own process group.
+  computes, and backward returns only once the last bucket's all-reduce is done. A rank waits
+  from the end of its own backward computation to that return. The end of the computation is
+  an autograd engine callback queued when backward reaches the model's output (a hook on the
+  output tensor, set at each forward): it runs once the graph is computed, before DDP's own
+  callback that waits for the all-reduce. The return is timed around torch.autograd.backward.
+  Nothing of DDP is replaced or registered with it (no communication hook).
 - A synchronous torch.distributed collective called by the program: the time inside the call
   (ddplaunch_shim's collective wrapper adds it).
 
@@ -27,85 +29,77 @@ _WRAPPED_MARK = "_ddplaunch_wrapped"
 
 
 class CollectiveWait:
-    """Seconds of waiting since the last take(); fed from the program's thread and from the
-    thread that completes a bucket's all-reduce (plain float and tuple stores under the GIL)."""
+    """Seconds of waiting since the last take(); fed from the program's thread (plain float
+    stores under the GIL)."""
 
-    __slots__ = ("waited", "last_ready", "last_done")
+    __slots__ = ("waited", "computed_at")
 
     def __init__(self):
         self.waited = 0.0
-        self.last_ready = 0.0   # the current backward's last bucket ready
-        self.last_done = 0.0    # its all-reduce done
+        self.computed_at = 0.0  # the current backward's graph computed (0: not in one)
 
     def add(self, seconds):
         if seconds > 0:
             self.waited += seconds
 
-    def bucket_ready(self, now):
-        self.last_ready = now
-
-    def bucket_done(self, now):
-        self.last_done = now
-
     def take(self):
-        """The waiting since the last take(): the explicit collectives' time plus, for the
-        backward that ended since, its last bucket's wait."""
-        if self.last_ready > 0 and self.last_done > self.last_ready:
-            self.waited += self.last_done - self.last_ready
-            self.last_ready = self.last_done = 0.0
         waited, self.waited = self.waited, 0.0
         return waited
 
 
-def timed_bucket_hook(hook, wait):
-    """`hook` (state, bucket) -> Future, with its bucket's ready and done times kept. The hook's
-    own future is what DDP gets: the time is taken by a done-callback beside it (which reads no
-    value and raises nothing), so a failed all-reduce reaches DDP exactly as without the shim."""
-    def timed(state, bucket):
-        wait.bucket_ready(time.monotonic())
-        future = hook(state, bucket)
-        try:
-            future.add_done_callback(lambda _: wait.bucket_done(time.monotonic()))
-        except Exception:
-            pass
-        return future
-    timed.__name__ = getattr(hook, "__name__", "hook")
-    timed.__qualname__ = getattr(hook, "__qualname__", timed.__name__)
-    return timed
+def _first_grad_tensor(output):
+    """The first tensor of a model's output that backward will reach (the output itself, or
+    one in a tuple, list or dict); None when there is none."""
+    if getattr(output, "requires_grad", False) and hasattr(output, "register_hook"):
+        return output
+    values = output.values() if isinstance(output, dict) else output if isinstance(output, (tuple, list)) else ()
+    for value in values:
+        if getattr(value, "requires_grad", False) and hasattr(value, "register_hook"):
+            return value
+    return None
 
 
-def install_ddp_timing(ddp_class, wait):
-    """Times DDP's bucket hooks: the program's own hook is wrapped when it registers one; a model
-    without one gets torch's default all-reduce hook at its first forward (what DDP does anyway,
-    through Python), on the model's own process group."""
-    original_register = ddp_class.register_comm_hook
-    if getattr(original_register, _WRAPPED_MARK, False):
+def mark_output(output, wait):
+    """At a DDP forward: when backward reaches `output`, queue the callback that notes the end of
+    the graph's computation (it runs before DDP's own, queued later, which waits for the
+    all-reduce)."""
+    tensor = _first_grad_tensor(output)
+    if tensor is None:
         return
-
-    def register_comm_hook(self, state, hook):
-        self._ddplaunch_hooked = True
-        return original_register(self, state, timed_bucket_hook(hook, wait))
-    register_comm_hook.__wrapped__ = original_register
-    setattr(register_comm_hook, _WRAPPED_MARK, True)
-    ddp_class.register_comm_hook = register_comm_hook
-
-    builtin = getattr(ddp_class, "_register_builtin_comm_hook", None)
-    if builtin is not None:
-        def register_builtin(self, comm_hook_type):
-            self._ddplaunch_hooked = True  # a C++ hook: not timed, and nothing of ours to add
-            return builtin(self, comm_hook_type)
-        ddp_class._register_builtin_comm_hook = register_builtin
-
-
-def before_first_forward(model, wait):
-    """At a DDP model's first forward: the default all-reduce hook, timed, unless the program
-    registered a hook of its own. A model DDP refuses a hook for is left as it is."""
-    if getattr(model, "_ddplaunch_hooked", False):
-        return
-    model._ddplaunch_hooked = True
     try:
-        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-        model.register_comm_hook(model.process_group, default_hooks.allreduce_hook)
+        from torch.autograd import Variable
+        engine = Variable._execution_engine
+
+        def computed():
+            wait.computed_at = time.monotonic()
+
+        def reached(grad):
+            try:
+                engine.queue_callback(computed)
+            except Exception:
+                pass
+        tensor.register_hook(reached)
     except Exception:
         pass
 
+
+def timed_backward(original, wait):
+    """torch.autograd.backward, with the time from the graph computed to its return (DDP waiting
+    for the last all-reduce) counted as waiting."""
+    def backward(*args, **kwargs):
+        wait.computed_at = 0.0
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if wait.computed_at > 0:
+                wait.add(time.monotonic() - wait.computed_at)
+                wait.computed_at = 0.0
+    backward.__wrapped__ = original
+    setattr(backward, _WRAPPED_MARK, True)
+    return backward
+
+
+def install_backward_timing(autograd, wait):
+    """torch.autograd.backward timed (Tensor.backward calls it through the module)."""
+    if not getattr(autograd.backward, _WRAPPED_MARK, False):
+        autograd.backward = timed_backward(autograd.backward, wait)
