@@ -6,7 +6,7 @@
 
 #include <ctime>
 
-#include "master/master_hang_watch.h"
+#include "master/hang_investigation.h"
 #include "history/run_history.h"
 #include "policy/job_policy.h"
 

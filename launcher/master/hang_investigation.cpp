@@ -1,6 +1,6 @@
-// MasterHangWatch: the hang watch on the 1 s sweep, the stack rounds it and `ddplaunch stacks`
+// HangInvestigation: the hang watch on the 1 s sweep, the stack rounds it and `ddplaunch stacks`
 // ask for, and the run history read at the start and written at the end.
-#include "master/master_hang_watch.h"
+#include "master/hang_investigation.h"
 
 #include <algorithm>
 #include <ctime>
@@ -55,7 +55,7 @@ HangSettings hang_settings(const CoordinatorSettings& s, const HistorySeed& seed
   return h;
 }
 
-MasterHangWatch::MasterHangWatch(boost::asio::io_context& io, CoordinatorSettings settings, const HistorySeed& seed,
+HangInvestigation::HangInvestigation(boost::asio::io_context& io, CoordinatorSettings settings, const HistorySeed& seed,
                                  const JobPolicy& policy, MasterTimeline& timeline, Hooks hooks)
     : settings_(std::move(settings)),
       started_with_(hang_settings(settings_, seed)),
@@ -65,32 +65,32 @@ MasterHangWatch::MasterHangWatch(boost::asio::io_context& io, CoordinatorSetting
       hang_(started_with_),
       stack_rounds_(io, settings_.config.log_dir, hooks_.ask_nodes) {}
 
-void MasterHangWatch::start_generation(Generation generation, int world) {
+void HangInvestigation::start_generation(Generation generation, int world) {
   hang_.on_generation(generation, world, PolicyClock::now());
   if (generation == Generation{0} && !settings_.doctor)
     spdlog::info("hang detection: {}; at the hang deadline: {} (hang.action {})", hang_.deadlines_text(),
                  hang_action_name(policy_.hang_action()), kHangActionSettingNames.name(settings_.config.hang_action));
 }
 
-void MasterHangWatch::on_ranks_reported(Generation generation, const std::vector<RankReport>& ranks,
+void HangInvestigation::on_ranks_reported(Generation generation, const std::vector<RankReport>& ranks,
                                         PolicyClock::time_point now) {
   hang_.on_ranks_reported(generation, ranks, now);
 }
 
 // Every growth goes with the next save: what the state carries is never below what it carried.
-CarriedState MasterHangWatch::carried_state() {
+CarriedState HangInvestigation::carried_state() {
   carried_learnt_s_ = std::max(carried_learnt_s_, hang_.tracker().learnt_interval_s());
   return {carried_learnt_s_};
 }
 
 // On the 1 s sweep: a save of its own when the growth is worth one.
-void MasterHangWatch::save_learnt_step_interval() {
+void HangInvestigation::save_learnt_step_interval() {
   if (!settings_.save_state || hang_.tracker().learnt_interval_s() <= carried_learnt_s_ * kLearntGrowthSaved) return;
   const CarriedState carried = carried_state();
   settings_.save_state(policy_.save_state(PolicyClock::now(), carried), {});
 }
 
-void MasterHangWatch::seed_from_state(const CarriedState& carried_state) {
+void HangInvestigation::seed_from_state(const CarriedState& carried_state) {
   const double carried = carried_state.learnt_step_interval_s;
   carried_learnt_s_ = std::max(carried_learnt_s_, carried);
   if (carried <= started_with_.seeded_interval_s) return;
@@ -103,12 +103,12 @@ void MasterHangWatch::seed_from_state(const CarriedState& carried_state) {
                carried, hang_.deadlines_text());
 }
 
-std::string MasterHangWatch::status_text() const {
+std::string HangInvestigation::status_text() const {
   if (policy_.phase() == JobPhase::Joining || settings_.doctor) return "";
   return fmt::format("hang deadlines: {}; action {}\n", hang_.deadlines_text(), hang_action_name(policy_.hang_action()));
 }
 
-void MasterHangWatch::check(PolicyClock::time_point now) {
+void HangInvestigation::check(PolicyClock::time_point now) {
   if (policy_.phase() != JobPhase::Running || hang_.generation() != policy_.generation()) return;
   if (auto note = hang_.unwatched_note(now)) spdlog::warn("{}", *note);
   for (HangEvent& e : hang_.check(now)) {
@@ -128,7 +128,7 @@ void MasterHangWatch::check(PolicyClock::time_point now) {
   }
 }
 
-long MasterHangWatch::request_stacks(std::string heading, std::vector<int> silent, StackRounds::Done done) {
+long HangInvestigation::request_stacks(std::string heading, std::vector<int> silent, StackRounds::Done done) {
   timeline_.record_instant(timeline::kJobLane, "stack round", "hang", heading);
   std::vector<int> node_ranks;
   int world = 0;
@@ -140,12 +140,12 @@ long MasterHangWatch::request_stacks(std::string heading, std::vector<int> silen
                              std::move(done));
 }
 
-void MasterHangWatch::on_rank_stacks(int node_rank, const rendezvous::Message& m) {
+void HangInvestigation::on_rank_stacks(int node_rank, const rendezvous::Message& m) {
   auto reply = messages::decode_rank_stacks(m);
   if (reply) stack_rounds_.on_answer(node_rank, reply->request, std::move(reply->stacks), reply->host);
 }
 
-std::string MasterHangWatch::answer_stacks_query(const StacksRequest& request) {
+std::string HangInvestigation::answer_stacks_query(const StacksRequest& request) {
   using Reply = StacksReply;
   if (!request.round) {
     if (policy_.phase() != JobPhase::Running)
@@ -175,7 +175,7 @@ std::string MasterHangWatch::answer_stacks_query(const StacksRequest& request) {
 
 // At the job's end: no stack round keeps the loop alive, and what this run measured is kept
 // for the next run's deadlines.
-void MasterHangWatch::finish(std::vector<HostTrouble> troubled_hosts) {
+void HangInvestigation::finish(std::vector<HostTrouble> troubled_hosts) {
   stack_rounds_.close();
   if (history_recorded_ || settings_.doctor) return;
   history_recorded_ = true;

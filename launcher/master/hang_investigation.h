@@ -1,4 +1,5 @@
-// MasterHangWatch: the master's shell around the HangWatch. The 1 s sweep's check turns a
+// HangInvestigation: what the master does about a silent rank, around the policy's pure
+// HangWatch (which judges; this investigates and reports). The 1 s sweep's check turns a
 // silent rank into a stack round, and one past the hang deadline into a hang for the policy
 // (after its round); `ddplaunch stacks` starts rounds of its own. The run history is read
 // when the master starts (it seeds the deadlines) and written at the job's end.
@@ -29,7 +30,7 @@ HistorySeed load_history_seed(const CoordinatorSettings& settings);
 void apply_history_seed(const HistorySeed& seed, PolicySettings& policy);
 HangSettings hang_settings(const CoordinatorSettings& settings, const HistorySeed& seed);
 
-class MasterHangWatch {
+class HangInvestigation {
  public:
   // What the watch has its owner do; the watch reads the policy, never changes it.
   struct Hooks {
@@ -41,7 +42,7 @@ class MasterHangWatch {
 
   // `policy` and `timeline` outlive the watch. `settings.save_state` (etcd) is where a learnt
   // step interval that grew enough is saved between decisions.
-  MasterHangWatch(boost::asio::io_context& io, CoordinatorSettings settings, const HistorySeed& seed,
+  HangInvestigation(boost::asio::io_context& io, CoordinatorSettings settings, const HistorySeed& seed,
                   const JobPolicy& policy, MasterTimeline& timeline, Hooks hooks);
 
   void start_generation(Generation generation, int world);

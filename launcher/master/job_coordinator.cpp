@@ -31,7 +31,7 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
       sweep_timer_(io),
       fenced_([this](const JobPolicy::Decisions& d) { carry_out_each(d); }, [](const decision::Log& l) { log_decision(l); }),
       timeline_(policy_, settings_.config),
-      hang_watch_(io, settings_, history_seed_, policy_, timeline_,
+      hang_investigation_(io, settings_, history_seed_, policy_, timeline_,
                   {.ask_nodes =
                        [this](long round) {
                          if (server_)
@@ -42,7 +42,7 @@ JobCoordinator::JobCoordinator(boost::asio::io_context& io, CoordinatorSettings 
                          carry_out(policy_.on_hang(generation, rank, detail, PolicyClock::now()));
                        }}),
       stragglers_(timeline_),
-      queries_(settings_.config, policy_, hang_watch_, stragglers_, timeline_, [this] { return server_; }) {}
+      queries_(settings_.config, policy_, hang_investigation_, stragglers_, timeline_, [this] { return server_; }) {}
 
 void JobCoordinator::attach(rendezvous::Server& server) {
   server_channel_ = std::make_unique<ServerJobChannel>(server);
@@ -61,7 +61,7 @@ void JobCoordinator::take_over() {
   policy_ = std::move(restored.value->policy);
   timeline_.record_instant(timeline::kJobLane, "coordinator moved", "coordinator",
                            "this launcher took the job over with the last coordinator's state");
-  hang_watch_.seed_from_state(restored->carried);
+  hang_investigation_.seed_from_state(restored->carried);
   carry_out(policy_.on_coordinator_moved());
   schedule_sweep();
 }
@@ -128,7 +128,7 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
   plan.run_nonce = settings_.run_nonce;
   int world = 0;
   for (const auto& n : nodes) world += n.facts.nproc;
-  hang_watch_.start_generation(generation, world);
+  hang_investigation_.start_generation(generation, world);
   stragglers_.start_generation(generation, world, PolicyClock::now());
   timeline_.begin_generation(generation, nodes, world, chosen.init_deadline_s);
   spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
@@ -149,7 +149,7 @@ JobCoordinator::Handler JobCoordinator::handler_for(messages::Kind kind) {
     case K::NodeReport: return &JobCoordinator::on_node_report;
     case K::ProbeResults: return &JobCoordinator::on_probe_results;
     case K::RankStacks:
-      return [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.hang_watch_.on_rank_stacks(node_rank, m); };
+      return [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.hang_investigation_.on_rank_stacks(node_rank, m); };
     case K::TimelineEvents:
       return [](JobCoordinator& c, int node_rank, const rendezvous::Message& m) { c.timeline_.on_node_events(node_rank, m); };
     case K::RankOutput:
@@ -221,7 +221,7 @@ void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m)
   auto states = messages::decode_rank_states(m);
   if (!states) return;
   queries_.note_reporting_node(node_rank, ReportingNode{states->host, states->log_dir, m.generation});
-  hang_watch_.on_ranks_reported(m.generation, states->ranks, PolicyClock::now());
+  hang_investigation_.on_ranks_reported(m.generation, states->ranks, PolicyClock::now());
   stragglers_.on_ranks_reported(node_rank, states->host, m.generation, states->ranks, PolicyClock::now());
   carry_out(policy_.on_ranks_reported(node_rank, m.generation, states->ranks, PolicyClock::now()));
 }
@@ -260,7 +260,7 @@ void JobCoordinator::close() {
   backoff_timer_.cancel();
   deadline_timer_.cancel();
   sweep_timer_.cancel();
-  hang_watch_.close();
+  hang_investigation_.close();
 }
 
 void JobCoordinator::schedule_sweep() {
@@ -271,8 +271,8 @@ void JobCoordinator::schedule_sweep() {
     sweeping_ = false;
     if (policy_.phase() == JobPhase::Ended) return;
     carry_out(policy_.on_tick(PolicyClock::now()));
-    hang_watch_.check(PolicyClock::now());
-    hang_watch_.save_learnt_step_interval();
+    hang_investigation_.check(PolicyClock::now());
+    hang_investigation_.save_learnt_step_interval();
     stragglers_.check(PolicyClock::now());
     schedule_sweep();
   });
@@ -300,7 +300,7 @@ void JobCoordinator::carry_out(const JobPolicy::Decisions& decisions, Fence fenc
   // etcd: the state after every decision, for the coordinator that may follow (fenced there).
   // A generation starts only once etcd confirmed this launcher still leads, so a deposed or
   // cut-off coordinator starts none (its changes wait while etcd does not answer).
-  const std::string state = policy_.save_state(PolicyClock::now(), hang_watch_.carried_state());
+  const std::string state = policy_.save_state(PolicyClock::now(), hang_investigation_.carried_state());
   const bool fenced = starts_a_generation(decisions);
   if (fence == Fence::AlreadyConfirmed || (fenced_.idle() && !fenced)) {
     carry_out_each(decisions);
@@ -351,7 +351,7 @@ void JobCoordinator::carry_out_each(const JobPolicy::Decisions& decisions) {
       [this](const decision::EndJob& end) {
         timeline_.write_files();
         if (!settings_.doctor) report_job_end(settings_.config, timeline_, stragglers_, end.exit_code);
-        hang_watch_.finish(troubled_hosts(timeline_, stragglers_));
+        hang_investigation_.finish(troubled_hosts(timeline_, stragglers_));
         backoff_timer_.cancel();
         deadline_timer_.cancel();
         sweep_timer_.cancel();

@@ -2,7 +2,7 @@
 // node messages into policy events, and carries out the policy's decisions: logs, timers
 // (restart backoff, the group's init deadline, a periodic sweep), the worker-port check,
 // and broadcasts. It decides nothing itself. Its parts: the timeline it records
-// (MasterTimeline), the hang watch on its sweep (MasterHangWatch), and the answers to status
+// (MasterTimeline), the hang watch on its sweep (HangInvestigation), and the answers to status
 // connections (JobQueries).
 #pragma once
 
@@ -20,7 +20,7 @@
 #include "master/job_channel.h"
 #include "master/job_queries.h"
 #include "wire/launcher_messages.h"
-#include "master/master_hang_watch.h"
+#include "master/hang_investigation.h"
 #include "master/master_timeline.h"
 #include "master/planned_ranks.h"
 #include "master/straggler_reports.h"
@@ -83,7 +83,7 @@ class JobCoordinator : public PlannedRanks {
 
   boost::asio::io_context& io_;
   CoordinatorSettings settings_;
-  HistorySeed history_seed_;  // before policy_ and hang_watch_: both start from it
+  HistorySeed history_seed_;  // before policy_ and hang_investigation_: both start from it
   JobPolicy policy_;
   std::unique_ptr<ServerJobChannel> server_channel_;
   JobChannel* server_ = nullptr;
@@ -91,7 +91,7 @@ class JobCoordinator : public PlannedRanks {
   bool sweeping_ = false;   // the sweep timer is armed
   FencedDecisions fenced_;  // etcd: decisions wait for etcd's proof of leadership, in order
   MasterTimeline timeline_;
-  MasterHangWatch hang_watch_;
+  HangInvestigation hang_investigation_;
   StragglerReports stragglers_;
   JobQueries queries_;
 };

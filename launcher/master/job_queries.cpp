@@ -10,14 +10,14 @@
 
 namespace ddplaunch {
 
-JobQueries::JobQueries(const LaunchConfig& config, const JobPolicy& policy, MasterHangWatch& hang_watch,
+JobQueries::JobQueries(const LaunchConfig& config, const JobPolicy& policy, HangInvestigation& hang_investigation,
                        const StragglerReports& stragglers,
                        const MasterTimeline& timeline, std::function<JobChannel*()> channel)
     : job_id_(config.job_id),
       token_(config.token),
       expected_nodes_(config.nodes),
       policy_(policy),
-      hang_watch_(hang_watch),
+      hang_investigation_(hang_investigation),
       stragglers_(stragglers),
       timeline_(timeline),
       channel_(std::move(channel)),
@@ -36,7 +36,7 @@ std::string JobQueries::tables_text() const {
   const JobChannel* nodes = channel_();
   if (policy_.phase() == JobPhase::Joining && nodes)  // nothing planned yet: who is here so far
     return render_joining_table(job_id_, expected_nodes_, nodes->joined_nodes()) + members;
-  return render_status_table(job_id_, policy_, status_extras()) + members + hang_watch_.status_text();
+  return render_status_table(job_id_, policy_, status_extras()) + members + hang_investigation_.status_text();
 }
 
 std::string JobQueries::answer(const std::string& query) {
@@ -51,7 +51,7 @@ std::string JobQueries::answer(const std::string& query) {
     return timeline.kind == ReplyKind::Refused ? "error: " + timeline.text : timeline.text;
   }
   if (query == kStatusJsonQuery) return render_status_json(job_id_, policy_, status_extras());
-  if (auto stacks = decode_stacks_request(query)) return hang_watch_.answer_stacks_query(*stacks);
+  if (auto stacks = decode_stacks_request(query)) return hang_investigation_.answer_stacks_query(*stacks);
   return "error: unknown query '" + query.substr(0, 40) + "'";
 }
 
@@ -122,7 +122,7 @@ InspectionReply JobQueries::timeline_reply() const {
 // The hang watch's rounds (their text form is the policy's codec, decoded back to its record).
 InspectionReply JobQueries::stacks_reply(long round) {
   const StacksReply stacks = decode_stacks_reply(
-      hang_watch_.answer_stacks_query(round < 0 ? StacksRequest{} : StacksRequest{round}));
+      hang_investigation_.answer_stacks_query(round < 0 ? StacksRequest{} : StacksRequest{round}));
   InspectionReply out;
   switch (stacks.kind) {
     case StacksReply::Kind::Error: return refused_reply(stacks.text);
@@ -142,7 +142,7 @@ InspectionReply JobQueries::console_reply(const InspectionQuery& query) {
 }
 
 StatusExtras JobQueries::status_extras() const {
-  return {reporting_nodes_, hang_watch_.tracker().suspect_ranks(), hang_watch_.tracker().learnt_interval_s(),
+  return {reporting_nodes_, hang_investigation_.tracker().suspect_ranks(), hang_investigation_.tracker().learnt_interval_s(),
           stragglers_.compute_shares(PolicyClock::now()), stragglers_.straggler()};
 }
 

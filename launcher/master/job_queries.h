@@ -12,7 +12,7 @@
 
 #include "master/console_queries.h"
 #include "master/job_channel.h"
-#include "master/master_hang_watch.h"
+#include "master/hang_investigation.h"
 #include "master/master_timeline.h"
 #include "master/rank_tail_relay.h"
 #include "master/status_table.h"
@@ -29,7 +29,7 @@ class JobQueries {
  public:
   // `channel`: where requests to the nodes go (null before the coordinator is attached). The
   // policy, the hang watch and the timeline outlive the queries.
-  JobQueries(const LaunchConfig& config, const JobPolicy& policy, MasterHangWatch& hang_watch,
+  JobQueries(const LaunchConfig& config, const JobPolicy& policy, HangInvestigation& hang_investigation,
              const StragglerReports& stragglers,
              const MasterTimeline& timeline, std::function<JobChannel*()> channel);
 
@@ -66,7 +66,7 @@ class JobQueries {
   std::string job_id_, token_;
   int expected_nodes_ = 0;
   const JobPolicy& policy_;
-  MasterHangWatch& hang_watch_;
+  HangInvestigation& hang_investigation_;
   const StragglerReports& stragglers_;
   const MasterTimeline& timeline_;
   std::function<JobChannel*()> channel_;

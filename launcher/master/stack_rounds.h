@@ -2,7 +2,7 @@
 // gathered (a round ends when every node asked has answered, or after kRoundBound), grouped
 // by identical stack with the likely stuck rank named, written to --log-dir, and the latest
 // few kept for `ddplaunch stacks`. It only gathers: who asks, and what a hang round leads
-// to, is the MasterHangWatch's.
+// to, is the HangInvestigation's.
 #pragma once
 
 #include <chrono>

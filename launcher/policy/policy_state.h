@@ -10,7 +10,7 @@
 // coordinator has its own from its command line; only a fingerprint of those that must agree
 // (restart budgets, membership MIN:MAX and spares) is saved, and a restore under others is
 // refused. Nor the timers the shell armed (backoff, init deadline): the policy never knew when
-// they fire; the new shell arms its own. Of the master's hang watch (MasterHangWatch holds it)
+// they fire; the new shell arms its own. Of the master's hang watch (HangInvestigation holds it)
 // only the largest step interval it learnt (CarriedState: the shell hands it to each save, the
 // restore hands it back; the policy holds it not), which the new coordinator seeds its own with; not
 // the sections' longest times nor the ranks' clocks (a takeover starts a new generation).

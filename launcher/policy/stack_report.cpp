@@ -34,7 +34,7 @@ std::string base_name(const std::string& path) {
 // A frame of the program, not of Python's or a library's own files.
 bool is_library_path(const std::string& path) {
   for (const char* mark : {"site-packages/", "dist-packages/", "/lib/python", "<frozen", "/usr/include/", "../sysdeps/",
-                           "/usr/lib/", "ddplaunch_shim"})
+                           "/usr/lib/", "ddplaunch_shim", "ddplaunch_wait"})
     if (path.find(mark) != std::string::npos) return true;
   return false;
 }

@@ -135,9 +135,11 @@ TEST(HangDetection, StatusShowsStepsProgressAndTheSuspectRank) {
     status = dt::run_command({DDPLAUNCH_BIN, "status", "--master", "127.0.0.1:" + std::to_string(port)}, 20s).output;
     std::this_thread::sleep_for(500ms);
   }
-  // rank node host pid state inits steps progress for
-  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\n1\s+0\s+\S+\s+\d+\s+suspect\s+\d+\s+\d+\s+\d[^\n]* ago)"))) << status;
-  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\nrank\s+node\s+host\s+pid\s+state\s+inits\s+steps\s+progress\s+for\s+log)")))
+  // rank node host pid state inits steps compute progress for ("-": no compute share measured
+  // yet, else "37 %", "90 % slow" for a straggler)
+  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\n1\s+0\s+\S+\s+\d+\s+suspect\s+\d+\s+\d+\s+(-|\d+ %( slow)?)\s+\d[^\n]* ago)")))
+      << status;
+  EXPECT_TRUE(std::regex_search(status, std::regex(R"(\nrank\s+node\s+host\s+pid\s+state\s+inits\s+steps\s+compute\s+progress\s+for\s+log)")))
       << status;
   // Each rank's log file, each node's generation, the learnt step interval in the heading.
   EXPECT_NE(status.find(dir.path + "/logs/rank_1.log"), std::string::npos) << status;
@@ -146,7 +148,7 @@ TEST(HangDetection, StatusShowsStepsProgressAndTheSuspectRank) {
   // The same for scripts: one JSON object, the suspect rank's state and steps in it.
   const std::string json =
       dt::run_command({DDPLAUNCH_BIN, "status", "--json", "--master", "127.0.0.1:" + std::to_string(port)}, 20s).output;
-  EXPECT_TRUE(std::regex_search(json, std::regex(R"(\{"host":"[^"]*","in_state_s":[0-9.e+-]+,"inits":\d+,"log_file":"[^"]*/logs/rank_1\.log","node":0,"pid":\d+,"progress_age_s":[0-9.e+-]+,"rank":1,"state":"suspect","steps":[1-9]\d*\})")))
+  EXPECT_TRUE(std::regex_search(json, std::regex(R"(\{"compute_share":(null|[0-9.e+-]+),"host":"[^"]*","in_state_s":[0-9.e+-]+,"inits":\d+,"log_file":"[^"]*/logs/rank_1\.log","node":0,"pid":\d+,"progress_age_s":[0-9.e+-]+,"rank":1,"state":"suspect","steps":[1-9]\d*,"straggler":false\})")))
       << json;
   EXPECT_TRUE(std::regex_search(json, std::regex(R"("generation":0,"host")"))) << json;
   EXPECT_NE(json.find("\"phase\":\"running\""), std::string::npos) << json;

@@ -12,7 +12,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "wire/launcher_messages.h"
-#include "master/master_hang_watch.h"
+#include "master/hang_investigation.h"
 #include "policy_stories.h"
 #include "two_node_settings.h"
 
@@ -87,11 +87,11 @@ struct WatchedJob {
   MasterTimeline timeline;
   std::vector<long> asked;
   std::vector<FoundHang> hangs;
-  MasterHangWatch watch;
+  HangInvestigation watch;
   PolicyClock::time_point start;
 };
 
-TEST(MasterHangWatch, ASilentRankGetsAStackRoundThenAHangForThePolicyOnceItsStacksAreIn) {
+TEST(HangInvestigation, ASilentRankGetsAStackRoundThenAHangForThePolicyOnceItsStacksAreIn) {
   WatchedJob job;
   job.report(1s, {50, 50, 50, 50}, 1000, {0, 0, 0, 0});
   job.watch.check(job.start + 5s);
@@ -119,7 +119,7 @@ TEST(MasterHangWatch, ASilentRankGetsAStackRoundThenAHangForThePolicyOnceItsStac
 
 // etcd: the step interval learnt goes with every save of the policy's state; a save of its own
 // only when it grew by more than a tenth since the value last carried.
-TEST(MasterHangWatch, TheLearntStepIntervalIsSavedOnlyWhenItGrewEnough) {
+TEST(HangInvestigation, TheLearntStepIntervalIsSavedOnlyWhenItGrewEnough) {
   CoordinatorSettings s = short_deadlines();
   std::vector<double> saved;  // the learnt step interval of each state saved
   s.save_state = [&](std::string state, std::function<void()>) {
@@ -148,7 +148,7 @@ TEST(MasterHangWatch, TheLearntStepIntervalIsSavedOnlyWhenItGrewEnough) {
 }
 
 // A coordinator that takes over carries the last one's interval on, even before it learns one.
-TEST(MasterHangWatch, AnIntervalCarriedFromTheLastCoordinatorIsNeverSavedLower) {
+TEST(HangInvestigation, AnIntervalCarriedFromTheLastCoordinatorIsNeverSavedLower) {
   WatchedJob job;
   job.watch.seed_from_state(CarriedState{3.0});
   EXPECT_EQ(job.watch.carried_state().learnt_step_interval_s, 3.0);
@@ -156,7 +156,7 @@ TEST(MasterHangWatch, AnIntervalCarriedFromTheLastCoordinatorIsNeverSavedLower) 
   EXPECT_EQ(job.watch.carried_state().learnt_step_interval_s, 3.0);
 }
 
-TEST(MasterHangWatch, StacksQueriesStartJoinAndRefuseRounds) {
+TEST(HangInvestigation, StacksQueriesStartJoinAndRefuseRounds) {
   CoordinatorSettings s = short_deadlines();
   s.config.token = "hang-watch-test-token";  // a multi-node job answers `stacks` only with one
   WatchedJob job(s);
@@ -175,19 +175,19 @@ TEST(MasterHangWatch, StacksQueriesStartJoinAndRefuseRounds) {
   EXPECT_NE(unknown.text.find("no stack round 99"), std::string::npos) << unknown.text;
 }
 
-TEST(MasterHangWatch, AMultiNodeJobWithoutATokenRefusesStacks) {
+TEST(HangInvestigation, AMultiNodeJobWithoutATokenRefusesStacks) {
   WatchedJob job;
   const StacksReply refused = decode_stacks_reply(job.watch.answer_stacks_query({}));
   EXPECT_EQ(refused.kind, StacksReply::Kind::Error);
   EXPECT_TRUE(job.asked.empty());
 }
 
-TEST(MasterHangWatch, StatusSaysTheDeadlinesOnlyOnceTheJobIsPlanned) {
+TEST(HangInvestigation, StatusSaysTheDeadlinesOnlyOnceTheJobIsPlanned) {
   boost::asio::io_context io;
   CoordinatorSettings s = short_deadlines();
   JobPolicy joining(testing::settings());
   MasterTimeline timeline(joining, s.config);
-  MasterHangWatch watch(io, s, HistorySeed{}, joining, timeline, {});
+  HangInvestigation watch(io, s, HistorySeed{}, joining, timeline, {});
   EXPECT_EQ(watch.status_text(), "");
   const StacksReply refused = decode_stacks_reply(watch.answer_stacks_query({}));
   EXPECT_NE(refused.text.find("no workers to take stacks from"), std::string::npos) << refused.text;

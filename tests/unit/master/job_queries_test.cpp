@@ -19,15 +19,15 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 struct MasterOfTwoNodes {
   explicit MasterOfTwoNodes(std::string token = "") : policy(testing::settings()), timeline(policy, config(token)),
-        hang_watch(io, settings(token), HistorySeed{}, policy, timeline, stack_requests_to(channel)),
+        investigation(io, settings(token), HistorySeed{}, policy, timeline, stack_requests_to(channel)),
         stragglers(timeline),
-        queries(config(token), policy, hang_watch, stragglers, timeline, [this] { return attached ? &channel : nullptr; }) {
+        queries(config(token), policy, investigation, stragglers, timeline, [this] { return attached ? &channel : nullptr; }) {
     channel.joined = {testing::node(0)};
   }
-  ~MasterOfTwoNodes() { hang_watch.close(); }
+  ~MasterOfTwoNodes() { investigation.close(); }
   // Stack rounds ask the nodes through `channel`; a hang is never found here.
-  static MasterHangWatch::Hooks stack_requests_to(RecordingChannel& channel) {
-    MasterHangWatch::Hooks hooks;
+  static HangInvestigation::Hooks stack_requests_to(RecordingChannel& channel) {
+    HangInvestigation::Hooks hooks;
     hooks.ask_nodes = [&channel](long round) { channel.broadcast(messages::encode(Generation{0}, messages::CollectStacks{round})); };
     return hooks;
   }
@@ -47,7 +47,7 @@ struct MasterOfTwoNodes {
   bool attached = true;
   JobPolicy policy;
   MasterTimeline timeline;
-  MasterHangWatch hang_watch;
+  HangInvestigation investigation;
   StragglerReports stragglers;
   JobQueries queries;
 };
