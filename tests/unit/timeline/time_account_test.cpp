@@ -17,44 +17,29 @@ constexpr std::int64_t kSecond = 1000000;
 struct Story {
   std::vector<Event> events;
 
-  void generation(std::uint64_t g, double at_s) {
+  // One event at `at_s` on a lane: the job's (node kJobLane), a node's, or a rank's.
+  Event& add(std::uint64_t g, double at_s, int node, int rank, EventType type, std::string name, std::string category) {
     Event e;
     e.at_us = us(at_s);
     e.generation = Generation{g};
-    e.type = EventType::State;
-    e.category = "generation";
-    e.name = "generation " + std::to_string(g);
-    events.push_back(e);
+    e.node = node;
+    e.rank = rank;
+    e.type = type;
+    e.name = std::move(name);
+    e.category = std::move(category);
+    return events.emplace_back(std::move(e));
+  }
+  void generation(std::uint64_t g, double at_s) {
+    add(g, at_s, kJobLane, kNodeLane, EventType::State, "generation " + std::to_string(g), "generation");
   }
   void rank(std::uint64_t g, int node, int rank, const std::string& state, double at_s) {
-    Event e;
-    e.at_us = us(at_s);
-    e.generation = Generation{g};
-    e.node = node;
-    e.rank = rank;
-    e.type = EventType::State;
-    e.name = state;
-    events.push_back(e);
+    add(g, at_s, node, rank, EventType::State, state, "");
   }
   void first_step(std::uint64_t g, int node, int rank, double at_s) {
-    Event e;
-    e.at_us = us(at_s);
-    e.generation = Generation{g};
-    e.node = node;
-    e.rank = rank;
-    e.name = kFirstStepName;
-    e.category = kProgressCategory;
-    events.push_back(e);
+    add(g, at_s, node, rank, EventType::Instant, kFirstStepName, kProgressCategory);
   }
   void instant(std::uint64_t g, const std::string& category, double at_s, int node = kJobLane, int rank = kNodeLane) {
-    Event e;
-    e.at_us = us(at_s);
-    e.generation = Generation{g};
-    e.node = node;
-    e.rank = rank;
-    e.category = category;
-    e.name = category;
-    events.push_back(e);
+    add(g, at_s, node, rank, EventType::Instant, category, category);
   }
   static std::int64_t us(double s) { return static_cast<std::int64_t>(s * kSecond); }
 };
