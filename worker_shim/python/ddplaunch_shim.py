@@ -88,38 +88,42 @@ def _wraps(wrapper, original):
 class _StepCounter:
     """Counts every step (a clock read and a few adds); a report is due on the first step and
     then at most once per `every` seconds, with the longest gap since the previous report, the
-    wall time since that report and the seconds waited inside collectives in it (the launcher's
-    straggler watch: compute = span - wait). The same rule as
-    worker_shim/include/ddplaunch/step_counter.h."""
+    wall time since that report and the part of it spent waiting inside collectives (the
+    launcher's straggler watch: compute = span - wait). The same rule as
+    worker_shim/include/ddplaunch/step_counter.h; the waiting comes from the steps the wait
+    module timed (ddplaunch_wait.CollectiveWait: all of them, or a sample of short ones), as
+    their share of the span."""
 
-    __slots__ = ("every", "steps", "max_ms", "waited", "last_step", "last_report")
+    __slots__ = ("every", "steps", "max_ms", "last_step", "last_report")
 
     def __init__(self, every=1.0):
         self.every = every
         self.steps = 0
         self.max_ms = 0
-        self.waited = 0.0
         self.last_step = 0.0
         self.last_report = 0.0
 
-    def on_step(self, now, waited=0.0):
+    def on_step(self, now, wait=None):
         """Returns (steps, max_interval_ms, span_ms, wait_ms) when a report is due, else None;
-        `waited`: seconds inside collectives during this step."""
+        `wait`: the CollectiveWait that times the steps (None: no waiting measured). A report
+        whose steps were none of them timed carries span 0 and wait 0: nothing measured, which
+        the launcher skips."""
         self.steps += 1
+        if wait is not None:
+            wait.on_step(now)
         if self.steps > 1:
             gap = int((now - self.last_step) * 1000)
             if gap > self.max_ms:
                 self.max_ms = gap
-            self.waited += waited
         self.last_step = now
         if self.steps > 1 and now - self.last_report < self.every:
             return None
-        span_ms = int((now - self.last_report) * 1000) if self.steps > 1 else 0
-        wait_ms = min(int(self.waited * 1000), span_ms)
+        share = wait.take_share() if wait is not None else None
+        span_ms = int((now - self.last_report) * 1000) if self.steps > 1 and share is not None else 0
+        wait_ms = min(int(span_ms * share + 0.5), span_ms) if span_ms > 0 else 0
         self.last_report = now
         due = (self.steps, self.max_ms, span_ms, wait_ms)
         self.max_ms = 0
-        self.waited = 0.0
         return due
 
 
@@ -140,8 +144,7 @@ def step():
     a second. Called automatically after every optimizer step (and DDP forward when no
     optimizer is seen); call it yourself from a custom loop. Never raises."""
     try:
-        wait = _wait[0]
-        due = _counter.on_step(time.monotonic(), wait.take() if wait is not None else 0.0)
+        due = _counter.on_step(time.monotonic(), _wait[0])
         if due is not None:
             report("step", "%d %d %d %d" % due)
     except Exception:
@@ -185,7 +188,7 @@ _COLLECTIVES = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_i
 
 def _wrap_collective(original):
     """Counts one progress sign when the collective returned (an async one: when issued), and
-    a synchronous one's time inside the call as waiting."""
+    a synchronous one's time inside the call as waiting (in a step the wait module times)."""
     def counted(*args, **kwargs):
         _in_collective[0] += 1
         started = time.monotonic()

@@ -2,10 +2,10 @@
 
 A slow rank (a starved CPU, a throttled host, a slower disk for its shard) is invisible in the
 step rate: every rank steps at the pace of the slowest. What differs is where the time goes:
-the slow rank computes while the others wait inside the collectives for it. This module keeps
-the seconds of waiting since the last step report; ddplaunch_shim sends them with each "step"
-report, beside the wall time those steps covered, so the launcher reads per rank
-compute = span - wait.
+the slow rank computes while the others wait inside the collectives for it. This module gives,
+at each step report of ddplaunch_shim, the share of the time since the previous report spent
+waiting; the shim sends it as the wall time those steps covered and the waiting in it, so the
+launcher reads per rank compute = span - wait.
 
 What is measured, with host clocks (the CPU path; on CUDA the same points would be read with
 events recorded on the stream, since a host clock there times the launch, not the kernel):
@@ -13,38 +13,104 @@ events recorded on the stream, since a host clock there times the launch, not th
   computes, and backward returns only once the last bucket's all-reduce is done. A rank waits
   from the end of its own backward computation to that return. The end of the computation is
   an autograd engine callback queued when backward reaches the model's output (a hook on the
-  output tensor, set at each forward): it runs once the graph is computed, before DDP's own
+  output tensor, set at the forward): it runs once the graph is computed, before DDP's own
   callback that waits for the all-reduce. The return is timed around torch.autograd.backward.
   Nothing of DDP is replaced or registered with it (no communication hook).
 - A synchronous torch.distributed collective called by the program: the time inside the call
   (ddplaunch_shim's collective wrapper adds it).
 
+Which steps are timed. Timing a DDP step costs about 15-20 µs of CPU (most of it torch
+registering a Python hook on the output at the forward and the engine calling it; then the
+callback and the timed backward), 6 % of a 0.3 ms step; a step not timed costs about 1 µs (the
+draw, a running mean, the checks). So a step is timed with probability mean step interval / EVERY_STEP_FROM: every step
+when steps take 10 ms or more, else about 100 steps a second (about 2 ms a second spent timing,
+0.2 %). The share of waiting is that of the timed steps, whose wall time is known exactly, and
+the report's wait is that share of its span: a sampled report gives the same compute share as
+a fully timed one, and some 2000 timed steps fill the launcher's 20 s window. The draw is
+random (from a generator of this module's own, so the program's `random` sequence is
+untouched) and independent of the step it picks, so a job whose steps alternate short and long
+is not timed on its short steps only.
+
 Loaded by ddplaunch_shim (by path, beside it) once init_process_group succeeded; never raises
 into the program.
 """
 
+import random
 import time
 
 _WRAPPED_MARK = "_ddplaunch_wrapped"
 
+# Steps at least this long (the mean interval) are all timed; shorter ones in proportion.
+EVERY_STEP_FROM = 0.010
+# Weight of the latest step interval in the running mean that sets the odds (about the last
+# 20 steps): a job's step time is learnt within a few dozen steps, and an odd long step (an
+# evaluation, a checkpoint) only has the next hundred or so steps all timed.
+_MEAN_WEIGHT = 0.05
+
 
 class CollectiveWait:
-    """Seconds of waiting since the last take(); fed from the program's thread (plain float
-    stores under the GIL)."""
+    """The waiting of the timed steps since the last take_share(); fed from the program's
+    thread (plain float stores under the GIL). Pure apart from the clock reads of the hooks
+    below: step boundaries come in as times, and `draw` (a uniform [0, 1) generator) may be
+    given for tests."""
 
-    __slots__ = ("waited", "computed_at")
+    __slots__ = ("timing", "waited", "computed_at", "timed_span", "timed_waited", "timed_steps",
+                 "step_began", "mean_interval", "draw", "engine", "computed", "reached")
 
-    def __init__(self):
-        self.waited = 0.0
-        self.computed_at = 0.0  # the current backward's graph computed (0: not in one)
+    def __init__(self, draw=None):
+        self.timing = True          # the current step is timed (the first one always)
+        self.waited = 0.0           # waiting in the current step (when timed)
+        self.computed_at = 0.0      # the current backward's graph computed (0: not in one)
+        self.timed_span = 0.0       # wall time of the timed steps since take_share()
+        self.timed_waited = 0.0     # their waiting
+        self.timed_steps = 0        # steps timed in all (tests and benchmarks read it)
+        self.step_began = 0.0       # 0: no step boundary seen yet
+        self.mean_interval = EVERY_STEP_FROM  # until learnt: every step timed
+        self.draw = draw or random.Random().random
+        self.engine = None          # the autograd engine, found at the first timed forward
+        # Bound once, not made per step: the engine callback that notes the graph computed, and
+        # the output tensor's hook that queues it.
+        self.computed = self._computed
+        self.reached = self._reached
 
     def add(self, seconds):
-        if seconds > 0:
+        """Waiting inside a collective; counted when the current step is timed."""
+        if self.timing and seconds > 0:
             self.waited += seconds
 
-    def take(self):
-        waited, self.waited = self.waited, 0.0
-        return waited
+    def on_step(self, now):
+        """A step ended at `now` and the next begins: the ended one's wall time and waiting are
+        kept when it was timed; whether the next one is timed is drawn."""
+        if self.step_began > 0:
+            interval = now - self.step_began
+            if interval > 0:
+                self.mean_interval += (interval - self.mean_interval) * _MEAN_WEIGHT
+            if self.timing:
+                self.timed_span += max(interval, 0.0)
+                self.timed_waited += min(self.waited, max(interval, 0.0))
+                self.timed_steps += 1
+        self.step_began = now
+        self.waited = 0.0
+        self.timing = self.mean_interval >= EVERY_STEP_FROM or \
+            self.draw() * EVERY_STEP_FROM < self.mean_interval
+
+    def take_share(self):
+        """The share of the timed steps' wall time spent waiting since the last call, in
+        [0, 1]; None when no step was timed (nothing measured)."""
+        span, waited = self.timed_span, self.timed_waited
+        self.timed_span = self.timed_waited = 0.0
+        if span <= 0:
+            return None
+        return min(waited / span, 1.0)
+
+    def _computed(self):
+        self.computed_at = time.monotonic()
+
+    def _reached(self, grad):
+        try:
+            self.engine.queue_callback(self.computed)
+        except Exception:
+            pass
 
 
 def _first_grad_tensor(output):
@@ -60,33 +126,29 @@ def _first_grad_tensor(output):
 
 
 def mark_output(output, wait):
-    """At a DDP forward: when backward reaches `output`, queue the callback that notes the end of
-    the graph's computation (it runs before DDP's own, queued later, which waits for the
-    all-reduce)."""
+    """At a DDP forward of a timed step: when backward reaches `output`, queue the callback that
+    notes the end of the graph's computation (it runs before DDP's own, queued later, which
+    waits for the all-reduce). Nothing when the step is not timed."""
+    if not wait.timing:
+        return
     tensor = _first_grad_tensor(output)
     if tensor is None:
         return
     try:
-        from torch.autograd import Variable
-        engine = Variable._execution_engine
-
-        def computed():
-            wait.computed_at = time.monotonic()
-
-        def reached(grad):
-            try:
-                engine.queue_callback(computed)
-            except Exception:
-                pass
-        tensor.register_hook(reached)
+        if wait.engine is None:
+            from torch.autograd import Variable
+            wait.engine = Variable._execution_engine
+        tensor.register_hook(wait.reached)
     except Exception:
         pass
 
 
 def timed_backward(original, wait):
     """torch.autograd.backward, with the time from the graph computed to its return (DDP waiting
-    for the last all-reduce) counted as waiting."""
+    for the last all-reduce) counted as waiting in a timed step."""
     def backward(*args, **kwargs):
+        if not wait.timing:
+            return original(*args, **kwargs)
         wait.computed_at = 0.0
         try:
             return original(*args, **kwargs)
