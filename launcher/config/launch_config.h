@@ -12,6 +12,7 @@
 #include "output/stream_routing.h"
 #include "placement/cpu_placement.h"
 #include "policy/hang_action.h"
+#include "policy/straggler_action.h"
 #include "policy/hang_tracker.h"
 #include "policy/restart_settings.h"
 
@@ -122,6 +123,9 @@ struct LaunchConfig {
   HangSettings hang;
   HangActionSetting hang_action = HangActionSetting::Auto;  // auto: restart when restarts were asked, else stop
   HistoryFile history_file;           // where past runs' init and step times are kept, or off
+  // A persistent straggler: reported only, or its node swapped for a spare after this long.
+  StragglerAction straggler_action = StragglerAction::Report;
+  double straggler_swap_after_s = 300;
 
   // Workers.
   ShimChoice shim = ShimChoice::Auto;

@@ -264,6 +264,17 @@ constexpr OptionSpec kOptions[] = {
      .names = "--history-file", .group = G::Restarts, .value_name = "PATH|off",
      .help = "where past runs' init and step times are kept (default ~/.local/state/ddplaunch/history)"},
 
+    {.heading = "--- stragglers (the rank every other rank waits for) ---",
+     .key = "straggler.action", .field = choice_field<&L::straggler_action, kStragglerActionNames>(),
+     .doc = "a straggler that holds the job back for swap_after_s: report (say it; the job goes on)\n"
+            "| restart-without (with a spare: its node is excluded and the spare takes its slot)",
+     .names = "--straggler-action", .group = G::Restarts, .value_name = "report|restart-without",
+     .help = "a persistent straggler is only reported (default), or with --spares its node is swapped for a spare"},
+    {.key = "straggler.swap_after_s", .field = field<&L::straggler_swap_after_s>(),
+     .doc = "restart-without: how long a straggler holds the job back before its node is swapped\n"
+            "(a restart costs the steps since the program's last checkpoint)",
+     .range = {1, kWeek, s}},
+
     {.heading = "--- workers ---------------------------------------------------------------------",
      .key = "shim", .field = choice_field<&L::shim, kShimChoiceNames>(),
      .doc = "init reporting: auto (NCCL LD_PRELOAD when built with NCCL, Python\n"

@@ -9,6 +9,7 @@
 // values outside sane ranges are ignored, and a seed needs several samples.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct HistorySeed {
   double init_p99_s = -1;    // -1: not enough samples
   double step_p99_s = -1;
   std::string explained;     // "history: p99 of 12 runs (~/.local/state/ddplaunch/history)"
+  // The hosts that caused trouble in recent runs of any job (lemon_hosts.h), each with its
+  // record as said to the person: "host h3 failed ranks in 2 ... of the last 10 runs (...)".
+  std::map<std::string, std::string> troubled_hosts;
 };
 
 class RunHistory {

@@ -30,6 +30,8 @@ PolicySettings policy_settings(const CoordinatorSettings& s, const HistorySeed& 
   p.membership_settings = MembershipSettings{min_nodes(s.config), s.config.nodes, m.spares, m.last_call_s,
                                              m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes};
   p.hang_action = resolve_hang_action(s.config.hang_action, s.config.restart);
+  p.straggler_action = s.config.straggler_action;
+  p.straggler_swap_after_s = s.config.straggler_swap_after_s;
   apply_history_seed(seed, p);
   return p;
 }

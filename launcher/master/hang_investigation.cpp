@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "history/lemon_hosts.h"
 #include "wire/launcher_messages.h"
 #include "ddplaunch/base/time_units.h"
 
@@ -34,12 +35,16 @@ HistorySeed load_history_seed(const CoordinatorSettings& s) {
   const std::string path = history_path(s.config);
   if (path.empty() || s.doctor) return {};
   std::string warning;
-  HistorySeed seed = RunHistory::load(path, &warning).seed(signature_of(s));
+  const RunHistory history = RunHistory::load(path, &warning);
   if (!warning.empty()) spdlog::warn("run history: {}", warning);
+  HistorySeed seed = history.seed(signature_of(s));
+  for (const LemonHost& lemon : lemon_hosts(history.records())) seed.troubled_hosts[lemon.host] = lemon_host_line(lemon);
   return seed;
 }
 
 void apply_history_seed(const HistorySeed& seed, PolicySettings& p) {
+  p.troubled_hosts = seed.troubled_hosts;
+  for (const auto& [host, record] : seed.troubled_hosts) p.membership_settings.reserve_hosts.push_back(host);
   if (seed.init_p99_s <= 0) return;
   p.history_init_s = seed.init_p99_s * kHistoryInitFactor;
   p.history_explained = fmt::format("{:g} x init p99 {}, {}", kHistoryInitFactor, human_duration(seed.init_p99_s),

@@ -68,6 +68,13 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(Generation generation, const std
     return out;
   }
   tracker_.reset(nodes_.node_of_each_rank(), now);
+  if (generation == Generation{0} && !membership_)  // with membership, each is named as it joins
+    for (const auto& node : nodes) {
+      auto named = name_troubled_host(node.facts.hostname, fmt::format("it takes part as node {} (with --spares, "
+                                                                          "it would be kept in reserve as the spare)",
+                                                                          node.node_rank));
+      if (named) out.push_back(*named);
+    }
   // Only init failures lengthen the init deadline: a membership change is no failure, and a
   // program's own error (setup or runtime) says nothing about how long init takes here.
   init_deadline_.plan(nodes, budget_.init_failure_restarts());

@@ -30,6 +30,7 @@
 #include "policy/probe_round.h"
 #include "policy/restart_budget.h"
 #include "policy/restart_settings.h"
+#include "policy/straggler_action.h"
 
 namespace ddplaunch {
 
@@ -52,6 +53,14 @@ struct PolicySettings {
   HangAction hang_action = HangAction::Stop;
   double history_init_s = 0;
   std::string history_explained;
+  // Hosts that caused trouble in past runs (the run history's lemon hosts) and their record,
+  // for the person: named when they join; with spares they are the spares kept in reserve
+  // (membership_settings.reserve_hosts).
+  std::map<std::string, std::string> troubled_hosts;
+  // A straggler that held the job back for straggler_swap_after_s: reported only, or its node
+  // swapped for a spare (a membership restart).
+  StragglerAction straggler_action = StragglerAction::Report;
+  double straggler_swap_after_s = 300;
 };
 
 enum class JobPhase {
@@ -126,6 +135,11 @@ class JobPolicy {
   // A person quit `rank`'s debugger at the debug console and confirmed: the job ends on every
   // node with that as its root cause (exit status 1), no restart spent.
   Decisions on_debugger_quit(Generation generation, int rank);
+  // `rank` on `node` has held the job back as a straggler for `held_s` (`what` says how): with
+  // straggler.action restart-without, once it held for straggler_swap_after_s, its node is
+  // swapped for a spare — excluded, the spare takes its slot, the group restarts (no restart
+  // budget spent); without a spare that is said once a generation and the job goes on.
+  Decisions on_persistent_straggler(int node, int rank, double held_s, const std::string& what, TimePoint now);
 
   // Timers the shell armed on the policy's behalf, and its periodic sweep.
   Decisions on_backoff_elapsed(Generation generation);
@@ -166,6 +180,8 @@ class JobPolicy {
   Decisions conclude_probe();
   Decisions apply_membership_change(const MembershipChange& change);
   Decisions restart_for_membership(const std::string& reason, bool hold);
+  // "host h3 failed ranks in 2 ... of the last 10 runs: <standing>", for a host with a record.
+  std::optional<decision::Log> name_troubled_host(const std::string& host, const std::string& standing) const;
 
   PolicySettings settings_;
   JobPhase phase_ = JobPhase::Joining;
@@ -188,6 +204,7 @@ class JobPolicy {
   std::optional<Membership> membership_;  // membership mode only
   int membership_restarts_ = 0;           // generations started by a membership change
   Generation first_generation_;           // membership's first plan: 0, or the one after a coordinator moved
+  std::optional<Generation> straggler_answered_;  // the persistent straggler of this generation was acted on
 };
 
 // A JobPolicy restored from a saved state, and what the shell's parts carried along with it.

@@ -39,6 +39,15 @@ JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& r
             TellMember{record.member_id, refusal, true}};
   Decisions out;
   const Member* member = membership_->member(record.member_id);
+  if (member) {
+    const bool kept = member->role == MemberRole::Spare;
+    auto named = name_troubled_host(
+        host, kept ? "it is kept as a spare: a lost or swapped node's slot goes to the other spares first"
+                   : fmt::format("it takes part{}", settings_.membership_settings.spares > 0
+                                                        ? " (every spare place was taken)"
+                                                        : " (with --spares, it would be kept in reserve as the spare)"));
+    if (named) out.push_back(*named);
+  }
   if (member && member->role == MemberRole::Spare) {
     out.push_back(Log{Severity::Info, fmt::format("host {} ({}) joined as a hot spare", host, record.observed_address)});
     out.push_back(TellMember{record.member_id,
@@ -92,6 +101,29 @@ JobPolicy::Decisions JobPolicy::on_member_lost(const rendezvous::NodeRecord& rec
   Decisions changed = apply_membership_change(change);
   out.insert(out.end(), changed.begin(), changed.end());
   return out;
+}
+
+std::optional<Log> JobPolicy::name_troubled_host(const std::string& host, const std::string& standing) const {
+  auto record = settings_.troubled_hosts.find(host);
+  if (record == settings_.troubled_hosts.end()) return std::nullopt;
+  return Log{Severity::Warn, fmt::format("{}: {} (the run history: `ddplaunch doctor` shows it)", record->second, standing)};
+}
+
+JobPolicy::Decisions JobPolicy::on_persistent_straggler(int node, int rank, double held_s, const std::string& what,
+                                                        TimePoint now) {
+  if (settings_.straggler_action != StragglerAction::RestartWithout || phase_ != JobPhase::Running ||
+      held_s < settings_.straggler_swap_after_s || straggler_answered_ == generation_)
+    return {};
+  straggler_answered_ = generation_;
+  const std::string reason =
+      fmt::format("rank {} held the job back as a straggler for {} (straggler.action restart-without): {}", rank,
+                  human_duration(held_s), what);
+  MembershipChange change = membership_ ? membership_->on_straggler(node, reason, now) : MembershipChange{};
+  if (change.kind == MembershipChange::Kind::None)
+    return {Log{Severity::Warn, fmt::format("{} — but there is no spare to take node {}'s place, so the job goes on at "
+                                            "its pace: start launchers with --spares to have one",
+                                            reason, node)}};
+  return apply_membership_change(change);
 }
 
 JobPolicy::Decisions JobPolicy::on_coordinator_moved() {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ddplaunch/base/name_table.h"
 #include "ddplaunch/rendezvous/node_rank_assignment.h"
@@ -37,11 +38,28 @@ Member* Membership::find(int id) {
   return it == members_.end() ? nullptr : &*it;
 }
 
-Member* Membership::oldest_spare() {
+Member* Membership::oldest_spare(bool reserve_too) {
   Member* best = nullptr;
-  for (auto& m : members_)
-    if (m.role == MemberRole::Spare && (!best || m.since < best->since)) best = &m;
+  for (auto& m : members_) {
+    if (m.role != MemberRole::Spare || (!reserve_too && reserved(m))) continue;
+    if (!best || std::pair(reserved(m), m.since) < std::pair(reserved(*best), best->since)) best = &m;
+  }
   return best;
+}
+
+Member* Membership::active_at(int slot) {
+  auto it = std::find_if(members_.begin(), members_.end(),
+                         [slot](const Member& m) { return m.role == MemberRole::Active && m.slot == slot; });
+  return it == members_.end() ? nullptr : &*it;
+}
+
+bool Membership::reserved(const Member& m) const {
+  const auto& hosts = settings_.reserve_hosts;
+  return m.role == MemberRole::Spare && std::find(hosts.begin(), hosts.end(), m.host) != hosts.end();
+}
+
+int Membership::spares_kept_in_reserve() const {
+  return static_cast<int>(std::count_if(members_.begin(), members_.end(), [this](const Member& m) { return reserved(m); }));
 }
 
 const Member* Membership::member(int id) const {
@@ -111,7 +129,11 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
   const int spares = static_cast<int>(std::count_if(members_.begin(), members_.end(), [](const Member& m) { return m.role == MemberRole::Spare; }));
   const bool elastic = settings_.min_nodes < settings_.max_nodes;
   const bool asks_for_spare = requested_slot >= settings_.max_nodes;
-  if (!started_ && size() < settings_.max_nodes && !asks_for_spare) {
+  const auto& reserve = settings_.reserve_hosts;
+  // A launcher placed by its --node-rank (the master's asks for 0) takes its place.
+  const bool keep_in_reserve = !started_ && spares < settings_.spares && requested_slot < 0 &&
+                               std::find(reserve.begin(), reserve.end(), host) != reserve.end();
+  if (!started_ && size() < settings_.max_nodes && !asks_for_spare && !keep_in_reserve) {
     members_.push_back({id, host, MemberRole::Active, -1, requested_slot, "joined", now, 0});
     if (size() == settings_.max_nodes) return start(fmt::format("all {} nodes joined", size()));
     if (size() >= settings_.min_nodes && !min_reached_at_) min_reached_at_ = now;
@@ -125,7 +147,10 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
                              "--spares on every node to keep more spares", size(), settings_.spares);
     return {};
   }
-  members_.push_back({id, host, MemberRole::Spare, -1, -1, started_ ? "joined the running job" : "joined as a spare", now, 0});
+  members_.push_back({id, host, MemberRole::Spare, -1, -1,
+                      keep_in_reserve ? "kept in reserve: its host caused trouble in past runs"
+                                      : started_ ? "joined the running job" : "joined as a spare",
+                      now, 0});
   if (!started_) return {};
   if (waiting_until_) {  // a gap to fill: the lowest free slot (fixed size) or one more node (elastic)
     Member* m = find(id);
@@ -144,6 +169,13 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
 }
 
 MembershipChange Membership::on_tick(PolicyClock::time_point now) {
+  // Only the hosts kept in reserve are missing for the start: the last call waits for
+  // another launcher, then they take part.
+  const bool reserve_needed = !started_ && size() < settings_.min_nodes &&
+                              size() + spares_kept_in_reserve() >= settings_.min_nodes;
+  if (!reserve_needed) reserve_call_from_.reset();
+  else if (!reserve_call_from_) reserve_call_from_ = now;
+  else if (seconds(now - *reserve_call_from_) >= settings_.last_call_s) return start_without_more_launchers(now);
   if (!started_ && min_reached_at_ && seconds(now - *min_reached_at_) >= settings_.last_call_s)
     return start(fmt::format("{} of up to {} nodes joined and the last call ({:g} s) is over", size(),
                              settings_.max_nodes, settings_.last_call_s));
@@ -157,6 +189,23 @@ MembershipChange Membership::on_tick(PolicyClock::time_point now) {
             {}, {}};
   }
   return {};
+}
+
+MembershipChange Membership::start_without_more_launchers(PolicyClock::time_point now) {
+  std::vector<std::string> hosts;
+  while (size() < settings_.min_nodes) {
+    Member* m = oldest_spare();
+    if (!m) break;
+    m->role = MemberRole::Active;
+    m->reason = "takes part: no other launcher came to keep it in reserve";
+    m->since = now;
+    hosts.push_back(m->host);
+  }
+  reserve_call_from_.reset();
+  if (size() >= settings_.min_nodes && !min_reached_at_) min_reached_at_ = now;
+  return start(fmt::format("{} node(s) joined; no other launcher came within the last call ({:g} s, "
+                           "membership.last_call_s), so host(s) {} kept in reserve for trouble in past runs take part",
+                           size(), settings_.last_call_s, fmt::join(hosts, ", ")));
 }
 
 MembershipChange Membership::refill(int slot, const std::string& what, PolicyClock::time_point now) {
@@ -204,30 +253,40 @@ MembershipChange Membership::on_lost(int id, const std::string& why, PolicyClock
 }
 
 MembershipChange Membership::on_first_init_failure(int slot, const std::string& what, PolicyClock::time_point now) {
-  auto members = active();
-  auto it = std::find_if(members.begin(), members.end(), [slot](const Member* m) { return m->slot == slot; });
-  if (it == members.end()) return {};
-  Member* m = find((*it)->id);
+  Member* m = active_at(slot);
+  if (!m) return {};
   if (++m->first_init_failures < settings_.exclude_after) return {};
   // Excluding helps only when the job can go on without the node; otherwise the init
   // restart budget decides, as without membership.
   const bool elastic = settings_.min_nodes < settings_.max_nodes;
   if (!oldest_spare() && !(elastic && size() - 1 >= settings_.min_nodes)) return {};
-  const std::string reason =
-      fmt::format("{} excluded after {} init failures on its ranks: {}", node_name(*m), m->first_init_failures, what);
-  m->role = MemberRole::Excluded;
-  m->slot = -1;
-  m->reason = reason;
-  m->since = now;
-  if (settings_.exclude_cooldown_s > 0) cooldowns_.emplace_back(m->host, after(now, settings_.exclude_cooldown_s));
+  return exclude(*m, fmt::format("{} excluded after {} init failures on its ranks: {}", node_name(*m),
+                                  m->first_init_failures, what),
+                 now);
+}
+
+MembershipChange Membership::on_straggler(int slot, const std::string& what, PolicyClock::time_point now) {
+  Member* m = active_at(slot);
+  if (!m || !oldest_spare()) return {};
+  return exclude(*m, fmt::format("{} swapped out: {}", node_name(*m), what), now);
+}
+
+// An active node leaves the job for good (told to exit); a spare or the job's shrink takes its slot.
+MembershipChange Membership::exclude(Member& m, const std::string& reason, PolicyClock::time_point now) {
+  const int slot = m.slot;
+  m.role = MemberRole::Excluded;
+  m.slot = -1;
+  m.reason = reason;
+  m.since = now;
+  if (settings_.exclude_cooldown_s > 0) cooldowns_.emplace_back(m.host, after(now, settings_.exclude_cooldown_s));
   MembershipChange change = refill(slot, reason, now);
-  change.excluded.push_back(m->id);
+  change.excluded.push_back(m.id);
   return change;
 }
 
 MembershipChange Membership::grow_candidate(PolicyClock::time_point now) {
   if (!started_ || size() >= settings_.max_nodes) return {};
-  Member* spare = oldest_spare();
+  Member* spare = oldest_spare(false);  // a host kept in reserve waits for a slot to refill
   if (!spare) return {};
   const int slot = size();  // after the current active nodes
   spare->role = MemberRole::Active;

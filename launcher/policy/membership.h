@@ -15,6 +15,14 @@
 //    its host may join again).
 //  - Membership changes never spend the failure budget, but more than `max_changes` of them
 //    end the job (a flapping node cannot loop it forever).
+//  - Hosts that caused trouble in past runs (`reserve_hosts`, from the run history) are kept as
+//    the spares when the job has spares: one that joins before the start (not placed by
+//    --node-rank) waits as a spare
+//    while the spare places last, and takes part only when no other launcher came within the
+//    last call after every other node joined. A slot is refilled from the other spares first;
+//    an elastic job does not grow by a reserved host.
+//  - A node whose rank is a persistent straggler may be swapped for a spare (the job's
+//    straggler action): excluded like a node that fails init, its slot refilled.
 #pragma once
 
 #include <chrono>
@@ -39,6 +47,7 @@ struct MembershipSettings {
   int exclude_after = 2;       // first init failures on a node's ranks before it is excluded
   double exclude_cooldown_s = 0;
   int max_changes = 10;
+  std::vector<std::string> reserve_hosts;  // kept as the spares when there are spares (past trouble)
 };
 
 struct Member {
@@ -82,6 +91,9 @@ class Membership {
   MembershipChange on_lost(int id, const std::string& why, PolicyClock::time_point now);
   // The first init failure of a generation started on this active slot's ranks.
   MembershipChange on_first_init_failure(int slot, const std::string& what, PolicyClock::time_point now);
+  // The node in `slot` holds the job back (a persistent straggler): with a spare it is
+  // excluded and the spare takes its slot (Replace); without one nothing changes (None).
+  MembershipChange on_straggler(int slot, const std::string& what, PolicyClock::time_point now);
   // An elastic job below MAX with a spare: the change that grows it (None otherwise).
   MembershipChange grow_candidate(PolicyClock::time_point now);
 
@@ -98,7 +110,14 @@ class Membership {
  private:
   friend struct StateFields<Membership>;  // the state document saves every field but settings_ (policy_state.h)
   Member* find(int id);
-  Member* oldest_spare();
+  Member* active_at(int slot);
+  // The spare to promote: the oldest of those not kept in reserve, else (`reserve_too`) the
+  // oldest reserved one.
+  Member* oldest_spare(bool reserve_too = true);
+  bool reserved(const Member& m) const;  // a spare kept in reserve: its host caused past trouble
+  int spares_kept_in_reserve() const;
+  MembershipChange exclude(Member& m, const std::string& reason, PolicyClock::time_point now);
+  MembershipChange start_without_more_launchers(PolicyClock::time_point now);
   MembershipChange refill(int slot, const std::string& what, PolicyClock::time_point now);
   MembershipChange counted(MembershipChange change);  // applies the flap bound
   void renumber_active();
@@ -109,6 +128,8 @@ class Membership {
   bool started_ = false;
   std::optional<PolicyClock::time_point> min_reached_at_;
   std::optional<PolicyClock::time_point> waiting_until_;
+  // Before the start: since when only the spares kept in reserve keep the job from starting.
+  std::optional<PolicyClock::time_point> reserve_call_from_;
   int changes_ = 0;
   std::vector<std::pair<std::string, PolicyClock::time_point>> cooldowns_;  // host, until
 };

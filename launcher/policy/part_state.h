@@ -47,6 +47,7 @@ struct StateFields<Membership> {
     io("started", m.started_);
     io("min_reached_at", m.min_reached_at_);
     io("waiting_until", m.waiting_until_);
+    io("reserve_call_from", m.reserve_call_from_);
     io("changes", m.changes_);
     io("cooldowns", m.cooldowns_);
   }

@@ -37,6 +37,7 @@ struct StateFields<JobPolicy> {
     io("membership", p.membership_);
     io("membership_restarts", p.membership_restarts_);
     io("first_generation", p.first_generation_);
+    io("straggler_answered", p.straggler_answered_);
   }
 };
 

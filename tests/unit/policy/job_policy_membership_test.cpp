@@ -255,5 +255,75 @@ TEST(JobPolicyMembership, AMovedCoordinatorOfAnEndedJobDismissesWhoeverJoins) {
   EXPECT_NE(tell->text.find("already ended"), std::string::npos);
 }
 
+TEST(JobPolicyMembership, AHostWithARecordIsNamedWhenItJoinsAndKeptAsTheSpare) {
+  PolicySettings s = settings(2, 2, 1);
+  s.troubled_hosts["host1"] = "host host1 failed ranks in 2 of the last 10 runs";
+  s.membership_settings.reserve_hosts = {"host1"};
+  JobPolicy policy(s);
+  policy.on_member_joined(launcher(0, 0), t0);
+  auto lemon = policy.on_member_joined(launcher(1, -1), t0);
+  EXPECT_NE(logs(lemon).find("host host1 failed ranks in 2 of the last 10 runs: it is kept as a spare"),
+            std::string::npos)
+      << logs(lemon);
+  EXPECT_EQ(find<decision::BeginGeneration>(lemon), nullptr);
+  auto start = policy.on_member_joined(launcher(2, -1), t0 + 1s);
+  const auto* begin = find<decision::BeginGeneration>(start);
+  ASSERT_NE(begin, nullptr) << logs(start);
+  EXPECT_EQ(begin->members, (std::vector<int>{0, 2}));
+  EXPECT_EQ(logs(start).find("host1"), std::string::npos) << logs(start);  // another host: nothing said
+}
+
+TEST(JobPolicyMembership, WithoutSparesAHostWithARecordIsNamedAndTakesPart) {
+  PolicySettings s = settings(2, 2, 0);
+  s.membership = false;
+  s.troubled_hosts["host1"] = "host host1 was a straggler in 3 of the last 10 runs";
+  JobPolicy policy(s);
+  auto joined = policy.on_nodes_joined(Generation{0}, slots({0, 1}), t0);
+  EXPECT_NE(logs(joined).find("host host1 was a straggler in 3 of the last 10 runs: it takes part as node 1 (with "
+                              "--spares, it would be kept in reserve as the spare)"),
+            std::string::npos)
+      << logs(joined);
+}
+
+TEST(JobPolicyMembership, RestartWithoutSwapsAPersistentStragglersNodeForTheSpareOnce) {
+  PolicySettings s = settings(2, 2, 1);
+  s.straggler_action = StragglerAction::RestartWithout;
+  s.straggler_swap_after_s = 60;
+  JobPolicy policy(s);
+  join_two_and_a_spare_then_run(policy);
+  EXPECT_TRUE(policy.on_persistent_straggler(1, 1, 59, "computes 1.8x", t0 + 70s).empty());  // not yet
+  auto swap = policy.on_persistent_straggler(1, 1, 61, "computes 1.8x the median", t0 + 71s);
+  const auto* restart = find<decision::OrderRestart>(swap);
+  ASSERT_NE(restart, nullptr) << logs(swap);
+  EXPECT_EQ(restart->members, (std::vector<int>{0, 2}));
+  const auto* dismissed = find<decision::TellMember>(swap);
+  ASSERT_NE(dismissed, nullptr);
+  EXPECT_TRUE(dismissed->dismiss);
+  EXPECT_NE(dismissed->text.find("node 1 (host host1) swapped out: rank 1 held the job back as a straggler for 61 s"),
+            std::string::npos)
+      << dismissed->text;
+  EXPECT_EQ(policy.budget().used(), 0);  // a membership change, no restart spent
+  EXPECT_TRUE(policy.on_persistent_straggler(1, 1, 62, "computes 1.8x", t0 + 72s).empty());
+}
+
+TEST(JobPolicyMembership, RestartWithoutASpareOrInReportModeOnlySaysSo) {
+  PolicySettings s = settings(2, 2, 0);
+  s.straggler_action = StragglerAction::RestartWithout;
+  s.straggler_swap_after_s = 60;
+  JobPolicy policy(s);
+  join_two_then_run(policy);
+  auto said = policy.on_persistent_straggler(1, 1, 61, "computes 1.8x", t0 + 70s);
+  EXPECT_EQ(find<decision::OrderRestart>(said), nullptr);
+  EXPECT_NE(logs(said).find("no spare to take node 1's place, so the job goes on at its pace: start launchers with "
+                            "--spares"),
+            std::string::npos)
+      << logs(said);
+  EXPECT_TRUE(policy.on_persistent_straggler(1, 1, 90, "computes 1.8x", t0 + 99s).empty());  // said once
+
+  JobPolicy reporting(settings(2, 2, 1));
+  join_two_and_a_spare_then_run(reporting);
+  EXPECT_TRUE(reporting.on_persistent_straggler(1, 1, 1000, "computes 1.8x", t0 + 70s).empty());
+}
+
 }  // namespace
 }  // namespace ddplaunch

@@ -1,5 +1,6 @@
 // Membership: spares promoted into the lost slot, elastic MIN:MAX start/shrink/grow, the
-// below-MIN wait, bad-node exclusion with cooldown, rejoin, and the flap bound. Pure.
+// below-MIN wait, bad-node exclusion with cooldown, rejoin, the flap bound, hosts kept in
+// reserve for their past trouble, and a straggler's node swapped for a spare. Pure.
 #include <gtest/gtest.h>
 
 #include "policy/membership.h"
@@ -150,6 +151,87 @@ TEST(Membership, AFlappingNodeCannotLoopTheJobForever) {
     m.on_join(++id, "spare", t0 + std::chrono::seconds(round + 1), nullptr);
   }
   EXPECT_EQ(last, Kind::Fail);
+}
+
+TEST(Membership, AHostTroubledInPastRunsIsKeptAsTheSpareWhenAnotherLauncherCame) {
+  auto s = fixed(2, 1);
+  s.reserve_hosts = {"lemon"};
+  Membership m(s);
+  EXPECT_EQ(m.on_join(1, "a", t0, nullptr, 0).kind, Kind::None);     // the master's, placed at 0
+  EXPECT_EQ(m.on_join(2, "lemon", t0 + 1s, nullptr).kind, Kind::None);  // first, but kept in reserve
+  EXPECT_EQ(m.member(2)->role, MemberRole::Spare);
+  EXPECT_EQ(m.member(2)->reason, "kept in reserve: its host caused trouble in past runs");
+  EXPECT_EQ(m.on_join(3, "c", t0 + 2s, nullptr).kind, Kind::Start);
+  auto active = m.active();
+  ASSERT_EQ(active.size(), 2u);
+  EXPECT_EQ(active[0]->host, "a");
+  EXPECT_EQ(active[1]->host, "c");
+}
+
+TEST(Membership, AReservedHostTakesPartWhenNoOtherLauncherCameWithinTheLastCall) {
+  auto s = fixed(2, 1);
+  s.reserve_hosts = {"lemon"};
+  s.last_call_s = 10;
+  Membership m(s);
+  m.on_join(1, "a", t0, nullptr, 0);
+  m.on_join(2, "lemon", t0, nullptr);
+  EXPECT_EQ(m.on_tick(t0 + 1s).kind, Kind::None);  // the last call starts now
+  EXPECT_EQ(m.on_tick(t0 + 10s).kind, Kind::None);
+  auto start = m.on_tick(t0 + 11s);
+  ASSERT_EQ(start.kind, Kind::Start);
+  EXPECT_NE(start.reason.find("no other launcher came within the last call (10 s, membership.last_call_s), so "
+                              "host(s) lemon kept in reserve for trouble in past runs take part"),
+            std::string::npos)
+      << start.reason;
+  EXPECT_EQ(m.size(), 2);
+  EXPECT_EQ(m.member(2)->role, MemberRole::Active);
+}
+
+TEST(Membership, ReservedHostsAreLastToRefillASlotAndNeverGrowAnElasticJob) {
+  auto s = fixed(2, 2);
+  s.reserve_hosts = {"lemon"};
+  Membership m(s);
+  m.on_join(1, "lemon", t0, nullptr);      // reserve (oldest spare)
+  m.on_join(2, "a", t0 + 1s, nullptr, 0);
+  m.on_join(3, "b", t0 + 2s, nullptr);     // start
+  m.on_join(4, "spare", t0 + 3s, nullptr);
+  auto replaced = m.on_lost(3, "killed", t0 + 4s);
+  EXPECT_EQ(replaced.kind, Kind::Replace);
+  EXPECT_NE(replaced.reason.find("the spare on host spare takes node rank 1"), std::string::npos) << replaced.reason;
+  auto again = m.on_lost(4, "killed", t0 + 5s);  // only the reserved host is left: better than nothing
+  EXPECT_NE(again.reason.find("the spare on host lemon takes node rank 1"), std::string::npos) << again.reason;
+
+  MembershipSettings elastic = fixed(3, 1);
+  elastic.min_nodes = 1;
+  elastic.reserve_hosts = {"lemon"};
+  Membership grow(elastic);
+  grow.on_join(1, "a", t0, nullptr, 0);
+  grow.on_join(2, "lemon", t0, nullptr);
+  EXPECT_EQ(grow.on_tick(t0 + 31s).kind, Kind::Start);
+  EXPECT_EQ(grow.size(), 1);
+  EXPECT_EQ(grow.grow_candidate(t0 + 32s).kind, Kind::None);
+}
+
+TEST(Membership, APersistentStragglersNodeIsSwappedForASpareOnlyWhenThereIsOne) {
+  auto s = fixed(2, 1);
+  s.exclude_cooldown_s = 60;
+  Membership m(s);
+  m.on_join(1, "a", t0, nullptr, 0);
+  m.on_join(2, "slow", t0, nullptr);
+  EXPECT_EQ(m.on_straggler(1, "rank 1 held the job back", t0 + 1s).kind, Kind::None);  // no spare yet
+  EXPECT_EQ(m.member(2)->role, MemberRole::Active);
+  m.on_join(3, "fresh", t0 + 2s, nullptr);
+  auto swap = m.on_straggler(1, "rank 1 held the job back", t0 + 3s);
+  EXPECT_EQ(swap.kind, Kind::Replace);
+  EXPECT_EQ(swap.excluded, std::vector<int>{2});
+  EXPECT_EQ(swap.reason,
+            "node 1 (host slow) swapped out: rank 1 held the job back; the spare on host fresh takes node rank 1 "
+            "(world size unchanged)");
+  EXPECT_EQ(m.member(3)->slot, 1);
+  std::string refusal;
+  m.on_join(4, "slow", t0 + 4s, &refusal);
+  EXPECT_NE(refusal.find("host slow was excluded from this job"), std::string::npos) << refusal;
+  EXPECT_EQ(m.on_straggler(7, "no such node", t0 + 5s).kind, Kind::None);
 }
 
 }  // namespace
