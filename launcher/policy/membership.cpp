@@ -128,13 +128,16 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
     }
   const int spares = static_cast<int>(std::count_if(members_.begin(), members_.end(), [](const Member& m) { return m.role == MemberRole::Spare; }));
   const bool elastic = settings_.min_nodes < settings_.max_nodes;
-  const bool asks_for_spare = requested_slot >= settings_.max_nodes;
   const auto& reserve = settings_.reserve_hosts;
-  // A launcher placed by its --node-rank (the master's asks for 0) takes its place.
-  const bool keep_in_reserve = !started_ && spares < settings_.spares && requested_slot < 0 &&
+  // The master's launcher (placed at 0) always takes its place: MASTER_ADDR is its host.
+  const bool keep_in_reserve = !started_ && spares < settings_.spares && requested_slot != 0 &&
                                std::find(reserve.begin(), reserve.end(), host) != reserve.end();
+  // A launcher that asked to be a spare (--node-rank >= --nodes) while a host kept in reserve
+  // holds a spare's place takes a node's place instead: the two swap roles.
+  const bool asks_for_spare = requested_slot >= settings_.max_nodes && spares_kept_in_reserve() == 0;
   if (!started_ && size() < settings_.max_nodes && !asks_for_spare && !keep_in_reserve) {
-    members_.push_back({id, host, MemberRole::Active, -1, requested_slot, "joined", now, 0});
+    members_.push_back({id, host, MemberRole::Active, -1, requested_slot < settings_.max_nodes ? requested_slot : -1,
+                        "joined", now, 0});
     if (size() == settings_.max_nodes) return start(fmt::format("all {} nodes joined", size()));
     if (size() >= settings_.min_nodes && !min_reached_at_) min_reached_at_ = now;
     return {};

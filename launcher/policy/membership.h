@@ -16,11 +16,11 @@
 //  - Membership changes never spend the failure budget, but more than `max_changes` of them
 //    end the job (a flapping node cannot loop it forever).
 //  - Hosts that caused trouble in past runs (`reserve_hosts`, from the run history) are kept as
-//    the spares when the job has spares: one that joins before the start (not placed by
-//    --node-rank) waits as a spare
-//    while the spare places last, and takes part only when no other launcher came within the
-//    last call after every other node joined. A slot is refilled from the other spares first;
-//    an elastic job does not grow by a reserved host.
+//    the spares when the job has spares. One that joins before the start (but the master's
+//    own) waits as a spare while the spare places last; a launcher that asked to be a spare
+//    (--node-rank >= --nodes) takes the node place it left. It takes part only when no other
+//    launcher came within the last call after every other node joined. A slot is refilled
+//    from the other spares first; an elastic job does not grow by a reserved host.
 //  - A node whose rank is a persistent straggler may be swapped for a spare (the job's
 //    straggler action): excluded like a node that fails init, its slot refilled.
 #pragma once

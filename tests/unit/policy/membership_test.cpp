@@ -168,6 +168,22 @@ TEST(Membership, AHostTroubledInPastRunsIsKeptAsTheSpareWhenAnotherLauncherCame)
   EXPECT_EQ(active[1]->host, "c");
 }
 
+TEST(Membership, ALauncherThatAskedToBeASpareTakesTheNodePlaceTheReservedHostLeft) {
+  auto s = fixed(2, 1);
+  s.reserve_hosts = {"lemon"};
+  Membership m(s);
+  m.on_join(1, "a", t0, nullptr, 0);
+  m.on_join(2, "lemon", t0 + 1s, nullptr, 1);  // --node-rank 1, kept in reserve all the same
+  std::string refusal;
+  EXPECT_EQ(m.on_join(3, "c", t0 + 2s, &refusal, 2).kind, Kind::Start) << refusal;  // --node-rank 2: a spare
+  EXPECT_EQ(m.member(3)->slot, 1);
+  EXPECT_EQ(m.member(2)->role, MemberRole::Spare);
+  // The master's own launcher is never kept in reserve: MASTER_ADDR is its host.
+  Membership master_lemon(s);
+  master_lemon.on_join(1, "lemon", t0, nullptr, 0);
+  EXPECT_EQ(master_lemon.member(1)->role, MemberRole::Active);
+}
+
 TEST(Membership, AReservedHostTakesPartWhenNoOtherLauncherCameWithinTheLastCall) {
   auto s = fixed(2, 1);
   s.reserve_hosts = {"lemon"};
