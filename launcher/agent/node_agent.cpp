@@ -13,6 +13,7 @@
 #include "wire/master_orders.h"
 #include "agent/node_assignment.h"
 #include "agent/socket_ifname_choice.h"
+#include "policy/rank_report_period.h"
 #include "ddplaunch/preflight/env_conflicts.h"
 #include "ddplaunch/preflight/resolve.h"
 #include "ddplaunch/base/exit_codes.h"
@@ -123,7 +124,8 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
                a.rank_offset, a.rank_offset + plan_.nproc - 1, a.world_size);
   supervisor_.start(spec);
   rank_states_.send_now();
-  rank_states_.send_periodically();
+  rank_states_.send_periodically(
+      rank_report_period(static_cast<std::size_t>(a.node_count), plan_.config.hang.suspect_floor_s));
 }
 
 void NodeAgent::on_restart_order(Generation generation, const std::string& reason) {

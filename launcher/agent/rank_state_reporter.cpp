@@ -2,6 +2,8 @@
 // or periodically.
 #include "agent/rank_state_reporter.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <system_error>
 
@@ -11,8 +13,13 @@
 namespace ddplaunch {
 
 RankStateReporter::RankStateReporter(boost::asio::io_context& io, std::string hostname, const std::string& log_dir,
-                                     const NodeView& node, MasterLink& master)
-    : node_(node), master_(master), hostname_(std::move(hostname)), period_timer_(io), coalescing_timer_(io) {
+                                     const NodeView& node, MasterLink& master, const SystemFiles& files)
+    : node_(node),
+      master_(master),
+      hostname_(std::move(hostname)),
+      period_timer_(io),
+      coalescing_timer_(io),
+      signals_(files, ::sysconf(_SC_CLK_TCK)) {
   if (!log_dir.empty()) {
     std::error_code ignored;
     log_dir_shown_ = std::filesystem::absolute(log_dir, ignored).lexically_normal().string();
@@ -29,8 +36,23 @@ void RankStateReporter::send_now() {
   if (!master_.connected() || !may_report()) return;
   messages::RankStates states{hostname_, {}, log_dir_shown_};
   for (const auto& w : node_.workers()) states.ranks.push_back(rank_report_of(*w));
+  add_signals(states);
   master_.send(messages::encode(master_.generation(), states));
   send_timeline();
+}
+
+// The node's signals and each rank's CPU share over the sampler's window.
+void RankStateReporter::add_signals(messages::RankStates& states) {
+  std::vector<pid_t> pids;
+  for (const auto& r : states.ranks)
+    if (r.phase != RankPhase::Exited && r.pid > 0) pids.push_back(r.pid);
+  const NodeSample& sample = signals_.sample(pids, NodeSignalSampler::Clock::now());
+  states.signals = sample.signals;
+  for (auto& r : states.ranks) {
+    auto cores = sample.cpu_cores.find(r.pid);
+    if (r.phase != RankPhase::Exited && cores != sample.cpu_cores.end())
+      r.cpu_millicores = static_cast<long>(cores->second * 1000.0 + 0.5);
+  }
 }
 
 // Changes come in bursts (a thousand workers exiting at once): one report of the whole table
@@ -45,12 +67,13 @@ void RankStateReporter::send_soon() {
   });
 }
 
-void RankStateReporter::send_periodically() {
-  period_timer_.expires_after(kPeriod);
+void RankStateReporter::send_periodically(std::chrono::milliseconds period) {
+  period_ = period;
+  period_timer_.expires_after(period_);
   period_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || !running()) return;
     send_now();
-    send_periodically();
+    send_periodically(period_);
   });
 }
 

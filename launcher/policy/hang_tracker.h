@@ -72,9 +72,9 @@ class HangTracker {
   std::vector<HangEvent> check(PolicyClock::time_point now);
   // The last check's quiet ranks: every watched rank without progress for at least half its
   // suspect limit, the ranks of its events included. The stuck rank is sought among them:
-  // progress reports come about once a second, so the rank that stopped first is not always
-  // the first past a limit (a peer blocked in the collective it never joined may cross it a
-  // report earlier).
+  // progress reports come every 2 s (up to 10 s in a large job), so the rank that stopped
+  // first is not always the first past a limit (a peer blocked in the collective it never
+  // joined may cross it a report earlier).
   const std::vector<int>& quiet_ranks() const { return quiet_ranks_; }
   // A person holds a rank in a debugger: nobody is judged (the others wait for it by design);
   // when released, every rank's clock starts again at `now`.

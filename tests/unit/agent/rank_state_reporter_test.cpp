@@ -1,5 +1,6 @@
-// RankStateReporter: a burst of changes becomes one rank_states report, nothing goes out
-// before the node is assigned or without a master, and a stopped reporter sends nothing.
+// RankStateReporter: a burst of changes becomes one rank_states report, the periodic report
+// comes at the period it is given while the workers run, nothing goes out before the node is
+// assigned or without a master, and a stopped reporter sends nothing.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -57,11 +58,25 @@ TEST(RankStateReporter, NothingBeforeTheAssignmentOrWithoutAMaster) {
   EXPECT_EQ(node.master.count(messages::Kind::TimelineEvents), 1);
 }
 
+TEST(RankStateReporter, ThePeriodicReportComesAtItsPeriodWhileTheWorkersRun) {
+  FakeNode node(3, 10, Generation{4});
+  RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
+  const auto period = std::chrono::milliseconds(100);
+  const auto began = std::chrono::steady_clock::now();
+  reporter.send_periodically(period);
+  node.run_until([&] { return node.master.count(messages::Kind::RankStates) >= 3; });
+  ASSERT_EQ(node.master.count(messages::Kind::RankStates), 3);
+  EXPECT_GE(std::chrono::steady_clock::now() - began, 3 * period) << "one report a period, never sooner";
+  node.view.active = false;  // the workers ended: the period ends with them
+  node.run_for(3 * period);
+  EXPECT_EQ(node.master.count(messages::Kind::RankStates), 3);
+}
+
 TEST(RankStateReporter, AStoppedReporterSendsNothing) {
   FakeNode node(3, 10, Generation{4});
   RankStateReporter reporter(node.io, "node-a", "", node.view, node.master);
   reporter.send_soon();
-  reporter.send_periodically();
+  reporter.send_periodically(std::chrono::milliseconds(10));
   reporter.stop();
   node.run_for(RankStateReporter::kCoalescing * 5);
   EXPECT_TRUE(node.master.sent.empty());

@@ -1,0 +1,167 @@
+// The period of a node's rank reports: 2 s while the job is small, stretched with the node
+// count to keep the master's reports a second within its budget, and never so long that the
+// master's straggler watch or hang watch stops seeing: both are driven here at the longest
+// period and still name the slow rank, the stopped rank, and nobody in a healthy job.
+#include <gtest/gtest.h>
+
+#include <variant>
+#include <vector>
+
+#include "policy/hang_watch.h"
+#include "policy/rank_report_period.h"
+#include "policy/straggler_watch.h"
+
+namespace ddplaunch {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using TimePoint = PolicyClock::time_point;
+
+const TimePoint kStart = TimePoint{} + std::chrono::hours(1);
+constexpr double kDefaultFloor = HangSettings{}.suspect_floor_s;
+
+TEST(RankReportPeriod, ASmallJobReportsEveryTwoSeconds) {
+  for (std::size_t nodes : {0u, 1u, 64u, 1024u, 1600u})
+    EXPECT_EQ(rank_report_period(nodes, kDefaultFloor), milliseconds(2000)) << nodes << " nodes";
+}
+
+TEST(RankReportPeriod, ALargerJobStretchesItToKeepTheMastersReportsASecondWithinItsBudget) {
+  EXPECT_EQ(rank_report_period(4096, kDefaultFloor), milliseconds(5120));
+  EXPECT_EQ(rank_report_period(8000, kDefaultFloor), milliseconds(10000));
+  for (std::size_t nodes : {2048u, 4096u, 8000u}) {
+    const double per_s = static_cast<double>(nodes) * 1000.0 / static_cast<double>(rank_report_period(nodes, kDefaultFloor).count());
+    EXPECT_LE(per_s, static_cast<double>(kRankReportBudgetPerS) + 1) << nodes << " nodes";
+  }
+}
+
+TEST(RankReportPeriod, TheStretchStopsAtHalfTheStragglerWindow) {
+  const milliseconds longest = longest_rank_report_period(kDefaultFloor);
+  EXPECT_EQ(longest, milliseconds(10000));
+  EXPECT_LE(longest * 2, StragglerSettings{}.window);
+  EXPECT_EQ(rank_report_period(16384, kDefaultFloor), longest);
+  EXPECT_EQ(rank_report_period(1000000, kDefaultFloor), longest);
+}
+
+TEST(RankReportPeriod, ALowSuspectFloorShortensItButNeverBelowTwoSeconds) {
+  EXPECT_EQ(rank_report_period(16384, 20), milliseconds(5000));  // a quarter of the floor
+  EXPECT_EQ(rank_report_period(16384, 4), milliseconds(2000));
+  EXPECT_EQ(rank_report_period(16384, 0.5), milliseconds(2000));
+  EXPECT_EQ(rank_report_period(16384, 604800), milliseconds(10000));
+}
+
+// Every rank reports every `period` the wall time its steps covered and how much of it it
+// waited; the master checks every second (its sweep).
+struct StragglerJob {
+  StragglerWatch watch;
+  int world;
+  milliseconds period;
+  TimePoint now = kStart, next_report = kStart;
+  std::vector<straggler::Event> events;
+  int checks_without_shares = 0;  // after the first window: checks where some rank had no share
+
+  StragglerJob(int ranks, milliseconds report_period) : world(ranks), period(report_period) {
+    watch.on_generation(ranks, now);
+    next_report = now + period;
+  }
+
+  template <typename Share>
+  void run_for(seconds how_long, Share compute_share) {
+    const TimePoint until = now + how_long;
+    while (now < until) {
+      now += seconds(1);
+      if (now >= next_report) {
+        next_report += period;
+        for (int r = 0; r < world; ++r) {
+          const double c = compute_share(r);
+          watch.on_sample(r, period.count(), static_cast<long>(static_cast<double>(period.count()) * (1.0 - c)), now);
+        }
+      }
+      for (auto& e : watch.check(now)) events.push_back(e);
+      if (now - kStart > watch.settings().window)
+        for (const auto& share : watch.compute_shares(now)) checks_without_shares += share ? 0 : 1;
+    }
+  }
+};
+
+TEST(RankReportPeriod, AtTheLongestPeriodTheStragglerWatchStillSeesEveryRankAndNamesTheSlowOne) {
+  StragglerJob job(4, longest_rank_report_period(kDefaultFloor));
+  job.run_for(seconds(60), [](int) { return 0.5; });
+  EXPECT_TRUE(job.events.empty()) << "a balanced job names nobody";
+  job.run_for(seconds(60), [](int r) { return r == 2 ? 0.9 : 0.2; });
+  ASSERT_EQ(job.events.size(), 1u);
+  EXPECT_EQ(std::get<straggler::Started>(job.events[0]).rank, 2);
+  job.run_for(seconds(90), [](int) { return 0.5; });
+  ASSERT_EQ(job.events.size(), 2u) << "its end is seen too";
+  EXPECT_EQ(std::get<straggler::Ended>(job.events[1]).rank, 2);
+  EXPECT_EQ(job.checks_without_shares, 0) << "every window held a report of every rank";
+}
+
+RankReport training(int rank, long steps, milliseconds since_last_step) {
+  RankReport r;
+  r.rank = rank;
+  r.phase = RankPhase::Running;
+  r.steps = steps;
+  r.max_interval_ms = 500;
+  r.progress_age_ms = since_last_step.count();
+  return r;
+}
+
+// Four ranks step every 0.5 s; rank 3 stops after `stops_after` (never when zero). Reports come
+// every `period`; the master checks every second. What the watch found, when it first found
+// something, and whether a rank still stepping was ever counted quiet.
+struct HangRun {
+  std::vector<HangEvent> events;
+  TimePoint first_event_at{};
+  bool healthy_rank_was_quiet = false;
+};
+HangRun run_hang_watch(milliseconds period, seconds how_long, seconds stops_after) {
+  HangWatch watch;
+  watch.on_generation(Generation{1}, 4, kStart);
+  HangRun run;
+  const milliseconds step(500);
+  TimePoint next_report = kStart + period;
+  for (TimePoint now = kStart + seconds(1); now - kStart <= how_long; now += seconds(1)) {
+    if (now >= next_report) {
+      next_report += period;
+      std::vector<RankReport> ranks;
+      for (int r = 0; r < 4; ++r) {
+        const auto ran = now - kStart;
+        const bool stopped = r == 3 && stops_after.count() > 0 && ran > stops_after;
+        const auto until = stopped ? PolicyClock::duration(stops_after) : ran;
+        const long steps = static_cast<long>(until / step);
+        ranks.push_back(training(r, steps, std::chrono::duration_cast<milliseconds>(ran - steps * step)));
+      }
+      watch.on_ranks_reported(Generation{1}, ranks, now);
+    }
+    for (HangEvent& e : watch.check(now)) {
+      if (run.events.empty()) run.first_event_at = now;
+      run.events.push_back(std::move(e));
+    }
+    for (int rank : watch.quiet_ranks()) run.healthy_rank_was_quiet |= rank != 3 || stops_after.count() == 0;
+  }
+  return run;
+}
+
+TEST(RankReportPeriod, AtTheLongestPeriodAHealthyJobIsNeverSuspectNorQuiet) {
+  const HangRun run = run_hang_watch(longest_rank_report_period(kDefaultFloor), seconds(600), seconds(0));
+  EXPECT_TRUE(run.events.empty());
+  EXPECT_FALSE(run.healthy_rank_was_quiet);
+}
+
+// The watch dates a step by the node's own clock (the report's age), so a report's delay does
+// not postpone the verdict; a step between two reports is learnt one period late at most.
+TEST(RankReportPeriod, AtTheLongestPeriodAStoppedRankIsSuspectAfterTheFloorWithinOnePeriod) {
+  const milliseconds period = longest_rank_report_period(kDefaultFloor);
+  const HangRun run = run_hang_watch(period, seconds(300), seconds(60));
+  ASSERT_FALSE(run.events.empty());
+  EXPECT_EQ(run.events[0].level, HangEvent::Level::Suspect);
+  EXPECT_EQ(run.events[0].ranks, std::vector<int>{3});
+  EXPECT_FALSE(run.healthy_rank_was_quiet) << "only the stopped rank is quiet";
+  const auto silent_at_suspect = run.first_event_at - (kStart + seconds(60));
+  EXPECT_GE(silent_at_suspect, seconds(60) - period);
+  EXPECT_LE(silent_at_suspect, seconds(60) + period);
+}
+
+}  // namespace
+}  // namespace ddplaunch
