@@ -222,7 +222,8 @@ void JobCoordinator::on_rank_states(int node_rank, const rendezvous::Message& m)
   if (!states) return;
   queries_.note_reporting_node(node_rank, ReportingNode{states->host, states->log_dir, m.generation});
   hang_investigation_.on_ranks_reported(m.generation, states->ranks, PolicyClock::now());
-  stragglers_.on_ranks_reported(node_rank, states->host, m.generation, states->ranks, PolicyClock::now());
+  stragglers_.on_ranks_reported(node_rank, states->host, m.generation, states->ranks, PolicyClock::now(),
+                                states->signals);
   carry_out(policy_.on_ranks_reported(node_rank, m.generation, states->ranks, PolicyClock::now()));
 }
 

@@ -143,7 +143,8 @@ InspectionReply JobQueries::console_reply(const InspectionQuery& query) {
 
 StatusExtras JobQueries::status_extras() const {
   return {reporting_nodes_, hang_investigation_.tracker().suspect_ranks(), hang_investigation_.tracker().learnt_interval_s(),
-          stragglers_.compute_shares(PolicyClock::now()), stragglers_.straggler()};
+          stragglers_.compute_shares(PolicyClock::now()), stragglers_.straggler(), stragglers_.cpu_cores(),
+          stragglers_.explaining_signals()};
 }
 
 }  // namespace ddplaunch

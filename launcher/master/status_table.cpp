@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "ddplaunch/rendezvous/generation_format.h"
@@ -77,6 +78,9 @@ std::string render_status_table(const std::string& job_id, const JobPolicy& poli
                      human_duration(std::chrono::duration<double>(now - t.since).count()),
                      rank_log_file(extras, t.node, t.last.rank));
   }
+  if (extras.straggler && !extras.straggler_signals.empty())
+    s += fmt::format("\nrank {} holds the job back; on its node: {}\n", *extras.straggler,
+                     fmt::join(extras.straggler_signals, "; "));
   return s;
 }
 
@@ -91,6 +95,7 @@ std::string render_status_json(const std::string& job_id, const JobPolicy& polic
            {"init_deadline_s", policy.init_deadline().seconds()},
            {"worker_port", policy.worker_port()},
            {"learnt_step_interval_s", extras.learnt_step_interval_s},
+           {"straggler_signals", extras.straggler_signals},
            {"nodes", Json::array()},
            {"ranks", Json::array()}};
   for (const auto& n : policy.nodes())
@@ -113,6 +118,7 @@ std::string render_status_json(const std::string& job_id, const JobPolicy& polic
          {"steps", t.last.steps},
          {"compute_share", extras.compute_share.count(t.last.rank) ? Json(extras.compute_share.at(t.last.rank)) : Json(nullptr)},
          {"straggler", extras.straggler == t.last.rank},
+         {"cpu_cores", extras.cpu_cores.count(t.last.rank) ? Json(extras.cpu_cores.at(t.last.rank)) : Json(nullptr)},
          {"progress_age_s", t.last.progress_age_ms < 0 ? Json(nullptr) : Json(t.last.progress_age_ms / 1000.0)},
          {"in_state_s", std::chrono::duration<double>(now - t.since).count()}});
   }

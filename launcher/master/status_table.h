@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ddplaunch/rendezvous/generation.h"
 #include "policy/job_policy.h"
@@ -28,6 +29,10 @@ struct StatusExtras {
   // yet), and the rank that holds the job back now.
   std::map<int, double> compute_share;
   std::optional<int> straggler;
+  // Each rank's CPU share (cores) over its node's last window, where measured, and the
+  // straggler's node's signals that explain it (policy/straggler_explanation.h).
+  std::map<int, double> cpu_cores;
+  std::vector<std::string> straggler_signals;
 };
 
 // A rank's whole output on its node ("-" without a log directory there).

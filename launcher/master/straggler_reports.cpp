@@ -8,6 +8,7 @@
 
 #include "ddplaunch/base/overloaded.h"
 #include "policy/init_tracker.h"  // human_duration
+#include "policy/straggler_explanation.h"
 
 namespace ddplaunch {
 
@@ -26,14 +27,19 @@ void StragglerReports::start_generation(Generation generation, int world, Policy
   holding_.clear();
   holding_count_ = 0;
   counter_at_.clear();
+  cpu_cores_.clear();
 }
 
 void StragglerReports::on_ranks_reported(int node_rank, const std::string& host, Generation generation,
-                                         const std::vector<RankReport>& ranks, PolicyClock::time_point now) {
+                                         const std::vector<RankReport>& ranks, PolicyClock::time_point now,
+                                         const NodeSignals& signals) {
   if (generation != generation_) return;  // a late report of an earlier generation
+  node_signals_[node_rank] = signals;
   for (const auto& r : ranks) {
     if (r.rank < 0 || r.rank >= world_) continue;
     places_[r.rank] = Place{node_rank, host};
+    if (r.cpu_millicores >= 0) cpu_cores_[r.rank] = static_cast<double>(r.cpu_millicores) / 1000.0;
+    else cpu_cores_.erase(r.rank);
     const bool holds = holds_the_job(r);
     if (std::exchange(holding_[r.rank], holds) != holds) holding_count_ += holds ? 1 : -1;
     if (r.span_ms > 0 && r.wait_ms >= 0) watch_.on_sample(r.rank, r.span_ms, r.wait_ms, now);
@@ -64,6 +70,26 @@ std::map<int, double> StragglerReports::compute_shares(PolicyClock::time_point n
   return out;
 }
 
+std::map<int, double> StragglerReports::cpu_cores() const { return cpu_cores_; }
+
+std::vector<std::string> StragglerReports::signals_of(int rank) const {
+  auto place = places_.find(rank);
+  if (place == places_.end()) return {};
+  const int node = place->second.node;
+  std::vector<NodeSignals> others;
+  for (const auto& [other, signals] : node_signals_)
+    if (other != node) others.push_back(signals);
+  auto its = node_signals_.find(node);
+  auto cores = cpu_cores_.find(rank);
+  return straggler_signals(rank, cores == cpu_cores_.end() ? std::nullopt : std::optional<double>(cores->second),
+                           its == node_signals_.end() ? NodeSignals{} : its->second, others);
+}
+
+std::vector<std::string> StragglerReports::explaining_signals() const {
+  const auto rank = watch_.straggler();
+  return rank ? signals_of(*rank) : std::vector<std::string>{};
+}
+
 std::string StragglerReports::where(int rank) const {
   auto place = places_.find(rank);
   if (place == places_.end()) return fmt::format("rank {}", rank);
@@ -74,9 +100,12 @@ void StragglerReports::carry_out(const straggler::Event& event, PolicyClock::tim
   std::visit(Overloaded{
       [&](const straggler::Started& started) {
         const Place place = places_.count(started.rank) ? places_.at(started.rank) : Place{};
+        const std::string signals = signals_text(place.node, signals_of(started.rank));
         const std::string text = fmt::format(
-            "{} computes {:.1f}x the median of the other ranks; the other {} rank(s) wait {:.0f} % of each step for it",
-            where(started.rank), started.compute_ratio, std::max(world_ - 1, 1), started.others_wait_share * 100.0);
+            "{} computes {:.1f}x the median of the other ranks; the other {} rank(s) wait {:.0f} % of each step for "
+            "it{}",
+            where(started.rank), started.compute_ratio, std::max(world_ - 1, 1), started.others_wait_share * 100.0,
+            signals.empty() ? "" : " — " + signals);
         spdlog::warn("straggler: {}. The job runs at its pace: look at host {} (other processes on its cores, CPU "
                      "throttling or steal, memory or I/O pressure, a slower disk for its data); `ddplaunch status` "
                      "shows every rank's compute share",
@@ -87,7 +116,8 @@ void StragglerReports::carry_out(const straggler::Event& event, PolicyClock::tim
           episodes_.erase(episodes_.begin());
           ++episodes_dropped_;
         }
-        episodes_.push_back(Episode{started.rank, place, started.compute_ratio, started.others_wait_share, now, {}});
+        episodes_.push_back(
+            Episode{started.rank, place, started.compute_ratio, started.others_wait_share, now, {}, signals});
       },
       [&](const straggler::Ended& ended) {
         const std::string text = fmt::format("{} no longer holds the job back (it did for {})", where(ended.rank),
@@ -111,9 +141,10 @@ std::vector<std::string> StragglerReports::summary_lines(PolicyClock::time_point
   for (const auto& e : episodes_) {
     const double lasted = seconds_of(e.lasted ? *e.lasted : now - e.began);
     lines.push_back(fmt::format("straggler: rank {} (node {}, host {}) held the job back for {}{}: {:.1f}x the "
-                                "others' compute, they waited {:.0f} % of each step",
+                                "others' compute, they waited {:.0f} % of each step{}",
                                 e.rank, e.place.node, e.place.host.empty() ? "?" : e.place.host, human_duration(lasted),
-                                e.lasted ? "" : " (until the end)", e.compute_ratio, e.others_wait_share * 100.0));
+                                e.lasted ? "" : " (until the end)", e.compute_ratio, e.others_wait_share * 100.0,
+                                e.signals.empty() ? "" : " — " + e.signals));
   }
   return lines;
 }

@@ -4,7 +4,9 @@
 // carries out what the watch names: one log line when a straggler starts and one when it ends,
 // an instant on the rank's timeline lane for each, a compute-share counter per rank (at most
 // every kCounterEvery per rank), the straggler in `ddplaunch status`, and the episodes for the
-// job's end summary and the run history's per-host record.
+// job's end summary and the run history's per-host record. Where the straggler's node measured
+// something that explains it (its rank's CPU share, throttling, steal, pressure: NodeSignals),
+// the signals that stand out are said with it (policy/straggler_explanation.h).
 #pragma once
 
 #include <map>
@@ -14,6 +16,7 @@
 
 #include "ddplaunch/rendezvous/generation.h"
 #include "master/master_timeline.h"
+#include "policy/node_signals.h"
 #include "policy/rank_phase.h"
 #include "policy/straggler_watch.h"
 
@@ -27,15 +30,21 @@ class StragglerReports {
   explicit StragglerReports(MasterTimeline& timeline, StragglerSettings settings = {});
 
   void start_generation(Generation generation, int world, PolicyClock::time_point now);
-  // One node's rank-state report: `host` is the node's as it said in the report.
+  // One node's rank-state report: `host` and `signals` are the node's as it said in the report.
   void on_ranks_reported(int node_rank, const std::string& host, Generation generation,
-                         const std::vector<RankReport>& ranks, PolicyClock::time_point now);
+                         const std::vector<RankReport>& ranks, PolicyClock::time_point now,
+                         const NodeSignals& signals = {});
   // On the master's 1 s sweep.
   void check(PolicyClock::time_point now);
 
   // For `ddplaunch status`: the straggler now, and each rank's compute share over the window.
   std::optional<int> straggler() const { return watch_.straggler(); }
   std::map<int, double> compute_shares(PolicyClock::time_point now) const;
+  // Each rank's CPU share (cores) over its node's last window, where measured; and what
+  // explains the straggler now, by its node's latest report ("rank 1 got 0.05 of a core",
+  // "cpu pressure 81 %"), none without a straggler or a signal that stands out.
+  std::map<int, double> cpu_cores() const;
+  std::vector<std::string> explaining_signals() const;
   // For the job's end: one line per episode (the last kMaxEpisodes), and episodes by host.
   std::vector<std::string> summary_lines(PolicyClock::time_point now) const;
   std::map<std::string, int> episodes_by_host() const;
@@ -52,8 +61,10 @@ class StragglerReports {
     double others_wait_share = 0;
     PolicyClock::time_point began{};
     std::optional<PolicyClock::duration> lasted;  // none while it goes on
+    std::string signals;                          // what explained it when it started ("" for nothing)
   };
   std::string where(int rank) const;  // "rank 5 (node 2, host h3)"
+  std::vector<std::string> signals_of(int rank) const;  // the phrases that stand out, by its node's latest
   void carry_out(const straggler::Event& event, PolicyClock::time_point now);
 
   MasterTimeline& timeline_;
@@ -67,6 +78,8 @@ class StragglerReports {
   std::size_t episodes_dropped_ = 0;
   std::map<std::string, int> by_host_;
   std::map<int, PolicyClock::time_point> counter_at_;  // by rank: its last counter
+  std::map<int, NodeSignals> node_signals_;            // by node rank: its latest report's
+  std::map<int, double> cpu_cores_;                    // by rank: its latest measured CPU share
 };
 
 }  // namespace ddplaunch

@@ -35,6 +35,10 @@ struct RankReport {
   // master's straggler watch reads compute = span - wait.
   long span_ms = -1;
   long wait_ms = -1;
+  // The CPU the rank's process used over its node's last window, in thousandths of a core
+  // (utime + stime over wall time; -1: not measured). Said beside a straggler: a rank that
+  // computes but gets a sliver of a core is starved (policy/straggler_explanation.h).
+  long cpu_millicores = -1;
   // Stopped in a debugger (at its prompt, or traced by gdb): a person holds it, so no
   // deadline of the job runs meanwhile (DESIGN.md "Interactive debugging").
   bool in_debugger() const { return state == kDebuggingState; }

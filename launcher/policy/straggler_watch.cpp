@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "ddplaunch/base/small_math.h"
+
 namespace ddplaunch {
 
 namespace {
@@ -11,12 +13,6 @@ struct Window {
   long span_ms = 0;
   long wait_ms = 0;
 };
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
-}
 
 }  // namespace
 

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "ddplaunch/contract.h"
+#include "supervise/proc_file.h"
 
 namespace ddplaunch {
 
@@ -31,22 +32,6 @@ namespace {
 constexpr std::size_t kMaxEnvironBytes = 4 << 20;  // bound on what one process's environment costs us
 constexpr int kSweepRounds = 50;
 constexpr auto kDeathWait = std::chrono::milliseconds(100);  // per round, for SIGKILLed processes to exit
-
-// Reads at most `limit` bytes of a /proc file; "" when it cannot be read (gone, not ours).
-std::string read_proc_file(const std::string& path, std::size_t limit) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  std::string text;
-  char buffer[8192];
-  while (text.size() < limit) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return text;
-}
 
 std::vector<pid_t> numeric_entries(const std::string& dir_path) {
   std::vector<pid_t> out;

@@ -3,6 +3,9 @@
 #include "wire/node_messages.h"
 
 #include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "ddplaunch/rendezvous/printable.h"
 #include "policy/failure_codec.h"
@@ -41,6 +44,17 @@ bool FailureReportText::read(const std::string* sent, FailureReport& report) con
   return true;
 }
 
+namespace {
+// " span wait [cpu]" where measured; -1 -1 before a CPU share without the shim's pair.
+std::string measured_words(const RankReport& r) {
+  const bool pair = r.span_ms >= 0 && r.wait_ms >= 0;
+  if (!pair && r.cpu_millicores < 0) return "";
+  std::string words = pair ? " " + std::to_string(r.span_ms) + " " + std::to_string(r.wait_ms) : " -1 -1";
+  if (r.cpu_millicores >= 0) words += " " + std::to_string(r.cpu_millicores);
+  return words;
+}
+}  // namespace
+
 std::string RankLines::write(const std::vector<RankReport>& ranks) const {
   std::string lines;
   for (const auto& r : ranks)
@@ -48,8 +62,7 @@ std::string RankLines::write(const std::vector<RankReport>& ranks) const {
              std::to_string(r.init_entries) + " " + (r.state.empty() ? "-" : r.state) + " " + std::to_string(r.steps) +
              " " + std::to_string(r.max_interval_ms) + " " + std::to_string(r.progress_age_ms) + " " +
              (r.section.empty() ? "-" : r.section) +
-             (r.span_ms >= 0 && r.wait_ms >= 0 ? " " + std::to_string(r.span_ms) + " " + std::to_string(r.wait_ms) : "") +
-             "\n";
+             measured_words(r) + "\n";
   return lines;
 }
 
@@ -71,6 +84,8 @@ bool RankLines::read(const std::string* sent, std::vector<RankReport>& ranks) co
         r.span_ms = span;
         r.wait_ms = wait;
       }
+      long cpu = -1;  // the CPU share, when sent: at most a thousand cores
+      if (words >> cpu && cpu >= 0 && cpu <= 1'000'000) r.cpu_millicores = cpu;
     } else {
       r.steps = r.max_interval_ms = 0;
       r.progress_age_ms = -1;
@@ -81,6 +96,46 @@ bool RankLines::read(const std::string* sent, std::vector<RankReport>& ranks) co
     r.pid = static_cast<pid_t>(pid);
     r.phase = *parsed;
     ranks.push_back(r);
+  }
+  return true;
+}
+
+namespace {
+using Share = std::optional<double> NodeSignals::*;
+// The shares by their names on the wire, in the order they are written.
+constexpr std::pair<const char*, Share> kShares[] = {
+    {"steal", &NodeSignals::steal},
+    {"cpu_pressure", &NodeSignals::cpu_pressure},
+    {"memory_pressure", &NodeSignals::memory_pressure},
+    {"io_pressure", &NodeSignals::io_pressure},
+};
+}  // namespace
+
+std::string NodeSignalLines::write(const NodeSignals& signals) const {
+  std::string lines;
+  for (const auto& [name, share] : kShares)
+    if (signals.*share) lines += fmt::format("{} {:.4f}\n", name, *(signals.*share));
+  if (signals.throttled)
+    lines += fmt::format("throttled {:.4f} {}\n", *signals.throttled,
+                         rendezvous::printable(signals.throttled_cgroup).substr(0, kMaxCgroupBytes));
+  return lines;
+}
+
+bool NodeSignalLines::read(const std::string* sent, NodeSignals& signals) const {
+  std::istringstream lines(sent ? *sent : "");
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string name;
+    double value = -1;
+    if (!(words >> name >> value) || !(value >= 0 && value <= 1)) continue;
+    for (const auto& [known, share] : kShares)
+      if (name == known) signals.*share = value;
+    if (name == "throttled") {
+      std::string cgroup;
+      std::getline(words >> std::ws, cgroup);
+      signals.throttled = value;
+      signals.throttled_cgroup = rendezvous::printable(cgroup).substr(0, kMaxCgroupBytes);
+    }
   }
   return true;
 }

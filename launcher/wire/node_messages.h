@@ -9,6 +9,7 @@
 
 #include "ddplaunch/rendezvous/types.h"
 #include "policy/failure.h"
+#include "policy/node_signals.h"
 #include "policy/rank_phase.h"
 #include "wire/message_declaration.h"
 
@@ -18,7 +19,13 @@ struct NodeFinished { int exit_code = 0; std::string summary; };
 struct NodeProblem { std::string message; int exit_code = 1; };
 struct NodeReport { bool ok = false; std::string nic; std::string problems; };
 // log_dir: where the node writes its ranks' log files ("" without --log-dir), as an absolute path.
-struct RankStates { std::string host; std::vector<RankReport> ranks; std::string log_dir; };
+// signals: what the node measured of itself over its last window (agent/node_signal_sampler.h).
+struct RankStates {
+  std::string host;
+  std::vector<RankReport> ranks;
+  std::string log_dir;
+  NodeSignals signals;
+};
 struct Restart { std::string reason; };
 struct Stop { std::string reason; int exit_code = 1; };
 struct JobEnd { int exit_code = 0; };
@@ -36,12 +43,24 @@ struct FailureReportText {
 };
 
 // One line per rank: "rank pid phase init_entries state steps max_interval_ms progress_age_ms
-// section" (the last four: progress, for hang detection; a section name is one word, "-" for
-// none). A line without progress (an older launcher) reads as none yet; a malformed line, a
-// negative rank, count or unknown phase refuses the message; the section is made printable.
+// section [span_ms wait_ms [cpu_millicores]]" (progress, for hang detection; a section name is
+// one word, "-" for none; then what the shim measured, -1 -1 when only the CPU share follows).
+// A line without progress (an older launcher) reads as none yet; a malformed line, a negative
+// rank, count or unknown phase refuses the message; the section is made printable; a
+// measurement that makes no sense is left out.
 struct RankLines {
   std::string write(const std::vector<RankReport>& ranks) const;
   bool read(const std::string* sent, std::vector<RankReport>& ranks) const;
+};
+
+// The node's signals, one "name value" line each, only those measured ("throttled SHARE
+// CGROUP": the cgroup's name, printable and cut to kMaxCgroupBytes, to the end of the line).
+// Read: a share outside [0, 1], a malformed line or an unknown name is left out; never refuses
+// the message (a newer launcher may send names this one does not know).
+struct NodeSignalLines {
+  static constexpr std::size_t kMaxCgroupBytes = 256;
+  std::string write(const NodeSignals& signals) const;
+  bool read(const std::string* sent, NodeSignals& signals) const;
 };
 
 template <>
@@ -92,6 +111,7 @@ struct WireFields<RankStates> {
     io("host", p.host, Text{.fallback = "?"});
     io("ranks", p.ranks, RankLines{});
     io("log_dir", p.log_dir, Text{});
+    io("signals", p.signals, NodeSignalLines{});
   }
 };
 

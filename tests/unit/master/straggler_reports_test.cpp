@@ -40,14 +40,19 @@ struct Master {
     report.wait_ms = static_cast<long>(2000 * (1 - compute));
     return report;
   }
+  // What node 1 says of itself, and the CPU rank 3 got (-1: not measured).
+  NodeSignals node1_signals;
+  long rank3_millicores = -1;
+
   void run_for(seconds how_long, double slow, const std::string& rank0_state = "running") {
     for (const auto until = now + how_long; now < until;) {
       now += seconds(2);
-      const std::vector<RankReport> node0{rank(0, 0.2, rank0_state), rank(1, 0.2)}, node1{rank(2, 0.2), rank(3, slow)};
+      std::vector<RankReport> node0{rank(0, 0.2, rank0_state), rank(1, 0.2)}, node1{rank(2, 0.2), rank(3, slow)};
+      node1[1].cpu_millicores = rank3_millicores;
       policy.on_ranks_reported(0, Generation{0}, node0, now);
       policy.on_ranks_reported(1, Generation{0}, node1, now);
       stragglers.on_ranks_reported(0, "host0", Generation{0}, node0, now);
-      stragglers.on_ranks_reported(1, "host1", Generation{0}, node1, now);
+      stragglers.on_ranks_reported(1, "host1", Generation{0}, node1, now, node1_signals);
       stragglers.check(now);
     }
   }
@@ -100,6 +105,60 @@ TEST(StragglerReports, ASlowRankIsNamedInTheTimelineStatusAndEndSummaryAndCounts
   const auto after = m.stragglers.summary_lines(m.now);
   ASSERT_EQ(after.size(), 1u);
   EXPECT_EQ(after[0].find("(until the end)"), std::string::npos) << after[0];
+}
+
+// Node 1's rank 3 is starved (a sliver of a core, its cgroup throttled): the straggler's line,
+// its timeline instant, the end summary and `ddplaunch status` say so; node-wide figures both
+// nodes share (the same pressure) are not said.
+TEST(StragglerReports, TheStragglersNodeSignalsThatStandOutAreSaidWithIt) {
+  Master m;
+  m.rank3_millicores = 50;
+  m.node1_signals.throttled = 0.92;
+  m.node1_signals.throttled_cgroup = "/ddpl-straggler-1";
+  m.node1_signals.cpu_pressure = 0.05;
+  m.run_for(seconds(40), 0.9);
+  ASSERT_EQ(m.stragglers.straggler(), 3);
+  const std::string said = "node 1: rank 3 got 0.05 of a core; cgroup /ddpl-straggler-1 throttled in 92 % of its CPU periods";
+  EXPECT_EQ(m.stragglers.explaining_signals(),
+            (std::vector<std::string>{"rank 3 got 0.05 of a core", "cgroup /ddpl-straggler-1 throttled in 92 % of its CPU periods"}));
+  const auto trace = nlohmann::json::parse(m.timeline.json());
+  int instants = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "i" || e["name"] != "straggler") continue;
+    ++instants;
+    EXPECT_NE(e["args"]["detail"].get<std::string>().find("of each step for it — " + said), std::string::npos) << e.dump();
+  }
+  EXPECT_EQ(instants, 1);
+  const auto summary = m.stragglers.summary_lines(m.now);
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_NE(summary[0].find(" of each step — " + said), std::string::npos) << summary[0];
+
+  StatusExtras extras;
+  extras.straggler = m.stragglers.straggler();
+  extras.cpu_cores = m.stragglers.cpu_cores();
+  extras.straggler_signals = m.stragglers.explaining_signals();
+  EXPECT_EQ(extras.cpu_cores, (std::map<int, double>{{3, 0.05}}));
+  const auto status = nlohmann::json::parse(render_status_json("straggler-test", m.policy, extras));
+  EXPECT_EQ(status["straggler_signals"].size(), 2u) << status.dump();
+  for (const auto& r : status["ranks"]) {
+    if (r["rank"] == 3) EXPECT_DOUBLE_EQ(r["cpu_cores"].get<double>(), 0.05);
+    else EXPECT_TRUE(r["cpu_cores"].is_null()) << r.dump();
+  }
+  const std::string table = render_status_table("straggler-test", m.policy, extras);
+  EXPECT_NE(table.find("rank 3 holds the job back; on its node: rank 3 got 0.05 of a core; cgroup"), std::string::npos)
+      << table;
+}
+
+// A straggler whose node measured nothing that stands out is named as before, with nothing added.
+TEST(StragglerReports, AStragglerWithoutExplainingSignalsIsNamedWithNothingAdded) {
+  Master m;
+  m.rank3_millicores = 950;
+  m.run_for(seconds(40), 0.9);
+  ASSERT_EQ(m.stragglers.straggler(), 3);
+  EXPECT_TRUE(m.stragglers.explaining_signals().empty());
+  const auto summary = m.stragglers.summary_lines(m.now);
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_EQ(summary[0].find(" — "), std::string::npos) << summary[0];
 }
 
 TEST(StragglerReports, ARankHeldInADebuggerOrASectionMakesNobodyAStraggler) {

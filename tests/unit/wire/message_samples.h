@@ -54,11 +54,17 @@ inline messages::RankStates sample_rank_states() {
   a.max_interval_ms = 450;
   a.progress_age_ms = 2300;
   a.section = "checkpoint";
+  a.cpu_millicores = 950;
   RankReport b;
   b.rank = 3;
   b.pid = 78;
   b.phase = RankPhase::Init;
-  return messages::RankStates{"gpu07", {a, b}, "/logs"};
+  NodeSignals signals;
+  signals.steal = 0.01;
+  signals.cpu_pressure = 0.8125;
+  signals.throttled = 0.92;
+  signals.throttled_cgroup = "/batch/job7";
+  return messages::RankStates{"gpu07", {a, b}, "/logs", signals};
 }
 
 inline messages::ProbeResults sample_probe_results() {

@@ -123,6 +123,58 @@ TEST(LauncherMessages, ARanksMeasuredComputeAndWaitTravelWhenMeasuredAndNonsense
   for (const auto& r : refused_pairs->ranks) EXPECT_EQ(r.span_ms, -1);
 }
 
+// A rank's CPU share follows the shim's pair (-1 -1 when the shim measured nothing), where an
+// older reader ignores it; the node's signals are a field of their own that an older reader
+// does not know.
+TEST(LauncherMessages, TheCpuShareAndTheNodesSignalsTravelAndAnOlderReaderIgnoresThem) {
+  messages::RankStates states{"h", {}};
+  RankReport measured = running(1);
+  measured.span_ms = 2000;
+  measured.wait_ms = 100;
+  measured.cpu_millicores = 50;
+  RankReport cpu_only = running(2);
+  cpu_only.cpu_millicores = 980;
+  states.ranks = {measured, cpu_only};
+  states.signals.steal = 0.01;
+  states.signals.cpu_pressure = 0.8125;
+  states.signals.throttled = 0.92;
+  states.signals.throttled_cgroup = "/ddpl straggler/\x1b[31m";
+  const rendezvous::Message message = messages::encode(Generation{1}, states);
+  EXPECT_NE(message.fields.at("ranks").find(" - 2000 100 50\n"), std::string::npos) << message.fields.at("ranks");
+  EXPECT_NE(message.fields.at("ranks").find(" - -1 -1 980\n"), std::string::npos) << message.fields.at("ranks");
+  auto decoded = messages::decode_rank_states(message);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->ranks[0].cpu_millicores, 50);
+  EXPECT_EQ(decoded->ranks[0].span_ms, 2000);
+  EXPECT_EQ(decoded->ranks[1].cpu_millicores, 980);
+  EXPECT_EQ(decoded->ranks[1].span_ms, -1);
+  EXPECT_DOUBLE_EQ(*decoded->signals.steal, 0.01);
+  EXPECT_DOUBLE_EQ(*decoded->signals.cpu_pressure, 0.8125);
+  EXPECT_FALSE(decoded->signals.memory_pressure);
+  EXPECT_DOUBLE_EQ(*decoded->signals.throttled, 0.92);
+  EXPECT_EQ(decoded->signals.throttled_cgroup, "/ddpl straggler/\\x1b[31m");  // made printable
+  // A launcher of before: no signals field, no CPU word.
+  rendezvous::Message old = message;
+  old.fields.erase("signals");
+  old.fields["ranks"] = "1 77 running 1 running 10 0 5 - 2000 100\n";
+  auto from_old = messages::decode_rank_states(old);
+  ASSERT_TRUE(from_old);
+  EXPECT_EQ(from_old->signals, NodeSignals{});
+  EXPECT_EQ(from_old->ranks[0].cpu_millicores, -1);
+  // Nonsense is left out, a newer name ignored; the message still counts.
+  rendezvous::Message odd = message;
+  odd.fields["signals"] = "steal 7\ncpu_pressure -0.5\nio_pressure x\nthrottled\nfuture_signal 0.5\nmemory_pressure 0.25\n";
+  odd.fields["ranks"] = "1 77 running 1 running 10 0 5 - 2000 100 -7\n";
+  auto from_odd = messages::decode_rank_states(odd);
+  ASSERT_TRUE(from_odd);
+  EXPECT_FALSE(from_odd->signals.steal);
+  EXPECT_FALSE(from_odd->signals.cpu_pressure);
+  EXPECT_FALSE(from_odd->signals.io_pressure);
+  EXPECT_FALSE(from_odd->signals.throttled);
+  EXPECT_DOUBLE_EQ(*from_odd->signals.memory_pressure, 0.25);
+  EXPECT_EQ(from_odd->ranks[0].cpu_millicores, -1);
+}
+
 TEST(LauncherMessages, StackMessagesRoundTripAndStayBounded) {
   auto ask = messages::decode_collect_stacks(messages::encode(Generation{2}, messages::CollectStacks{9}));
   ASSERT_TRUE(ask);

@@ -63,11 +63,15 @@ const std::map<messages::Kind, std::string>& expected_on_the_wire() {
        "ok=1\n"
        "problems=clock skew 3 s\n"
       },
+      // Since the node's explaining signals: `signals` is a field an older master never looks
+      // up, and a rank's CPU share the word after the ones an older reader takes (its span and
+      // wait, "-1 -1" here, which it leaves out); every older field is written as before.
       {messages::Kind::RankStates,
        "rank_states generation 4\n"
        "host=gpu07\n"
        "log_dir=/logs\n"
-       "ranks=2 77 running 1 running 120 450 2300 checkpoint\\x0a3 78 init 0 - 0 0 -1 -\\x0a\n"
+       "ranks=2 77 running 1 running 120 450 2300 checkpoint -1 -1 950\\x0a3 78 init 0 - 0 0 -1 -\\x0a\n"
+       "signals=steal 0.0100\\x0acpu_pressure 0.8125\\x0athrottled 0.9200 /batch/job7\\x0a\n"
       },
       {messages::Kind::ProbeResults,
        "probe_results generation 4\n"
@@ -329,12 +333,14 @@ const std::map<std::string, std::string>& expected_after_decoding() {
        "rank_states generation 6\n"
        "host=a\\x5cx1b[2Jb\\x5cr\\x5cnc\\x5cx07d\n"
        "log_dir=a\\x5cx1b[2Jb\\x5cr\\x5cnc\\x5cx07d\n"
-       "ranks=2 77 running 1 x 1 2 3 s\\x5cx1b[2J\\x0a4 5 init 0 - 0 0 -1 -\\x0a\n"},
+       "ranks=2 77 running 1 x 1 2 3 s\\x5cx1b[2J\\x0a4 5 init 0 - 0 0 -1 -\\x0a\n"
+       "signals=\n"},
       {"rank states, no host",
        "rank_states generation 6\n"
        "host=?\n"
        "log_dir=\n"
-       "ranks=\n"},
+       "ranks=\n"
+       "signals=\n"},
       {"rank states, bad phase",
        "refused"},
       {"rank states, negative steps",

@@ -1,6 +1,10 @@
 // The few functions of <cmath> the launcher needs that live in libm, written here: the
-// launcher links no libm, whose loading would cost every start ~10 page faults.
+// launcher links no libm, whose loading would cost every start ~10 page faults. And the median
+// the launcher's comparisons of ranks and nodes share.
 #pragma once
+
+#include <algorithm>
+#include <vector>
 
 namespace ddplaunch {
 
@@ -24,6 +28,14 @@ constexpr double integer_power(double base, int exponent) {
     factor *= factor;
   }
   return static_cast<double>(exponent < 0 ? 1 / result : result);
+}
+
+// The middle value (the mean of the two middle ones for an even count); 0 for none.
+inline double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
 }  // namespace ddplaunch
