@@ -55,4 +55,27 @@ std::string lemon_host_line(const LemonHost& lemon) {
   return fmt::format("host {} {} of the last {} runs (last on {})", lemon.host, what, lemon.runs_considered, when);
 }
 
+std::string lemon_hosts_section(const RunHistory& history, LemonRule rule) {
+  const std::string& path = history.path();
+  if (!history.unreadable().empty())
+    return fmt::format("hosts that caused trouble: not known, the run history {} is not readable ({})\n", path,
+                       history.unreadable());
+  std::string lines;
+  const std::size_t runs = std::min(rule.last_runs, history.records().size());
+  const auto lemons = lemon_hosts(history.records(), rule);
+  if (runs == 0) {
+    lines = fmt::format("hosts that caused trouble: none, no run recorded yet in the run history {}\n", path);
+  } else if (lemons.empty()) {
+    lines = fmt::format("hosts that caused trouble: none in {} or more of the last {} runs (run history {})\n",
+                        rule.min_runs, runs, path);
+  } else {
+    lines = fmt::format("hosts that caused trouble in {} or more of the last {} runs (run history {}):\n", rule.min_runs,
+                        runs, path);
+    for (const LemonHost& lemon : lemons) lines += "  " + lemon_host_line(lemon) + "\n";
+  }
+  if (history.skipped_lines() > 0)
+    lines += fmt::format("  ({} line(s) of the run history are not records and were skipped)\n", history.skipped_lines());
+  return lines;
+}
+
 }  // namespace ddplaunch

@@ -34,4 +34,10 @@ std::vector<LemonHost> lemon_hosts(const std::vector<RunRecord>& records, LemonR
 // and was a straggler in 1 of the last 10 runs (last on 2026-12-07 14:02 UTC)".
 std::string lemon_host_line(const LemonHost& lemon);
 
+// `ddplaunch doctor`'s lines (each ended by a newline) on a loaded history: its lemon hosts
+// with their record, or that there are none in its last runs, or that it holds no run yet, or
+// why it could not be read; and how many of its lines were skipped as garbled. Advice only:
+// nothing here fails the doctor.
+std::string lemon_hosts_section(const RunHistory& history, LemonRule rule = {});
+
 }  // namespace ddplaunch

@@ -209,14 +209,17 @@ RunHistory RunHistory::load(const std::string& path, std::string* warning) {
   const std::string text = read_newest_part(path, why);
   if (!why.empty()) {
     if (warning) *warning = fmt::format("run history {} is not readable ({}); starting without it", path, why);
+    h.unreadable_ = why;
     return h;
   }
   for (std::size_t start = 0; start < text.size();) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     const std::string_view line(text.data() + start, end - start);
-    if (line.size() <= kMaxLineBytes)
-      if (auto r = parse_line(line)) h.records_.push_back(*r);
+    std::optional<RunRecord> r;
+    if (line.size() <= kMaxLineBytes) r = parse_line(line);
+    if (r) h.records_.push_back(*r);
+    else ++h.skipped_lines_;
     start = end + 1;
   }
   if (h.records_.size() > kMaxRecords) h.records_.erase(h.records_.begin(), h.records_.end() - kMaxRecords);

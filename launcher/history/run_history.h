@@ -59,6 +59,11 @@ class RunHistory {
   // p99 (nearest-rank) over this signature's last 100 runs, when at least kMinSamples.
   HistorySeed seed(const std::string& signature) const;
   const std::vector<RunRecord>& records() const { return records_; }
+  const std::string& path() const { return path_; }
+  // What load() could not read: why the file was not (""; a missing file is an empty history),
+  // and how many of its lines were not records (garbled, too long) and were skipped.
+  const std::string& unreadable() const { return unreadable_; }
+  std::size_t skipped_lines() const { return skipped_lines_; }
 
   // $DDPLAUNCH_HISTORY, else $XDG_STATE_HOME/ddplaunch/history, else ~/.local/state/ddplaunch/history.
   static std::string default_path();
@@ -66,6 +71,8 @@ class RunHistory {
  private:
   std::string path_;
   std::vector<RunRecord> records_;
+  std::string unreadable_;
+  std::size_t skipped_lines_ = 0;
 };
 
 }  // namespace ddplaunch

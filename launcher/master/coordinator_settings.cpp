@@ -22,6 +22,7 @@ PolicySettings policy_settings(const CoordinatorSettings& s, const HistorySeed& 
   p.master_is_loopback = s.master_is_loopback;
   p.refuse_version_mismatch = s.config.version_mismatch == VersionMismatch::Refuse;
   p.doctor = s.doctor;
+  if (s.doctor) p.doctor_host_record = doctor_host_record(s);
   // getrandom, not std::random_device (glibc 2.36 once libstdc++ is static: see new_job_tag).
   if (::getrandom(&p.random_seed, sizeof p.random_seed, 0) != static_cast<ssize_t>(sizeof p.random_seed))
     p.random_seed = static_cast<decltype(p.random_seed)>(::getpid()) ^ static_cast<decltype(p.random_seed)>(::time(nullptr));

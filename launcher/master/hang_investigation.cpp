@@ -42,6 +42,12 @@ HistorySeed load_history_seed(const CoordinatorSettings& s) {
   return seed;
 }
 
+std::string doctor_host_record(const CoordinatorSettings& s) {
+  const std::string path = history_path(s.config);
+  if (path.empty()) return "hosts that caused trouble: not known, the run history is off (--history-file off)\n";
+  return lemon_hosts_section(RunHistory::load(path));
+}
+
 void apply_history_seed(const HistorySeed& seed, PolicySettings& p) {
   p.troubled_hosts = seed.troubled_hosts;
   for (const auto& [host, record] : seed.troubled_hosts) p.membership_settings.reserve_hosts.push_back(host);

@@ -29,6 +29,9 @@ namespace ddplaunch {
 HistorySeed load_history_seed(const CoordinatorSettings& settings);
 void apply_history_seed(const HistorySeed& seed, PolicySettings& policy);
 HangSettings hang_settings(const CoordinatorSettings& settings, const HistorySeed& seed);
+// `ddplaunch doctor`: what the run history says of the hosts (lemon_hosts_section), for its
+// table; doctor applies nothing of the history.
+std::string doctor_host_record(const CoordinatorSettings& settings);
 
 class HangInvestigation {
  public:

@@ -327,8 +327,8 @@ JobPolicy::Decisions JobPolicy::on_doctor_report(int node, bool ok, const std::s
     ring = "peer probe (each node to its ring neighbour; every pair on small jobs):\n" +
            preflight::render_ring_table(probe_.links()) +
            (probe_refusal_.empty() ? probe_summary_ : "peer probe: FAIL: " + probe_refusal_) + "\n";
-  std::string table =
-      render_doctor_table(nodes_.records(), doctor_rows_, worker_port_, init_deadline_.explained(), all_ok, ring);
+  std::string table = render_doctor_table(nodes_.records(), doctor_rows_, worker_port_, init_deadline_.explained(),
+                                          all_ok, ring + settings_.doctor_host_record);
   Decisions out{PrintTable{table}};
   append(out, end_job(all_ok ? 0 : 1));
   return out;

@@ -43,6 +43,7 @@ struct PolicySettings {
   bool master_is_loopback = false;
   bool refuse_version_mismatch = false; // version_mismatch: refuse
   bool doctor = false;                  // checks only: collect node reports, start no worker
+  std::string doctor_host_record;       // doctor: the run history's lines on the hosts, in its table
   std::chrono::milliseconds wait_report_first{10000}, wait_report_every{30000};
   unsigned random_seed = 1;             // backoff jitter
   // Membership: spares and elastic MIN:MAX; off = a lost node ends the job.

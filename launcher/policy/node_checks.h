@@ -32,7 +32,7 @@ struct DoctorRow {
 };
 
 // `between`: more rows printed after the node rows, before the timeout and the verdict (the
-// peer probe's ring table); "" for none.
+// peer probe's ring table, the run history's hosts); "" for none.
 std::string render_doctor_table(const std::vector<rendezvous::NodeRecord>& nodes, const std::map<int, DoctorRow>& rows,
                                 int worker_port, const std::string& init_deadline_explained, bool all_ok,
                                 const std::string& between = "");

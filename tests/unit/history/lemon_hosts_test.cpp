@@ -1,5 +1,6 @@
 // Lemon hosts: the hosts that failed ranks or held a job back in at least 2 of the last 10
-// runs, read back from the history file; hostile or garbled marks are nothing.
+// runs, read back from the history file; hostile or garbled marks are nothing; what
+// `ddplaunch doctor` says of them, of a history without any, and of one it cannot read.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -85,6 +86,52 @@ TEST(LemonHosts, TheRecordsGoThroughTheHistoryFileAndOlderReadersStillReadTheLin
   EXPECT_EQ(h.records()[1].troubled_hosts[0].host, "a");
   EXPECT_DOUBLE_EQ(h.records()[1].init_s, 4.0);
   std::filesystem::remove_all(pattern);
+}
+
+// A history file in a fresh temporary directory, written line by line.
+class DoctorSection : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/ddpl_lemon_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    path_ = dir_ + "/history";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void write(const std::vector<std::string>& lines) {
+    std::ofstream out(path_, std::ios::trunc);
+    for (const auto& line : lines) out << line << "\n";
+  }
+  std::string dir_, path_;
+};
+
+TEST_F(DoctorSection, NamesTheLemonHostWithItsRecordAndNotAHostTroubledOnce) {
+  write({"v1 0123456789abcdef 1765116000 4.0 0.5 @h3/2/0 @h5/1/0",
+         "v1 0123456789abcdef 1765117000 4.0 0.5",
+         "v1 0123456789abcdef 1765118000 4.0 0.5 @h3/0/1"});
+  EXPECT_EQ(lemon_hosts_section(RunHistory::load(path_)),
+            "hosts that caused trouble in 2 or more of the last 3 runs (run history " + path_ + "):\n"
+            "  host h3 failed ranks in 1 and was a straggler in 1 of the last 3 runs (last on 2025-12-07 14:33 UTC)\n");
+}
+
+TEST_F(DoctorSection, NoneInTheLastRunsOrNoRunYet) {
+  write({"v1 0123456789abcdef 1 4.0 0.5 @h5/1/0", "v1 0123456789abcdef 2 4.0 0.5"});
+  EXPECT_EQ(lemon_hosts_section(RunHistory::load(path_)),
+            "hosts that caused trouble: none in 2 or more of the last 2 runs (run history " + path_ + ")\n");
+  std::filesystem::remove(path_);
+  EXPECT_EQ(lemon_hosts_section(RunHistory::load(path_)),
+            "hosts that caused trouble: none, no run recorded yet in the run history " + path_ + "\n");
+}
+
+TEST_F(DoctorSection, GarbledLinesAreCountedAndAnUnreadableHistorySaysWhy) {
+  write({"v1 0123456789abcdef 1 4.0 0.5 @h3/1/0", "not a record", "v1 0123456789abcdef 2 4.0 0.5 @h3/1/0",
+         std::string(5000, 'x')});
+  EXPECT_EQ(lemon_hosts_section(RunHistory::load(path_)),
+            "hosts that caused trouble in 2 or more of the last 2 runs (run history " + path_ + "):\n"
+            "  host h3 failed ranks in 2 of the last 2 runs (last on 1970-01-01 00:00 UTC)\n"
+            "  (2 line(s) of the run history are not records and were skipped)\n");
+  EXPECT_EQ(lemon_hosts_section(RunHistory::load(dir_)),
+            "hosts that caused trouble: not known, the run history " + dir_ + " is not readable (not a regular file)\n");
 }
 
 }  // namespace

@@ -533,6 +533,19 @@ TEST(JobPolicy, DoctorPrintsOneTableAndEndsWithTheVerdict) {
   EXPECT_EQ(find<decision::EndJob>(failed)->exit_code, 1);
 }
 
+// The run history's record of the hosts is a section of doctor's table, before the verdict.
+TEST(JobPolicy, DoctorsTableShowsTheRunHistorysHostsBeforeTheVerdict) {
+  auto s = settings();
+  s.doctor = true;
+  s.doctor_host_record = "hosts that caused trouble in 2 or more of the last 10 runs (run history /h):\n  host h3 ...\n";
+  Job job(s);
+  job.policy.on_doctor_report(0, true, "eth0", "");
+  const std::string table = find<decision::PrintTable>(job.policy.on_doctor_report(1, true, "eth0", ""))->text;
+  const auto record = table.find(s.doctor_host_record);
+  ASSERT_NE(record, std::string::npos) << table;
+  EXPECT_LT(record, table.find("doctor: the job would start.")) << table;
+}
+
 // ---- the group's init deadline ------------------------------------------------------------
 
 TEST(JobPolicy, NoInitDeadlineWhileARankIsStillInSetup) {
