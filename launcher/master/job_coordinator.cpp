@@ -275,6 +275,9 @@ void JobCoordinator::schedule_sweep() {
     hang_investigation_.check(PolicyClock::now());
     hang_investigation_.save_learnt_step_interval();
     stragglers_.check(PolicyClock::now());
+    if (auto holding = stragglers_.holding_back(PolicyClock::now()))
+      carry_out(policy_.on_persistent_straggler(holding->node, holding->rank, holding->held_s, holding->what,
+                                                PolicyClock::now()));
     schedule_sweep();
   });
 }

@@ -149,6 +149,15 @@ std::vector<std::string> StragglerReports::summary_lines(PolicyClock::time_point
   return lines;
 }
 
+std::optional<StragglerReports::Holding> StragglerReports::holding_back(PolicyClock::time_point now) const {
+  if (!watch_.straggler() || episodes_.empty()) return std::nullopt;
+  const Episode& e = episodes_.back();
+  if (e.lasted || e.rank != *watch_.straggler()) return std::nullopt;
+  return Holding{e.rank, e.place.node, seconds_of(now - e.began),
+                 fmt::format("it computes {:.1f}x the median of the other ranks; they wait {:.0f} % of each step",
+                             e.compute_ratio, e.others_wait_share * 100.0)};
+}
+
 std::map<std::string, int> StragglerReports::episodes_by_host() const { return by_host_; }
 
 }  // namespace ddplaunch

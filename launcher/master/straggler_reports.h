@@ -45,6 +45,15 @@ class StragglerReports {
   // "cpu pressure 81 %"), none without a straggler or a signal that stands out.
   std::map<int, double> cpu_cores() const;
   std::vector<std::string> explaining_signals() const;
+  // The straggler named now, where it runs and how long it has held the job back (for the
+  // policy's straggler action); none while nobody is named.
+  struct Holding {
+    int rank = -1;
+    int node = -1;
+    double held_s = 0;
+    std::string what;  // "computes 1.8x the median of the other ranks; they wait 44 % of each step"
+  };
+  std::optional<Holding> holding_back(PolicyClock::time_point now) const;
   // For the job's end: one line per episode (the last kMaxEpisodes), and episodes by host.
   std::vector<std::string> summary_lines(PolicyClock::time_point now) const;
   std::map<std::string, int> episodes_by_host() const;
