@@ -2,6 +2,8 @@
 // clients' text queries by their text.
 #include "master/job_queries.h"
 
+#include "timeline/time_account.h"
+
 #include <fmt/format.h>
 
 #include "wire/launcher_messages.h"
@@ -142,9 +144,16 @@ InspectionReply JobQueries::console_reply(const InspectionQuery& query) {
 }
 
 StatusExtras JobQueries::status_extras() const {
-  return {reporting_nodes_, hang_investigation_.tracker().suspect_ranks(), hang_investigation_.tracker().learnt_interval_s(),
-          stragglers_.compute_shares(PolicyClock::now()), stragglers_.straggler(), stragglers_.cpu_cores(),
-          stragglers_.explaining_signals()};
+  const timeline::TimeAccount account = timeline_.time_account();
+  return {reporting_nodes_,
+          hang_investigation_.tracker().suspect_ranks(),
+          hang_investigation_.tracker().learnt_interval_s(),
+          stragglers_.compute_shares(PolicyClock::now()),
+          stragglers_.straggler(),
+          stragglers_.cpu_cores(),
+          stragglers_.explaining_signals(),
+          timeline::time_account_line(account),
+          timeline::time_account_json(account)};
 }
 
 }  // namespace ddplaunch

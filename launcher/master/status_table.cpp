@@ -81,6 +81,7 @@ std::string render_status_table(const std::string& job_id, const JobPolicy& poli
   if (extras.straggler && !extras.straggler_signals.empty())
     s += fmt::format("\nrank {} holds the job back; on its node: {}\n", *extras.straggler,
                      fmt::join(extras.straggler_signals, "; "));
+  if (!extras.time_account_line.empty()) s += fmt::format("\nso far: {}\n", extras.time_account_line);
   return s;
 }
 
@@ -96,6 +97,8 @@ std::string render_status_json(const std::string& job_id, const JobPolicy& polic
            {"worker_port", policy.worker_port()},
            {"learnt_step_interval_s", extras.learnt_step_interval_s},
            {"straggler_signals", extras.straggler_signals},
+           {"time_account", extras.time_account_json.empty() ? Json(nullptr)
+                                                             : Json::parse(extras.time_account_json, nullptr, false)},
            {"nodes", Json::array()},
            {"ranks", Json::array()}};
   for (const auto& n : policy.nodes())

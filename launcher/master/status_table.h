@@ -33,6 +33,10 @@ struct StatusExtras {
   // straggler's node's signals that explain it (policy/straggler_explanation.h).
   std::map<int, double> cpu_cores;
   std::vector<std::string> straggler_signals;
+  // What the job spent its time on so far (timeline/time_account.h), read from its timeline:
+  // the line for a person and the JSON object for a script ("" before the timeline has any).
+  std::string time_account_line;
+  std::string time_account_json;
 };
 
 // A rank's whole output on its node ("-" without a log directory there).

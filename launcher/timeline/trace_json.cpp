@@ -1,6 +1,8 @@
 // Chrome Trace Event JSON from the job's timeline: lanes' states become complete slices.
 #include "timeline/trace_json.h"
 
+#include "timeline/time_account.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -146,7 +148,9 @@ std::string trace_json(const JobTimeline& timeline, const TraceFacts& facts) {
              {"generations", generations},
              {"clock", "microseconds since the first event; nodes' clocks aligned to the master's"},
              {"dropped_events", timeline.dropped()},
-             {"recorded_until_us", static_cast<double>(until - origin)}};
+             {"recorded_until_us", static_cast<double>(until - origin)},
+             // What the job spent its time on so far, read from these same events.
+             {"time_account", Json::parse(time_account_json(account_time(events, until)))}};
   const Json trace{{"displayTimeUnit", "ms"}, {"otherData", std::move(other)}, {"traceEvents", std::move(named)}};
   return trace.dump(-1, ' ', true, Json::error_handler_t::replace);
 }

@@ -98,6 +98,12 @@ TEST(Timeline, TwoNodeJobWithARestartGivesATraceAndAPageChromiumDraws) {
   EXPECT_EQ(trace["otherData"]["exit_code"], 0);
   EXPECT_EQ(trace["otherData"]["generations"], 2);
   EXPECT_EQ(trace["otherData"]["dropped_events"], 0);
+  // The time account rides along: a restart's loss, and a share of training below the whole.
+  const auto& account = trace["otherData"]["time_account"];
+  ASSERT_TRUE(account.is_object()) << trace["otherData"];
+  EXPECT_EQ(account["restarts"].size(), 1u) << account;
+  EXPECT_GT(account["effective_training_share"].get<double>(), 0.0) << account;
+  EXPECT_LT(account["effective_training_share"].get<double>(), 1.0) << account;
   EXPECT_NE(trace["otherData"]["root_cause"].get<std::string>().find("rank 3"), std::string::npos) << trace["otherData"];
 
   // Every rank (pid = node + 1, tid = rank + 1) went through setup, init and running in both
@@ -148,7 +154,8 @@ TEST(Timeline, TwoNodeJobWithARestartGivesATraceAndAPageChromiumDraws) {
   // both generations, the restart and its cause; the screenshot is not blank.
   const std::string page = dir.path + "/job.html";
   dt::RunResult drawn = dt::run_command({PYTHON_WITH_TORCH, kPageChecker, page, "--nodes", "2", "--ranks", "4",
-                                         "--min-generations", "2", "--expect-restart", "--expect-root-cause", "rank 3",
+                                         "--min-generations", "2", "--expect-restart", "--expect-time-account",
+                                         "--expect-root-cause", "rank 3",
                                          "--screenshot", dir.path + "/page.png"},
                                         180s);
   if (drawn.exit_code == 2 && drawn.output.find("no chromium on PATH") != std::string::npos)

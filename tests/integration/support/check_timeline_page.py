@@ -272,6 +272,11 @@ def check_dom(dom, args, report):
     by_phase = collections.Counter(next((c[6:] for c in e.classes if c.startswith("phase-")), "?") for e in slices)
     for phase in [p for p in args.phases.split(",") if p]:
         report.check(by_phase[phase] >= 1, "slices of phase %s" % phase, "found %d of %d slices" % (by_phase[phase], len(slices)))
+    if args.expect_time_account:
+        account = dom.by_id("time-account")
+        text = text_of(account) if account is not None else ""
+        report.check(text.endswith("%"), "the effective training share in the header",
+                     "found %r" % text if account is not None else "no #time-account element")
     if args.expect_root_cause is not None:
         text = text_of(dom.by_id("root-cause"))
         want = " ".join(args.expect_root_cause.split())
@@ -287,6 +292,7 @@ def main(argv):
     parser.add_argument("--ranks", type=int, help="rank lanes the page must show")
     parser.add_argument("--min-generations", type=int, help="generation marks the page must show at least")
     parser.add_argument("--expect-restart", action="store_true", help="a restart marker and a flow to it")
+    parser.add_argument("--expect-time-account", action="store_true", help="the effective training share in the header")
     parser.add_argument("--expect-root-cause", metavar="TEXT", help="text the root-cause box must hold")
     parser.add_argument("--phases", default="setup,init,running", help="phases with at least one slice (comma-separated)")
     parser.add_argument("--expect-render-error", action="store_true", help="the page must show its error box instead")

@@ -9,6 +9,7 @@
 #include "master/job_end_report.h"
 #include "master/status_table.h"
 #include "master/straggler_reports.h"
+#include "timeline/time_account.h"
 #include "policy_stories.h"
 #include "two_node_settings.h"
 
@@ -177,6 +178,43 @@ TEST(StragglerReports, ReportsOfAnEarlierGenerationAndUnknownRanksAreIgnored) {
   EXPECT_TRUE(m.stragglers.compute_shares(m.now).empty());
   m.stragglers.on_ranks_reported(0, "host0", Generation{1}, {Master::rank(7, 0.9), Master::rank(-1, 0.9)}, m.now);
   EXPECT_TRUE(m.stragglers.compute_shares(m.now + seconds(30)).empty());
+}
+
+// The straggler named now is handed on (to the policy's straggler action) with its node and
+// how long it has held the job back; nobody while the job is balanced or once it caught up.
+TEST(StragglerReports, TheStragglerNamedNowIsHandedOnWithHowLongItHeldTheJobBack) {
+  Master m;
+  m.run_for(seconds(10), 0.2);
+  EXPECT_FALSE(m.stragglers.holding_back(m.now));
+  m.run_for(seconds(40), 0.9);
+  ASSERT_EQ(m.stragglers.straggler(), 3);
+  const auto holding = m.stragglers.holding_back(m.now);
+  ASSERT_TRUE(holding);
+  EXPECT_EQ(holding->rank, 3);
+  EXPECT_EQ(holding->node, 1);
+  EXPECT_GT(holding->held_s, 10.0);
+  EXPECT_LT(holding->held_s, 40.0);
+  EXPECT_EQ(holding->what.rfind("it computes ", 0), 0u) << holding->what;
+  EXPECT_NE(holding->what.find("x the median of the other ranks; they wait 80 % of each step"), std::string::npos)
+      << holding->what;
+  m.run_for(seconds(60), 0.2);
+  EXPECT_FALSE(m.stragglers.holding_back(m.now));
+}
+
+// `ddplaunch status` says what the job spent so far, as a line and in its JSON.
+TEST(StragglerReports, TheStatusSaysTheTimeAccountSoFar) {
+  Master m;
+  m.run_for(seconds(10), 0.2);
+  const timeline::TimeAccount account = m.timeline.time_account();
+  StatusExtras extras;
+  extras.time_account_line = timeline::time_account_line(account);
+  extras.time_account_json = timeline::time_account_json(account);
+  const std::string table = render_status_table("straggler-test", m.policy, extras);
+  EXPECT_NE(table.find("\nso far: effective training time "), std::string::npos) << table;
+  const auto status = nlohmann::json::parse(render_status_json("straggler-test", m.policy, extras));
+  ASSERT_TRUE(status["time_account"].is_object()) << status.dump();
+  EXPECT_TRUE(status["time_account"].contains("effective_training_share")) << status.dump();
+  EXPECT_TRUE(nlohmann::json::parse(render_status_json("straggler-test", m.policy, {}))["time_account"].is_null());
 }
 
 }  // namespace

@@ -59,6 +59,8 @@ TEST(TraceJson, StatesBecomeSlicesExitsAndOrdersInstantsAndTheFailureLinksToItsR
   EXPECT_EQ(trace["otherData"]["generations"], 2);
   EXPECT_TRUE(trace["otherData"]["exit_code"].is_null());  // still running
   EXPECT_EQ(trace["otherData"]["recorded_until_us"], 8000.0);  // since the first event (1000)
+  // What the job spent so far, read from the same events: the whole recorded wall time.
+  EXPECT_DOUBLE_EQ(trace["otherData"]["time_account"]["wall_s"].get<double>(), 0.008) << trace["otherData"];
 
   const auto slices = of_phase(trace, "X");
   auto slice = [&](int pid, int tid, const std::string& name) -> Json {
