@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpu_quota.h"
 #include "launcher_test_env.h"
 #include "multi_node_job.h"
 #include "netns_cluster.h"
@@ -74,49 +75,16 @@ void expect_report_matches_trace(const std::string& report_path, const std::stri
 
 }  // namespace
 
-// A cgroup (v1 cpu controller) whose processes together get at most 5 % of one CPU: created
-// by the test, emptied into its parent and removed at the end (also on failure). So small a
-// share keeps the starved rank the slowest even when the suite's other tests load the machine.
-class CpuQuota {
- public:
-  static constexpr const char* kRoot = "/sys/fs/cgroup/cpu";
-  static std::string skip_reason() {
-    if (::geteuid() != 0) return "needs root to make a cgroup with a CPU quota";
-    if (!std::filesystem::exists(std::string(kRoot) + "/cpu.cfs_quota_us")) return "no cgroup v1 cpu controller at /sys/fs/cgroup/cpu";
-    return "";
-  }
-  CpuQuota() : path_(std::string(kRoot) + "/ddpl-straggler-" + std::to_string(::getpid())) {
-    std::filesystem::create_directory(path_);
-    std::ofstream(path_ + "/cpu.cfs_period_us") << 100000;
-    std::ofstream(path_ + "/cpu.cfs_quota_us") << 5000;
-  }
-  ~CpuQuota() {
-    std::ifstream procs(path_ + "/cgroup.procs");
-    for (std::string pid; std::getline(procs, pid);) std::ofstream(std::string(kRoot) + "/cgroup.procs") << pid;
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
-  bool add(pid_t pid) const {
-    std::ofstream procs(path_ + "/cgroup.procs");
-    procs << pid;
-    procs.flush();
-    return static_cast<bool>(procs);
-  }
-
- private:
-  std::string path_;
-};
-
 // Two hosts, one rank each. Host 2's launcher, and the worker it starts, get 5 % of one CPU
 // (a cgroup CPU quota): rank 1 computes many times as long per step, rank 0 waits for it.
 TEST(Straggler, ACpuStarvedNodeIsNamedWithItsNodeAndHostAndCountsAgainstItsHost) {
   if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
-  if (auto r = CpuQuota::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  if (auto r = dt::CpuQuota::skip_reason(); !r.empty()) GTEST_SKIP() << r;
   if (!torch_available()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch.distributed";
   const std::string dir = temp_dir("ddpl-straggler-");
   ASSERT_FALSE(dir.empty());
   dt::NetnsCluster cluster(dt::NetnsCluster::unique_name("str"), 2);
-  const CpuQuota quota;
+  const dt::CpuQuota quota;
   const dt::MultiNodeJob job{.launcher = DDPLAUNCH_BIN, .nodes = 2, .master_host = cluster.address(1), .port = 29400,
                              .flags = {"--grace", "1", "--join-timeout", "60"}};
   const std::vector<std::string> program = {PYTHON_WITH_TORCH, kScript};

@@ -8,12 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 
 #include "agent/node_signal_sampler.h"
+#include "../../integration/support/cpu_quota.h"
 
 namespace ddplaunch {
 namespace {
@@ -145,55 +144,40 @@ TEST(NodeSignalSampler, TheRealProcShowsABusyProcessesCpuShare) {
   EXPECT_TRUE(sample.signals.steal);  // every Linux /proc/stat has the steal column
 }
 
-// The real kernel's throttling: a busy child in a cgroup (v1 cpu controller) with a quota of 10 %
-// of one CPU, made and removed here, is found through its /proc/PID/cgroup and the mounts, and
-// its cgroup was throttled in most periods while the child got a sliver of a core.
-class BusyChildInAQuota {
+// The real kernel's throttling: a busy child in a cgroup (v1 cpu controller) with a quota of 5 %
+// of one CPU (the straggler tests' CpuQuota, made and removed here) is found through its
+// /proc/PID/cgroup and the mounts, and its cgroup was throttled in most periods while the
+// child got a sliver of a core.
+class BusyChild {
  public:
-  static constexpr const char* kRoot = "/sys/fs/cgroup/cpu";
-  static std::string skip_reason() {
-    if (::geteuid() != 0) return "needs root to make a cgroup with a CPU quota";
-    if (!std::filesystem::exists(std::string(kRoot) + "/cpu.cfs_quota_us")) return "no cgroup v1 cpu controller at /sys/fs/cgroup/cpu";
-    return "";
-  }
-  BusyChildInAQuota() : name_("/ddpl-sampler-" + std::to_string(::getpid())), path_(kRoot + name_) {
-    std::filesystem::create_directory(path_);
-    std::ofstream(path_ + "/cpu.cfs_period_us") << 10000;
-    std::ofstream(path_ + "/cpu.cfs_quota_us") << 1000;
-    pid_ = ::fork();
-    if (pid_ == 0) {
+  BusyChild() : pid_(::fork()) {
+    if (pid_ == 0)
       for (volatile unsigned long spin = 0;; spin = spin + 1) {}
-    }
-    std::ofstream(path_ + "/cgroup.procs") << pid_;
   }
-  ~BusyChildInAQuota() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
+  ~BusyChild() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
   }
   pid_t pid() const { return pid_; }
-  const std::string& name() const { return name_; }
 
  private:
-  std::string name_;
-  std::string path_;
-  pid_t pid_ = -1;
+  pid_t pid_;
 };
 
 TEST(NodeSignalSampler, TheRealKernelsThrottlingOfAWorkersCgroupIsRead) {
-  if (auto r = BusyChildInAQuota::skip_reason(); !r.empty()) GTEST_SKIP() << r;
-  BusyChildInAQuota child;
+  if (auto r = testing::CpuQuota::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  const testing::CpuQuota quota;  // removed after the child is gone: declared first
+  const BusyChild child;
   ASSERT_GT(child.pid(), 0);
+  ASSERT_TRUE(quota.add(child.pid()));
   NodeSignalSampler sampler(kernel_files(), ::sysconf(_SC_CLK_TCK));
   const auto start = NodeSignalSampler::Clock::now();
   sampler.sample({child.pid()}, start);
   ::usleep(1500 * 1000);
   const NodeSample& sample = sampler.sample({child.pid()}, NodeSignalSampler::Clock::now());
   ASSERT_TRUE(sample.signals.throttled);
-  EXPECT_EQ(sample.signals.throttled_cgroup, child.name());
+  EXPECT_EQ(sample.signals.throttled_cgroup.rfind("/ddpl-quota-", 0), 0u) << sample.signals.throttled_cgroup;
   EXPECT_GT(*sample.signals.throttled, 0.5);
   ASSERT_TRUE(sample.cpu_cores.count(child.pid()));
   EXPECT_LT(sample.cpu_cores.at(child.pid()), 0.5);
