@@ -285,11 +285,16 @@ TEST(JobPolicyMembership, WithoutSparesAHostWithARecordIsNamedAndTakesPart) {
       << logs(joined);
 }
 
-TEST(JobPolicyMembership, RestartWithoutSwapsAPersistentStragglersNodeForTheSpareOnce) {
-  PolicySettings s = settings(2, 2, 1);
+// Two nodes, `spares` spares, and a straggler's node swapped once it held the job back 60 s.
+PolicySettings swapping_stragglers(int spares) {
+  PolicySettings s = settings(2, 2, spares);
   s.straggler_action = StragglerAction::RestartWithout;
   s.straggler_swap_after_s = 60;
-  JobPolicy policy(s);
+  return s;
+}
+
+TEST(JobPolicyMembership, RestartWithoutSwapsAPersistentStragglersNodeForTheSpareOnce) {
+  JobPolicy policy(swapping_stragglers(1));
   join_two_and_a_spare_then_run(policy);
   EXPECT_TRUE(policy.on_persistent_straggler(1, 1, 59, "computes 1.8x", t0 + 70s).empty());  // not yet
   auto swap = policy.on_persistent_straggler(1, 1, 61, "computes 1.8x the median", t0 + 71s);
@@ -307,10 +312,7 @@ TEST(JobPolicyMembership, RestartWithoutSwapsAPersistentStragglersNodeForTheSpar
 }
 
 TEST(JobPolicyMembership, RestartWithoutASpareOrInReportModeOnlySaysSo) {
-  PolicySettings s = settings(2, 2, 0);
-  s.straggler_action = StragglerAction::RestartWithout;
-  s.straggler_swap_after_s = 60;
-  JobPolicy policy(s);
+  JobPolicy policy(swapping_stragglers(0));
   join_two_then_run(policy);
   auto said = policy.on_persistent_straggler(1, 1, 61, "computes 1.8x", t0 + 70s);
   EXPECT_EQ(find<decision::OrderRestart>(said), nullptr);
