@@ -7,8 +7,7 @@ at each step report of ddplaunch_shim, the share of the time since the previous 
 waiting; the shim sends it as the wall time those steps covered and the waiting in it, so the
 launcher reads per rank compute = span - wait.
 
-What is measured, with host clocks (the CPU path; on CUDA the same points would be read with
-events recorded on the stream, since a host clock there times the launch, not the kernel):
+What is measured, with host clocks (the CPU path; CUDA below):
 - DistributedDataParallel: the gradient all-reduce runs in buckets while backward still
   computes, and backward returns only once the last bucket's all-reduce is done. A rank waits
   from the end of its own backward computation to that return. The end of the computation is
@@ -18,6 +17,24 @@ events recorded on the stream, since a host clock there times the launch, not th
   Nothing of DDP is replaced or registered with it (no communication hook).
 - A synchronous torch.distributed collective called by the program: the time inside the call
   (ddplaunch_shim's collective wrapper adds it).
+
+On CUDA (the design for the GPU check; not built yet): host clocks time kernel launches, not
+kernels, and DDP's wait for the all-reduce is a stream wait, not a host block, so backward
+returns before the gradients are reduced and the host's wait shows up later, wherever the
+program first synchronizes. The same two points are read with CUDA events instead:
+- at the callback (end of the backward graph), record an event A (enable_timing) on the
+  current stream: it completes when the backward kernels queued before it are done;
+- after torch.autograd.backward returns, record an event B on the current stream: DDP made
+  that stream wait for the all-reduce's stream, so B completes when the reduced gradients are
+  ready. wait = A.elapsed_time(B); the span is the wall time between consecutive B events.
+- Events are read lazily, never synchronized: at each report, the timed steps whose B has
+  completed (B.query()) are summed, the others carried to the next report; a handful of
+  event pairs are pooled and reused, so recording costs two cudaEventRecord calls per timed
+  step. A program's own collectives on CUDA are read the same way (an event before and after
+  the call on the current stream).
+The GPU check (bench/run gpu-check) must show, on two ranks of one GPU each, that a rank
+slowed on the GPU (torch.cuda._sleep in its step) is the one named, and that the wait read by
+events matches the profiler's NCCL kernel time to within 10 %.
 
 Which steps are timed. Timing a DDP step costs about 15-20 µs of CPU (most of it torch
 registering a Python hook on the output at the forward and the engine calling it; then the
