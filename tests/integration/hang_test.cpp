@@ -148,7 +148,7 @@ TEST(HangDetection, StatusShowsStepsProgressAndTheSuspectRank) {
   // The same for scripts: one JSON object, the suspect rank's state and steps in it.
   const std::string json =
       dt::run_command({DDPLAUNCH_BIN, "status", "--json", "--master", "127.0.0.1:" + std::to_string(port)}, 20s).output;
-  EXPECT_TRUE(std::regex_search(json, std::regex(R"(\{"compute_share":(null|[0-9.e+-]+),"host":"[^"]*","in_state_s":[0-9.e+-]+,"inits":\d+,"log_file":"[^"]*/logs/rank_1\.log","node":0,"pid":\d+,"progress_age_s":[0-9.e+-]+,"rank":1,"state":"suspect","steps":[1-9]\d*,"straggler":false\})")))
+  EXPECT_TRUE(std::regex_search(json, std::regex(R"(\{"compute_share":(null|[0-9.e+-]+),"cpu_cores":(null|[0-9.e+-]+),"host":"[^"]*","in_state_s":[0-9.e+-]+,"inits":\d+,"log_file":"[^"]*/logs/rank_1\.log","node":0,"pid":\d+,"progress_age_s":[0-9.e+-]+,"rank":1,"state":"suspect","steps":[1-9]\d*,"straggler":false\})")))
       << json;
   EXPECT_TRUE(std::regex_search(json, std::regex(R"("generation":0,"host")"))) << json;
   EXPECT_NE(json.find("\"phase\":\"running\""), std::string::npos) << json;
