@@ -1,10 +1,10 @@
 // RankStateReporter: this node's rank table to the master (`rank_states`, read by the
 // master's hang check, straggler watch and `ddplaunch status`), with the ranks' timeline
 // events and what the node measured of itself (its NodeSignalSampler: steal, throttling,
-// pressure, each rank's CPU share). It reports at once, within 20 ms of a change (one report per burst of changes), and
-// periodically while the workers run: every 2 s, longer in a large job (rank_report_period.h).
-// It reads the node through its NodeView, sends through its MasterLink, and owns only its
-// timers and its sampler.
+// pressure, each rank's CPU share). It reports at once, within 20 ms of a change (one report
+// per burst of changes), and periodically while the workers run: every 2 s, longer in a large
+// job (rank_report_period.h). It reads the node through its NodeView, sends through its
+// MasterLink, and owns only its timers and its sampler.
 #pragma once
 
 #include <chrono>
