@@ -244,8 +244,12 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
   // The master says how often it sends: this node sends as often and waits as long, scaled
   // (keepalive_pace.h). A heartbeat is answered only when it asks for a round trip.
   void on_heartbeat(Frame& f) {
-    if (auto announced = detail::announced_pace(f))
-      pace_ = detail::paced_by(opt_.heartbeat_interval, opt_.heartbeat_timeout, *announced);
+    if (auto announced = detail::announced_pace(f)) {
+      const detail::KeepalivePace paced = detail::paced_by(opt_.heartbeat_interval, opt_.heartbeat_timeout, *announced);
+      const bool slower = paced.interval > pace_.interval;
+      pace_ = paced;
+      if (slower) schedule_heartbeat();  // the next one at the new pace, not at the old one's
+    }
     if (!detail::asks_echo(f)) return;
     Frame ack = frame_of(detail::kHeartbeatAck);
     ack.fields = std::move(f.fields);
@@ -275,6 +279,10 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
       hb_sent_ = now;
       conn_->send(hb);
     }
+    schedule_heartbeat();
+  }
+
+  void schedule_heartbeat() {
     heartbeat_timer_.expires_after(pace_.interval);
     heartbeat_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (!ec) self->heartbeat_tick();

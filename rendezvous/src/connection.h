@@ -1,8 +1,10 @@
 // One framed TCP connection on the caller's io_context: reads frames, queues writes, closes
 // gracefully (flush, then shut down) within a bound. Internal to rendezvous.
+// Cheap per connection, since the master holds one per node (16384 and more): no read buffer
+// of its own while it waits (it waits for readability, then reads into one buffer shared by
+// the thread), and the frames queued in one turn of the event loop leave in one write.
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -24,9 +26,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using ErrorHandler = std::function<void(const std::string&)>;
 
   Connection(tcp::socket socket, std::size_t max_frame_bytes);
+  // The peer's address already known (from accept): no system call to ask for it again.
+  Connection(tcp::socket socket, const tcp::endpoint& remote, std::size_t max_frame_bytes);
   // Starts reading. Handlers are dropped (never called again) once the connection closes.
   void start(FrameHandler on_frame, ErrorHandler on_error);
-  // Queues a frame; a peer that lets too much pile up (it does not read) is failed, from the
+  // Queues a frame, written with the others queued in the same turn of the event loop (one
+  // system call); a peer that lets too much pile up (it does not read) is failed, from the
   // event loop: send() itself never calls a handler.
   void send(const Frame& frame, std::string_view raw_tail = {});
   // Stops delivering frames; flushes what is queued, shuts down, closes. Bounded by `bound`.
@@ -46,7 +51,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void read_more();
-  void on_read(const boost::system::error_code& ec, std::size_t n);
+  void on_readable(const boost::system::error_code& ec);
+  bool take_frames();  // false: the connection failed or closed meanwhile
+  void flush();
   void write_more();
   void begin_shutdown();
   void finish_close();
@@ -57,9 +64,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   FrameReader reader_;
   std::optional<FrameSeal> seal_;
   std::size_t write_limit_;
-  std::array<char, 4096> buf_{};
   std::string queue_, in_flight_;
   bool open_ = true, closing_ = false, shut_ = false, writing_ = false, reading_ = false;
+  bool flush_posted_ = false;  // a flush of queue_ runs at the end of this turn of the loop
   bool failing_ = false;  // send() found the peer not reading: failed from the event loop
   boost::asio::steady_timer close_timer_;
   FrameHandler on_frame_;

@@ -36,6 +36,10 @@ void put_heartbeat(Frame& heartbeat, std::uint64_t seq, std::chrono::millisecond
   if (seq % kRttProbeEvery == 1) heartbeat.fields["echo"] = "1";
 }
 
+void put_pace_announcement(Frame& heartbeat, std::chrono::milliseconds pace) {
+  heartbeat.fields["pace_ms"] = std::to_string(pace.count());
+}
+
 std::optional<std::chrono::milliseconds> announced_pace(const Frame& heartbeat) {
   long long ms = 0;
   const std::string* text = find_field(heartbeat.fields, "pace_ms");

@@ -41,6 +41,9 @@ KeepalivePace paced_by(std::chrono::milliseconds interval, std::chrono::millisec
 // The fields of heartbeat `seq`: "seq", the sender's pace ("pace_ms") and, every
 // kRttProbeEvery-th heartbeat, "echo" (please acknowledge).
 void put_heartbeat(Frame& heartbeat, std::uint64_t seq, std::chrono::milliseconds pace);
+// A heartbeat that only announces the pace (no sequence number, never asks for an answer):
+// what the master sends a node as it joins a job paced slower than configured.
+void put_pace_announcement(Frame& heartbeat, std::chrono::milliseconds pace);
 // The pace a heartbeat announces, when it carries a valid one.
 std::optional<std::chrono::milliseconds> announced_pace(const Frame& heartbeat);
 // Whether a heartbeat asks to be acknowledged.

@@ -7,16 +7,21 @@
 
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/rendezvous/token_proof.h"
+#include "join_rules.h"
 #include "server_impl.h"
 
 namespace ddplaunch::rendezvous {
 Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
     : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)),
       listeners_(io), join_timer_(io), progress_timer_(io), heartbeat_timer_(io),
-      pace_{opt_.heartbeat_interval, opt_.heartbeat_timeout},
+      // Paced for the whole job from the start: the nodes that joined first must not spend the
+      // master's time on heartbeats while thousands of others are still joining.
+      pace_(detail::keepalive_pace(opt_.heartbeat_interval, opt_.heartbeat_timeout,
+                                   static_cast<std::size_t>(std::max(0, join_rules::job_places(opt_))),
+                                   opt_.keepalive_budget_per_s)),
       unjoined_({opt_.max_unjoined_connections, opt_.max_unjoined_per_address,
                  static_cast<std::size_t>(join_rules::job_places(opt_))},
-                {[this](tcp::socket socket) { on_accept(std::move(socket)); },
+                {[this](tcp::socket socket, const tcp::endpoint& remote) { on_accept(std::move(socket), remote); },
                  [this](tcp::acceptor& listener) { accept_next(listener); }}),
       held_queries_(io, *this, opt_.max_held_queries, opt_.max_query_wait) {}
 
@@ -36,8 +41,10 @@ ListenError Server::Impl::listen(const std::vector<std::string>& bind_addresses,
 
 void Server::Impl::accept_next(tcp::acceptor& acceptor) {
   if (unjoined_.pause_at_cap(acceptor, nodes_.count())) return;
-  acceptor.async_accept([self = shared_from_this(), &acceptor](const boost::system::error_code& ec,
-                                                               tcp::socket socket) {
+  // accept() says who connected: the connection needs no getpeername of its own.
+  auto remote = std::make_shared<tcp::endpoint>();
+  acceptor.async_accept(*remote, [self = shared_from_this(), &acceptor, remote](const boost::system::error_code& ec,
+                                                                                tcp::socket socket) {
     if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
     if (ec) {  // EMFILE and friends: say so, back off briefly instead of spinning
       const bool out_of_fds = ec == boost::asio::error::no_descriptors ||
@@ -54,7 +61,8 @@ void Server::Impl::accept_next(tcp::acceptor& acceptor) {
       });
       return;
     }
-    if (!self->unjoined_.wait_for_a_place(socket, self->nodes_.count())) self->on_accept(std::move(socket));
+    if (!self->unjoined_.wait_for_a_place(socket, self->nodes_.count(), *remote))
+      self->on_accept(std::move(socket), *remote);
     self->accept_next(acceptor);
   });
 }
@@ -67,9 +75,9 @@ Frame Server::Impl::frame_of(const char* kind) const {
   return f;
 }
 
-void Server::Impl::on_accept(tcp::socket socket) {
+void Server::Impl::on_accept(tcp::socket socket, const tcp::endpoint& accepted_from) {
   boost::system::error_code ec;
-  auto remote = socket.remote_endpoint(ec);
+  const tcp::endpoint remote = accepted_from.port() != 0 ? accepted_from : socket.remote_endpoint(ec);
   if (ec) return;  // already gone (reset while it waited in the backlog)
   if (std::string why = unjoined_.over_cap(remote.address().to_string()); !why.empty()) {
     socket.close(ec);  // cheap: no buffers, no timer, no greeting
@@ -77,7 +85,7 @@ void Server::Impl::on_accept(tcp::socket socket) {
     return;
   }
   auto peer = std::make_shared<ServerPeer>();
-  peer->conn = std::make_shared<detail::Connection>(std::move(socket), opt_.max_frame_bytes);
+  peer->conn = std::make_shared<detail::Connection>(std::move(socket), remote, opt_.max_frame_bytes);
   peer->conn->limit_incoming_frames(std::min(opt_.max_handshake_frame_bytes, opt_.max_frame_bytes));  // raised on join
   peer->nonce = random_nonce();
   if (peer->nonce.empty()) {  // never greet with a guessable challenge
@@ -175,10 +183,19 @@ void Server::Impl::start_wait_timers() {
   join_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->on_join_deadline();
   });
+  progress_sent_ = Clock::now();
   progress_timer_.expires_after(opt_.progress_interval);
   progress_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->progress_tick();
   });
+}
+
+// How often the nodes hear how the join goes: every progress interval, or, once the job is too
+// large for the keep-alive budget, no more often than its heartbeats (20 s at 16384 nodes),
+// so that telling every node costs the master no more than the keep-alive does.
+std::chrono::milliseconds Server::Impl::progress_interval_to_nodes() const {
+  return pace_.interval > opt_.heartbeat_interval ? std::max(opt_.progress_interval, pace_.interval)
+                                                  : opt_.progress_interval;
 }
 
 void Server::Impl::progress_tick() {
@@ -191,7 +208,10 @@ void Server::Impl::progress_tick() {
   progress.fields["joined"] = std::to_string(joined);
   progress.fields["expected"] = std::to_string(expected);
   progress.fields["missing"] = detail::join_list(miss);
-  for (const auto& p : nodes_.in_join_order()) p->conn->send(progress);
+  if (const auto now = Clock::now(); now - progress_sent_ >= progress_interval_to_nodes()) {
+    progress_sent_ = now;
+    for (const auto& p : nodes_.in_join_order()) p->conn->send(progress);
+  }
   if (cb_.on_progress) cb_.on_progress(joined, expected, miss);
   if (phase_ != Phase::kWaitingJoins && phase_ != Phase::kWaitingRejoins) return;
   progress_timer_.expires_after(opt_.progress_interval);

@@ -87,6 +87,13 @@ void Server::Impl::admit(const PeerPtr& peer, NodeFacts facts, const std::string
   unjoined_.end_handshake(peer.get());
   peer->join_as(std::move(facts), rank, opt_.max_frame_bytes);
   nodes_.add(peer);
+  // A job paced slower than configured says so at once (sealed, in the welcome's write): the
+  // node then sends its heartbeats at that pace from the start, none while the others join.
+  if (pace_.interval > opt_.heartbeat_interval) {
+    Frame pace = frame_of(detail::kHeartbeat);
+    detail::put_pace_announcement(pace, pace_.interval);
+    peer->conn->send(pace);
+  }
   if (opt_.launcher_assigns_slots) {
     peer->record.member_id = next_member_id_++;
     if (cb_.on_member_joined && phase_ != Phase::kClosed) cb_.on_member_joined(peer->record);

@@ -34,10 +34,11 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl>, public Q
   // server.cpp
   ListenError listen(const std::vector<std::string>& bind_addresses, std::uint16_t port);
   void accept_next(tcp::acceptor& acceptor);
-  void on_accept(tcp::socket socket);
+  void on_accept(tcp::socket socket, const tcp::endpoint& accepted_from);  // port 0: ask the socket
   void drop(const PeerPtr& peer, const std::string& why);
   void heartbeat_tick();
   void progress_tick();
+  std::chrono::milliseconds progress_interval_to_nodes() const;
   void start_wait_timers();
   void on_join_deadline();
   void send_message(const PeerPtr& peer, const Message& m);
@@ -82,6 +83,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl>, public Q
   // The heartbeat interval and silence timeout now: the configured ones, stretched as the job
   // grows (keepalive_pace.h); never shortened during a job, since nodes pace by what they were told.
   detail::KeepalivePace pace_;
+  Clock::time_point progress_sent_;  // when the nodes last got a progress frame
   UnjoinedConnections unjoined_;  // in their handshake, or waiting for a place
   JoinedNodes nodes_;             // join order, and the generation's slots
   HeldQueries held_queries_;      // query connections held open, their waiting queries

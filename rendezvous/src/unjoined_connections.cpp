@@ -82,10 +82,10 @@ std::size_t UnjoinedConnections::room(std::size_t joined) const {
 // A connection accepted while every handshake place is taken (or others wait before it) waits
 // for its turn; without room left it is greeted at once, and over_cap closes it (only an
 // accept already under way on another listener meets that).
-bool UnjoinedConnections::wait_for_a_place(tcp::socket& socket, std::size_t joined) {
+bool UnjoinedConnections::wait_for_a_place(tcp::socket& socket, std::size_t joined, const tcp::endpoint& remote) {
   const bool places_taken = handshaking_.size() >= bounds_.max_handshaking || !waiting_.empty();
   if (!places_taken || room(joined) == 0) return false;
-  waiting_.push_back(std::move(socket));
+  waiting_.emplace_back(std::move(socket), remote);
   return true;
 }
 
@@ -94,9 +94,9 @@ bool UnjoinedConnections::wait_for_a_place(tcp::socket& socket, std::size_t join
 void UnjoinedConnections::end_handshake(ServerPeer* peer) {
   handshaking_.erase(peer);
   while (!closed_ && !waiting_.empty() && handshaking_.size() < bounds_.max_handshaking) {
-    tcp::socket socket = std::move(waiting_.front());
+    auto [socket, remote] = std::move(waiting_.front());
     waiting_.pop_front();
-    if (!left_while_waiting(socket)) hooks_.greet(std::move(socket));
+    if (!left_while_waiting(socket)) hooks_.greet(std::move(socket), remote);
   }
   if (paused_listeners_.empty() || closed_) return;
   std::vector<tcp::acceptor*> resumed;

@@ -28,7 +28,8 @@ class UnjoinedConnections {
     std::size_t places = 0;            // connections the job holds when complete: its nodes and spares
   };
   struct Hooks {
-    std::function<void(tcp::socket)> greet;          // a waiting connection's turn has come
+    // A waiting connection's turn has come; its peer's address as accept gave it (port 0: unknown).
+    std::function<void(tcp::socket, const tcp::endpoint&)> greet;
     std::function<void(tcp::acceptor&)> resume;      // a paused listener may accept again
   };
   UnjoinedConnections(Bounds bounds, Hooks hooks);
@@ -42,8 +43,8 @@ class UnjoinedConnections {
   // `joined` (here and below): how many connections have joined, for the room left.
   // true: the listener waits for a free place (it is resumed from end_handshake).
   bool pause_at_cap(tcp::acceptor& listener, std::size_t joined);
-  // true: the connection waits, ungreeted, for a place.
-  bool wait_for_a_place(tcp::socket& socket, std::size_t joined);
+  // true: the connection waits, ungreeted, for a place (with its peer's address, when known).
+  bool wait_for_a_place(tcp::socket& socket, std::size_t joined, const tcp::endpoint& remote = {});
   // From the heartbeat sweep: after a flood of strangers, the freed heap goes back to the system.
   void trim_after_flood();
   // Closes the waiting connections, forgets the paused listeners and hands back the peers
@@ -57,7 +58,7 @@ class UnjoinedConnections {
   Bounds bounds_;
   Hooks hooks_;
   std::unordered_map<ServerPeer*, std::shared_ptr<ServerPeer>> handshaking_;
-  std::deque<tcp::socket> waiting_;           // in arrival order
+  std::deque<std::pair<tcp::socket, tcp::endpoint>> waiting_;  // in arrival order
   std::vector<tcp::acceptor*> paused_listeners_;
   std::size_t peak_ = 0;                      // most connections in their handshake since the last trim
   bool closed_ = false;

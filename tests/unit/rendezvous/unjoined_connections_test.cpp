@@ -44,7 +44,7 @@ struct Recorded {
 };
 
 UnjoinedConnections::Hooks recording(Recorded& r) {
-  return {[&r](tcp::socket) { ++r.greeted; }, [&r](tcp::acceptor&) { ++r.resumed; }};
+  return {[&r](tcp::socket, const tcp::endpoint&) { ++r.greeted; }, [&r](tcp::acceptor&) { ++r.resumed; }};
 }
 
 TEST(UnjoinedConnections, AtTheGlobalCapNewConnectionsWaitWhileTheJobHasRoomThenTheListenersPause) {
@@ -54,7 +54,7 @@ TEST(UnjoinedConnections, AtTheGlobalCapNewConnectionsWaitWhileTheJobHasRoomThen
   // greeting a connection starts its handshake.
   UnjoinedConnections* room = nullptr;
   UnjoinedConnections unjoined({.max_handshaking = 2, .max_per_address = 16, .places = 4},
-                               {[&](tcp::socket) {
+                               {[&](tcp::socket, const tcp::endpoint&) {
                                   ++seen.greeted;
                                   room->begin_handshake(std::make_shared<ServerPeer>());
                                 },
