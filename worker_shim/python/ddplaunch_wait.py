@@ -38,8 +38,8 @@ events matches the profiler's NCCL kernel time to within 10 %.
 
 Which steps are timed. Timing a DDP step costs about 15-20 µs of CPU (most of it torch
 registering a Python hook on the output at the forward and the engine calling it; then the
-callback and the timed backward), 6 % of a 0.3 ms step; a step not timed costs about 1 µs (the
-draw, a running mean, the checks). So a step is timed with probability mean step interval / EVERY_STEP_FROM: every step
+callback and the timed backward), 6 % of a 0.3 ms step; a step not timed costs a running mean,
+a draw and two checks (under 1 µs alone; BENCHMARKS.md has the figures in a training loop). So a step is timed with probability mean step interval / EVERY_STEP_FROM: every step
 when steps take 10 ms or more, else about 100 steps a second (about 2 ms a second spent timing,
 0.2 %). The share of waiting is that of the timed steps, whose wall time is known exactly, and
 the report's wait is that share of its span: a sampled report gives the same compute share as
