@@ -39,14 +39,15 @@ events matches the profiler's NCCL kernel time to within 10 %.
 Which steps are timed. Timing a DDP step costs about 15-20 µs of CPU (most of it torch
 registering a Python hook on the output at the forward and the engine calling it; then the
 callback and the timed backward), 6 % of a 0.3 ms step; a step not timed costs a running mean,
-a draw and two checks (under 1 µs alone; BENCHMARKS.md has the figures in a training loop). So a step is timed with probability mean step interval / EVERY_STEP_FROM: every step
-when steps take 10 ms or more, else about 100 steps a second (about 2 ms a second spent timing,
-0.2 %). The share of waiting is that of the timed steps, whose wall time is known exactly, and
-the report's wait is that share of its span: a sampled report gives the same compute share as
-a fully timed one, and some 2000 timed steps fill the launcher's 20 s window. The draw is
-random (from a generator of this module's own, so the program's `random` sequence is
-untouched) and independent of the step it picks, so a job whose steps alternate short and long
-is not timed on its short steps only.
+a draw and two checks (under 1 µs alone; BENCHMARKS.md has the figures in a training loop). So
+a step is timed with probability mean step interval / EVERY_STEP_FROM: every step when steps
+take 10 ms or more, else about 100 steps a second (about 2 ms a second spent timing, 0.2 %).
+The share of waiting is that of the timed steps, whose wall time is known exactly, and the
+report's wait is that share of its span: a sampled report gives the same compute share as a
+fully timed one, and some 2000 timed steps fill the launcher's 20 s window. The draw is random
+(from a generator of this module's own, so the program's `random` sequence is untouched) and
+independent of the step it picks, so a job whose steps alternate short and long is not timed on
+its short steps only.
 
 Loaded by ddplaunch_shim (by path, beside it) once init_process_group succeeded; never raises
 into the program.
