@@ -29,7 +29,10 @@ char* shared_read_buffer(std::size_t& size) {
 }  // namespace
 
 Connection::Connection(tcp::socket socket, std::size_t max_frame_bytes)
-    : Connection(std::move(socket), tcp::endpoint(), max_frame_bytes) {}
+    : Connection(std::move(socket), tcp::endpoint(), max_frame_bytes) {
+  boost::system::error_code ec;
+  socket_.set_option(tcp::no_delay(true), ec);  // frames are small and each is awaited
+}
 
 Connection::Connection(tcp::socket socket, const tcp::endpoint& remote, std::size_t max_frame_bytes)
     : socket_(std::move(socket)),
@@ -49,7 +52,6 @@ Connection::Connection(tcp::socket socket, const tcp::endpoint& remote, std::siz
     peer_ = peer_ip_ = "(unknown peer)";
   }
   boost::system::error_code ec;
-  socket_.set_option(tcp::no_delay(true), ec);
   socket_.non_blocking(true, ec);  // reads and writes are tried at once, never block the loop
   ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: workers must not inherit it
 }

@@ -26,7 +26,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using ErrorHandler = std::function<void(const std::string&)>;
 
   Connection(tcp::socket socket, std::size_t max_frame_bytes);
-  // The peer's address already known (from accept): no system call to ask for it again.
+  // A socket from accept: its peer's address as accept gave it (no system call to ask again),
+  // and TCP_NODELAY already set (inherited from the listener, server_listeners.cpp).
   Connection(tcp::socket socket, const tcp::endpoint& remote, std::size_t max_frame_bytes);
   // Starts reading. Handlers are dropped (never called again) once the connection closes.
   void start(FrameHandler on_frame, ErrorHandler on_error);

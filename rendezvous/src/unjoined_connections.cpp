@@ -33,16 +33,15 @@ bool left_while_waiting(boost::asio::ip::tcp::socket& socket) {
 
 UnjoinedConnections::UnjoinedConnections(Bounds bounds, Hooks hooks) : bounds_(bounds), hooks_(std::move(hooks)) {}
 
-// Counted from handshaking_ itself (at most max_handshaking entries), so no second tally can
-// drift from it. The global cap is met here only by an accept that was already under way on
-// another listener when the cap filled (the listeners pause at it otherwise).
+// The global cap is met here only by an accept that was already under way on another listener
+// when the cap filled (the listeners pause at it otherwise).
 std::string UnjoinedConnections::over_cap(const std::string& ip) const {
   if (handshaking_.size() >= bounds_.max_handshaking)
     return "closed at once: " + std::to_string(handshaking_.size()) +
            " connections are already waiting to join, the most the master admits before peers prove "
            "they belong to the job (a flood or a port scan?); a real node retries until its join timeout";
-  std::size_t from_ip = 0;
-  for (const auto& [raw, peer] : handshaking_) from_ip += peer->conn->peer_ip() == ip ? 1 : 0;
+  const auto counted = handshaking_from_.find(ip);
+  const std::size_t from_ip = counted == handshaking_from_.end() ? 0 : counted->second;
   if (from_ip >= bounds_.max_per_address)
     return "closed at once: " + std::to_string(from_ip) + " connections from " + ip +
            " are already waiting to join, the most the master admits from one address before they prove "
@@ -51,7 +50,7 @@ std::string UnjoinedConnections::over_cap(const std::string& ip) const {
 }
 
 void UnjoinedConnections::begin_handshake(const std::shared_ptr<ServerPeer>& peer) {
-  handshaking_.emplace(peer.get(), peer);
+  if (handshaking_.emplace(peer.get(), peer).second) ++handshaking_from_[peer->conn->peer_ip()];
   peak_ = std::max(peak_, handshaking_.size());
 }
 
@@ -92,7 +91,11 @@ bool UnjoinedConnections::wait_for_a_place(tcp::socket& socket, std::size_t join
 // A place is free: the longest-waiting connections are greeted (those their nodes have left
 // are closed), then paused listeners go on.
 void UnjoinedConnections::end_handshake(ServerPeer* peer) {
-  handshaking_.erase(peer);
+  if (const auto held = handshaking_.find(peer); held != handshaking_.end()) {
+    const auto counted = handshaking_from_.find(held->second->conn->peer_ip());
+    if (counted != handshaking_from_.end() && --counted->second == 0) handshaking_from_.erase(counted);
+    handshaking_.erase(held);  // last: the map may hold the peer's last reference
+  }
   while (!closed_ && !waiting_.empty() && handshaking_.size() < bounds_.max_handshaking) {
     auto [socket, remote] = std::move(waiting_.front());
     waiting_.pop_front();
@@ -119,6 +122,7 @@ std::vector<std::shared_ptr<ServerPeer>> UnjoinedConnections::close() {
   std::vector<std::shared_ptr<ServerPeer>> peers;
   for (auto& [raw, peer] : handshaking_) peers.push_back(peer);
   handshaking_.clear();
+  handshaking_from_.clear();
   return peers;
 }
 

@@ -58,6 +58,9 @@ class UnjoinedConnections {
   Bounds bounds_;
   Hooks hooks_;
   std::unordered_map<ServerPeer*, std::shared_ptr<ServerPeer>> handshaking_;
+  // How many of handshaking_ come from each address: kept beside it in begin_handshake and
+  // end_handshake (and close), the only places handshaking_ changes.
+  std::unordered_map<std::string, std::size_t> handshaking_from_;
   std::deque<std::pair<tcp::socket, tcp::endpoint>> waiting_;  // in arrival order
   std::vector<tcp::acceptor*> paused_listeners_;
   std::size_t peak_ = 0;                      // most connections in their handshake since the last trim

@@ -56,7 +56,7 @@ TEST(UnjoinedConnections, AtTheGlobalCapNewConnectionsWaitWhileTheJobHasRoomThen
   UnjoinedConnections unjoined({.max_handshaking = 2, .max_per_address = 16, .places = 4},
                                {[&](tcp::socket, const tcp::endpoint&) {
                                   ++seen.greeted;
-                                  room->begin_handshake(std::make_shared<ServerPeer>());
+                                  room->begin_handshake(net.peer());
                                 },
                                 [&](tcp::acceptor&) { ++seen.resumed; }});
   room = &unjoined;
@@ -96,11 +96,18 @@ TEST(UnjoinedConnections, OneAddressMayHoldOnlyItsShareOfHandshakes) {
   Loopback net;
   Recorded seen;
   UnjoinedConnections unjoined({.max_handshaking = 8, .max_per_address = 2, .places = 8}, recording(seen));
-  unjoined.begin_handshake(net.peer());
+  auto first = net.peer();
+  unjoined.begin_handshake(first);
   EXPECT_EQ(unjoined.over_cap("127.0.0.1"), "");
   unjoined.begin_handshake(net.peer());
   EXPECT_NE(unjoined.over_cap("127.0.0.1").find("2 connections from 127.0.0.1"), std::string::npos);
   EXPECT_EQ(unjoined.over_cap("127.0.0.2"), "") << "another address still has its share";
+  unjoined.end_handshake(first.get());
+  EXPECT_EQ(unjoined.over_cap("127.0.0.1"), "") << "a handshake that ended gives its address's place back";
+  unjoined.end_handshake(first.get());
+  EXPECT_EQ(unjoined.over_cap("127.0.0.1"), "") << "ending it twice gives back nothing more";
+  unjoined.begin_handshake(net.peer());
+  EXPECT_NE(unjoined.over_cap("127.0.0.1").find("2 connections from 127.0.0.1"), std::string::npos);
 }
 
 // One handshake place, held by `holder`; one connection waits for it.
