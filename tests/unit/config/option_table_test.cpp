@@ -35,7 +35,8 @@ std::string sample_value(const OptionSpec& row) {
       {"nproc_per_node", "3"}, {"master", "h7:1234"}, {"redirects", "1"},
       {"tee", "2"},            {"numa_binding", "socket"}, {"restart.restart_on", "[init]"},
       {"worker_port", "1234"}, {"hang.action", "report"},  {"shim", "python"},
-      {"collapse_output", "on"}, {"etcd.protocol", "https"}, {"version_mismatch", "refuse"}};
+      {"collapse_output", "on"}, {"etcd.protocol", "https"}, {"version_mismatch", "refuse"},
+      {"straggler.action", "restart-without"}};
   if (auto it = words.find(row.key); it != words.end()) return it->second;
   const std::string fallback = field_text(row.field, kDefaults);
   auto in_range = [&](double v) { return !row.range.any() || (v >= row.range.min && v <= row.range.max); };
