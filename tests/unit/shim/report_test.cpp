@@ -185,6 +185,11 @@ TEST(StepCounter, EachReportAfterTheFirstCarriesItsWallTimeAndTheWaitInsideColle
   auto fourth = counter.on_step(t0 + 3600ms);
   ASSERT_TRUE(fourth);
   EXPECT_EQ(fourth->wait_ms, 0);
+  // A thousand collectives of 0.6 ms each: 600 ms of waiting, not 0 (each rounded down alone).
+  for (int i = 0; i < 1000; ++i) counter.add_wait(600us);
+  auto fifth = counter.on_step(t0 + 4800ms);
+  ASSERT_TRUE(fifth);
+  EXPECT_EQ(fifth->wait_ms, 600);
 }
 
 TEST(StepDetail, FormatsAndParsesAndRejectsGarbage) {

@@ -34,7 +34,8 @@ class StepCounter {
     contract::StepProgress progress{steps_, max_interval_ms_, 0, 0};
     if (steps_ > 1) {
       progress.span_ms = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(now - last_report_).count());
-      progress.wait_ms = std::min(static_cast<long>(waited_.count()), progress.span_ms);
+      const auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited_).count();
+      progress.wait_ms = std::min(static_cast<long>(waited_ms), progress.span_ms);
     }
     last_report_ = now;
     max_interval_ms_ = 0;
@@ -43,8 +44,9 @@ class StepCounter {
   }
 
   // Time spent waiting inside collectives (since the previous report: the next one carries it).
+  // Summed at the clock's resolution: many sub-millisecond collectives add up to the wait.
   void add_wait(Clock::duration waited) {
-    if (waited > Clock::duration::zero()) waited_ += std::chrono::duration_cast<std::chrono::milliseconds>(waited);
+    if (waited > Clock::duration::zero()) waited_ += waited;
   }
 
   long steps() const { return steps_; }
@@ -53,7 +55,7 @@ class StepCounter {
   std::chrono::milliseconds report_every_;
   long steps_ = 0;
   long max_interval_ms_ = 0;
-  std::chrono::milliseconds waited_{};
+  Clock::duration waited_{};
   Clock::time_point last_step_{};
   Clock::time_point last_report_{};
 };
