@@ -9,10 +9,11 @@
 // CLOCK_MONOTONIC (one clock for every process of the machine), so every instant below,
 // whichever process took it, is on the same time line.
 //
-// Usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T] [--rest-ms R]. Driven by bench/run
+// Usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T] [--rest-ms R] [--pin]. Driven by bench/run
 // rendezvous. With --rest-ms, every node stays joined after its assignment and nothing happens
 // but the keep-alive traffic (heartbeats): after a settling second, the CPU the server and the
-// client processes spend in R ms is measured (the job at rest).
+// client processes spend in R ms is measured (the job at rest). With --pin the server keeps CPU 0
+// to itself and the client processes run on the other CPUs (the simulated nodes off the master's core).
 // Output, one line (times in ms after the earliest join() of any client process):
 //   join_to_last_assignment_ms  the last Assignment received by any client process
 //   join_to_plan_ms             the server called plan(): every node has joined
@@ -26,6 +27,7 @@
 //                               was full (each costs its client a SYN retransmission: 1 s or more);
 //                               counted for the whole machine, absent where /proc/net/netstat is not
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -73,6 +75,14 @@ std::int64_t cpu_ns() {
   getrusage(RUSAGE_SELF, &u);
   auto ns = [](const timeval& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_usec * 1000; };
   return ns(u.ru_utime) + ns(u.ru_stime);
+}
+
+// --pin: the calling process runs only on CPUs `first` .. `last`; false when that fails.
+bool pin_to_cpus(int first, int last) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu = first; cpu <= last; ++cpu) CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
 double ms_between(std::int64_t from_ns, std::int64_t to_ns) { return static_cast<double>(to_ns - from_ns) / 1e6; }
@@ -201,15 +211,17 @@ struct ClientProcess {
 // meet that cost.
 std::string server_address(int client_process) { return "127.0.0." + std::to_string(client_process + 1); }
 
-void usage() { std::fprintf(stderr, "usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T] [--rest-ms R]\n"); }
+void usage() { std::fprintf(stderr, "usage: rendezvous_bench --nodes K [--procs P] [--timeout-ms T] [--rest-ms R] [--pin]\n"); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int nodes = 64, procs = 0;
   std::chrono::milliseconds timeout = 30000ms, rest = 0ms;
+  bool pin = false;
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
+    if (k == "--pin") { pin = true; --i; continue; }
     if (i + 1 >= argc) { usage(); return 2; }
     if (k == "--nodes") nodes = std::atoi(argv[i + 1]);
     else if (k == "--procs") procs = std::atoi(argv[i + 1]);
@@ -238,6 +250,11 @@ int main(int argc, char** argv) {
     }
   }
   const std::int64_t setup_deadline = monotonic_ns() + timeout.count() * 1'000'000;
+  const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  if (pin && cpus < 2) {
+    std::fprintf(stderr, "bench: --pin needs at least 2 CPUs (one for the server, the rest for the clients)\n");
+    return 2;
+  }
   // Fork the client processes before any io_context exists in this process.
   std::vector<ClientProcess> children(static_cast<std::size_t>(procs));
   for (int p = 0; p < procs; ++p) {
@@ -248,6 +265,7 @@ int main(int argc, char** argv) {
     pid_t pid = fork();
     if (pid < 0) { std::perror("bench: fork"); return 2; }
     if (pid == 0) {
+      if (pin && !pin_to_cpus(1, cpus - 1)) _exit(2);
       ::close(down[1]);
       ::close(up[0]);
       _exit(run_client_process(server_address(p), first, count, down[0], up[1], timeout, rest));
@@ -273,6 +291,7 @@ int main(int argc, char** argv) {
     }
   };
 
+  if (pin && !pin_to_cpus(0, 0)) { std::perror("bench: sched_setaffinity"); stop_children(); return 2; }
   boost::asio::io_context io;
   ServerOptions so;
   so.job_id = "bench";
@@ -365,9 +384,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::int64_t origin = all.first_join_ns;
-  std::printf("nodes=%d procs=%d join_to_last_assignment_ms=%.1f join_to_plan_ms=%.1f joins_issued_ms=%.1f "
+  std::printf("nodes=%d procs=%d pinned=%d join_to_last_assignment_ms=%.1f join_to_plan_ms=%.1f joins_issued_ms=%.1f "
               "assignments_sent_ms=%.1f first_assignment_ms=%.1f server_cpu_ms=%.0f clients_cpu_ms=%.0f",
-              nodes, procs, ms_between(origin, all.last_assignment_ns), ms_between(origin, plan_ns),
+              nodes, procs, pin ? 1 : 0, ms_between(origin, all.last_assignment_ns), ms_between(origin, plan_ns),
               ms_between(origin, all.joins_issued_ns), ms_between(origin, assignments_sent_ns), ms_between(origin, all.first_assignment_ns),
               static_cast<double>(server_cpu) / 1e6, static_cast<double>(all.cpu_ns) / 1e6);
   if (rest.count() > 0) {

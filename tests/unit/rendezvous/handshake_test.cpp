@@ -217,6 +217,38 @@ TEST(RendezvousHandshake, SealedFramesOpenOnlyOnceInOrderAndUnaltered) {
   EXPECT_FALSE(detail::node_seal(keys).open(other_session, error));
 }
 
+// A job larger than the keep-alive budget (here 1 heartbeat a second for 2 places: every 2 s)
+// is paced so from its start: a joining node is told the pace at once, in a sealed heartbeat
+// right after the welcome that asks for no answer, so it sends no heartbeats while others join.
+TEST(RendezvousHandshake, AJobPacedSlowerThanConfiguredTellsAJoiningNodeThePaceSealedAfterTheWelcome) {
+  boost::asio::io_context io;
+  ServerLog log;
+  auto options = fast_server(2);
+  options.keepalive_budget_per_s = 1;
+  GreetedPeer greeted(io, options, log);
+  RawPeer& peer = *greeted.peer;
+  ASSERT_TRUE(greeted.hello);
+  Frame join = signed_join(*greeted.hello, "tok", "job-a", -1, random_nonce());
+  peer.send_bytes(encode_frame(join));
+  ASSERT_TRUE(await_frame(io, peer, 2));
+  detail::FrameSeal seal = detail::node_seal(
+      session_keys("tok", greeted.hello->fields.at("nonce"), join.fields.at("nonce"), detail::claims_of(join)));
+  FrameReader reader(1 << 20);
+  reader.append(peer.received.data(), peer.received.size());
+  std::string_view body;
+  std::string error;
+  ASSERT_EQ(reader.next_body(body, error), FrameReader::Status::kFrame);  // the greeting
+  ASSERT_EQ(reader.next_body(body, error), FrameReader::Status::kFrame);  // the welcome
+  ASSERT_EQ(reader.next_body(body, error), FrameReader::Status::kFrame);
+  auto opened = seal.open(body, error);
+  ASSERT_TRUE(opened) << error;
+  auto pace = decode_body(*opened, error);
+  ASSERT_TRUE(pace) << error;
+  EXPECT_EQ(pace->kind, "hb");
+  EXPECT_EQ(pace->fields["pace_ms"], "2000");
+  EXPECT_EQ(pace->fields.count("echo"), 0u) << "asks for no answer: nothing comes back while others join";
+}
+
 TEST(RendezvousHandshake, MasterRefusesAFrameAfterTheHandshakeWithoutTheSessionMac) {
   boost::asio::io_context io;
   ServerLog log;
