@@ -31,6 +31,9 @@ void report_job_end(const LaunchConfig& config, const MasterTimeline& timeline, 
 }
 
 std::vector<HostTrouble> troubled_hosts(const MasterTimeline& timeline, const StragglerReports& stragglers) {
+  // On one host there is nothing to compare it with: a failure there is as likely the
+  // program's, and its stragglers share the host. Only a job across hosts blames one.
+  if (timeline.host_count() < 2) return {};
   std::map<std::string, HostTrouble> by_host;
   for (const auto& [host, failures] : timeline.failures_by_host()) {
     by_host[host].host = host;

@@ -17,7 +17,8 @@ void report_job_end(const LaunchConfig& config, const MasterTimeline& timeline, 
                     int exit_code);
 
 // The hosts that failed ranks (the timeline's failures) or held the job back (the straggler
-// episodes) in this run, worst first, at most HostTrouble::kMaxPerRun.
+// episodes) in this run, worst first, at most HostTrouble::kMaxPerRun; none when every node
+// ran on one host (nothing to blame it against).
 std::vector<HostTrouble> troubled_hosts(const MasterTimeline& timeline, const StragglerReports& stragglers);
 
 }  // namespace ddplaunch

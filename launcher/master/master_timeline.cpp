@@ -3,6 +3,8 @@
 // the job's end.
 #include "master/master_timeline.h"
 
+#include <set>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -126,6 +128,12 @@ std::map<std::string, int> MasterTimeline::failures_by_host() const {
     if (auto host = hosts.find(e.node); host != hosts.end()) ++by_host[host->second];
   }
   return by_host;
+}
+
+std::size_t MasterTimeline::host_count() const {
+  std::set<std::string> hosts;
+  for (const auto& [node, host] : timeline_.node_hosts()) hosts.insert(host);
+  return hosts.size();
 }
 
 std::string MasterTimeline::json() const {

@@ -43,6 +43,8 @@ class MasterTimeline {
   timeline::TimeAccount time_account() const;
   // The failures the master judged so far, counted by the host of their node.
   std::map<std::string, int> failures_by_host() const;
+  // How many different hosts the job's nodes ran on, in any generation.
+  std::size_t host_count() const;
   // The trace JSON (`ddplaunch timeline` asks for it while the job runs).
   std::string json() const;
   // At the job's end: the JSON and its page to --trace's file and into --log-dir.

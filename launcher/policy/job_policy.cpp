@@ -3,6 +3,8 @@
 // the job's phase and decisions.
 #include "policy/job_policy.h"
 
+#include <set>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -68,13 +70,18 @@ JobPolicy::Decisions JobPolicy::on_nodes_joined(Generation generation, const std
     return out;
   }
   tracker_.reset(nodes_.node_of_each_rank(), now);
-  if (generation == Generation{0} && !membership_)  // with membership, each is named as it joins
+  if (generation == Generation{0} && !membership_) {  // with membership, each is named as it joins
+    std::set<std::string> named_hosts;
     for (const auto& node : nodes) {
-      auto named = name_troubled_host(node.facts.hostname, fmt::format("it takes part as node {} (with --spares, "
-                                                                          "it would be kept in reserve as the spare)",
-                                                                          node.node_rank));
+      if (!named_hosts.insert(node.facts.hostname).second) continue;  // a host is named once
+      auto named = name_troubled_host(node.facts.hostname,
+                                      node.node_rank == 0 ? std::string("it takes part: the master runs there")
+                                                          : fmt::format("it takes part as node {} (with --spares, it "
+                                                                        "would be kept in reserve as the spare)",
+                                                                        node.node_rank));
       if (named) out.push_back(*named);
     }
+  }
   // Only init failures lengthen the init deadline: a membership change is no failure, and a
   // program's own error (setup or runtime) says nothing about how long init takes here.
   init_deadline_.plan(nodes, budget_.init_failure_restarts());

@@ -39,14 +39,20 @@ JobPolicy::Decisions JobPolicy::on_member_joined(const rendezvous::NodeRecord& r
             TellMember{record.member_id, refusal, true}};
   Decisions out;
   const Member* member = membership_->member(record.member_id);
-  if (member) {
-    const bool kept = member->role == MemberRole::Spare;
-    auto named = name_troubled_host(
-        host, kept ? "it is kept as a spare: a lost or swapped node's slot goes to the other spares first"
-                   : fmt::format("it takes part{}", settings_.membership_settings.spares > 0
-                                                        ? " (every spare place was taken)"
-                                                        : " (with --spares, it would be kept in reserve as the spare)"));
-    if (named) out.push_back(*named);
+  // A troubled host is named once, with its first launcher (a host may run several).
+  if (member && membership_->first_of_its_host(record.member_id)) {
+    std::string standing;
+    if (membership_->kept_in_reserve(record.member_id))
+      standing = "it is kept as a spare: a lost or swapped node's slot goes to the other spares first";
+    else if (member->role == MemberRole::Spare)
+      standing = "it joined as a spare";
+    else if (record.node_rank == 0)
+      standing = "it takes part: the master runs there";
+    else if (settings_.membership_settings.spares > 0)
+      standing = "it takes part (every spare place was taken)";
+    else
+      standing = "it takes part (with --spares, it would be kept in reserve as the spare)";
+    if (auto named = name_troubled_host(host, standing)) out.push_back(*named);
   }
   if (member && member->role == MemberRole::Spare) {
     out.push_back(Log{Severity::Info, fmt::format("host {} ({}) joined as a hot spare", host, record.observed_address)});

@@ -55,7 +55,24 @@ Member* Membership::active_at(int slot) {
 
 bool Membership::reserved(const Member& m) const {
   const auto& hosts = settings_.reserve_hosts;
-  return m.role == MemberRole::Spare && std::find(hosts.begin(), hosts.end(), m.host) != hosts.end();
+  if (m.role != MemberRole::Spare || std::find(hosts.begin(), hosts.end(), m.host) == hosts.end()) return false;
+  return std::none_of(members_.begin(), members_.end(),
+                      [&](const Member& other) { return other.role == MemberRole::Active && other.host == m.host; });
+}
+
+bool Membership::kept_in_reserve(int id) const {
+  const Member* m = member(id);
+  return m && reserved(*m);
+}
+
+bool Membership::first_of_its_host(int id) const {
+  const Member* me = member(id);
+  if (!me) return false;
+  for (const auto& m : members_) {
+    if (m.id == id) return true;
+    if (m.host == me->host) return false;
+  }
+  return false;
 }
 
 int Membership::spares_kept_in_reserve() const {
@@ -130,7 +147,11 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
   const bool elastic = settings_.min_nodes < settings_.max_nodes;
   const auto& reserve = settings_.reserve_hosts;
   // The master's launcher (placed at 0) always takes its place: MASTER_ADDR is its host.
-  const bool keep_in_reserve = !started_ && spares < settings_.spares && requested_slot != 0 &&
+  // Nor a launcher on a host that already has a node: keeping it back would not keep the host out.
+  const bool host_takes_part = std::any_of(members_.begin(), members_.end(), [&](const Member& m) {
+    return m.role == MemberRole::Active && m.host == host;
+  });
+  const bool keep_in_reserve = !started_ && spares < settings_.spares && requested_slot != 0 && !host_takes_part &&
                                std::find(reserve.begin(), reserve.end(), host) != reserve.end();
   // A launcher that asked to be a spare (--node-rank >= --nodes) while a host kept in reserve
   // holds a spare's place takes a node's place instead: the two swap roles.

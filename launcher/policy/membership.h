@@ -17,7 +17,7 @@
 //    end the job (a flapping node cannot loop it forever).
 //  - Hosts that caused trouble in past runs (`reserve_hosts`, from the run history) are kept as
 //    the spares when the job has spares. One that joins before the start (but the master's
-//    own) waits as a spare while the spare places last; a launcher that asked to be a spare
+//    own, or one on a host that has a node already) waits as a spare while the spare places last; a launcher that asked to be a spare
 //    (--node-rank >= --nodes) takes the node place it left. It takes part only when no other
 //    launcher came within the last call after every other node joined. A slot is refilled
 //    from the other spares first; an elastic job does not grow by a reserved host.
@@ -98,6 +98,10 @@ class Membership {
   MembershipChange grow_candidate(PolicyClock::time_point now);
 
   bool started() const { return started_; }
+  // A spare kept in reserve: its host caused trouble in past runs and has no node in the job.
+  bool kept_in_reserve(int id) const;
+  // No member that joined before this one is on its host.
+  bool first_of_its_host(int id) const;
   // Before the start: at least MIN launchers are here, so the last call will start the job.
   bool min_reached() const { return min_reached_at_.has_value(); }
   int size() const;                               // active nodes
@@ -114,7 +118,7 @@ class Membership {
   // The spare to promote: the oldest of those not kept in reserve, else (`reserve_too`) the
   // oldest reserved one.
   Member* oldest_spare(bool reserve_too = true);
-  bool reserved(const Member& m) const;  // a spare kept in reserve: its host caused past trouble
+  bool reserved(const Member& m) const;  // kept_in_reserve, by the member
   int spares_kept_in_reserve() const;
   MembershipChange exclude(Member& m, const std::string& reason, PolicyClock::time_point now);
   MembershipChange start_without_more_launchers(PolicyClock::time_point now);

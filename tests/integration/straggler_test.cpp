@@ -21,6 +21,7 @@
 #include "launcher_test_env.h"
 #include "multi_node_job.h"
 #include "netns_cluster.h"
+#include "own_hostname.h"
 #include "process_runner.h"
 
 namespace dt = ddplaunch::testing;
@@ -80,6 +81,7 @@ void expect_report_matches_trace(const std::string& report_path, const std::stri
 TEST(Straggler, ACpuStarvedNodeIsNamedWithItsNodeAndHostAndCountsAgainstItsHost) {
   if (auto r = dt::NetnsCluster::skip_reason(); !r.empty()) GTEST_SKIP() << r;
   if (auto r = dt::CpuQuota::skip_reason(); !r.empty()) GTEST_SKIP() << r;
+  if (auto r = dt::own_hostname_skip_reason(); !r.empty()) GTEST_SKIP() << r;
   if (!torch_available()) GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch.distributed";
   const std::string dir = temp_dir("ddpl-straggler-");
   ASSERT_FALSE(dir.empty());
@@ -95,11 +97,13 @@ TEST(Straggler, ACpuStarvedNodeIsNamedWithItsNodeAndHostAndCountsAgainstItsHost)
     std::vector<std::string> flags;
     if (host == 1) flags = {"--trace", dir + "/trace.json", "--report", dir + "/report.json"};
     nodes.push_back(std::make_unique<dt::BackgroundProcess>());
-    ASSERT_TRUE(nodes.back()->start(cluster.exec_argv(host, dt::node_argv(job, host - 1, 1, flags, program)), env,
+    // Each host has a name of its own, as real hosts do (the run history blames one by it).
+    const auto argv = cluster.exec_argv(host, dt::node_argv(job, host - 1, 1, flags, program));
+    ASSERT_TRUE(nodes.back()->start(dt::with_own_hostname("str-h" + std::to_string(host), argv), env,
                                     dt::kLauncherEnvToUnset));
   }
-  // `ip netns exec` execs the launcher in place: the pid started is the launcher's, and the
-  // worker it spawns later is in its cgroup too.
+  // unshare and `ip netns exec` exec the launcher in place: the pid started is the launcher's,
+  // and the worker it spawns later is in its cgroup too.
   ASSERT_TRUE(quota.add(nodes[1]->pid()));
   // Named by the master (node 0) while the job runs: the rank, its node and its host.
   const bool named = nodes[0]->wait_for_output("straggler: rank 1 (node 1, host ", seconds(120));
@@ -116,6 +120,7 @@ TEST(Straggler, ACpuStarvedNodeIsNamedWithItsNodeAndHostAndCountsAgainstItsHost)
   EXPECT_GE(std::stod(line[2].str()), 1.3);
   EXPECT_GE(std::stoi(line[3].str()), 15);
   const std::string host = line[1].str();
+  EXPECT_EQ(host, "str-h2");
   EXPECT_EQ(master.find("straggler: rank 0 "), std::string::npos) << master;
   // What explains it, from the starved node's own readings: its rank got a sliver of a core.
   // (Its cgroup's throttling is not readable there: `ip netns exec` remounts /sys, so the

@@ -327,5 +327,27 @@ TEST(JobPolicyMembership, RestartWithoutASpareOrInReportModeOnlySaysSo) {
   EXPECT_TRUE(reporting.on_persistent_straggler(1, 1, 1000, "computes 1.8x", t0 + 70s).empty());
 }
 
+TEST(JobPolicyMembership, AHostWithARecordThatRunsTheMasterTakesPartAndIsNamedOnce) {
+  PolicySettings s = settings(3, 3, 1);
+  s.troubled_hosts["one-box"] = "host one-box failed ranks in 2 of the last 10 runs";
+  s.membership_settings.reserve_hosts = {"one-box"};
+  JobPolicy policy(s);
+  Decisions all;
+  for (int id = 0; id < 4; ++id) {  // one machine's loopback job: every launcher on one host
+    rendezvous::NodeRecord r = launcher(id, id);
+    r.facts.hostname = "one-box";
+    const Decisions d = policy.on_member_joined(r, t0);
+    all.insert(all.end(), d.begin(), d.end());
+  }
+  const std::string said = logs(all);
+  EXPECT_NE(said.find("host one-box failed ranks in 2 of the last 10 runs: it takes part: the master runs there"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("one-box failed", said.find("one-box failed") + 1), std::string::npos) << said;  // once
+  const auto* begin = find<decision::BeginGeneration>(all);
+  ASSERT_NE(begin, nullptr) << said;
+  EXPECT_EQ(begin->members, (std::vector<int>{0, 1, 2}));  // nobody kept back: the host takes part anyway
+}
+
 }  // namespace
 }  // namespace ddplaunch

@@ -178,10 +178,13 @@ TEST(Membership, ALauncherThatAskedToBeASpareTakesTheNodePlaceTheReservedHostLef
   EXPECT_EQ(m.on_join(3, "c", t0 + 2s, &refusal, 2).kind, Kind::Start) << refusal;  // --node-rank 2: a spare
   EXPECT_EQ(m.member(3)->slot, 1);
   EXPECT_EQ(m.member(2)->role, MemberRole::Spare);
-  // The master's own launcher is never kept in reserve: MASTER_ADDR is its host.
+  // The master's own launcher is never kept in reserve: MASTER_ADDR is its host. Nor is
+  // another launcher on a host that takes part already (one machine's loopback job).
   Membership master_lemon(s);
   master_lemon.on_join(1, "lemon", t0, nullptr, 0);
   EXPECT_EQ(master_lemon.member(1)->role, MemberRole::Active);
+  EXPECT_EQ(master_lemon.on_join(2, "lemon", t0, nullptr, 1).kind, Kind::Start);
+  EXPECT_EQ(master_lemon.member(2)->role, MemberRole::Active);
 }
 
 TEST(Membership, AReservedHostTakesPartWhenNoOtherLauncherCameWithinTheLastCall) {
