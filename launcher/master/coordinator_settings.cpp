@@ -29,7 +29,8 @@ PolicySettings policy_settings(const CoordinatorSettings& s, const HistorySeed& 
   p.membership = membership_enabled(s.config);
   const MembershipConfig& m = s.config.membership;
   p.membership_settings = MembershipSettings{min_nodes(s.config), s.config.nodes, m.spares, m.last_call_s,
-                                             m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes};
+                                             m.below_min_wait_s, m.exclude_after, m.exclude_cooldown_s, m.max_changes,
+                                             /*reserve_hosts: from the history, below*/ {}};
   p.hang_action = resolve_hang_action(s.config.hang_action, s.config.restart);
   p.straggler_action = s.config.straggler_action;
   p.straggler_swap_after_s = s.config.straggler_swap_after_s;
