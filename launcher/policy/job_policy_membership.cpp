@@ -118,7 +118,8 @@ std::optional<Log> JobPolicy::name_troubled_host(const std::string& host, const 
 JobPolicy::Decisions JobPolicy::on_persistent_straggler(int node, int rank, double held_s, const std::string& what,
                                                         TimePoint now) {
   if (settings_.straggler_action != StragglerAction::RestartWithout || phase_ != JobPhase::Running ||
-      held_s < settings_.straggler_swap_after_s || straggler_answered_ == generation_)
+      held_s < settings_.straggler_swap_after_s || straggler_answered_ == generation_ ||
+      tracker_.any_in_debugger())  // a person holds a rank: no restart under their feet
     return {};
   straggler_answered_ = generation_;
   const std::string reason =

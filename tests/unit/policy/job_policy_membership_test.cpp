@@ -311,6 +311,20 @@ TEST(JobPolicyMembership, RestartWithoutSwapsAPersistentStragglersNodeForTheSpar
   EXPECT_TRUE(policy.on_persistent_straggler(1, 1, 62, "computes 1.8x", t0 + 72s).empty());
 }
 
+TEST(JobPolicyMembership, RestartWithoutNeverSwapsWhileAPersonHoldsARankInADebugger) {
+  JobPolicy policy(swapping_stragglers(1));
+  join_two_and_a_spare_then_run(policy);
+  RankReport held;
+  held.rank = 0;
+  held.phase = RankPhase::Running;
+  held.state = std::string(RankReport::kDebuggingState);
+  policy.on_ranks_reported(0, Generation{0}, {held}, t0 + 60s);
+  EXPECT_TRUE(policy.on_persistent_straggler(1, 1, 61, "computes 1.8x", t0 + 61s).empty());
+  held.state = "running";
+  policy.on_ranks_reported(0, Generation{0}, {held}, t0 + 62s);
+  EXPECT_NE(find<decision::OrderRestart>(policy.on_persistent_straggler(1, 1, 63, "computes 1.8x", t0 + 63s)), nullptr);
+}
+
 TEST(JobPolicyMembership, RestartWithoutASpareOrInReportModeOnlySaysSo) {
   JobPolicy policy(swapping_stragglers(0));
   join_two_then_run(policy);
