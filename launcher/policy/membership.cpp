@@ -53,11 +53,18 @@ Member* Membership::active_at(int slot) {
   return it == members_.end() ? nullptr : &*it;
 }
 
-bool Membership::reserved(const Member& m) const {
+bool Membership::reserve_host(const std::string& host) const {
   const auto& hosts = settings_.reserve_hosts;
-  if (m.role != MemberRole::Spare || std::find(hosts.begin(), hosts.end(), m.host) == hosts.end()) return false;
-  return std::none_of(members_.begin(), members_.end(),
-                      [&](const Member& other) { return other.role == MemberRole::Active && other.host == m.host; });
+  return std::find(hosts.begin(), hosts.end(), host) != hosts.end();
+}
+
+bool Membership::host_has_node(const std::string& host) const {
+  return std::any_of(members_.begin(), members_.end(),
+                     [&](const Member& m) { return m.role == MemberRole::Active && m.host == host; });
+}
+
+bool Membership::reserved(const Member& m) const {
+  return m.role == MemberRole::Spare && reserve_host(m.host) && !host_has_node(m.host);
 }
 
 bool Membership::kept_in_reserve(int id) const {
@@ -145,14 +152,10 @@ MembershipChange Membership::on_join(int id, const std::string& host, PolicyCloc
     }
   const int spares = static_cast<int>(std::count_if(members_.begin(), members_.end(), [](const Member& m) { return m.role == MemberRole::Spare; }));
   const bool elastic = settings_.min_nodes < settings_.max_nodes;
-  const auto& reserve = settings_.reserve_hosts;
   // The master's launcher (placed at 0) always takes its place: MASTER_ADDR is its host.
   // Nor a launcher on a host that already has a node: keeping it back would not keep the host out.
-  const bool host_takes_part = std::any_of(members_.begin(), members_.end(), [&](const Member& m) {
-    return m.role == MemberRole::Active && m.host == host;
-  });
-  const bool keep_in_reserve = !started_ && spares < settings_.spares && requested_slot != 0 && !host_takes_part &&
-                               std::find(reserve.begin(), reserve.end(), host) != reserve.end();
+  const bool keep_in_reserve = !started_ && spares < settings_.spares && requested_slot != 0 && reserve_host(host) &&
+                               !host_has_node(host);
   // A launcher that asked to be a spare (--node-rank >= --nodes) while a host kept in reserve
   // holds a spare's place takes a node's place instead: the two swap roles.
   const bool asks_for_spare = requested_slot >= settings_.max_nodes && spares_kept_in_reserve() == 0;

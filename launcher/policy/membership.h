@@ -118,7 +118,9 @@ class Membership {
   // The spare to promote: the oldest of those not kept in reserve, else (`reserve_too`) the
   // oldest reserved one.
   Member* oldest_spare(bool reserve_too = true);
-  bool reserved(const Member& m) const;  // kept_in_reserve, by the member
+  bool reserved(const Member& m) const;              // kept_in_reserve, by the member
+  bool reserve_host(const std::string& host) const;  // one of settings_.reserve_hosts
+  bool host_has_node(const std::string& host) const; // an active member runs there
   int spares_kept_in_reserve() const;
   MembershipChange exclude(Member& m, const std::string& reason, PolicyClock::time_point now);
   MembershipChange start_without_more_launchers(PolicyClock::time_point now);
