@@ -160,6 +160,7 @@ void Connection::send(const Frame& frame, std::string_view raw_tail) {
                           static_cast<char>(n)};
   queue_.append(prefix, 4);
   queue_ += body;
+  last_sent_ = std::chrono::steady_clock::now();
   if (writing_ || flush_posted_) return;
   flush_posted_ = true;
   boost::asio::post(socket_.get_executor(), [self = shared_from_this()] { self->flush(); });

@@ -46,6 +46,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // once the handshake proved the token (never without one: behaviour is then unchanged).
   void seal_frames(FrameSeal seal) { seal_ = std::move(seal); }
   bool is_open() const { return open_; }
+  // When a frame was last queued for this peer: any frame tells the peer this side is alive,
+  // so a heartbeat is due only after a silence (keepalive_pace.h, heartbeat_due).
+  std::chrono::steady_clock::time_point last_sent() const { return last_sent_; }
   const std::string& peer() const { return peer_; }        // "ip:port"
   const std::string& peer_ip() const { return peer_ip_; }
   std::string local_ip() const;
@@ -69,6 +72,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool open_ = true, closing_ = false, shut_ = false, writing_ = false, reading_ = false;
   bool flush_posted_ = false;  // a flush of queue_ runs at the end of this turn of the loop
   bool failing_ = false;  // send() found the peer not reading: failed from the event loop
+  std::chrono::steady_clock::time_point last_sent_{};
   boost::asio::steady_timer close_timer_;
   FrameHandler on_frame_;
   ErrorHandler on_error_;
