@@ -4,15 +4,17 @@
 #include "ddplaunch/rendezvous/token_proof.h"
 
 #include <dlfcn.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/opensslv.h>
+
+#include "random_pool.h"
 
 #define DDPLAUNCH_STRINGIFY_(x) #x
 #define DDPLAUNCH_STRINGIFY(x) DDPLAUNCH_STRINGIFY_(x)
@@ -135,16 +137,15 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
 }
 
 std::string random_nonce() {
-  // The kernel's generator (getrandom, what RAND_bytes seeds from): every rendezvous draws
-  // nonces, with or without a token, and only a token needs libcrypto.
+  // The kernel's generator (getrandom, what RAND_bytes seeds from), a page at a time
+  // (random_pool.h): every rendezvous draws nonces, with or without a token, and only a token
+  // needs libcrypto.
   unsigned char bytes[kNonceHexChars / 2] = {};
-  for (std::size_t got = 0; got < sizeof bytes;) {
-    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return "";
-    got += static_cast<std::size_t>(n);
-  }
-  return to_hex(bytes, sizeof bytes);
+  static_assert(sizeof bytes <= detail::kMaxRandomDraw);
+  if (!detail::draw_random(bytes, sizeof bytes)) return "";
+  std::string nonce = to_hex(bytes, sizeof bytes);
+  explicit_bzero(bytes, sizeof bytes);  // a nonce may become a secret (a token): no copy left behind
+  return nonce;
 }
 
 std::string node_proof(std::string_view token, std::string_view master_nonce, std::string_view node_nonce,
