@@ -24,7 +24,6 @@ HeldQueries::Held* HeldQueries::find(const ServerPeer* peer) {
 }
 
 void HeldQueries::hold(const PeerPtr& peer) {
-  if (peer->handshake_timer) peer->handshake_timer->cancel();
   peer->state = ServerPeer::State::kQuerying;
   held_.push_back(Held{peer, std::nullopt, Clock::now()});
   arm_timer();  // its idle limit

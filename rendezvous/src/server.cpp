@@ -13,7 +13,7 @@
 namespace ddplaunch::rendezvous {
 Server::Impl::Impl(boost::asio::io_context& io, ServerOptions options, ServerCallbacks callbacks)
     : io_(io), opt_(std::move(options)), cb_(std::move(callbacks)),
-      listeners_(io), join_timer_(io), progress_timer_(io), heartbeat_timer_(io),
+      listeners_(io), join_timer_(io), progress_timer_(io), heartbeat_timer_(io), handshake_sweep_timer_(io),
       // Paced for the whole job from the start: the nodes that joined first must not spend the
       // master's time on heartbeats while thousands of others are still joining.
       pace_(detail::keepalive_pace(opt_.heartbeat_interval, opt_.heartbeat_timeout,
@@ -110,15 +110,30 @@ void Server::Impl::on_accept(tcp::socket socket, const tcp::endpoint& accepted_f
   hello.fields["nonce"] = peer->nonce;
   hello.fields["protocol"] = std::to_string(kProtocolVersion);
   peer->conn->send(hello);
-  peer->handshake_timer = std::make_unique<boost::asio::steady_timer>(io_);
-  peer->handshake_timer->expires_after(opt_.handshake_timeout);
-  peer->handshake_timer->async_wait([self, weak](const boost::system::error_code& ec) {
-    auto p = weak.lock();
-    if (ec || !p || p->state != ServerPeer::State::kHandshake) return;
-    self->drop(p, "sent no complete join or status request within " +
-                      detail::format_seconds(self->opt_.handshake_timeout) +
-                      " (handshake timeout); dropped");
+  watch_handshakes();
+}
+
+// While any connection is in its handshake, the sweep timer waits for the earliest one's
+// timeout (it is already waiting when armed: a later connection's timeout comes later).
+void Server::Impl::watch_handshakes() {
+  if (handshake_sweep_armed_ || phase_ == Phase::kClosed) return;
+  const auto earliest = unjoined_.earliest_greeting();
+  if (!earliest) return;
+  handshake_sweep_armed_ = true;
+  handshake_sweep_timer_.expires_at(*earliest + opt_.handshake_timeout);
+  handshake_sweep_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    self->handshake_sweep_armed_ = false;
+    if (!ec) self->drop_slow_handshakes();
   });
+}
+
+void Server::Impl::drop_slow_handshakes() {
+  for (const PeerPtr& p : unjoined_.greeted_by(Clock::now() - opt_.handshake_timeout)) {
+    if (p->state != ServerPeer::State::kHandshake) continue;
+    drop(p, "sent no complete join or status request within " + detail::format_seconds(opt_.handshake_timeout) +
+                " (handshake timeout); dropped");
+  }
+  watch_handshakes();
 }
 
 // Reasons quote what peers sent (job ids, hostnames, kinds): escaped before anyone logs them.
@@ -131,7 +146,6 @@ void Server::Impl::drop(const PeerPtr& peer, const std::string& why) {
   auto old_state = peer->state;
   peer->state = ServerPeer::State::kGone;
   peer->conn->close_now();
-  if (peer->handshake_timer) peer->handshake_timer->cancel();
   if (old_state == ServerPeer::State::kHandshake) {
     unjoined_.end_handshake(peer.get());
     notify_refused(peer->conn->peer(), why);
@@ -266,6 +280,7 @@ void Server::Impl::close(bool answer_waiting_queries) {
   join_timer_.cancel();
   progress_timer_.cancel();
   heartbeat_timer_.cancel();
+  handshake_sweep_timer_.cancel();
   for (const auto& p : handshaking) p->leave(opt_.close_flush_bound);
   for (const auto& p : nodes_.in_join_order()) p->conn->close_graceful(opt_.close_flush_bound);
   nodes_.clear();

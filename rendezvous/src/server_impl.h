@@ -36,6 +36,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl>, public Q
   void accept_next(tcp::acceptor& acceptor);
   void on_accept(tcp::socket socket, const tcp::endpoint& accepted_from);  // port 0: ask the socket
   void drop(const PeerPtr& peer, const std::string& why);
+  // One timer for every connection in its handshake: it fires at the earliest one's timeout.
+  void watch_handshakes();
+  void drop_slow_handshakes();
   void heartbeat_tick();
   void progress_tick();
   std::chrono::milliseconds progress_interval_to_nodes() const;
@@ -79,6 +82,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl>, public Q
   ServerCallbacks cb_;
   ServerListeners listeners_;  // one per bound address
   boost::asio::steady_timer join_timer_, progress_timer_, heartbeat_timer_;
+  boost::asio::steady_timer handshake_sweep_timer_;
+  bool handshake_sweep_armed_ = false;
   detail::SilenceJudge silence_;  // a late heartbeat tick judges nobody
   // The heartbeat interval and silence timeout now: the configured ones, stretched as the job
   // grows (keepalive_pace.h); never shortened during a job, since nodes pace by what they were told.

@@ -10,7 +10,6 @@ void ServerPeer::welcome(const std::string& token, const Frame& request) {
 }
 
 void ServerPeer::join_as(NodeFacts facts, int rank, std::size_t max_frame_bytes) {
-  if (handshake_timer) handshake_timer->cancel();
   state = State::kJoined;
   conn->limit_incoming_frames(max_frame_bytes);
   record.facts = std::move(facts);
@@ -23,7 +22,6 @@ void ServerPeer::join_as(NodeFacts facts, int rank, std::size_t max_frame_bytes)
 void ServerPeer::leave(std::chrono::milliseconds flush_bound) {
   conn->close_graceful(flush_bound);
   state = State::kGone;
-  if (handshake_timer) handshake_timer->cancel();
 }
 
 }  // namespace ddplaunch::rendezvous

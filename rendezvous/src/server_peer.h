@@ -19,10 +19,9 @@ namespace ddplaunch::rendezvous {
 struct ServerPeer {
   enum class State { kHandshake, kJoined, kQuerying, kGone };  // kQuerying: a held query connection
   std::shared_ptr<detail::Connection> conn;
-  std::unique_ptr<boost::asio::steady_timer> handshake_timer;
   State state = State::kHandshake;
   std::string nonce;
-  Clock::time_point hello_sent, last_heard;
+  Clock::time_point hello_sent, last_heard;  // hello_sent: its handshake timeout runs from it
   NodeRecord record;
   bool rank_requested = false;
   // The generation this node is ready for: it rejoined for it, or (membership) it had no

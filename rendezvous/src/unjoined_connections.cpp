@@ -107,6 +107,22 @@ void UnjoinedConnections::end_handshake(ServerPeer* peer) {
   for (tcp::acceptor* listener : resumed) hooks_.resume(*listener);  // pauses again when still full
 }
 
+std::vector<std::shared_ptr<ServerPeer>> UnjoinedConnections::greeted_by(
+    std::chrono::steady_clock::time_point cutoff) const {
+  std::vector<std::shared_ptr<ServerPeer>> late;
+  for (const auto& [raw, peer] : handshaking_)
+    if (peer->hello_sent <= cutoff) late.push_back(peer);
+  return late;
+}
+
+// A scan of at most max_handshaking peers (128), once per sweep.
+std::optional<std::chrono::steady_clock::time_point> UnjoinedConnections::earliest_greeting() const {
+  std::optional<std::chrono::steady_clock::time_point> earliest;
+  for (const auto& [raw, peer] : handshaking_)
+    if (!earliest || peer->hello_sent < *earliest) earliest = peer->hello_sent;
+  return earliest;
+}
+
 // Called from the heartbeat sweep: after a flood of strangers is over, give the freed heap
 // back (glibc keeps it otherwise, and the master's RSS would stay at the flood's peak).
 void UnjoinedConnections::trim_after_flood() {

@@ -4,10 +4,12 @@
 // back to the system after a flood.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -51,6 +53,11 @@ class UnjoinedConnections {
   // still in their handshake (the server closes them gracefully).
   std::vector<std::shared_ptr<ServerPeer>> close();
   std::size_t handshaking() const { return handshaking_.size(); }
+  // The connections greeted at or before `cutoff` and still in their handshake (too slow: the server
+  // drops them), and the earliest greeting of those in their handshake (none: no one is).
+  // One sweep for all of them instead of a timer per connection.
+  std::vector<std::shared_ptr<ServerPeer>> greeted_by(std::chrono::steady_clock::time_point cutoff) const;
+  std::optional<std::chrono::steady_clock::time_point> earliest_greeting() const;
 
  private:
   std::size_t room(std::size_t joined) const;  // how many more may wait

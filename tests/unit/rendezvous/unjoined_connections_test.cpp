@@ -151,5 +151,30 @@ TEST(UnjoinedConnections, ClosingHandsBackTheHandshakesAndGreetsNobodyAfterwards
   EXPECT_EQ(seen.resumed, 0);
 }
 
+// One sweep serves every handshake's timeout: it finds those greeted by a cutoff, and when
+// the next one is due.
+TEST(UnjoinedConnections, TheSweepFindsTheHandshakesGreetedByACutoffAndTheEarliestGreeting) {
+  Loopback net;
+  Recorded seen;
+  UnjoinedConnections unjoined({.max_handshaking = 8, .max_per_address = 8, .places = 8}, recording(seen));
+  EXPECT_FALSE(unjoined.earliest_greeting()) << "no one in a handshake: nothing to wait for";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto old_one = net.peer(), newer = net.peer();
+  old_one->hello_sent = t0;
+  newer->hello_sent = t0 + std::chrono::seconds(2);
+  unjoined.begin_handshake(newer);
+  unjoined.begin_handshake(old_one);
+  ASSERT_TRUE(unjoined.earliest_greeting());
+  EXPECT_EQ(*unjoined.earliest_greeting(), t0);
+  EXPECT_TRUE(unjoined.greeted_by(t0 - std::chrono::milliseconds(1)).empty());
+  const auto due = unjoined.greeted_by(t0);
+  ASSERT_EQ(due.size(), 1u) << "greeted exactly at the cutoff: due";
+  EXPECT_EQ(due.front(), old_one);
+  EXPECT_EQ(unjoined.greeted_by(t0 + std::chrono::seconds(5)).size(), 2u);
+  unjoined.end_handshake(old_one.get());  // joined: no longer the sweep's
+  EXPECT_EQ(*unjoined.earliest_greeting(), t0 + std::chrono::seconds(2));
+  EXPECT_EQ(unjoined.greeted_by(t0 + std::chrono::seconds(5)).size(), 1u);
+}
+
 }  // namespace
 }  // namespace ddplaunch::rendezvous
