@@ -32,6 +32,7 @@ Connection::Connection(tcp::socket socket, std::size_t max_frame_bytes)
     : Connection(std::move(socket), tcp::endpoint(), max_frame_bytes) {
   boost::system::error_code ec;
   socket_.set_option(tcp::no_delay(true), ec);  // frames are small and each is awaited
+  ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: workers must not inherit it
 }
 
 Connection::Connection(tcp::socket socket, const tcp::endpoint& remote, std::size_t max_frame_bytes)
@@ -53,7 +54,6 @@ Connection::Connection(tcp::socket socket, const tcp::endpoint& remote, std::siz
   }
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);  // reads and writes are tried at once, never block the loop
-  ::fcntl(socket_.native_handle(), F_SETFD, FD_CLOEXEC);  // Asio does not: workers must not inherit it
 }
 
 std::string Connection::local_ip() const {

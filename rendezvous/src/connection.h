@@ -27,7 +27,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Connection(tcp::socket socket, std::size_t max_frame_bytes);
   // A socket from accept: its peer's address as accept gave it (no system call to ask again),
-  // and TCP_NODELAY already set (inherited from the listener, server_listeners.cpp).
+  // TCP_NODELAY already set (inherited from the listener, server_listeners.cpp) and
+  // close-on-exec already (accept4's SOCK_CLOEXEC, server.cpp).
   Connection(tcp::socket socket, const tcp::endpoint& remote, std::size_t max_frame_bytes);
   // Starts reading. Handlers are dropped (never called again) once the connection closes.
   void start(FrameHandler on_frame, ErrorHandler on_error);

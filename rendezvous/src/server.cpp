@@ -2,8 +2,12 @@
 // Admission (who may join, which rank, the plan) is in server_admission.cpp; the frames a
 // peer sends are dispatched in server_frames.cpp. The listening sockets are ServerListeners';
 // the bounds on connections that have not joined, UnjoinedConnections'.
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "ddplaunch/rendezvous/printable.h"
 #include "ddplaunch/rendezvous/token_proof.h"
@@ -39,31 +43,61 @@ ListenError Server::Impl::listen(const std::vector<std::string>& bind_addresses,
   return {};
 }
 
+// Waits until the listener has connections to accept, then accepts them (accept_ready).
 void Server::Impl::accept_next(tcp::acceptor& acceptor) {
   if (unjoined_.pause_at_cap(acceptor, nodes_.count())) return;
-  // accept() says who connected: the connection needs no getpeername of its own.
-  auto remote = std::make_shared<tcp::endpoint>();
-  acceptor.async_accept(*remote, [self = shared_from_this(), &acceptor, remote](const boost::system::error_code& ec,
-                                                                                tcp::socket socket) {
+  acceptor.async_wait(tcp::acceptor::wait_read, [self = shared_from_this(), &acceptor](const boost::system::error_code& ec) {
     if (self->phase_ == Phase::kClosed || ec == boost::asio::error::operation_aborted) return;
-    if (ec) {  // EMFILE and friends: say so, back off briefly instead of spinning
-      const bool out_of_fds = ec == boost::asio::error::no_descriptors ||
-                              ec.value() == ENFILE;  // per process / for the whole system
-      self->notify_refused("(listener)", "could not accept a connection: " + ec.message() +
-                                             (out_of_fds ? " (the master is out of file descriptors: raise its "
-                                                           "limit, `ulimit -n`; retrying every 100 ms, nodes retry "
-                                                           "their connection meanwhile)"
-                                                         : " (retrying in 100 ms)"));
-      // One timer per listener's retry: listeners failing together must not cancel each other.
-      auto retry = std::make_shared<boost::asio::steady_timer>(self->io_, std::chrono::milliseconds(100));
-      retry->async_wait([self, &acceptor, retry](const boost::system::error_code& e) {
-        if (!e && self->phase_ != Phase::kClosed) self->accept_next(acceptor);
-      });
-      return;
+    if (ec) return self->accept_failed(acceptor, ec);
+    self->accept_ready(acceptor);
+  });
+}
+
+// Accepts what the listener holds, a bounded batch per turn of the loop, each socket
+// non-blocking and close-on-exec from the start (accept4: no fcntl per connection; Asio's
+// accept sets neither), with its peer's address (no getpeername either).
+void Server::Impl::accept_ready(tcp::acceptor& acceptor) {
+  for (int accepted = 0; accepted < kAcceptBatch; ++accepted) {
+    if (phase_ == Phase::kClosed || unjoined_.pause_at_cap(acceptor, nodes_.count())) return;
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    const int fd = ::accept4(acceptor.native_handle(), reinterpret_cast<sockaddr*>(&address), &length,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return accept_next(acceptor);  // all taken: wait for more
+      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;   // that one left: the next
+      return accept_failed(acceptor, boost::system::error_code(errno, boost::system::system_category()));
     }
-    if (!self->unjoined_.wait_for_a_place(socket, self->nodes_.count(), *remote))
-      self->on_accept(std::move(socket), *remote);
-    self->accept_next(acceptor);
+    tcp::endpoint remote;
+    std::memcpy(remote.data(), &address, std::min<std::size_t>(length, remote.capacity()));
+    remote.resize(std::min<std::size_t>(length, remote.capacity()));
+    tcp::socket socket(io_);
+    boost::system::error_code ec;
+    socket.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+    if (ec) {
+      ::close(fd);
+      return accept_failed(acceptor, ec);
+    }
+    if (!unjoined_.wait_for_a_place(socket, nodes_.count(), remote)) on_accept(std::move(socket), remote);
+  }
+  boost::asio::post(io_, [self = shared_from_this(), &acceptor] {  // more may wait: after the others' turn
+    if (self->phase_ != Phase::kClosed) self->accept_ready(acceptor);
+  });
+}
+
+// EMFILE and friends: say so, back off briefly instead of spinning.
+void Server::Impl::accept_failed(tcp::acceptor& acceptor, const boost::system::error_code& ec) {
+  const bool out_of_fds = ec == boost::asio::error::no_descriptors ||
+                          ec.value() == ENFILE;  // per process / for the whole system
+  notify_refused("(listener)", "could not accept a connection: " + ec.message() +
+                                   (out_of_fds ? " (the master is out of file descriptors: raise its "
+                                                 "limit, `ulimit -n`; retrying every 100 ms, nodes retry "
+                                                 "their connection meanwhile)"
+                                               : " (retrying in 100 ms)"));
+  // One timer per listener's retry: listeners failing together must not cancel each other.
+  auto retry = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::milliseconds(100));
+  retry->async_wait([self = shared_from_this(), &acceptor, retry](const boost::system::error_code& e) {
+    if (!e && self->phase_ != Phase::kClosed) self->accept_next(acceptor);
   });
 }
 

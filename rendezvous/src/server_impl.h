@@ -34,6 +34,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl>, public Q
   // server.cpp
   ListenError listen(const std::vector<std::string>& bind_addresses, std::uint16_t port);
   void accept_next(tcp::acceptor& acceptor);
+  void accept_ready(tcp::acceptor& acceptor);
+  void accept_failed(tcp::acceptor& acceptor, const boost::system::error_code& ec);
+  static constexpr int kAcceptBatch = 64;  // accepted per turn of the loop, at most
   void on_accept(tcp::socket socket, const tcp::endpoint& accepted_from);  // port 0: ask the socket
   void drop(const PeerPtr& peer, const std::string& why);
   // One timer for every connection in its handshake: it fires at the earliest one's timeout.
