@@ -10,6 +10,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -52,6 +53,13 @@ struct Launchers {
     }
     return -1;
   }
+  // Once a launcher but `except` started generation 1 (the group restarted after the loss the
+  // test caused), the workers are told to end after their current step (spare_train.py's
+  // `stop_file`): they resumed from the checkpoint, and the rest of the steps would prove
+  // nothing more. Where generation 1 never starts, the job trains to its end.
+  void end_training_once_restarted(const std::string& stop_file, int except = -1) const {
+    if (which_says("generation 1: starting", kStepBound, except) >= 0) std::ofstream(stop_file) << "stop\n";
+  }
 };
 
 std::vector<std::string> launcher_argv(const std::string& endpoints, const std::string& job_id, int nodes, int spares,
@@ -68,13 +76,14 @@ TEST(EtcdFailover, TheCoordinatorsLauncherKilledTrainingResumesWithTheSameWorldS
   fs::path dir = fs::temp_directory_path() / ("ddplaunch-etcd-failover-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string checkpoint = (dir / "ckpt.pt").string();
+  const std::string stop_file = (dir / "stop").string();
   const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/spare_train.py";
   const std::string job_id = "etcd-failover-" + std::to_string(getpid());
 
   Launchers l;
   for (int i = 0; i < 4; ++i) {  // 3 nodes and a spare
     l.all.push_back(ddplaunch::testing::start_node(
-        launcher_argv(etcd.endpoints(), job_id, 3, 1, {PYTHON_WITH_TORCH, script, checkpoint, "80", "0.1"})));
+        launcher_argv(etcd.endpoints(), job_id, 3, 1, {PYTHON_WITH_TORCH, script, checkpoint, "80", "0.1", stop_file})));
   }
   const int coordinator = l.which_says("elected the job's coordinator", kStepBound);
   ASSERT_GE(coordinator, 0) << l.everything();
@@ -103,6 +112,7 @@ TEST(EtcdFailover, TheCoordinatorsLauncherKilledTrainingResumesWithTheSameWorldS
   ASSERT_TRUE(l.all[coordinator]->send_signal(SIGKILL));
   RunResult killed = l.all[coordinator]->wait(10s);
   const int successor = l.which_says("elected the job's coordinator", kStepBound, coordinator);
+  l.end_training_once_restarted(stop_file, coordinator);
   std::vector<RunResult> results(l.all.size());
   std::string all = "===== launcher " + std::to_string(coordinator) + " (killed coordinator)\n" + killed.output;
   for (std::size_t i = 0; i < l.all.size(); ++i) {
@@ -150,12 +160,13 @@ TEST(EtcdFailover, WhileEtcdIsDownANodesLossWaitsForItThenTheSpareTakesTheSlot) 
   fs::path dir = fs::temp_directory_path() / ("ddplaunch-etcd-down-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string checkpoint = (dir / "ckpt.pt").string();
+  const std::string stop_file = (dir / "stop").string();
   const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/spare_train.py";
   const std::string job_id = "etcd-down-" + std::to_string(getpid());
   Launchers l;
   for (int i = 0; i < 4; ++i)
     l.all.push_back(ddplaunch::testing::start_node(
-        launcher_argv(etcd.endpoints(), job_id, 3, 1, {PYTHON_WITH_TORCH, script, checkpoint, "120", "0.1"})));
+        launcher_argv(etcd.endpoints(), job_id, 3, 1, {PYTHON_WITH_TORCH, script, checkpoint, "120", "0.1", stop_file})));
   const int coordinator = l.which_says("elected the job's coordinator", kStepBound);
   const int spare = l.which_says("is a hot spare of this job", kStepBound);
   ASSERT_GE(coordinator, 0) << l.everything();
@@ -173,6 +184,7 @@ TEST(EtcdFailover, WhileEtcdIsDownANodesLossWaitsForItThenTheSpareTakesTheSlot) 
   EXPECT_FALSE(l.all[coordinator]->wait_for_output("generation 1: 3 node(s)", 4s)) << l.everything();
 
   ASSERT_EQ(etcd.restart(0), "");
+  l.end_training_once_restarted(stop_file, victim);
   std::vector<RunResult> results(l.all.size());
   std::string all;
   for (std::size_t i = 0; i < l.all.size(); ++i) {

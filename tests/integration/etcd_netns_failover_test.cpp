@@ -103,20 +103,39 @@ class EtcdNetnsJob {
     return etcd_.start_on(hosts, within(seconds(60)));
   }
 
-  // Every launcher the same line; `steps` of spare_train.py, 0.1 s each; `nodes` as --nnodes
-  // (an elastic MIN:MAX waits 3 s of last call for more than MIN).
+  // Every launcher the same line; `steps` of spare_train.py, 0.1 s each (an upper bound: see
+  // end_training_once_restarted); `nodes` as --nnodes (an elastic MIN:MAX waits 3 s of last
+  // call for more than MIN).
   void start_job(int steps, const std::string& nodes = "3") {
     const std::string script = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/spare_train.py";
     const std::vector<std::string> argv = {
         DDPLAUNCH_BIN, "--nnodes", nodes, "--last-call", "3", "--spares", "1", "--nproc-per-node", "1", "--rdzv-backend", "etcd",
         "--rdzv-endpoint", etcd_.endpoints(), "--rdzv-id", job_id_, "--rdzv-conf", "lease_ttl=2",
         "--heartbeat-interval", "0.2", "--heartbeat-timeout", "2", "--grace", "1", "--",
-        PYTHON_WITH_TORCH, script, dir_ + "/ckpt.pt", std::to_string(steps), "0.1"};
+        PYTHON_WITH_TORCH, script, dir_ + "/ckpt.pt", std::to_string(steps), "0.1", dir_ + "/stop"};
     for (int i = 0; i < kLaunchers; ++i) {
       launchers_.push_back(std::make_unique<dt::BackgroundProcess>());
       EXPECT_TRUE(launchers_.back()->start(cluster_.exec_argv(host_of(i), argv), {}, kUnsetEnv))
           << launchers_.back()->output_so_far();
     }
+  }
+
+  // Once a launcher but `except` started a generation after the first (the group restarted
+  // after the loss the test caused), the workers are told to end after their current step
+  // (spare_train.py's stop file): they resumed from the checkpoint, and the rest of the steps
+  // would prove nothing more. Where no restart comes, the job trains to its end and the test's
+  // checks say why.
+  void end_training_once_restarted(int except = -1) const {
+    static const std::regex restarted(R"(generation [1-9]\d*: starting)");
+    const auto until = steady_clock::now() + within(kStepBound);
+    do {
+      for (int i = 0; i < kLaunchers; ++i) {
+        if (i == except || !std::regex_search(launchers_[i]->output_so_far(), restarted)) continue;
+        std::ofstream(dir_ + "/stop") << "stop\n";
+        return;
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    } while (steady_clock::now() < until);
   }
 
   // `want`, or less where the test's own bound comes first.
@@ -244,6 +263,7 @@ TEST(EtcdNetnsFailover, CoordinatorsLinkCutAnotherTakesOverAndTheIsolatedOneStop
   dt::RunResult isolated = job.launcher(old).wait(job.within(seconds(60)));
   const double isolated_ended_after = duration<double>(steady_clock::now() - cut).count();
   const int successor = job.which_says("elected the job's coordinator", job.within(kStepBound), old);
+  job.end_training_once_restarted(old);
   std::vector<dt::RunResult> results = job.wait_all(job.within(kJobBound), old);
   results[old] = isolated;
   const std::string all = dt::all_output(results, "launcher") + "===== coordinator was launcher " +
@@ -310,6 +330,7 @@ TEST(EtcdNetnsFailover, APartitionTwoAgainstTwoTrainsOnOneSideAtMost) {
   for (int i : minority)
     gone_after.push_back(
         seconds_until_no_worker(job.cluster(), EtcdNetnsJob::host_of(i), cut, job.within(seconds(20))));
+  job.end_training_once_restarted();
   std::vector<dt::RunResult> results(kLaunchers);
   for (int i : majority) results[i] = job.launcher(i).wait(job.within(kJobBound));
   std::vector<double> still_gone;
@@ -426,6 +447,7 @@ TEST(EtcdNetnsFailover, EtcdMembersLostOneByOneWorkersKeepTrainingAndALaterLossI
   while (victim == coordinator || victim == spare) ++victim;
   const int step_before_loss = job.step_so_far();
   ASSERT_TRUE(job.launcher(victim).send_signal(SIGKILL));
+  job.end_training_once_restarted(victim);
   std::vector<dt::RunResult> results = job.wait_all(job.within(kJobBound), victim);
   results[victim] = job.launcher(victim).wait(job.within(seconds(10)));
   const std::string all = dt::all_output(results, "launcher") + "===== coordinator " + std::to_string(coordinator) +

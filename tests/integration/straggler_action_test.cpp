@@ -43,8 +43,11 @@ TEST(StragglerAction, RestartWithoutSwapsAStarvedNodeForTheSpare) {
     nodes.push_back(std::make_unique<dt::BackgroundProcess>());
     ASSERT_TRUE(nodes.back()->start(dt::node_argv(job, rank, 1, {}, program), env, dt::kLauncherEnvToUnset));
     if (rank == 0) ASSERT_TRUE(dt::wait_listening(*nodes[0])) << nodes[0]->output_so_far();
-    if (rank == 1) ASSERT_TRUE(quota.add(nodes[1]->pid()));  // its worker, started later, inherits the quota
   }
+  // Node 1 starved once every rank finished init: its launcher and worker (at 5 % of a core
+  // the worker's own start took ~40 s, and is no step).
+  ASSERT_TRUE(nodes[0]->wait_for_output("ranks finished init (init_ok)", 120s)) << nodes[0]->output_so_far();
+  ASSERT_TRUE(quota.add_with_descendants(nodes[1]->pid()));
   const bool swapped = nodes[0]->wait_for_output("swapped out: rank 1 held the job back as a straggler", 150s);
   const bool spare_runs = swapped && nodes[2]->wait_for_output("generation 1: starting", 60s);
   { std::ofstream(dir + "/stop") << "stop\n"; }  // generation 1's ranks stop after their first 10 steps

@@ -4,9 +4,13 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace ddplaunch::testing {
 
@@ -38,8 +42,42 @@ class CpuQuota {
     procs.flush();
     return static_cast<bool>(procs);
   }
+  // `root` and every process below it (a launcher with its orphan guard and workers), for a
+  // quota that starts once they run: at 5 % of a core a worker's own start (importing torch,
+  // ~2 s of CPU) would take ~40 s. False when one could not be added (it may have ended).
+  bool add_with_descendants(pid_t root) const {
+    bool all_added = true;
+    for (pid_t pid : descendants_and_self(root)) all_added = add(pid) && all_added;
+    return all_added;
+  }
 
  private:
+  // `root` and its descendants, from each process's parent in /proc/<pid>/stat.
+  static std::set<pid_t> descendants_and_self(pid_t root) {
+    std::multimap<pid_t, pid_t> children;  // parent -> child
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string text;
+      std::getline(stat, text);
+      const auto close = text.rfind(')');  // the command may hold spaces and parentheses
+      if (close == std::string::npos || close + 4 >= text.size()) continue;
+      // After ") ": the state, then the parent's pid.
+      const pid_t parent = static_cast<pid_t>(std::atoi(text.c_str() + text.find(' ', close + 2) + 1));
+      children.emplace(parent, static_cast<pid_t>(std::atoi(name.c_str())));
+    }
+    std::set<pid_t> found{root};
+    std::vector<pid_t> todo{root};
+    while (!todo.empty()) {
+      const pid_t parent = todo.back();
+      todo.pop_back();
+      for (auto [it, end] = children.equal_range(parent); it != end; ++it)
+        if (found.insert(it->second).second) todo.push_back(it->second);
+    }
+    return found;
+  }
   static int next_serial() {
     static int serial = 0;
     return ++serial;
