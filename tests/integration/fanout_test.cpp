@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher_test_env.h"
 #include "netns_cluster.h"
 #include "output_parsing.h"
 #include "process_runner.h"
@@ -38,9 +39,7 @@ std::string skip_reason() {
   return dt::SshServers::skip_reason();
 }
 
-bool torch_available() {
-  return dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, seconds(120)).exit_code == 0;
-}
+bool torch_available() { return dt::torch_available(PYTHON_WITH_TORCH); }
 
 // `ddplaunch --hosts h1,...,hN FLAGS -- PROGRAM` in host 1's namespace, ssh through the test's config.
 std::vector<std::string> fanout_argv(const dt::NetnsCluster& cluster, int hosts, const std::vector<std::string>& flags,

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher_test_env.h"
 #include "multi_node_job.h"
 #include "output_parsing.h"
 #include "process_runner.h"
@@ -26,10 +27,7 @@ namespace {
 
 const std::string kScript = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/hang_ddp.py";
 
-bool python_has_torch() {
-  static const bool ok = dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, 60s).exit_code == 0;
-  return ok;
-}
+bool python_has_torch() { return dt::torch_available(PYTHON_WITH_TORCH); }
 
 struct TempDir {
   std::string path = dt::temp_dir("hang-test-");

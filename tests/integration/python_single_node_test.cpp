@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher_test_env.h"
 #include "output_parsing.h"
 #include "process_runner.h"
 
@@ -22,15 +23,7 @@ namespace {
 constexpr auto kRunLimit = seconds(120);
 const std::string kPython = PYTHON_WITH_TORCH;
 
-// Empty when `python -c "import torch"` works, else why not.
-std::string torch_missing_reason() {
-  static const std::string reason = [] {
-    dt::RunResult r = dt::run_command({kPython, "-c", "import torch, torch.distributed"}, seconds(60));
-    if (r.exit_code == 0) return std::string();
-    return kPython + " cannot import torch (exit " + std::to_string(r.exit_code) + "): " + r.output.substr(0, 300);
-  }();
-  return reason;
-}
+std::string torch_missing_reason() { return dt::torch_missing_reason(kPython); }
 
 #define SKIP_WITHOUT_TORCH()                                            \
   do {                                                                  \

@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher_test_env.h"
 #include "output_parsing.h"
 #include "process_runner.h"
 
@@ -448,7 +449,7 @@ TEST_F(SlurmJobTest, TwoTasksPerNodeAreRefusedWithTheFix) {
 
 // A real PyTorch DDP job over gloo on the two Slurm nodes: every rank ends with the same checksum.
 TEST_F(SlurmJobTest, GlooTrainingUnderSrunGivesIdenticalChecksums) {
-  if (run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, 120s).exit_code != 0)
+  if (!ddplaunch::testing::torch_available(PYTHON_WITH_TORCH))
     GTEST_SKIP() << PYTHON_WITH_TORCH << " cannot import torch (apt install python3-torch)";
   RunResult run = run_on_cluster({"srun", "-N", "2", "--ntasks-per-node=1", output_pattern("train"), DDPLAUNCH_BIN,
                                   "--slurm", "--", PYTHON_WITH_TORCH, kTrainScript, "--steps", "10"},

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "launcher_test_env.h"
 #include "multi_node_job.h"
 #include "process_runner.h"
 
@@ -32,10 +33,7 @@ namespace {
 const std::string kScripts = std::string(SOURCE_DIR) + "/tests/integration/compat_scripts/";
 const std::string kPageChecker = std::string(SOURCE_DIR) + "/tests/integration/support/check_timeline_page.py";
 
-bool python_has_torch() {
-  static const bool ok = dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, 60s).exit_code == 0;
-  return ok;
-}
+bool python_has_torch() { return dt::torch_available(PYTHON_WITH_TORCH); }
 
 struct TempDir {
   std::string path = dt::temp_dir("timeline-test-");

@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "launcher_test_env.h"
 #include "multi_node_job.h"
 #include "output_parsing.h"
 #include "process_runner.h"
@@ -26,9 +27,7 @@ std::map<int, dt::FinalLine> final_lines_by_rank(const std::string& output) {
   return by_rank;
 }
 
-bool python_has_torch() {
-  return dt::run_command({PYTHON_WITH_TORCH, "-c", "import torch.distributed"}, 60s).exit_code == 0;
-}
+bool python_has_torch() { return dt::torch_available(PYTHON_WITH_TORCH); }
 
 // Runs `program` on two loopback nodes with 2 workers each; returns both nodes' output.
 // Node 1 starts first, before node 0 hosts the rendezvous: nodes of a real job start in any order.

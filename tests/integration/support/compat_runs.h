@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher_test_env.h"
 #include "output_parsing.h"
 #include "process_runner.h"
 
@@ -39,9 +40,7 @@ inline std::string ddplaunch_bin() {
 inline std::string missing_reason() {
   static const std::string reason = [] {
     if (!fs::exists(kTorchrun)) return kTorchrun + " is missing (Debian package python3-torch); nothing to compare with";
-    dt::RunResult r = dt::run_command({kPython, "-c", "import torch, torch.distributed"}, seconds(60));
-    if (r.exit_code == 0) return std::string();
-    return kPython + " cannot import torch (exit " + std::to_string(r.exit_code) + "): " + r.output.substr(0, 300);
+    return dt::torch_missing_reason(kPython);
   }();
   return reason;
 }
