@@ -9,6 +9,12 @@ namespace ddplaunch::rendezvous {
 std::string escape_text(std::string_view s) {
   std::string out;
   out.reserve(s.size());
+  append_escaped(out, s);
+  return out;
+}
+
+// Straight into `out`: encoding a frame makes no string per key or value.
+void append_escaped(std::string& out, std::string_view s) {
   for (char c : s) {
     switch (c) {
       case '\\': out += "\\\\"; break;
@@ -17,7 +23,6 @@ std::string escape_text(std::string_view s) {
       default: out += c;
     }
   }
-  return out;
 }
 
 std::optional<std::string> unescape_text(std::string_view s) {
@@ -42,25 +47,34 @@ std::optional<std::string> unescape_text(std::string_view s) {
 }
 
 void append_field_line(std::string& out, std::string_view key, std::string_view value) {
-  out += escape_text(key);
+  append_escaped(out, key);
   out += '=';
-  out += escape_text(value);
+  append_escaped(out, value);
   out += '\n';
 }
 
 std::string encode_body(const Frame& frame, std::string_view raw_tail) {
   std::string body;
-  body += escape_text(frame.kind);
-  body += '\n';
-  body += escape_text(frame.job_id);
-  body += '\n';
-  body += to_string(frame.generation);
-  body += '\n';
-  body += escape_text(frame.subtype);
-  body += '\n';
-  for (const auto& [k, v] : frame.fields) append_field_line(body, k, v);
-  body += raw_tail;
+  append_body(body, frame, raw_tail);
   return body;
+}
+
+void append_body(std::string& out, const Frame& frame, std::string_view raw_tail) {
+  // Room for the unescaped text, the generation and the separators: one allocation at most
+  // (escapes are rare).
+  std::size_t size = frame.kind.size() + frame.job_id.size() + frame.subtype.size() + raw_tail.size() + 32;
+  for (const auto& [k, v] : frame.fields) size += k.size() + v.size() + 2;
+  out.reserve(out.size() + size);
+  append_escaped(out, frame.kind);
+  out += '\n';
+  append_escaped(out, frame.job_id);
+  out += '\n';
+  out += to_string(frame.generation);
+  out += '\n';
+  append_escaped(out, frame.subtype);
+  out += '\n';
+  for (const auto& [k, v] : frame.fields) append_field_line(out, k, v);
+  out += raw_tail;
 }
 
 std::string encode_frame(const Frame& frame, std::string_view raw_tail) {

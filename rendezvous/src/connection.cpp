@@ -142,10 +142,14 @@ std::optional<Frame> Connection::open_frame(std::string_view body, std::string& 
 
 void Connection::send(const Frame& frame, std::string_view raw_tail) {
   if (!open_ || failing_) return;
-  std::string body = encode_body(frame, raw_tail);
-  if (seal_) seal_->seal(body);
-  const std::size_t bytes = 4 + body.size();
-  if (queue_.size() + in_flight_.size() + bytes > write_limit_) {
+  // Encoded (and sealed) straight into the queue, behind room for its length.
+  const std::size_t start = queue_.size();
+  queue_.append(4, '\0');
+  append_body(queue_, frame, raw_tail);
+  if (seal_) seal_->seal_tail(queue_, start + 4);
+  const std::size_t bytes = queue_.size() - start;
+  if (queue_.size() + in_flight_.size() > write_limit_) {
+    queue_.resize(start);  // not queued
     // Failed from the event loop, not inside send(): whoever sends (the launcher carrying out
     // its decisions) hears of the lost peer once its own call returned. Nothing more is sent.
     failing_ = true;
@@ -155,11 +159,11 @@ void Connection::send(const Frame& frame, std::string_view raw_tail) {
                                                         " bytes queued)"] { self->fail(why); });
     return;
   }
-  const auto n = static_cast<std::uint32_t>(body.size());
-  const char prefix[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
-                          static_cast<char>(n)};
-  queue_.append(prefix, 4);
-  queue_ += body;
+  const auto n = static_cast<std::uint32_t>(bytes - 4);
+  queue_[start] = static_cast<char>(n >> 24);
+  queue_[start + 1] = static_cast<char>(n >> 16);
+  queue_[start + 2] = static_cast<char>(n >> 8);
+  queue_[start + 3] = static_cast<char>(n);
   last_sent_ = std::chrono::steady_clock::now();
   if (writing_ || flush_posted_) return;
   flush_posted_ = true;

@@ -17,11 +17,11 @@ std::string mac_of(const Digest& key, std::uint64_t sequence, std::string_view b
 
 }  // namespace
 
-void FrameSeal::seal(std::string& body) {
-  std::string mac = mac_of(send_key_, sent_++, body);
-  body += kMacPrefix;
-  body += mac;
-  body += '\n';
+void FrameSeal::seal_tail(std::string& buffer, std::size_t body_start) {
+  std::string mac = mac_of(send_key_, sent_++, std::string_view(buffer).substr(body_start));
+  buffer += kMacPrefix;
+  buffer += mac;
+  buffer += '\n';
 }
 
 std::optional<std::string_view> FrameSeal::open(std::string_view body, std::string& error) {

@@ -17,7 +17,9 @@ class FrameSeal {
  public:
   FrameSeal(const Digest& send_key, const Digest& receive_key) : send_key_(send_key), receive_key_(receive_key) {}
   // Appends "mac=<64 hex>\n" = HMAC(send key, "<n>\n" | body) for the n-th frame sent (from 0).
-  void seal(std::string& body);
+  void seal(std::string& body) { seal_tail(body, 0); }
+  // The same for the body that starts at `body_start` of `buffer` and runs to its end.
+  void seal_tail(std::string& buffer, std::size_t body_start);
   // The body without its MAC line when it carries the next frame's right MAC; else nullopt
   // and `error` says what was wrong. The sequence is implicit: a replayed, reordered or
   // dropped frame fails like an altered one.

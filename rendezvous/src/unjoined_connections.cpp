@@ -84,7 +84,7 @@ std::size_t UnjoinedConnections::room(std::size_t joined) const {
 bool UnjoinedConnections::wait_for_a_place(tcp::socket& socket, std::size_t joined, const tcp::endpoint& remote) {
   const bool places_taken = handshaking_.size() >= bounds_.max_handshaking || !waiting_.empty();
   if (!places_taken || room(joined) == 0) return false;
-  waiting_.emplace_back(std::move(socket), remote);
+  waiting_.push_back(Waiting{std::move(socket), remote, std::chrono::steady_clock::now()});
   return true;
 }
 
@@ -97,9 +97,10 @@ void UnjoinedConnections::end_handshake(ServerPeer* peer) {
     handshaking_.erase(held);  // last: the map may hold the peer's last reference
   }
   while (!closed_ && !waiting_.empty() && handshaking_.size() < bounds_.max_handshaking) {
-    auto [socket, remote] = std::move(waiting_.front());
+    Waiting next = std::move(waiting_.front());
     waiting_.pop_front();
-    if (!left_while_waiting(socket)) hooks_.greet(std::move(socket), remote);
+    const bool maybe_left = std::chrono::steady_clock::now() - next.since >= bounds_.ask_if_left_after;
+    if (!maybe_left || !left_while_waiting(next.socket)) hooks_.greet(std::move(next.socket), next.remote);
   }
   if (paused_listeners_.empty() || closed_) return;
   std::vector<tcp::acceptor*> resumed;

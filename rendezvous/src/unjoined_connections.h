@@ -28,6 +28,9 @@ class UnjoinedConnections {
     std::size_t max_handshaking = 0;   // connections in their handshake, from all sources together
     std::size_t max_per_address = 0;   // the same, from one source address
     std::size_t places = 0;            // connections the job holds when complete: its nodes and spares
+    // A waiting connection is asked whether its node left it (one system call) only when it
+    // waited this long: a node gives one up only after its connect timeout (seconds).
+    std::chrono::milliseconds ask_if_left_after{100};
   };
   struct Hooks {
     // A waiting connection's turn has come; its peer's address as accept gave it (port 0: unknown).
@@ -68,7 +71,12 @@ class UnjoinedConnections {
   // How many of handshaking_ come from each address: kept beside it in begin_handshake and
   // end_handshake (and close), the only places handshaking_ changes.
   std::unordered_map<std::string, std::size_t> handshaking_from_;
-  std::deque<std::pair<tcp::socket, tcp::endpoint>> waiting_;  // in arrival order
+  struct Waiting {
+    tcp::socket socket;
+    tcp::endpoint remote;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::deque<Waiting> waiting_;  // in arrival order
   std::vector<tcp::acceptor*> paused_listeners_;
   std::size_t peak_ = 0;                      // most connections in their handshake since the last trim
   bool closed_ = false;

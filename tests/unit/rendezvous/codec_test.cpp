@@ -53,6 +53,14 @@ TEST(RendezvousCodec, RoundTripThroughReaderInOneByteChunks) {
   EXPECT_EQ(frames, 2);
 }
 
+TEST(RendezvousCodec, AppendingABodyAddsExactlyItsEncodingToWhatIsThere) {
+  const Frame f = sample_frame();
+  std::string queue = "frames already queued";
+  append_body(queue, f, "tail=1\n");
+  EXPECT_EQ(queue, "frames already queued" + encode_body(f, "tail=1\n"));
+  EXPECT_EQ(escape_text("a=b\\c\nd"), "a\\eb\\\\c\\nd");
+}
+
 TEST(RendezvousCodec, RawTailLinesDecodeAsFields) {
   Frame f;
   f.kind = "assign";

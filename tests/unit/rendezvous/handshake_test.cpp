@@ -184,6 +184,20 @@ TEST(RendezvousHandshake, CapturedJoinReplayedOrAlteredIsRefused) {
   EXPECT_EQ(server.joined_count(), 1);
 }
 
+// A connection seals each frame where it encoded it, at the end of its write queue: the MAC
+// covers that frame's body only, the same as sealing the body on its own.
+TEST(RendezvousHandshake, SealingTheTailOfAQueueSealsThatFrameAlone) {
+  SessionKeys keys = session_keys("tok", random_nonce(), random_nonce(), "claims");
+  detail::FrameSeal alone = detail::master_seal(keys), in_queue = detail::master_seal(keys);
+  const std::string body = "hb\njob\n0\n\nseq=1\n", queued_before = "earlier frames";
+  std::string sealed = body, queue = queued_before + body;
+  alone.seal(sealed);
+  in_queue.seal_tail(queue, queued_before.size());
+  EXPECT_EQ(queue, queued_before + sealed);
+  std::string error;
+  EXPECT_TRUE(detail::node_seal(keys).open(queue.substr(queued_before.size()), error)) << error;
+}
+
 TEST(RendezvousHandshake, SealedFramesOpenOnlyOnceInOrderAndUnaltered) {
   SessionKeys keys = session_keys("tok", random_nonce(), random_nonce(), "claims");
   detail::FrameSeal master = detail::master_seal(keys), node = detail::node_seal(keys);

@@ -110,19 +110,22 @@ TEST(UnjoinedConnections, OneAddressMayHoldOnlyItsShareOfHandshakes) {
   EXPECT_NE(unjoined.over_cap("127.0.0.1").find("2 connections from 127.0.0.1"), std::string::npos);
 }
 
-// One handshake place, held by `holder`; one connection waits for it.
+// One handshake place, held by `holder`; one connection waits for it. Whether its node left
+// it is asked after any wait unless `ask_if_left_after` says otherwise.
 struct OnePlaceHeld {
-  Loopback net;
-  Recorded seen;
-  UnjoinedConnections unjoined{{.max_handshaking = 1, .max_per_address = 16, .places = 4}, recording(seen)};
-  std::shared_ptr<ServerPeer> holder = net.peer();
-  int waiting_fd = -1;
-  OnePlaceHeld() {
+  explicit OnePlaceHeld(std::chrono::milliseconds ask_if_left_after = std::chrono::milliseconds(0))
+      : unjoined{{.max_handshaking = 1, .max_per_address = 16, .places = 4, .ask_if_left_after = ask_if_left_after},
+                 recording(seen)} {
     unjoined.begin_handshake(holder);
     tcp::socket waiting = net.accept_one();
     waiting_fd = waiting.native_handle();
     EXPECT_TRUE(unjoined.wait_for_a_place(waiting, 0));
   }
+  Loopback net;
+  Recorded seen;
+  UnjoinedConnections unjoined;
+  std::shared_ptr<ServerPeer> holder = net.peer();
+  int waiting_fd = -1;
 };
 
 TEST(UnjoinedConnections, AConnectionItsNodeLeftWhileWaitingIsNotGreeted) {
@@ -136,6 +139,18 @@ TEST(UnjoinedConnections, AConnectionItsNodeLeftWhileWaitingIsNotGreeted) {
   // The place frees: the closed one is skipped, the one behind it greeted.
   unjoined.end_handshake(holder.get());
   EXPECT_EQ(seen.greeted, 1);
+}
+
+// A brief wait costs no system call: its node cannot have given the connection up yet (it
+// would only after its connect timeout), so it is greeted without asking.
+TEST(UnjoinedConnections, AConnectionThatWaitedBrieflyIsGreetedWithoutAskingWhetherItWasLeft) {
+  OnePlaceHeld held(std::chrono::hours(1));
+  auto& [net, seen, unjoined, holder, left_fd] = held;
+  net.clients.back()->close();
+  pollfd end_of_stream{left_fd, POLLIN, 0};
+  ASSERT_EQ(::poll(&end_of_stream, 1, 5000), 1) << "the close did not reach the master's end";
+  unjoined.end_handshake(holder.get());
+  EXPECT_EQ(seen.greeted, 1) << "not asked: greeted (the server then reads its end and drops it)";
 }
 
 TEST(UnjoinedConnections, ClosingHandsBackTheHandshakesAndGreetsNobodyAfterwards) {

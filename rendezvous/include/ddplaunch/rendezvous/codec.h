@@ -24,11 +24,14 @@ struct Frame {
 
 // Escapes '\\', '\n' and '=' so that a value fits on one `key=value` line.
 std::string escape_text(std::string_view s);
+void append_escaped(std::string& out, std::string_view s);  // escape_text(s), appended to `out`
 std::optional<std::string> unescape_text(std::string_view s);
 
 // Body only (no length prefix). `raw_tail` is appended verbatim: already-encoded `key=value\n`
 // lines shared by many frames (the node list), encoded once instead of once per node.
 std::string encode_body(const Frame& frame, std::string_view raw_tail = {});
+// The same, appended to `out` (a connection's write queue: no string of its own per frame).
+void append_body(std::string& out, const Frame& frame, std::string_view raw_tail = {});
 // Length prefix + body.
 std::string encode_frame(const Frame& frame, std::string_view raw_tail = {});
 std::string length_prefixed(std::string_view body);
