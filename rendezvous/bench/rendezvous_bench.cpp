@@ -21,6 +21,7 @@
 //   assignments_sent_ms         the server had queued (and mostly written) every Assignment
 //   first_assignment_ms         the first Assignment received by any client process
 //   server_cpu_ms, clients_cpu_ms  CPU time (user + system) of the server / all client processes
+//   server_user_ms, server_system_ms  the server's CPU time split: user space, kernel
 //   rest_server_cpu_pct         --rest-ms: the server's CPU at rest, in % of one core
 //   rest_node_cpu_pct           --rest-ms: the client processes' CPU at rest per node, in % of one core
 //   listen_overflows            connections the kernel refused because the listener's accept queue
@@ -70,12 +71,21 @@ std::int64_t monotonic_ns() {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
-std::int64_t cpu_ns() {
+// This process's CPU time so far: in user space, in the kernel (system calls, and on loopback
+// the receiving side of what it sends).
+struct CpuTime {
+  std::int64_t user_ns = 0, system_ns = 0;
+  std::int64_t total() const { return user_ns + system_ns; }
+};
+
+CpuTime cpu_time() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   auto ns = [](const timeval& t) { return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_usec * 1000; };
-  return ns(u.ru_utime) + ns(u.ru_stime);
+  return {ns(u.ru_utime), ns(u.ru_stime)};
 }
+
+std::int64_t cpu_ns() { return cpu_time().total(); }
 
 // --pin: the calling process runs only on CPUs `first` .. `last`; false when that fails.
 bool pin_to_cpus(int first, int last) {
@@ -334,7 +344,7 @@ int main(int argc, char** argv) {
     if (!write_message(c.to_child, start_ns)) { std::perror("bench: pipe"); stop_children(); return 2; }
     ::close(c.to_child);
   }
-  const std::int64_t server_cpu_at_start = cpu_ns();
+  const CpuTime server_cpu_at_start = cpu_time();
 
   // Client processes stop waiting after --timeout-ms from their start (and the rest after it);
   // give them 2 s more to report.
@@ -359,7 +369,9 @@ int main(int argc, char** argv) {
       ++reported;
     }
   }
-  const std::int64_t server_cpu = cpu_ns() - server_cpu_at_start;
+  const CpuTime server_cpu_now = cpu_time();
+  const CpuTime server_cpu{server_cpu_now.user_ns - server_cpu_at_start.user_ns,
+                           server_cpu_now.system_ns - server_cpu_at_start.system_ns};
   const std::optional<long long> overflows_after = listen_overflows();
   server.close();
   io.run_for(50ms);
@@ -388,7 +400,9 @@ int main(int argc, char** argv) {
               "assignments_sent_ms=%.1f first_assignment_ms=%.1f server_cpu_ms=%.0f clients_cpu_ms=%.0f",
               nodes, procs, pin ? 1 : 0, ms_between(origin, all.last_assignment_ns), ms_between(origin, plan_ns),
               ms_between(origin, all.joins_issued_ns), ms_between(origin, assignments_sent_ns), ms_between(origin, all.first_assignment_ns),
-              static_cast<double>(server_cpu) / 1e6, static_cast<double>(all.cpu_ns) / 1e6);
+              static_cast<double>(server_cpu.total()) / 1e6, static_cast<double>(all.cpu_ns) / 1e6);
+  std::printf(" server_user_ms=%.0f server_system_ms=%.0f", static_cast<double>(server_cpu.user_ns) / 1e6,
+              static_cast<double>(server_cpu.system_ns) / 1e6);
   if (rest.count() > 0) {
     const double window_ns = static_cast<double>(rest.count()) * 1e6;
     std::printf(" rest_ms=%lld rest_server_cpu_pct=%.2f rest_node_cpu_pct=%.4f", static_cast<long long>(rest.count()),
