@@ -6,9 +6,10 @@
 // the same program (its version, the program's fingerprint, this machine's GPU facts), a host
 // name of its own ("sim-<i>") and one rank. Once assigned it reports its rank as running, as a
 // launcher whose worker passed init does, and then every rank_report_period (the real
-// launcher's period for the job's node count and suspect floor) a rank table with steps going
+// launcher's period for the job's node count) a rank table with steps going
 // on: the same `rank_states` frame, encoded by the same code, with the CPU share and the
-// measured span and wait a shim gives. Heartbeats are the Client's own. No workers run.
+// measured span and wait a shim gives. Heartbeats are the Client's own (none while the reports
+// come more often than the pace). No workers run.
 //
 // The nodes are spread over forked processes (at most kPerProcess each: one socket per node
 // under the open-file limit). Each process prints "assigned N" once all its nodes have their
@@ -16,7 +17,7 @@
 // prints "lost: WHY" and the process exits 1.
 //
 // usage: simulated_launchers --master HOST:PORT --job-id ID --token T --nodes K --job-nodes N
-//                            [--step-ms 100] [--suspect-floor-s S] -- PROGRAM...
+//                            [--step-ms 100] -- PROGRAM...
 //   --job-nodes: the job's node count (the master's --nnodes), K of them simulated
 //   PROGRAM: the master's program, for the fingerprint every node must share
 #include <signal.h>
@@ -54,14 +55,13 @@ struct Options {
   std::string job_id, token;
   int nodes = 0, job_nodes = 0;
   long step_ms = 100;
-  double suspect_floor_s = 60;
   std::vector<std::string> program;
 };
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "simulated_launchers: %s\nusage: simulated_launchers --master HOST:PORT --job-id ID --token T --nodes K "
-               "--job-nodes N [--step-ms 100] [--suspect-floor-s S] -- PROGRAM...\n",
+               "--job-nodes N [--step-ms 100] -- PROGRAM...\n",
                why);
   std::exit(2);
 }
@@ -91,8 +91,6 @@ Options parse(int argc, char** argv) {
       o.job_nodes = std::atoi(v.c_str());
     } else if (a == "--step-ms") {
       o.step_ms = std::atol(v.c_str());
-    } else if (a == "--suspect-floor-s") {
-      o.suspect_floor_s = std::atof(v.c_str());
     } else {
       usage(("unknown option " + a).c_str());
     }
@@ -106,7 +104,7 @@ Options parse(int argc, char** argv) {
 class SimulatedNode {
  public:
   SimulatedNode(boost::asio::io_context& io, const Options& options, rendezvous::NodeFacts facts,
-                int& assigned_count, bool& failed)
+                const std::string& source_address, int& assigned_count, bool& failed)
       : options_(options), facts_(std::move(facts)), period_timer_(io), assigned_count_(assigned_count), failed_(failed) {
     rendezvous::ClientOptions co;
     co.job_id = options.job_id;
@@ -114,6 +112,7 @@ class SimulatedNode {
     co.host = options.host;
     co.port = options.port;
     co.join_timeout = std::chrono::minutes(10);
+    co.source_address = source_address;
     rendezvous::ClientCallbacks cb;
     cb.on_assignment = [this](const rendezvous::Assignment& a) { on_assignment(a); };
     cb.on_refused = [this](const std::string& why) { lost("refused: " + why); };
@@ -129,7 +128,7 @@ class SimulatedNode {
     rank_ = a.rank_offset;
     if (!assigned_) ++assigned_count_;
     assigned_ = true;
-    period_ = rank_report_period(static_cast<std::size_t>(a.node_count), options_.suspect_floor_s);
+    period_ = rank_report_period(static_cast<std::size_t>(a.node_count));
     last_report_ = std::chrono::steady_clock::now();
     report();  // the worker passed init: its rank runs
     schedule();
@@ -200,7 +199,12 @@ int run_share(const Options& options, const rendezvous::NodeFacts& common, int f
   for (int i = 0; i < count; ++i) {
     rendezvous::NodeFacts facts = common;
     facts.hostname = "sim-" + std::to_string(first + i);
-    nodes.push_back(std::make_unique<SimulatedNode>(io, options, std::move(facts), assigned, failed));
+    // Real nodes connect from addresses of their own, and the master admits only a few
+    // unproven peers per address at once: each group of 64 nodes connects from one address
+    // of 127/8 (127.0.1.0 onwards), as 64 launchers behind one NAT would.
+    const int group = (first + i) / 64;
+    const std::string source = "127.0." + std::to_string(1 + group / 250) + "." + std::to_string(1 + group % 250);
+    nodes.push_back(std::make_unique<SimulatedNode>(io, options, std::move(facts), source, assigned, failed));
     nodes.back()->join();
   }
   boost::asio::signal_set stop(io, SIGTERM, SIGINT);

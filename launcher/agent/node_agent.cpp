@@ -125,7 +125,7 @@ void NodeAgent::start_generation(const rendezvous::Assignment& a, const std::str
   supervisor_.start(spec);
   rank_states_.send_now();
   rank_states_.send_periodically(
-      rank_report_period(static_cast<std::size_t>(a.node_count), plan_.config.hang.suspect_floor_s));
+      rank_report_period(static_cast<std::size_t>(a.node_count)));
 }
 
 void NodeAgent::on_restart_order(Generation generation, const std::string& reason) {

@@ -76,8 +76,8 @@ HangInvestigation::HangInvestigation(boost::asio::io_context& io, CoordinatorSet
       hang_(started_with_),
       stack_rounds_(io, settings_.config.log_dir, hooks_.ask_nodes) {}
 
-void HangInvestigation::start_generation(Generation generation, int world) {
-  hang_.on_generation(generation, world, PolicyClock::now());
+void HangInvestigation::start_generation(Generation generation, int world, PolicyClock::duration report_period) {
+  hang_.on_generation(generation, world, PolicyClock::now(), report_period);
   if (generation == Generation{0} && !settings_.doctor)
     spdlog::info("hang detection: {}; at the hang deadline: {} (hang.action {})", hang_.deadlines_text(),
                  hang_action_name(policy_.hang_action()), kHangActionSettingNames.name(settings_.config.hang_action));

@@ -48,7 +48,8 @@ class HangInvestigation {
   HangInvestigation(boost::asio::io_context& io, CoordinatorSettings settings, const HistorySeed& seed,
                   const JobPolicy& policy, MasterTimeline& timeline, Hooks hooks);
 
-  void start_generation(Generation generation, int world);
+  // `report_period`: how often the nodes report their ranks (policy/rank_report_period.h).
+  void start_generation(Generation generation, int world, PolicyClock::duration report_period);
   void on_ranks_reported(Generation generation, const std::vector<RankReport>& ranks, PolicyClock::time_point now);
   // On the 1 s sweep while the job runs: suspects get a stack round, hangs a round then the policy.
   void check(PolicyClock::time_point now);

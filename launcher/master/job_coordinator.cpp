@@ -14,6 +14,7 @@
 #include "ddplaunch/base/time_units.h"
 #include "master/job_end_report.h"
 #include "output/terminal_writer.h"
+#include "policy/rank_report_period.h"
 
 namespace ddplaunch {
 
@@ -128,8 +129,10 @@ Result<rendezvous::JobPlan> JobCoordinator::plan_generation(const decision::Plan
   plan.run_nonce = settings_.run_nonce;
   int world = 0;
   for (const auto& n : nodes) world += n.facts.nproc;
-  hang_investigation_.start_generation(generation, world);
-  stragglers_.start_generation(generation, world, PolicyClock::now());
+  // The nodes report at a period set by their count: the watches read them accordingly.
+  const auto report_period = rank_report_period(nodes.size());
+  hang_investigation_.start_generation(generation, world, report_period);
+  stragglers_.start_generation(generation, world, report_period, PolicyClock::now());
   timeline_.begin_generation(generation, nodes, world, chosen.init_deadline_s);
   spdlog::info("generation {}: {} node(s), world size {}, MASTER_ADDR={} MASTER_PORT={}, init deadline {} ({})",
                generation, nodes.size(), world, plan.worker_master_addr, port, human_duration(chosen.init_deadline_s),

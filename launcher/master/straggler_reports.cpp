@@ -1,6 +1,7 @@
 // StragglerReports: see straggler_reports.h.
 #include "master/straggler_reports.h"
 
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -20,8 +21,9 @@ double seconds_of(PolicyClock::duration d) { return std::chrono::duration<double
 StragglerReports::StragglerReports(MasterTimeline& timeline, StragglerSettings settings)
     : timeline_(timeline), watch_(settings) {}
 
-void StragglerReports::start_generation(Generation generation, int world, PolicyClock::time_point now) {
-  for (const auto& e : watch_.on_generation(world, now)) carry_out(e, now);
+void StragglerReports::start_generation(Generation generation, int world, PolicyClock::duration report_period,
+                                        PolicyClock::time_point now) {
+  for (const auto& e : watch_.on_generation(world, now, report_period)) carry_out(e, now);
   generation_ = generation;
   world_ = world;
   holding_.clear();
@@ -54,9 +56,13 @@ void StragglerReports::check(PolicyClock::time_point now) {
   for (std::size_t rank = 0; rank < shares.size(); ++rank) {
     const int r = static_cast<int>(rank);
     if (!shares[rank] || !places_.count(r)) continue;
-    auto [last, first] = counter_at_.try_emplace(r, now);
-    if (!first && now - last->second < kCounterEvery) continue;
-    last->second = now;
+    auto [last, first] = counter_at_.try_emplace(r, Counter{now, *shares[rank]});
+    if (!first) {
+      const auto since = now - last->second.at;
+      const bool moved = std::abs(*shares[rank] - last->second.share) >= kCounterStep;
+      if (since < kCounterEvery || (!moved && since < kCounterKeyframe)) continue;
+      last->second = Counter{now, *shares[rank]};
+    }
     timeline_.record_counter(places_.at(r).node, r, "compute share", *shares[rank]);
   }
 }

@@ -2,8 +2,9 @@
 // with the ranks' reports (and tells it when the job pauses as a whole: a rank in a debugger,
 // paused, or in a planned section makes the others wait without anyone being slow), and
 // carries out what the watch names: one log line when a straggler starts and one when it ends,
-// an instant on the rank's timeline lane for each, a compute-share counter per rank (at most
-// every kCounterEvery per rank), the straggler in `ddplaunch status`, and the episodes for the
+// an instant on the rank's timeline lane for each, a compute-share counter per rank (when it
+// moved by kCounterStep, at most every kCounterEvery, and every kCounterKeyframe whatever: a
+// steady job of 16384 ranks had written 1,600 counters a second), the straggler in `ddplaunch status`, and the episodes for the
 // job's end summary and the run history's per-host record. Where the straggler's node measured
 // something that explains it (its rank's CPU share, throttling, steal, pressure: NodeSignals),
 // the signals that stand out are said with it (policy/straggler_explanation.h).
@@ -25,11 +26,15 @@ namespace ddplaunch {
 class StragglerReports {
  public:
   static constexpr auto kCounterEvery = std::chrono::seconds(10);
+  static constexpr auto kCounterKeyframe = std::chrono::minutes(10);
+  static constexpr double kCounterStep = 0.02;
   static constexpr std::size_t kMaxEpisodes = 100;  // kept for the end summary; the count goes on
 
   explicit StragglerReports(MasterTimeline& timeline, StragglerSettings settings = {});
 
-  void start_generation(Generation generation, int world, PolicyClock::time_point now);
+  // `report_period`: how often the nodes report their ranks (policy/rank_report_period.h).
+  void start_generation(Generation generation, int world, PolicyClock::duration report_period,
+                        PolicyClock::time_point now);
   // One node's rank-state report: `host` and `signals` are the node's as it said in the report.
   void on_ranks_reported(int node_rank, const std::string& host, Generation generation,
                          const std::vector<RankReport>& ranks, PolicyClock::time_point now,
@@ -86,7 +91,11 @@ class StragglerReports {
   std::vector<Episode> episodes_;
   std::size_t episodes_dropped_ = 0;
   std::map<std::string, int> by_host_;
-  std::map<int, PolicyClock::time_point> counter_at_;  // by rank: its last counter
+  struct Counter {
+    PolicyClock::time_point at;
+    double share = 0;
+  };
+  std::map<int, Counter> counter_at_;  // by rank: its last counter
   std::map<int, NodeSignals> node_signals_;            // by node rank: its latest report's
   std::map<int, double> cpu_cores_;                    // by rank: its latest measured CPU share
 };

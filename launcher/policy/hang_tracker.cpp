@@ -15,10 +15,23 @@ double seconds_between(PolicyClock::time_point from, PolicyClock::time_point to)
 
 }  // namespace
 
-void HangTracker::reset(int world, PolicyClock::time_point now) {
+void HangTracker::reset(int world, PolicyClock::time_point now, PolicyClock::duration report_period) {
   ranks_.assign(static_cast<std::size_t>(std::max(world, 0)), Rank{});
-  for (auto& r : ranks_) r.last_progress = now;
+  for (auto& r : ranks_) r.last_progress = r.last_reported = now;
   generation_start_ = now;
+  report_period_ = std::max(report_period, PolicyClock::duration::zero());
+}
+
+void HangTracker::on_reported(int rank, PolicyClock::time_point now) {
+  if (rank < 0 || rank >= static_cast<int>(ranks_.size())) return;
+  Rank& r = ranks_[static_cast<std::size_t>(rank)];
+  r.last_reported = std::max(r.last_reported, now);
+}
+
+double HangTracker::silent_s(const Rank& r, PolicyClock::time_point now) const {
+  const PolicyClock::time_point heard = std::max(r.last_reported, r.last_progress);
+  const PolicyClock::duration unknown = std::clamp(now - heard, PolicyClock::duration::zero(), report_period_);
+  return std::max(0.0, seconds_between(r.last_progress, now) - std::chrono::duration<double>(unknown).count());
 }
 
 void HangTracker::on_step(int rank, long steps, long max_interval_ms, PolicyClock::time_point now) {
@@ -134,7 +147,7 @@ std::vector<HangEvent> HangTracker::check(PolicyClock::time_point now) {
       l.hang_s = std::max(l.hang_s, waited_for->hang_s);
       l.explained = "waiting for a rank in a section: " + waited_for->explained;
     }
-    const double silent = seconds_between(r.last_progress, now);
+    const double silent = silent_s(r, now);
     if (silent >= l.suspect_s / 2) quiet_ranks_.push_back(static_cast<int>(i));
     HangEvent::Level level;
     if (silent >= l.hang_s && !r.hang_reported) {

@@ -56,9 +56,15 @@ class HangTracker {
  public:
   explicit HangTracker(HangSettings settings = {}) : settings_(std::move(settings)) {}
 
-  // A new generation of `world` ranks: nothing learnt is forgotten (the step time is the
-  // program's), but every rank's clock and steps start again.
-  void reset(int world, PolicyClock::time_point now);
+  // A new generation of `world` ranks whose nodes report every `report_period`: nothing learnt
+  // is forgotten (the step time is the program's), but every rank's clock and steps start again.
+  void reset(int world, PolicyClock::time_point now, PolicyClock::duration report_period = {});
+  // A report that told of `rank` came at `now` (with or without progress). Between two reports
+  // the master cannot know whether a rank stepped, so a rank's silence is counted from its last
+  // progress to its last report, and past that only once the next report is overdue (one
+  // period): a healthy rank in a job whose nodes report every 36 s does not look silent for 36 s,
+  // and a stopped one is found at most one period later than its limit.
+  void on_reported(int rank, PolicyClock::time_point now);
   // A "step" report: steps so far in this generation, the longest interval since the last.
   // The interval is believed only up to the time this generation has run (a forged or
   // corrupt report cannot raise the hang deadline, nor the saved history, beyond that).
@@ -72,7 +78,7 @@ class HangTracker {
   std::vector<HangEvent> check(PolicyClock::time_point now);
   // The last check's quiet ranks: every watched rank without progress for at least half its
   // suspect limit, the ranks of its events included. The stuck rank is sought among them:
-  // progress reports come every 2 s (up to 10 s in a large job), so the rank that stopped
+  // progress reports come every 2 s (longer in a large job), so the rank that stopped
   // first is not always the first past a limit (a peer blocked in the collective it never
   // joined may cross it a report earlier).
   const std::vector<int>& quiet_ranks() const { return quiet_ranks_; }
@@ -94,18 +100,21 @@ class HangTracker {
     bool alive = true;
     long steps = 0;
     PolicyClock::time_point last_progress{};
+    PolicyClock::time_point last_reported{};  // the last report that told of this rank
     std::string section;                 // "" when not in one
     PolicyClock::time_point section_since{};
     bool suspect_reported = false;
     bool hang_reported = false;
   };
   std::string interval_origin() const;
+  double silent_s(const Rank& r, PolicyClock::time_point now) const;  // see on_reported
 
   HangSettings settings_;
   std::vector<Rank> ranks_;
   std::vector<int> quiet_ranks_;  // found by the last check()
   bool held_ = false;
   PolicyClock::time_point generation_start_{};
+  PolicyClock::duration report_period_{};
   double learnt_interval_s_ = 0;                 // largest step interval after warm-up, any rank
   std::map<std::string, double> longest_section_s_;
 };

@@ -7,11 +7,12 @@
 
 namespace ddplaunch {
 
-void HangWatch::on_generation(Generation generation, int world, TimePoint now) {
+void HangWatch::on_generation(Generation generation, int world, TimePoint now, PolicyClock::duration report_period) {
   generation_ = generation;
-  tracker_.reset(world, now);
+  tracker_.reset(world, now, report_period);
   sections_.assign(static_cast<std::size_t>(std::max(world, 0)), std::string());
   in_debugger_.assign(sections_.size(), false);
+  in_debugger_count_ = 0;
   interval_spans_hold_.assign(sections_.size(), false);
   steps_.assign(sections_.size(), 0);
   running_since_.assign(sections_.size(), std::nullopt);
@@ -23,11 +24,14 @@ void HangWatch::on_ranks_reported(Generation generation, const std::vector<RankR
   for (const RankReport& r : ranks) {
     if (r.rank < 0 || r.rank >= static_cast<int>(sections_.size())) continue;
     const auto index = static_cast<std::size_t>(r.rank);
-    in_debugger_[index] = r.in_debugger() && r.phase != RankPhase::Exited;
+    const bool in_debugger = r.in_debugger() && r.phase != RankPhase::Exited;
+    if (in_debugger != in_debugger_[index]) in_debugger_count_ += in_debugger ? 1 : -1;
+    in_debugger_[index] = in_debugger;
     if (r.phase == RankPhase::Exited) {
       tracker_.on_exit(r.rank);
       continue;
     }
+    tracker_.on_reported(r.rank, now);
     if (r.phase == RankPhase::Running && !running_since_[index]) running_since_[index] = now;
     if (r.progress_age_ms < 0) continue;  // no step or section yet: the init rules apply
     progressed_[index] = true;
@@ -48,7 +52,7 @@ void HangWatch::on_ranks_reported(Generation generation, const std::vector<RankR
     if (!r.section.empty()) tracker_.on_section(r.rank, true, r.section, at);
     open = r.section;
   }
-  const bool held = std::find(in_debugger_.begin(), in_debugger_.end(), true) != in_debugger_.end();
+  const bool held = in_debugger_count_ > 0;  // counted, not sought: one report must not cost every rank
   if (held && !tracker_.held()) std::fill(interval_spans_hold_.begin(), interval_spans_hold_.end(), true);
   tracker_.hold(held, now);
 }

@@ -20,7 +20,9 @@ class HangWatch {
   using TimePoint = PolicyClock::time_point;
   explicit HangWatch(HangSettings settings = {}) : tracker_(std::move(settings)) {}
 
-  void on_generation(Generation generation, int world, TimePoint now);
+  // A new generation of `world` ranks whose nodes report every `report_period`
+  // (rank_report_period.h): a rank is not counted silent between two reports.
+  void on_generation(Generation generation, int world, TimePoint now, PolicyClock::duration report_period = {});
   void on_ranks_reported(Generation generation, const std::vector<RankReport>& ranks, TimePoint now);
   std::vector<HangEvent> check(TimePoint now) { return tracker_.check(now); }
   const std::vector<int>& quiet_ranks() const { return tracker_.quiet_ranks(); }  // the last check's
@@ -41,6 +43,7 @@ class HangWatch {
   // By rank: in a debugger at its last report; its next step interval spans the time a person
   // held the job, so it teaches nothing (it would raise the learnt deadlines).
   std::vector<bool> in_debugger_, interval_spans_hold_;
+  long in_debugger_count_ = 0;  // how many of in_debugger_ are true
   std::vector<long> steps_;            // by rank: the step count last passed to the tracker
   // By rank: when it was first reported running in this generation, and whether it has shown
   // progress (a step or a section) since.

@@ -25,14 +25,16 @@ bool InitTracker::holds(int node, int rank) const {
   return rank >= 0 && rank < world_size() && ranks_[static_cast<std::size_t>(rank)].node == node;
 }
 
-bool InitTracker::update(int node, const RankReport& report, PolicyClock::time_point now) {
-  if (!holds(node, report.rank)) return false;  // a rank this node does not hold
+InitTracker::Applied InitTracker::update(int node, const RankReport& report, PolicyClock::time_point now) {
+  if (!holds(node, report.rank)) return {};  // a rank this node does not hold
   TrackedRank& t = ranks_[static_cast<std::size_t>(report.rank)];
-  if (t.last.phase == RankPhase::Exited) return true;  // its end is final for this generation
+  if (t.last.phase == RankPhase::Exited) return {.held = true};  // its end is final for this generation
+  const bool moved = t.last.phase != report.phase || t.last.init_entries != report.init_entries ||
+                     t.last.in_debugger() != report.in_debugger();
   if (t.last.phase != report.phase || t.last.init_entries != report.init_entries) t.since = now;
   if (!t.entered_init && report.init_entries > 0) t.entered_init = now;
   t.last = report;
-  return true;
+  return {.held = true, .moved = moved};
 }
 
 std::optional<PolicyClock::time_point> InitTracker::last_entered_init() const {

@@ -34,8 +34,15 @@ class InitTracker {
   void reset(const std::vector<int>& node_of_rank, PolicyClock::time_point now);
   // True when global rank `rank` of this generation runs on node `node`.
   bool holds(int node, int rank) const;
-  // Applies one report; false when it names no rank of this generation.
-  bool update(int node, const RankReport& report, PolicyClock::time_point now);
+  // What applying one report did: whether it named a rank of this generation, and whether it
+  // moved what the init rules read (the rank's phase, its init round, or its debugger). A
+  // steady training job's periodic reports move none of it, so the rules, which look at every
+  // rank, need not run again for them (at 16384 ranks they did, for each report).
+  struct Applied {
+    bool held = false;
+    bool moved = false;
+  };
+  Applied update(int node, const RankReport& report, PolicyClock::time_point now);
 
   // True while the group's init deadline must run: some rank is in init and every live
   // rank has entered that init round too.

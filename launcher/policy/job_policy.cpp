@@ -173,7 +173,9 @@ JobPolicy::Decisions JobPolicy::on_node_lost(int node, const std::string& why) {
 JobPolicy::Decisions JobPolicy::on_ranks_reported(int node, Generation generation, const std::vector<RankReport>& ranks,
                                                   TimePoint now) {
   if (generation != generation_ || phase_ != JobPhase::Running) return {};
-  for (const auto& r : ranks) tracker_.update(node, r, now);
+  bool moved = false;
+  for (const auto& r : ranks) moved |= tracker_.update(node, r, now).moved;
+  if (!moved) return {};  // a periodic report of steady ranks: nothing the init rules read
   Decisions out;
   // The deadline is suspended while a person holds a rank in a debugger (the others wait for
   // it by design) and armed afresh, with its whole length, once no rank is held.

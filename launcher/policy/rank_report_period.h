@@ -1,13 +1,14 @@
 // How often a node sends its rank table to the master while the workers run (the periodic
 // `rank_states`; changes of phase, section or debugger go at once anyway). Every 2 s while the
-// job is small; stretched as it grows, so that the master receives at most
-// kRankReportBudgetPerS of them a second — at 16384 nodes every 2 s was ~8,200 frames a second
-// on node 0. The stretch stops where the master's readers of these reports would go blind:
-//  - the straggler watch sums each rank's samples over a sliding window (20 s): a window must
-//    hold two reports, or it is empty between two and names nobody;
-//  - the hang watch learns of a step only with the next report, so a healthy rank looks silent
-//    for up to a period plus a step: a period of at most a quarter of the suspect floor keeps
-//    that under half the floor, where the watch starts counting a rank as quiet.
+// job is small; in a large job a little more often than the keep-alive pace (nodes / the
+// master's budget of frames a second at rest, rendezvous keepalive_pace.h), so that each node's
+// report is its heartbeat too (a node sends a heartbeat only after a silence of its pace) and
+// the master receives about kRestBudgetPerS frames a second from all nodes together whatever
+// their count: ~460 reports a second at 16384 nodes (every 35.8 s) where 2 s reports had been
+// ~8,200 and reports plus heartbeats ~3,400 before.
+// The master's readers follow the period rather than bounding it: the hang watch does not
+// count a rank silent between two reports (hang_tracker.h, on_reported), the straggler watch
+// stretches its window to hold two reports (straggler_watch.h, stretched_for).
 // docs/ARCHITECTURE.md "Keep-alive at scale". Pure.
 #pragma once
 
@@ -16,18 +17,18 @@
 
 namespace ddplaunch {
 
-// The period of a job that is small enough, and the most reports a second the master is sent
-// (the keep-alive's budget of heartbeats, rendezvous ServerOptions::keepalive_budget_per_s).
+// The period of a job that is small enough, and the frames a second the master receives at
+// rest from all nodes together in a large one (the rendezvous server's
+// ServerOptions::keepalive_budget_per_s, the same number: the pace and the reports stretch
+// together).
 inline constexpr std::chrono::milliseconds kRankReportBasePeriod{2000};
-inline constexpr std::size_t kRankReportBudgetPerS = 800;
+inline constexpr std::size_t kRestBudgetPerS = 400;
+// The longest period: beyond ~120,000 nodes the reports grow with the node count again.
+inline constexpr std::chrono::milliseconds kRankReportLongestPeriod{300000};
 
-// The longest period the master's readers allow: half the straggler window, and a quarter of
-// the hang watch's suspect floor (`hang.suspect_floor_s` of this launcher's configuration);
-// never below the base period.
-std::chrono::milliseconds longest_rank_report_period(double suspect_floor_s);
-
-// The period for a job of `nodes` nodes: nodes / kRankReportBudgetPerS seconds, within the
+// The period for a job of `nodes` nodes: 7/8 of nodes / kRestBudgetPerS seconds (a report
+// comes before the heartbeat it replaces falls due, whatever the timers' drift), within the
 // base period and the longest one.
-std::chrono::milliseconds rank_report_period(std::size_t nodes, double suspect_floor_s);
+std::chrono::milliseconds rank_report_period(std::size_t nodes);
 
 }  // namespace ddplaunch

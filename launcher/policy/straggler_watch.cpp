@@ -16,10 +16,22 @@ struct Window {
 
 }  // namespace
 
-StragglerWatch::StragglerWatch(StragglerSettings settings)
-    : settings_(settings), starting_(settings.sustain), ending_(settings.sustain) {}
+StragglerSettings stretched_for(const StragglerSettings& base, PolicyClock::duration report_period) {
+  StragglerSettings s = base;
+  s.window = std::max(base.window, report_period * 5 / 2);
+  s.min_covered = std::max(base.min_covered, report_period);
+  s.sustain = std::max(base.sustain, report_period);
+  return s;
+}
 
-std::vector<straggler::Event> StragglerWatch::on_generation(int world, TimePoint now) {
+StragglerWatch::StragglerWatch(StragglerSettings settings)
+    : base_(settings), settings_(settings), starting_(settings.sustain), ending_(settings.sustain) {}
+
+std::vector<straggler::Event> StragglerWatch::on_generation(int world, TimePoint now,
+                                                            PolicyClock::duration report_period) {
+  settings_ = stretched_for(base_, report_period);
+  starting_ = SustainedCondition(settings_.sustain);
+  ending_ = SustainedCondition(settings_.sustain);
   std::vector<straggler::Event> events;
   if (named_) events.push_back(straggler::Ended{*named_, now - named_at_});
   samples_.assign(static_cast<std::size_t>(std::max(world, 0)), {});

@@ -33,6 +33,13 @@ struct StragglerSettings {
   double others_wait_share = 0.15;
 };
 
+// The settings for ranks that report every `report_period`: a window holds two and a half
+// reports at least (two whole ones whatever the phase), each rank's window covers one report,
+// and the condition holds for one report before a straggler is named or ended. At the 2 s of a
+// small job `base` is unchanged; at 16384 nodes (reports every ~36 s, rank_report_period.h) a
+// straggler is named about two reports after it started.
+StragglerSettings stretched_for(const StragglerSettings& base, PolicyClock::duration report_period);
+
 namespace straggler {
 
 struct Started {
@@ -54,9 +61,11 @@ class StragglerWatch {
 
   explicit StragglerWatch(StragglerSettings settings = {});
 
-  // A new generation of `world` ranks: the samples are forgotten; a straggler named in the old
-  // one ends now (its end is returned).
-  std::vector<straggler::Event> on_generation(int world, TimePoint now);
+  // A new generation of `world` ranks whose nodes report every `report_period`: the samples
+  // are forgotten, the settings stretched for that period (stretched_for); a straggler named in
+  // the old one ends now (its end is returned).
+  std::vector<straggler::Event> on_generation(int world, TimePoint now,
+                                              PolicyClock::duration report_period = std::chrono::seconds(2));
   // A rank's report: `span_ms` of wall time since its previous one, `wait_ms` of it inside
   // collectives. Nonsense (negative, wait above span, an unknown rank) is ignored.
   void on_sample(int rank, long span_ms, long wait_ms, TimePoint now);
@@ -85,7 +94,8 @@ class StragglerWatch {
   std::optional<Verdict> judge(TimePoint now) const;
   void forget_older_than(TimePoint cutoff);
 
-  StragglerSettings settings_;
+  StragglerSettings base_;      // as configured
+  StragglerSettings settings_;  // stretched for this generation's report period
   std::vector<std::deque<Sample>> samples_;  // by rank
   SustainedCondition starting_;
   SustainedCondition ending_;

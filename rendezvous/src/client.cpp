@@ -89,18 +89,38 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
       boost::system::error_code ignored;
       self->socket_.close(ignored);
     });
+    if (!opt_.source_address.empty()) return connect_from(opt_.source_address, endpoints.front(), id);
     boost::asio::async_connect(socket_, endpoints,
         [self = shared_from_this(), id](const boost::system::error_code& ec, const tcp::endpoint&) {
-          if (self->phase_ != Phase::kConnecting || id != self->attempt_id_) return;
-          self->attempt_timer_.cancel();
-          if (ec) {
-            self->last_error_ = self->timed_out_ ? "connect timed out after " +
-                                                       detail::format_seconds(self->opt_.connect_timeout)
-                                                 : ec.message();
-            return self->schedule_retry();
-          }
-          self->on_connected();
+          self->on_connect_result(ec, id);
         });
+  }
+
+  // ClientOptions::source_address: the socket is bound to it before it connects.
+  void connect_from(const std::string& source, const tcp::endpoint& to, std::uint64_t id) {
+    boost::system::error_code ec;
+    const auto address = boost::asio::ip::make_address(source, ec);
+    if (!ec) socket_.open(to.protocol(), ec);
+    if (!ec) socket_.bind(tcp::endpoint(address, 0), ec);
+    if (ec) {
+      attempt_timer_.cancel();
+      last_error_ = "cannot connect from " + source + ": " + ec.message();
+      return schedule_retry();
+    }
+    socket_.async_connect(to, [self = shared_from_this(), id](const boost::system::error_code& ec) {
+      self->on_connect_result(ec, id);
+    });
+  }
+
+  void on_connect_result(const boost::system::error_code& ec, std::uint64_t id) {
+    if (phase_ != Phase::kConnecting || id != attempt_id_) return;
+    attempt_timer_.cancel();
+    if (ec) {
+      last_error_ = timed_out_ ? "connect timed out after " + detail::format_seconds(opt_.connect_timeout)
+                               : ec.message();
+      return schedule_retry();
+    }
+    on_connected();
   }
 
   void schedule_retry(std::chrono::milliseconds pause = {}) {
@@ -273,17 +293,20 @@ class Client::Impl : public std::enable_shared_from_this<Client::Impl> {
       return lost("no message from the master at " + where_ + " for " + detail::format_seconds(quiet) +
                   " (heartbeat timeout " + detail::format_seconds(pace_.timeout) + ")");
     }
-    if (phase_ != Phase::kHandshake && phase_ != Phase::kProving) {
+    const bool speaking = phase_ != Phase::kHandshake && phase_ != Phase::kProving;
+    if (speaking && detail::heartbeat_due(now, conn_->last_sent(), pace_.interval)) {
       Frame hb = frame_of(detail::kHeartbeat);
       detail::put_heartbeat(hb, ++hb_seq_, pace_.interval);
       hb_sent_ = now;
       conn_->send(hb);
     }
-    schedule_heartbeat();
+    schedule_heartbeat(speaking ? conn_->last_sent() : now);
   }
 
-  void schedule_heartbeat() {
-    heartbeat_timer_.expires_after(pace_.interval);
+  // The next heartbeat an interval after this node's last frame (`from`): a node that reports
+  // more often than its pace sends none.
+  void schedule_heartbeat(Clock::time_point from = Clock::now()) {
+    heartbeat_timer_.expires_at(std::max(from + pace_.interval, Clock::now() + std::chrono::milliseconds(1)));
     heartbeat_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
       if (!ec) self->heartbeat_tick();
     });

@@ -30,6 +30,11 @@ KeepalivePace paced_by(std::chrono::milliseconds interval, std::chrono::millisec
   return {stretched, scaled(timeout, interval, stretched)};
 }
 
+bool heartbeat_due(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::time_point last_sent,
+                   std::chrono::milliseconds quiet, bool pace_told) {
+  return !pace_told || now - last_sent >= quiet;
+}
+
 void put_heartbeat(Frame& heartbeat, std::uint64_t seq, std::chrono::milliseconds pace) {
   heartbeat.fields["seq"] = std::to_string(seq);
   heartbeat.fields["pace_ms"] = std::to_string(pace.count());

@@ -38,6 +38,15 @@ KeepalivePace keepalive_pace(std::chrono::milliseconds interval, std::chrono::mi
 KeepalivePace paced_by(std::chrono::milliseconds interval, std::chrono::milliseconds timeout,
                        std::chrono::milliseconds announced);
 
+// Whether a side that last sent a frame at `last_sent` owes its peer a heartbeat now: any frame
+// tells the peer this side is alive, so a heartbeat only fills a silence of `quiet` (a node:
+// its interval, its timer then runs from its last frame; the master, whose one timer serves
+// every node: half an interval, so no node waits more than one and a half). At rest a node's
+// periodic rank report is its heartbeat. A peer that was not yet told the pace in force is
+// always owed one (a heartbeat carries the pace).
+bool heartbeat_due(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::time_point last_sent,
+                   std::chrono::milliseconds quiet, bool pace_told = true);
+
 // The fields of heartbeat `seq`: "seq", the sender's pace ("pace_ms") and, every
 // kRttProbeEvery-th heartbeat, "echo" (please acknowledge).
 void put_heartbeat(Frame& heartbeat, std::uint64_t seq, std::chrono::milliseconds pace);

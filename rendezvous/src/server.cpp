@@ -210,9 +210,12 @@ void Server::Impl::heartbeat_tick() {
       silent.push_back(p);
       continue;
     }
+    const bool pace_told = pace_.interval == opt_.heartbeat_interval || p->pace_told == pace_.interval;
+    if (!detail::heartbeat_due(now, p->conn->last_sent(), pace_.interval / 2, pace_told)) continue;
     Frame hb = frame_of(detail::kHeartbeat);
     detail::put_heartbeat(hb, ++p->hb_seq, pace_.interval);  // the node paces itself by it
     p->hb_sent = now;
+    p->pace_told = pace_.interval;
     p->conn->send(hb);
   }
   for (const auto& p : silent) {

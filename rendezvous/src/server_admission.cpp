@@ -93,6 +93,7 @@ void Server::Impl::admit(const PeerPtr& peer, NodeFacts facts, const std::string
     Frame pace = frame_of(detail::kHeartbeat);
     detail::put_pace_announcement(pace, pace_.interval);
     peer->conn->send(pace);
+    peer->pace_told = pace_.interval;
   }
   if (opt_.launcher_assigns_slots) {
     peer->record.member_id = next_member_id_++;

@@ -29,6 +29,9 @@ struct ServerPeer {
   std::optional<Generation> ready_for;
   std::uint64_t hb_seq = 0;
   Clock::time_point hb_sent;
+  // The slowest pace this node was told (a heartbeat or the welcome's announcement carries it);
+  // 0: none, the node keeps its configured one.
+  std::chrono::milliseconds pace_told{0};
 
   // After the credentials: the master proves the token in turn, before saying anything else.
   // With a token, every frame after the welcome is MACed both ways (frame_seal.h).

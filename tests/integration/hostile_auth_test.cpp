@@ -25,7 +25,7 @@
 #include "output_parsing.h"
 #include "launcher_test_env.h"
 #include "process_runner.h"
-#include "tcp_relay.h"
+#include "rendezvous/tcp_relay.h"
 
 namespace dt = ddplaunch::testing;
 using namespace std::chrono_literals;

@@ -1,6 +1,7 @@
-// A TCP relay on 127.0.0.1 in front of a real master, for the hostile suites: forwards one
-// connection both ways, whole frames at a time, keeps a copy of the node's first frame (its
-// join), and may rewrite that frame or any frame from the master on the way.
+// A TCP relay on 127.0.0.1 in front of a real master, for the hostile suites and the keep-alive
+// tests: forwards one connection both ways, whole frames at a time, keeps a copy of the node's
+// first frame (its join) and the kind of every frame each way (a body's first line, sealed or
+// not), and may rewrite the first frame or any frame from the master on the way.
 #pragma once
 
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "rendezvous/raw_peer.h"
 
@@ -40,6 +42,15 @@ class Relay {
   std::string captured() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return captured_;
+  }
+  // The kinds of the frames that crossed so far ("hb", "msg", ...), in order, each way.
+  std::vector<std::string> kinds_from_node() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return kinds_from_node_;
+  }
+  std::vector<std::string> kinds_from_master() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return kinds_from_master_;
   }
 
  private:
@@ -77,12 +88,17 @@ class Relay {
     RawPeer upstream(static_cast<std::uint16_t>(upstream_port_));
     if (node < 0 || !upstream.connected) return;
     RewriteFromMaster from_node = [this](std::size_t index, const std::string& frame) {
+      note_kind(kinds_from_node_, frame);
       if (index != 0) return frame;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         captured_ = frame;
       }
       return node_first_ ? node_first_(frame) : frame;
+    };
+    RewriteFromMaster noted_from_master = [this](std::size_t index, const std::string& frame) {
+      note_kind(kinds_from_master_, frame);
+      return from_master_ ? from_master_(index, frame) : frame;
     };
     Direction to_master, to_node;
     // Bounded: at most 120 s of 50 ms polls, and over at once when the test ends.
@@ -96,10 +112,16 @@ class Relay {
       }
       if (fds[1].revents) {
         ssize_t n = ::recv(upstream.fd, buf, sizeof buf, 0);
-        if (n <= 0 || !send_all(node, to_node.forward(buf, static_cast<std::size_t>(n), from_master_))) break;
+        if (n <= 0 || !send_all(node, to_node.forward(buf, static_cast<std::size_t>(n), noted_from_master))) break;
       }
     }
     ::close(node);
+  }
+
+  void note_kind(std::vector<std::string>& kinds, const std::string& framed) {
+    const std::size_t end = framed.find('\n', 4);
+    std::lock_guard<std::mutex> lock(mutex_);
+    kinds.push_back(framed.substr(4, end == std::string::npos ? std::string::npos : end - 4));
   }
 
   int upstream_port_;
@@ -110,6 +132,7 @@ class Relay {
   std::atomic<bool> stop_{false};
   mutable std::mutex mutex_;
   std::string captured_;
+  std::vector<std::string> kinds_from_node_, kinds_from_master_;
   std::thread thread_;
 };
 

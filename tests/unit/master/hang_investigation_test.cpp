@@ -44,7 +44,7 @@ struct WatchedJob {
               {.ask_nodes = [this](long round) { asked.push_back(round); },
                .hang_found = [this](Generation g, int rank, const std::string& detail) { hangs.push_back({g, rank, detail}); }}) {
     policy.on_nodes_joined(Generation{0}, testing::nodes(2), PolicyClock::now());
-    watch.start_generation(Generation{0}, 4);
+    watch.start_generation(Generation{0}, 4, std::chrono::seconds(2));
     start = PolicyClock::now();
   }
   ~WatchedJob() { watch.close(); }

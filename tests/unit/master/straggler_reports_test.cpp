@@ -29,7 +29,7 @@ struct Master {
   Master() {
     policy.on_nodes_joined(Generation{0}, testing::nodes(2), now);
     timeline.begin_generation(Generation{0}, testing::nodes(2), 4, 30);
-    stragglers.start_generation(Generation{0}, 4, now);
+    stragglers.start_generation(Generation{0}, 4, std::chrono::seconds(2), now);
   }
   static RankReport rank(int r, double compute, const std::string& state = "running") {
     RankReport report;
@@ -172,7 +172,7 @@ TEST(StragglerReports, ARankHeldInADebuggerOrASectionMakesNobodyAStraggler) {
 
 TEST(StragglerReports, ReportsOfAnEarlierGenerationAndUnknownRanksAreIgnored) {
   Master m;
-  m.stragglers.start_generation(Generation{1}, 4, m.now);
+  m.stragglers.start_generation(Generation{1}, 4, std::chrono::seconds(2), m.now);
   m.run_for(seconds(60), 0.9);  // reports say generation 0
   EXPECT_FALSE(m.stragglers.straggler());
   EXPECT_TRUE(m.stragglers.compute_shares(m.now).empty());

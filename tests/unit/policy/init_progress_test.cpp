@@ -54,4 +54,22 @@ TEST(InitProgress, TheWaitIsReportedAfterTheFirstDelayThenAtMostEveryInterval) {
   EXPECT_FALSE(progress.wait_report(tracker, t0 + 120s, 10s, 30s));
 }
 
+// The init rules look at every rank, so they run again only when a report moved what they read:
+// a rank's phase, its init round, its debugger. A steady rank's periodic report moves nothing.
+TEST(InitTracker, OnlyAReportThatMovesAPhaseAnInitRoundOrADebuggerCountsAsMoved) {
+  InitTracker tracker;
+  tracker.reset({0, 1}, t0);
+  EXPECT_FALSE(tracker.update(1, rank(0, RankPhase::Init, 1), t0).held) << "node 1 does not hold rank 0";
+  EXPECT_TRUE(tracker.update(0, rank(0, RankPhase::Init, 1), t0 + 1s).moved);
+  EXPECT_TRUE(tracker.update(0, rank(0, RankPhase::Running, 1), t0 + 2s).moved);
+  RankReport steady = rank(0, RankPhase::Running, 1);
+  steady.steps = 500;
+  const InitTracker::Applied again = tracker.update(0, steady, t0 + 3s);
+  EXPECT_TRUE(again.held);
+  EXPECT_FALSE(again.moved) << "more steps move nothing the init rules read";
+  steady.state = std::string(RankReport::kDebuggingState);
+  EXPECT_TRUE(tracker.update(0, steady, t0 + 4s).moved) << "a rank stopped in a debugger suspends the deadline";
+  EXPECT_TRUE(tracker.update(0, rank(0, RankPhase::Init, 2), t0 + 5s).moved) << "a new init round";
+}
+
 }  // namespace

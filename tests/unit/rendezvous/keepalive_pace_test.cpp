@@ -51,5 +51,15 @@ TEST(KeepalivePace, OneHeartbeatInEightAsksForAnAnswerAndEachCarriesThePace) {
   EXPECT_FALSE(announced_pace(forged));
 }
 
+// Any frame says its sender is alive: a heartbeat fills only a silence, and one that tells a
+// peer a pace it does not know yet is always owed.
+TEST(KeepalivePace, AHeartbeatIsOwedOnlyAfterASilenceOrToTellANewPace) {
+  const auto t = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  EXPECT_FALSE(heartbeat_due(t, t - 900ms, 1000ms));
+  EXPECT_TRUE(heartbeat_due(t, t - 1000ms, 1000ms));
+  EXPECT_TRUE(heartbeat_due(t, t - 5000ms, 1000ms));
+  EXPECT_TRUE(heartbeat_due(t, t - 10ms, 1000ms, /*pace_told=*/false));
+}
+
 }  // namespace
 }  // namespace ddplaunch::rendezvous::detail

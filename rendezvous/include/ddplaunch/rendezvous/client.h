@@ -32,6 +32,10 @@ struct ClientOptions {
   // one connection per pause, not one per round trip.
   std::chrono::milliseconds impostor_retry_first{1000}, impostor_retry_most{5000};
   std::size_t max_frame_bytes = 1 << 20;
+  // The local address the connection is made from ("": the kernel's choice), for benches that
+  // simulate many nodes on one machine (bench/simulated_launchers: one source address per
+  // share, as real nodes have, since the master admits few unproven peers per address).
+  std::string source_address;
   // Addition, for tests of the version check only: the protocol version this client claims.
   int protocol_version = kProtocolVersion;
 };

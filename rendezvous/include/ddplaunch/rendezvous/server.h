@@ -35,10 +35,12 @@ struct ServerOptions {
   std::string own_node_secret;
   std::chrono::milliseconds join_timeout{300000}, handshake_timeout{5000},
       heartbeat_interval{1000}, heartbeat_timeout{10000}, progress_interval{2000};
-  // At rest the master sends (and receives) at most this many heartbeats a second: beyond
+  // At rest the master sends (and receives) about this many frames a second: beyond
   // heartbeat_interval x this many nodes, the interval and the timeout grow with the node count
-  // and every heartbeat tells the node the pace (keepalive_pace.h). 0: never stretched.
-  std::size_t keepalive_budget_per_s = 800;
+  // and every heartbeat tells the node the pace (keepalive_pace.h); a node that reports more
+  // often than its pace sends no heartbeat (the launcher's rank reports, the same budget:
+  // launcher/policy/rank_report_period.h). 0: never stretched.
+  std::size_t keepalive_budget_per_s = 400;
   std::size_t max_frame_bytes = 1 << 20;
   // Which launchers may join, what an assignment lists, how long close() may take:
   std::string launcher_version;        // non-empty: a join with a different one is refused
