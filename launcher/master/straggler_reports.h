@@ -96,6 +96,7 @@ class StragglerReports {
     double share = 0;
   };
   std::map<int, Counter> counter_at_;  // by rank: its last counter
+  PolicyClock::time_point next_counters_at_{};  // when check() looks at the counters again
   std::map<int, NodeSignals> node_signals_;            // by node rank: its latest report's
   std::map<int, double> cpu_cores_;                    // by rank: its latest measured CPU share
 };

@@ -137,10 +137,12 @@ std::vector<HangEvent> HangTracker::check(PolicyClock::time_point now) {
       HangLimits l = section_limits(r.section);
       if (!waited_for || l.suspect_s + l.hang_s > waited_for->suspect_s + waited_for->hang_s) waited_for = l;
     }
+  // The limits outside sections, worded once per check, not once per rank (16384 ranks a second).
+  const HangLimits outside = limits();
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     Rank& r = ranks_[i];
     if (!r.alive || (r.steps == 0 && r.section.empty())) continue;  // not training yet: init/setup rules
-    HangLimits l = r.section.empty() ? limits() : section_limits(r.section);
+    HangLimits l = r.section.empty() ? outside : section_limits(r.section);
     if (r.section.empty() && waited_for &&
         (waited_for->suspect_s > l.suspect_s || waited_for->hang_s > l.hang_s)) {
       l.suspect_s = std::max(l.suspect_s, waited_for->suspect_s);
