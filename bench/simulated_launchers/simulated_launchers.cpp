@@ -131,15 +131,17 @@ class SimulatedNode {
     period_ = rank_report_period(static_cast<std::size_t>(a.node_count));
     last_report_ = std::chrono::steady_clock::now();
     report();  // the worker passed init: its rank runs
-    schedule();
+    // As the launcher does (agent/rank_state_reporter.cpp): the first periodic report after a
+    // random half to a whole period.
+    schedule(period_ / 2 + std::chrono::milliseconds(std::rand() % (period_.count() / 2 + 1)));
   }
 
-  void schedule() {
-    period_timer_.expires_after(period_);
+  void schedule(std::chrono::milliseconds after) {
+    period_timer_.expires_after(after);
     period_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
       report();
-      schedule();
+      schedule(period_);
     });
   }
 
@@ -192,6 +194,7 @@ class SimulatedNode {
 
 // One process's share: nodes [first, first + count).
 int run_share(const Options& options, const rendezvous::NodeFacts& common, int first, int count) {
+  std::srand(static_cast<unsigned>(getpid()));
   boost::asio::io_context io;
   int assigned = 0;
   bool failed = false;

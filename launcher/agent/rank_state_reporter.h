@@ -31,12 +31,14 @@ class RankStateReporter {
 
   void send_now();     // the whole table, now (a generation starts, ranks resume, the group ends)
   void send_soon();    // coalesced: one report per burst of changes
-  // Every `period` while the workers run (policy/rank_report_period.h says how long).
+  // Every `period` while the workers run (policy/rank_report_period.h says how long), the
+  // first after a random part of it (between a half and a whole).
   void send_periodically(std::chrono::milliseconds period);
   void send_timeline();  // the ranks' changes as timeline events only (before a failure report)
   void stop();           // the node ends: no report after this
 
  private:
+  void schedule_periodic(std::chrono::milliseconds after);
   bool may_report() const;  // assigned and not finished: the master expects this node's ranks
   void add_signals(messages::RankStates& states);
   bool running() const;     // the workers run: the periodic report goes on
