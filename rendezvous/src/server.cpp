@@ -66,6 +66,10 @@ void Server::Impl::accept_ready(tcp::acceptor& acceptor) {
     if (fd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return accept_next(acceptor);  // all taken: wait for more
       if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;   // that one left: the next
+      // Out of descriptors after accepting some: those may be connections their nodes already
+      // left, whose descriptors come back as soon as the loop reads their end; try again after
+      // it, and back off only when nothing could be accepted at all.
+      if (accepted > 0 && (errno == EMFILE || errno == ENFILE)) return accept_next(acceptor);
       return accept_failed(acceptor, boost::system::error_code(errno, boost::system::system_category()));
     }
     tcp::endpoint remote;
