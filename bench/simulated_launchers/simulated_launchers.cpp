@@ -132,12 +132,14 @@ class SimulatedNode {
     last_report_ = std::chrono::steady_clock::now();
     report();  // the worker passed init: its rank runs
     // As the launcher does (agent/rank_state_reporter.cpp): the first periodic report after a
-    // random half to a whole period.
+    // random half to a whole period, each on the wall clock's grid.
     schedule(period_ / 2 + std::chrono::milliseconds(std::rand() % (period_.count() / 2 + 1)));
   }
 
   void schedule(std::chrono::milliseconds after) {
-    period_timer_.expires_after(after);
+    const auto wall_now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    period_timer_.expires_after(report_delay_on_grid(wall_now, after, period_));
     period_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
       report();

@@ -22,6 +22,11 @@ def _find(env_var, rel):
                      f"(cmake --build <dir> --target {os.path.basename(rel)}) or set {env_var}")
 
 
+def built(rel):
+    """A program of the build (rel: its path in the build folder), found as ddplaunch is."""
+    return _find("BUILT_" + os.path.basename(rel).upper().replace("-", "_") + "_BIN", rel)
+
+
 def ddplaunch():
     return _find("DDPLAUNCH_BIN", "launcher/ddplaunch")
 

@@ -8,6 +8,7 @@
 #include <random>
 #include <system_error>
 
+#include "policy/rank_report_period.h"
 #include "wire/launcher_messages.h"
 #include "supervise/group_supervisor.h"
 
@@ -72,15 +73,19 @@ void RankStateReporter::send_periodically(std::chrono::milliseconds period) {
   period_ = period;
   // The first one after half a period to a whole one, at random: the nodes of a job start
   // their workers within the same second, and their reports must not reach the master all in
-  // the same instant every period (16384 at once at 16384 nodes).
+  // the same instant every period (16384 at once at 16384 nodes) but spread over its seconds,
+  // a batch a second (schedule_periodic).
   std::minstd_rand draw(static_cast<std::minstd_rand::result_type>(::getpid()) ^
                         static_cast<std::minstd_rand::result_type>(
                             std::chrono::steady_clock::now().time_since_epoch().count()));
   schedule_periodic(period_ / 2 + std::chrono::milliseconds(draw() % (period_.count() / 2 + 1)));
 }
 
+// On the wall clock's grid (rank_report_period.h): the job's reports reach the master in batches.
 void RankStateReporter::schedule_periodic(std::chrono::milliseconds after) {
-  period_timer_.expires_after(after);
+  const auto wall_now = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  period_timer_.expires_after(report_delay_on_grid(wall_now, after, period_));
   period_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || !running()) return;
     send_now();

@@ -39,7 +39,8 @@ void StragglerReports::on_ranks_reported(int node_rank, const std::string& host,
   node_signals_[node_rank] = signals;
   for (const auto& r : ranks) {
     if (r.rank < 0 || r.rank >= world_) continue;
-    places_[r.rank] = Place{node_rank, host};
+    Place& place = places_[r.rank];
+    if (place.node != node_rank || place.host != host) place = Place{node_rank, host};  // no copy per report
     if (r.cpu_millicores >= 0) cpu_cores_[r.rank] = static_cast<double>(r.cpu_millicores) / 1000.0;
     else cpu_cores_.erase(r.rank);
     const bool holds = holds_the_job(r);

@@ -31,4 +31,13 @@ inline constexpr std::chrono::milliseconds kRankReportLongestPeriod{300000};
 // base period and the longest one.
 std::chrono::milliseconds rank_report_period(std::size_t nodes);
 
+// The delay from `wall_now` (the wall clock, as time since the epoch) to a report due `after`
+// from now, moved to the nearest instant of a grid on the wall clock: a second, or an eighth of
+// `period` when that is shorter (never moved by more than half the grid). Nodes' wall clocks
+// agree to milliseconds, so a large job's reports reach the master in batches once a second
+// (one wake-up of its event loop for hundreds of reports) instead of one by one: alone, each
+// costs the master about twice as much. The period's average is kept.
+std::chrono::milliseconds report_delay_on_grid(std::chrono::milliseconds wall_now, std::chrono::milliseconds after,
+                                               std::chrono::milliseconds period);
+
 }  // namespace ddplaunch

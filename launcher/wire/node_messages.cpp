@@ -2,7 +2,10 @@
 // the ranks' states.
 #include "wire/node_messages.h"
 
-#include <sstream>
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -66,26 +69,71 @@ std::string RankLines::write(const std::vector<RankReport>& ranks) const {
   return lines;
 }
 
+namespace {
+// The blank-separated words of one line, numbers read whole (a word that is not entirely a
+// number is not one). No stream per line: the master reads a report from every node every
+// period, thousands a second in a large job.
+class LineWords {
+ public:
+  explicit LineWords(std::string_view line) : rest_(line) {}
+  std::optional<std::string_view> next() {
+    const std::size_t start = rest_.find_first_not_of(" \t\r");
+    if (start == std::string_view::npos) return std::nullopt;
+    rest_.remove_prefix(start);
+    const std::size_t end = std::min(rest_.find_first_of(" \t\r"), rest_.size());
+    const std::string_view word = rest_.substr(0, end);
+    rest_.remove_prefix(end);
+    return word;
+  }
+  template <class Int>
+  bool number(Int& value) {
+    auto word = next();
+    if (!word) return false;
+    if (word->size() > 1 && word->front() == '+') word->remove_prefix(1);
+    const auto [end, ec] = std::from_chars(word->data(), word->data() + word->size(), value);
+    return ec == std::errc() && end == word->data() + word->size();
+  }
+  bool text(std::string& value) {
+    auto word = next();
+    if (word) value.assign(*word);
+    return word.has_value();
+  }
+  // What is left of the line, from its next word on.
+  std::string_view rest() const {
+    const std::size_t start = rest_.find_first_not_of(" \t");
+    return start == std::string_view::npos ? std::string_view() : rest_.substr(start);
+  }
+
+ private:
+  std::string_view rest_;
+};
+}  // namespace
+
 bool RankLines::read(const std::string* sent, std::vector<RankReport>& ranks) const {
-  std::istringstream lines(sent ? *sent : "");
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream words(line);
+  std::string_view all = sent ? std::string_view(*sent) : std::string_view();
+  while (!all.empty()) {
+    const std::size_t eol = std::min(all.find('\n'), all.size());
+    LineWords words(all.substr(0, eol));
+    all.remove_prefix(std::min(eol + 1, all.size()));
     RankReport r;
     std::string phase;
     long pid = 0;
-    if (!(words >> r.rank >> pid >> phase >> r.init_entries >> r.state)) return false;
-    if (words >> r.steps >> r.max_interval_ms >> r.progress_age_ms >> r.section) {  // progress, when sent
+    if (!(words.number(r.rank) && words.number(pid) && words.text(phase) && words.number(r.init_entries) &&
+          words.text(r.state)))
+      return false;
+    if (words.number(r.steps) && words.number(r.max_interval_ms) && words.number(r.progress_age_ms) &&
+        words.text(r.section)) {  // progress, when sent
       if (r.section == "-") r.section.clear();
       r.section = rendezvous::printable(r.section);
       if (r.steps < 0 || r.max_interval_ms < 0 || r.progress_age_ms < -1) return false;
       // What the shim measured, when sent; a pair that makes no sense is left out.
       long span = -1, wait = -1;
-      if (words >> span >> wait && span >= 0 && wait >= 0 && wait <= span) {
+      if (words.number(span) && words.number(wait) && span >= 0 && wait >= 0 && wait <= span) {
         r.span_ms = span;
         r.wait_ms = wait;
       }
       long cpu = -1;  // the CPU share, when sent: at most a thousand cores
-      if (words >> cpu && cpu >= 0 && cpu <= 1'000'000) r.cpu_millicores = cpu;
+      if (words.number(cpu) && cpu >= 0 && cpu <= 1'000'000) r.cpu_millicores = cpu;
     } else {
       r.steps = r.max_interval_ms = 0;
       r.progress_age_ms = -1;
@@ -122,19 +170,19 @@ std::string NodeSignalLines::write(const NodeSignals& signals) const {
 }
 
 bool NodeSignalLines::read(const std::string* sent, NodeSignals& signals) const {
-  std::istringstream lines(sent ? *sent : "");
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream words(line);
+  std::string_view all = sent ? std::string_view(*sent) : std::string_view();
+  while (!all.empty()) {
+    const std::size_t eol = std::min(all.find('\n'), all.size());
+    LineWords words(all.substr(0, eol));
+    all.remove_prefix(std::min(eol + 1, all.size()));
     std::string name;
     double value = -1;
-    if (!(words >> name >> value) || !(value >= 0 && value <= 1)) continue;
+    if (!words.text(name) || !words.number(value) || !(value >= 0 && value <= 1)) continue;
     for (const auto& [known, share] : kShares)
       if (name == known) signals.*share = value;
     if (name == "throttled") {
-      std::string cgroup;
-      std::getline(words >> std::ws, cgroup);
       signals.throttled = value;
-      signals.throttled_cgroup = rendezvous::printable(cgroup).substr(0, kMaxCgroupBytes);
+      signals.throttled_cgroup = rendezvous::printable(std::string(words.rest())).substr(0, kMaxCgroupBytes);
     }
   }
   return true;

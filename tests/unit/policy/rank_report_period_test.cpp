@@ -40,6 +40,24 @@ TEST(RankReportPeriod, ALargerJobReportsALittleMoreOftenThanItsKeepAlivePaceAndW
   EXPECT_EQ(rank_report_period(10000000), kRankReportLongestPeriod);
 }
 
+// A large job's reports are moved to whole seconds of the wall clock (at most half a second),
+// so that they reach the master in batches; a short period's grid is an eighth of it.
+TEST(RankReportPeriod, ReportsAreMovedToTheNearestInstantOfTheWallClocksGrid) {
+  const milliseconds wall(1'700'000'000'250);  // a quarter past a second
+  EXPECT_EQ(report_delay_on_grid(wall, milliseconds(35840), kPeriodAt16384), milliseconds(35750));
+  EXPECT_EQ(report_delay_on_grid(wall, milliseconds(35200), kPeriodAt16384), milliseconds(34750));
+  for (long offset = 0; offset < 1000; offset += 37) {
+    const milliseconds now = wall + milliseconds(offset);
+    const milliseconds delay = report_delay_on_grid(now, kPeriodAt16384, kPeriodAt16384);
+    EXPECT_EQ((now + delay).count() % 1000, 0) << "on a whole second";
+    EXPECT_LE(std::chrono::abs(delay - kPeriodAt16384), milliseconds(500));
+  }
+  const milliseconds small = report_delay_on_grid(wall, milliseconds(2000), milliseconds(2000));
+  EXPECT_EQ((wall + small).count() % 250, 0) << "a 2 s period: a grid of 250 ms";
+  EXPECT_LE(std::chrono::abs(small - milliseconds(2000)), milliseconds(125));
+  EXPECT_EQ(report_delay_on_grid(wall, milliseconds(-5), milliseconds(2000)), milliseconds(0));
+}
+
 TEST(RankReportPeriod, TheStragglerWatchStretchesItsWindowToHoldTwoReports) {
   const StragglerSettings base;
   const StragglerSettings small = stretched_for(base, seconds(2));
