@@ -36,7 +36,7 @@ bool RankStateReporter::running() const { return node_.state() == NodeState::Run
 
 void RankStateReporter::send_now() {
   if (!master_.connected() || !may_report()) return;
-  messages::RankStates states{hostname_, {}, log_dir_shown_};
+  messages::RankStates states{hostname_, {}, log_dir_shown_, {}};
   for (const auto& w : node_.workers()) states.ranks.push_back(rank_report_of(*w));
   add_signals(states);
   master_.send(messages::encode(master_.generation(), states));

@@ -55,7 +55,7 @@ std::string token_the_master_accepts(const LaunchConfig& config, const std::vect
   if (candidates.size() == 1) return candidates.front();  // nothing to choose: the command says if it is refused
   for (const std::string& token : candidates) {
     ConsoleMasterLink link(*target_of(config, token));
-    link.ask({InspectionAsk::StatusTable}, Repeat::AfterAnyDrop);
+    link.ask(InspectionQuery{.ask = InspectionAsk::StatusTable, .line = {}}, Repeat::AfterAnyDrop);
     if (link.last_failure() != Failure::Refused) return token;
   }
   return "";
@@ -68,7 +68,7 @@ int print_status(const LaunchConfig& config, bool watch, bool json) {
   const std::optional<RemoteConsoleTarget> target = target_of(config, config.token);
   if (!target) return fail({needs_master("status")});
   ConsoleMasterLink link(*target);
-  const InspectionQuery query{json ? InspectionAsk::StatusJson : InspectionAsk::StatusTable};
+  const InspectionQuery query{.ask = json ? InspectionAsk::StatusJson : InspectionAsk::StatusTable, .line = {}};
   Result<InspectionReply> reply = link.ask(query, Repeat::AfterAnyDrop);
   if (!reply) {
     spdlog::error("cannot get the status from {}: {}{}", config.master, reply.error,
@@ -120,7 +120,7 @@ int write_job_timeline(const LaunchConfig& config, bool from_log_dir) {
     const std::optional<RemoteConsoleTarget> target = target_of(config, config.token);
     if (!target) return fail({needs_master("timeline") + ", or --log-dir DIR of a finished one"});
     ConsoleMasterLink link(*target);
-    const Result<InspectionReply> reply = link.ask({InspectionAsk::Timeline}, Repeat::AfterAnyDrop);
+    const Result<InspectionReply> reply = link.ask(InspectionQuery{.ask = InspectionAsk::Timeline, .line = {}}, Repeat::AfterAnyDrop);
     if (!reply)
       return fail({fmt::format("{} {}: {}",
                                link.last_failure() == Failure::Refused ? "no timeline from the master at"

@@ -25,7 +25,7 @@ HeldQueries::Held* HeldQueries::find(const ServerPeer* peer) {
 
 void HeldQueries::hold(const PeerPtr& peer) {
   peer->state = ServerPeer::State::kQuerying;
-  held_.push_back(Held{peer, std::nullopt, Clock::now()});
+  held_.push_back(Held{peer, std::nullopt, Clock::now(), {}, std::nullopt});
   arm_timer();  // its idle limit
 }
 
