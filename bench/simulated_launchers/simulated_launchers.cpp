@@ -37,6 +37,7 @@
 
 #include <boost/asio.hpp>
 
+#include "config/launch_config.h"
 #include "ddplaunch/preflight/gpus.h"
 #include "ddplaunch/rendezvous/client.h"
 #include "node_facts.h"
@@ -241,17 +242,13 @@ int main(int argc, char** argv) {
   getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = files.rlim_max;
   setrlimit(RLIMIT_NOFILE, &files);
-  preflight::GpuInfo gpus = preflight::detect_gpus();
-  rendezvous::NodeFacts common;
+  // The facts a launcher of this build gathers for the same program and node count (each
+  // simulated node then gets a host name of its own), on the master's address.
+  LaunchConfig config;
+  config.program = options.program;
+  config.nodes = options.job_nodes;
+  rendezvous::NodeFacts common = gather_node_facts(config, 1, preflight::detect_gpus());
   common.addresses = {options.host};
-  common.expected_nodes = options.job_nodes;
-  common.nproc = 1;
-  common.gpu_count = gpus.count;
-  common.launcher_version = DDPLAUNCH_VERSION;
-  common.program_fingerprint = program_fingerprint(options.program);
-  common.driver_version = gpus.driver_version;
-  common.cuda_version = gpus.cuda_version;
-  common.nccl_version = gpus.nccl_version;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::vector<pid_t> children;
   for (int first = 0; first < options.nodes; first += kPerProcess) {
